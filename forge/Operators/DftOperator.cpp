@@ -1,0 +1,218 @@
+#include "forge/Operators/DftOperator.h"
+
+#include <algorithm>
+#include <sstream>
+#include <vector>
+
+#include "forge/Core/Validation.h"
+#include "forge/Operators/DftCpuKernels.h"
+
+#ifdef CUDA_COMPUTE
+#include "forge/CUDA/CudaDftPipeline.h"
+#endif
+
+namespace forge {
+
+template <typename T1>
+DftOperator<T1>::DftOperator(const char* name, uword n1, uword n2, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
+                             const arma::Col<T1>& kz, const arma::Col<T1>& ix, const arma::Col<T1>& iy,
+                             const arma::Col<T1>& iz, const arma::Col<T1>& FM, const arma::Col<T1>& t)
+    : name_(name), n1_(n1), n2_(n2) {
+    require_positive(name, "n1 (number of k-space samples)", n1);
+    require_positive(name, "n2 (number of pixels)", n2);
+    require_length(name, "kx", kx.n_elem, n1, "n1");
+    require_length(name, "ky", ky.n_elem, n1, "n1");
+    require_length(name, "kz", kz.n_elem, n1, "n1");
+    require_length(name, "t", t.n_elem, n1, "n1");
+    require_length(name, "ix", ix.n_elem, n2, "n2");
+    require_length(name, "iy", iy.n_elem, n2, "n2");
+    require_length(name, "iz", iz.n_elem, n2, "n2");
+    require_length(name, "FM", FM.n_elem, n2, "n2");
+    require_finite(name, "kx", kx.memptr(), n1);
+    require_finite(name, "ky", ky.memptr(), n1);
+    require_finite(name, "kz", kz.memptr(), n1);
+    require_finite(name, "t", t.memptr(), n1);
+    require_finite(name, "ix", ix.memptr(), n2);
+    require_finite(name, "iy", iy.memptr(), n2);
+    require_finite(name, "iz", iz.memptr(), n2);
+    require_finite(name, "FM", FM.memptr(), n2);
+    kx_ = kx;
+    ky_ = ky;
+    kz_ = kz;
+    t_ = t;
+    ix_ = ix;
+    iy_ = iy;
+    iz_ = iz;
+    FM_ = FM;
+    // The CPU loops work in turns: FM [rad/s] * t [s] / (2 pi) [rad/turn].
+    fmTurns_ = arma::conv_to<arma::Col<T1>>::from(arma::conv_to<arma::vec>::from(FM) / dftcpu::kTwoPi);
+}
+
+template <typename T1>
+void DftOperator<T1>::set_gradients(const char* name, const arma::Col<T1>& Gx, const arma::Col<T1>& Gy,
+                                    const arma::Col<T1>& Gz, uword numX, uword numY, uword numZ) {
+    // The grid (numX*numY*numZ == n2) was checked by the caller before the gradients were formed.
+    require_length(name, "Gx", Gx.n_elem, n2_, "n2");
+    require_length(name, "Gy", Gy.n_elem, n2_, "n2");
+    require_length(name, "Gz", Gz.n_elem, n2_, "n2");
+    require_finite(name, "Gx", Gx.memptr(), n2_);
+    require_finite(name, "Gy", Gy.memptr(), n2_);
+    require_finite(name, "Gz", Gz.memptr(), n2_);
+    hasGradients_ = true;
+    Gx_ = Gx;
+    Gy_ = Gy;
+    Gz_ = Gz;
+    numX_ = numX;
+    numY_ = numY;
+    numZ_ = numZ;
+}
+
+template <typename T1>
+void DftOperator<T1>::make_pipeline() {
+#ifdef CUDA_COMPUTE
+    if constexpr (std::is_same<T1, float>::value) {
+        // Only when a device is present: a CUDA build must still work on a machine without a GPU.
+        if (!device::available()) return;
+        if (hasGradients_) {
+            pipeline_ = std::make_shared<cuda::CudaDftPipeline>(
+                kx_.memptr(), ky_.memptr(), kz_.memptr(), ix_.memptr(), iy_.memptr(), iz_.memptr(), FM_.memptr(),
+                t_.memptr(), Gx_.memptr(), Gy_.memptr(), Gz_.memptr(), int(n1_), int(n2_), int(numX_), int(numY_),
+                int(numZ_));
+        } else {
+            pipeline_ = std::make_shared<cuda::CudaDftPipeline>(kx_.memptr(), ky_.memptr(), kz_.memptr(), ix_.memptr(),
+                                                                iy_.memptr(), iz_.memptr(), FM_.memptr(), t_.memptr(),
+                                                                int(n1_), int(n2_));
+        }
+    }
+#endif
+}
+
+namespace {
+template <typename T1>
+void split(const forgeComplex<T1>* in, uword n, std::vector<T1>& re, std::vector<T1>& im) {
+    re.resize(n);
+    im.resize(n);
+    for (uword i = 0; i < n; ++i) {
+        re[i] = in[i].re;
+        im[i] = in[i].im;
+    }
+}
+}  // namespace
+
+template <typename T1>
+dftcpu::DftGeometryView<T1> DftOperator<T1>::cpu_view() const {
+    return {kx_.memptr(), ky_.memptr(), kz_.memptr(), t_.memptr(), ix_.memptr(), iy_.memptr(), iz_.memptr(),
+            fmTurns_.memptr(), hasGradients_ ? Gx_.memptr() : nullptr, hasGradients_ ? Gy_.memptr() : nullptr,
+            hasGradients_ ? Gz_.memptr() : nullptr, T1(1) / T1(numX_), T1(1) / T1(numY_), T1(1) / T1(numZ_),
+            (long long)n1_, (long long)n2_};
+}
+
+template <typename T1>
+void DftOperator<T1>::forward_host(const forgeComplex<T1>* in, forgeComplex<T1>* out, uword nbatch) const {
+    const dftcpu::DftGeometryView<T1> g = cpu_view();
+    std::vector<T1> re, im;
+    for (uword b = 0; b < nbatch; ++b) {
+        split(in + b * n2_, n2_, re, im);
+        forgeComplex<T1>* o = out + b * n1_;
+#pragma omp parallel for schedule(static)
+        for (long long j = 0; j < (long long)n1_; ++j) {
+            double sr, si;
+            if (hasGradients_) {
+                dftcpu::forward_one<true>(g, j, re.data(), im.data(), sr, si);
+            } else {
+                dftcpu::forward_one<false>(g, j, re.data(), im.data(), sr, si);
+            }
+            o[j] = forgeComplex<T1>(T1(sr), T1(si));
+        }
+    }
+}
+
+template <typename T1>
+void DftOperator<T1>::adjoint_host(const forgeComplex<T1>* in, forgeComplex<T1>* out, uword nbatch) const {
+    const dftcpu::DftGeometryView<T1> g = cpu_view();
+    std::vector<T1> re, im;
+    for (uword b = 0; b < nbatch; ++b) {
+        split(in + b * n1_, n1_, re, im);
+        forgeComplex<T1>* o = out + b * n2_;
+#pragma omp parallel for schedule(static)
+        for (long long k = 0; k < (long long)n2_; ++k) {
+            double sr, si;
+            if (hasGradients_) {
+                dftcpu::adjoint_one<true>(g, k, re.data(), im.data(), sr, si);
+            } else {
+                dftcpu::adjoint_one<false>(g, k, re.data(), im.data(), sr, si);
+            }
+            o[k] = forgeComplex<T1>(T1(sr), T1(si));
+        }
+    }
+}
+
+template <typename T1>
+typename DftOperator<T1>::ForgeVec DftOperator<T1>::apply(const ForgeVec& in, uword nbatch, bool forward) const {
+    const uword nin = forward ? n2_ : n1_, nout = forward ? n1_ : n2_;
+    if (nbatch == 0) throw invalid_argument(std::string(name_) + ": nbatch must be at least 1, got 0");
+    if (in.n_elem != nin * nbatch) {
+        std::ostringstream m;
+        m << name_ << (forward ? " forward: image" : " adjoint: k-space data") << " has " << in.n_elem
+          << " entries, expected " << (forward ? "n2" : "n1") << (nbatch > 1 ? " x nbatch = " : " = ") << nin * nbatch;
+        throw invalid_argument(m.str());
+    }
+    if (in.on_gpu()) {
+#ifdef CUDA_COMPUTE
+        if constexpr (std::is_same<T1, float>::value) {
+            if (!pipeline_) {
+                throw cuda_error(std::string(name_) + ": input is on the GPU but the operator has no CUDA pipeline "
+                                                      "(no CUDA device was available when it was constructed)");
+            }
+            ForgeVec out = ForgeVec::device_uninitialized(nout * nbatch);
+            const float* din = reinterpret_cast<const float*>(in.device_memptr());
+            float* dout = reinterpret_cast<float*>(out.device_memptr());
+            if (forward) {
+                pipeline_->forward_device_batch(din, dout, int(nbatch));
+            } else {
+                pipeline_->adjoint_device_batch(din, dout, int(nbatch));
+            }
+            return out;
+        }
+#endif
+        throw residency_error(std::string(name_) + ": input is on the GPU, but the GPU path exists only for float "
+                                                   "operators on CUDA builds; call getFromGPU() first");
+    }
+    ForgeVec out(nout * nbatch);
+    if (forward) {
+        forward_host(in.memptr(), out.memptr(), nbatch);
+    } else {
+        adjoint_host(in.memptr(), out.memptr(), nbatch);
+    }
+    return out;
+}
+
+template <typename T1>
+typename DftOperator<T1>::ForgeVec DftOperator<T1>::operator*(const ForgeVec& image) const {
+    return apply(image, 1, true);
+}
+template <typename T1>
+typename DftOperator<T1>::ForgeVec DftOperator<T1>::operator/(const ForgeVec& kdata) const {
+    return apply(kdata, 1, false);
+}
+template <typename T1>
+typename DftOperator<T1>::ForgeVec DftOperator<T1>::forward_batch(const ForgeVec& images, uword nbatch) const {
+    return apply(images, nbatch, true);
+}
+template <typename T1>
+typename DftOperator<T1>::ForgeVec DftOperator<T1>::adjoint_batch(const ForgeVec& kdata, uword nbatch) const {
+    return apply(kdata, nbatch, false);
+}
+template <typename T1>
+typename DftOperator<T1>::ArmaVec DftOperator<T1>::operator*(const ArmaVec& image) const {
+    return apply(ForgeVec(image), 1, true).getArma();
+}
+template <typename T1>
+typename DftOperator<T1>::ArmaVec DftOperator<T1>::operator/(const ArmaVec& kdata) const {
+    return apply(ForgeVec(kdata), 1, false).getArma();
+}
+
+template class DftOperator<float>;
+template class DftOperator<double>;
+
+}  // namespace forge

@@ -1,0 +1,82 @@
+#pragma once
+// DftOperator<T1>: the exact field-corrected non-uniform DFT shared by Gdft and GdftR2.
+//
+//   forward  s_j = sum_k m_k exp(-i (2 pi k_j . r_k + FM_k t_j)) [* B(j,k)]
+//   adjoint  m_k = sum_j s_j exp(+i (2 pi k_j . r_k + FM_k t_j)) [* B(j,k)]
+//   B(j,k)   = sincPG(kx_j/numX + Gx_k t_j) sincPG(ky_j/numY + Gy_k t_j) sincPG(kz_j/numZ + Gz_k t_j)
+//              (GdftR2 only; sincPG(x) = sin(pi x)/(pi x), 1 at 0)
+//
+// Units: k in cycles per FOV, r in FOV units, FM in rad/s, t in seconds, Gx/Gy/Gz in cycles/s per voxel.
+// Host data (arma::Col or host forgeCol) runs on the CPU with OpenMP; on CUDA float builds a
+// forgeCol already on the GPU runs on the operator's CudaDftPipeline and its result stays there.
+#include <complex>
+#include <memory>
+
+#include <armadillo>
+
+#include "forge/Core/forgeCol.h"
+
+namespace forge {
+namespace cuda {
+class CudaDftPipeline;
+}
+namespace dftcpu {
+template <typename T> struct DftGeometryView;
+}
+
+template <typename T1>
+class DftOperator {
+    static_assert(std::is_same<T1, float>::value || std::is_same<T1, double>::value, "T1 must be float or double");
+
+public:
+    using complex_type = std::complex<T1>;
+    using ArmaVec = arma::Col<complex_type>;
+    using ForgeVec = forgeCol<forgeComplex<T1>>;
+
+    // G * x: image (n2) -> k-space (n1).
+    ArmaVec operator*(const ArmaVec& image) const;
+    ForgeVec operator*(const ForgeVec& image) const;
+    // G / y: k-space (n1) -> image (n2), the adjoint.
+    ArmaVec operator/(const ArmaVec& kdata) const;
+    ForgeVec operator/(const ForgeVec& kdata) const;
+
+    // Batched transforms of nbatch vectors stored one after another (column-major n2 x nbatch images,
+    // n1 x nbatch k-space). On the GPU each sample-pixel phase is evaluated once for the whole batch.
+    ForgeVec forward_batch(const ForgeVec& images, uword nbatch) const;
+    ForgeVec adjoint_batch(const ForgeVec& kdata, uword nbatch) const;
+
+    uword n1() const { return n1_; }  // k-space samples
+    uword n2() const { return n2_; }  // pixels
+    bool has_gradients() const { return hasGradients_; }
+    // True when device-resident forgeCol input runs on a CudaDftPipeline (CUDA float builds with a GPU).
+    bool gpu_enabled() const { return static_cast<bool>(pipeline_); }
+
+protected:
+    DftOperator(const char* name, uword n1, uword n2, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
+                const arma::Col<T1>& kz, const arma::Col<T1>& ix, const arma::Col<T1>& iy,
+                const arma::Col<T1>& iz, const arma::Col<T1>& FM, const arma::Col<T1>& t);
+    void set_gradients(const char* name, const arma::Col<T1>& Gx, const arma::Col<T1>& Gy, const arma::Col<T1>& Gz,
+                       uword numX, uword numY, uword numZ);
+    void make_pipeline();
+
+private:
+    dftcpu::DftGeometryView<T1> cpu_view() const;
+    void forward_host(const forgeComplex<T1>* in, forgeComplex<T1>* out, uword nbatch) const;
+    void adjoint_host(const forgeComplex<T1>* in, forgeComplex<T1>* out, uword nbatch) const;
+    ForgeVec apply(const ForgeVec& in, uword nbatch, bool forward) const;
+
+    const char* name_;
+    uword n1_, n2_;
+    arma::Col<T1> kx_, ky_, kz_, ix_, iy_, iz_, FM_, t_;
+    arma::Col<T1> fmTurns_;  // FM / (2 pi): turns per second
+    bool hasGradients_ = false;
+    arma::Col<T1> Gx_, Gy_, Gz_;
+    uword numX_ = 1, numY_ = 1, numZ_ = 1;
+    // Shared between copies of the operator: the pipeline's device geometry is immutable.
+    std::shared_ptr<cuda::CudaDftPipeline> pipeline_;
+};
+
+extern template class DftOperator<float>;
+extern template class DftOperator<double>;
+
+}  // namespace forge

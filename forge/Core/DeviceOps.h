@@ -11,6 +11,17 @@ namespace device {
 
 enum class BinOp { Add, Sub, Mul, Div };
 
+// a op b, shared by the host loops and the kernels so both compute exactly the same expression.
+template <typename TO, typename TA, typename TB>
+FORGE_HD TO apply_op(BinOp op, TA a, TB b) {
+    switch (op) {
+        case BinOp::Add: return TO(a + b);
+        case BinOp::Sub: return TO(a - b);
+        case BinOp::Mul: return TO(a * b);
+        default: return TO(a / b);
+    }
+}
+
 // out[i] = a[i] op b[i]; (TA, TB) is (T, T), (complex, real) or (real, complex), TO = result type.
 template <typename TO, typename TA, typename TB>
 void binary(BinOp op, const TA* a, const TB* b, TO* out, uword n);

@@ -227,15 +227,7 @@ private:
 // ============================================================================ implementation
 namespace detail {
 
-template <typename TO, typename TA, typename TB>
-FORGE_HD TO apply_op(device::BinOp op, TA a, TB b) {
-    switch (op) {
-        case device::BinOp::Add: return TO(a + b);
-        case device::BinOp::Sub: return TO(a - b);
-        case device::BinOp::Mul: return TO(a * b);
-        default: return TO(a / b);
-    }
-}
+using device::apply_op;
 
 inline const char* op_name(device::BinOp op) {
     switch (op) {

@@ -1,0 +1,203 @@
+// GPU benchmark of the exact DFT: Gdft and GdftR2 forward/adjoint on device-resident data through the
+// CudaDftPipeline, the CPU path on the same machine (timed on a subset of samples; its rate per pair is
+// what a full run would see), and errors against float64 brute-force sums on a subset of outputs.
+//
+//   bench_gdft_gpu [--sizes issue|small] [--samples N] [--reps R] [--cpu-samples M]
+//
+// Prints one table; docs/benchmarks.md records its output.
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <complex>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <omp.h>
+
+#include "forge/Core/DeviceMemory.h"
+#include "forge/Core/forgeCol.h"
+#include "forge/Operators/Gdft.h"
+#include "forge/Operators/GdftR2.h"
+
+using namespace forge;
+using cvec = forgeCol<forgeComplex<float>>;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct Geometry {
+    uword nx, ny, nz, n1, n2;
+    arma::fvec kx, ky, kz, t, ix, iy, iz, FM;
+};
+
+// A stack-of-spirals-like random trajectory over the grid's k-space extent, 25 ms readouts,
+// and a smooth field map of +-150 Hz (rad/s).
+Geometry make_geometry(uword nx, uword ny, uword nz, uword n1) {
+    Geometry g{nx, ny, nz, n1, nx * ny * nz, {}, {}, {}, {}, {}, {}, {}, {}};
+    arma::arma_rng::set_seed(1234);
+    g.kx = (arma::randu<arma::fvec>(n1) - 0.5f) * float(nx);
+    g.ky = (arma::randu<arma::fvec>(n1) - 0.5f) * float(ny);
+    g.kz = (arma::randu<arma::fvec>(n1) - 0.5f) * float(nz);
+    g.t = arma::linspace<arma::fvec>(0.f, 0.025f, n1);
+    g.ix.set_size(g.n2);
+    g.iy.set_size(g.n2);
+    g.iz.set_size(g.n2);
+    g.FM.set_size(g.n2);
+    for (uword z = 0; z < nz; ++z)
+        for (uword y = 0; y < ny; ++y)
+            for (uword x = 0; x < nx; ++x) {
+                const uword i = x + nx * (y + ny * z);
+                g.ix[i] = (float(x) - nx / 2.0f) / nx;
+                g.iy[i] = (float(y) - ny / 2.0f) / ny;
+                g.iz[i] = (float(z) - nz / 2.0f) / nz;
+                g.FM[i] = float(2 * M_PI * 150.0 * std::sin(2.0 * g.ix[i]) * std::cos(3.0 * g.iy[i] + g.iz[i]));
+            }
+    return g;
+}
+
+// Median wall time of 'reps' runs of f after one warm-up run.
+template <typename F>
+double median_seconds(int reps, F&& f) {
+    f();
+    std::vector<double> ts;
+    for (int r = 0; r < reps; ++r) {
+        const auto t0 = Clock::now();
+        f();
+        ts.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+    }
+    std::sort(ts.begin(), ts.end());
+    return ts[ts.size() / 2];
+}
+
+double sinc_pg(double x) { return x == 0 ? 1.0 : std::sin(M_PI * x) / (M_PI * x); }
+
+// Float64 brute-force reference for 'rows' evenly spaced outputs; returns ||out - ref|| / ||ref||.
+double error_vs_float64(const Geometry& g, bool r2, bool forward, const arma::cx_fvec& in, const arma::cx_fvec& out,
+                        uword rows) {
+    arma::fvec Gx, Gy, Gz;
+    if (r2) GdftR2<float>::field_map_gradients(g.FM, g.nx, g.ny, g.nz, Gx, Gy, Gz);
+    const uword nOut = forward ? g.n1 : g.n2, nIn = forward ? g.n2 : g.n1;
+    double num = 0, den = 0;
+#pragma omp parallel for reduction(+ : num, den)
+    for (long long r = 0; r < (long long)rows; ++r) {
+        const uword o = uword(r) * (nOut / rows);
+        std::complex<double> s = 0;
+        for (uword i = 0; i < nIn; ++i) {
+            const uword j = forward ? o : i, k = forward ? i : o;
+            const double ph = 2 * M_PI * (double(g.kx[j]) * g.ix[k] + double(g.ky[j]) * g.iy[k] + double(g.kz[j]) * g.iz[k]) +
+                              double(g.FM[k]) * g.t[j];
+            double b = 1.0;
+            if (r2) {
+                b = sinc_pg(double(g.kx[j]) / g.nx + double(Gx[k]) * g.t[j]) *
+                    sinc_pg(double(g.ky[j]) / g.ny + double(Gy[k]) * g.t[j]) *
+                    sinc_pg(double(g.kz[j]) / g.nz + double(Gz[k]) * g.t[j]);
+            }
+            s += b * std::complex<double>(in[i]) * std::polar(1.0, forward ? -ph : ph);
+        }
+        num += std::norm(s - std::complex<double>(out[o]));
+        den += std::norm(s);
+    }
+    return std::sqrt(num / den);
+}
+
+struct Row {
+    std::string op, dir;
+    uword n2, n1;
+    double gpuSeconds, gpuRate, gpuErr, cpuRate, cpuErr;
+};
+
+template <typename Op>
+Op build(const Geometry& g, uword n1) {
+    const arma::span s(0, n1 - 1);
+    if constexpr (std::is_same<Op, GdftR2<float>>::value) {
+        return Op(n1, g.n2, g.kx(s), g.ky(s), g.kz(s), g.ix, g.iy, g.iz, g.FM, g.t(s), g.nx, g.ny, g.nz);
+    } else {
+        return Op(n1, g.n2, g.kx(s), g.ky(s), g.kz(s), g.ix, g.iy, g.iz, g.FM, g.t(s));
+    }
+}
+
+template <typename Op>
+void bench_op(const char* name, const Geometry& g, int reps, uword cpuSamples, uword errRows, std::vector<Row>& rows) {
+    const bool r2 = std::is_same<Op, GdftR2<float>>::value;
+    const Op G = build<Op>(g, g.n1);
+    arma::arma_rng::set_seed(99);
+    const arma::cx_fvec x = arma::randn<arma::cx_fvec>(g.n2), y = arma::randn<arma::cx_fvec>(g.n1);
+    cvec dx(x), dy(y);
+    dx.putOnGPU();
+    dy.putOnGPU();
+    // CPU path on the same machine, on the first cpuSamples samples (forward: those outputs; adjoint:
+    // all pixels summed over those samples), so the pair count is cpuSamples * n2 either way.
+    const uword m = std::min(cpuSamples, g.n1);
+    const Op Gsub = build<Op>(g, m);
+    const arma::cx_fvec ysub = y.subvec(0, m - 1);
+    for (int dir = 0; dir < 2; ++dir) {
+        const bool fwd = dir == 0;
+        cvec out;
+        const double t = median_seconds(reps, [&] {
+            out = fwd ? G * dx : G / dy;
+            device::synchronize();
+        });
+        out.getFromGPU();
+        const double err = error_vs_float64(g, r2, fwd, fwd ? x : y, out.getArma(), errRows);
+        arma::cx_fvec cpuOut;
+        const double tc = median_seconds(1, [&] { cpuOut = fwd ? arma::cx_fvec(Gsub * x) : arma::cx_fvec(Gsub / ysub); });
+        Geometry gs = g;  // the subset's reference uses the same arrays, truncated
+        gs.n1 = m;
+        const double errc = error_vs_float64(gs, r2, fwd, fwd ? x : ysub, cpuOut, std::min<uword>(errRows, 32));
+        rows.push_back({name, fwd ? "forward" : "adjoint", g.n2, g.n1, t, double(g.n1) * g.n2 / t, err,
+                        double(m) * g.n2 / tc, errc});
+    }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::string sizes = "issue";
+    uword samples = 131072, cpuSamples = 2048;
+    int reps = 10;
+    for (int a = 1; a < argc; ++a) {
+        const std::string s = argv[a];
+        auto next = [&]() -> std::string {
+            if (a + 1 >= argc) {
+                std::fprintf(stderr, "bench_gdft_gpu: %s needs a value\n", s.c_str());
+                std::exit(2);
+            }
+            return argv[++a];
+        };
+        if (s == "--sizes") sizes = next();
+        else if (s == "--samples") samples = std::stoul(next());
+        else if (s == "--reps") reps = std::stoi(next());
+        else if (s == "--cpu-samples") cpuSamples = std::stoul(next());
+        else {
+            std::fprintf(stderr, "usage: bench_gdft_gpu [--sizes issue|small] [--samples N] [--reps R] [--cpu-samples M]\n");
+            return 2;
+        }
+    }
+    if (!device::available()) {
+        std::printf("bench_gdft_gpu: no CUDA device (%s); nothing to measure\n",
+                    device::built_with_cuda() ? "none present" : "forge built without CUDA");
+        return 0;
+    }
+    std::vector<std::array<uword, 3>> grids = {{64, 64, 16}, {128, 128, 32}};
+    if (sizes == "small") grids = {{32, 32, 8}};
+    std::vector<Row> rows;
+    for (const auto& gr : grids) {
+        const Geometry g = make_geometry(gr[0], gr[1], gr[2], samples);
+        const uword errRows = g.n2 > 100000 ? 48 : 128;
+        bench_op<Gdft<float>>("Gdft", g, reps, cpuSamples, errRows, rows);
+        bench_op<GdftR2<float>>("GdftR2", g, reps, cpuSamples, errRows, rows);
+    }
+    std::printf("\nGPU: %s | CPU: %d OpenMP threads | float32 | median of %d runs after a warm-up\n",
+                device::device_name(), omp_get_max_threads(), reps);
+    std::printf("%-7s %-8s %9s %8s %10s %14s %10s %14s %10s %9s\n", "op", "dir", "pixels", "samples", "GPU ms",
+                "GPU pairs/s", "GPU err", "CPU pairs/s", "CPU err", "GPU/CPU");
+    for (const Row& r : rows) {
+        std::printf("%-7s %-8s %9llu %8llu %10.3f %14.3e %10.2e %14.3e %10.2e %9.0f\n", r.op.c_str(), r.dir.c_str(),
+                    (unsigned long long)r.n2, (unsigned long long)r.n1, r.gpuSeconds * 1e3, r.gpuRate, r.gpuErr,
+                    r.cpuRate, r.cpuErr, r.gpuRate / r.cpuRate);
+    }
+    return 0;
+}

@@ -1,0 +1,341 @@
+#include "forge/CUDA/CudaDftPipeline.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <vector>
+
+#include "forge/CUDA/CudaCheck.h"
+#include "forge/Core/Validation.h"
+
+namespace forge {
+namespace cuda {
+namespace {
+
+constexpr int kTile = 256;  // threads per block = inputs per shared-memory tile
+constexpr float kTwoPiF = 6.28318530717958648f;
+constexpr float kPiF = 3.14159265358979324f;
+
+int round_up(int n, int m) { return (n + m - 1) / m * m; }
+
+// sincPG(x) = sin(pi x)/(pi x), 1 at 0. Near 0 a polynomial (the hardware sine's absolute error
+// would be a large relative error there); elsewhere the hardware sine of the reduced argument.
+__device__ __forceinline__ float sinc_pg(float x) {
+    const float u = kPiF * x;
+    if (fabsf(x) < 0.5f) {
+        const float y = u * u;  // <= (pi/2)^2
+        return 1.0f + y * (-1.6666667e-1f + y * (8.3333333e-3f + y * (-1.98412698e-4f +
+                                                y * (2.75573192e-6f + y * (-2.50521084e-8f + y * 1.6059044e-10f)))));
+    }
+    float h = 0.5f * x;  // sin(pi x) = sin(2 pi h), periodic in h
+    h -= rintf(h);
+    return __fdividef(__sinf(kTwoPiF * h), u);
+}
+
+// Sum over one split (a range of tiles) of the inner dimension, for NB vectors at once.
+//   forward (kForward): outputs are samples, inputs pixels, phase sign -
+//   adjoint:            outputs are pixels, inputs samples, phase sign +
+// outGeom / inGeom: float4 (kx, ky, kz, t) for samples, (ix, iy, iz, fm_turns) for pixels.
+// grads: float4 (Gx, Gy, Gz, 0) per pixel (only with kGrad).
+// out: [split][b][nOut] partial sums when splits > 1, else the final [b][outStride] layout.
+template <int NB, bool kGrad, bool kForward>
+__global__ void __launch_bounds__(kTile) dft_kernel(const float4* __restrict__ outGeom,
+                                                    const float4* __restrict__ inGeom,
+                                                    const float4* __restrict__ grads, int nOut, int nIn,
+                                                    int tilesPerSplit, int nTiles, const float2* __restrict__ in,
+                                                    int inStride, float2* __restrict__ out, int outStride,
+                                                    float invNx, float invNy, float invNz) {
+    __shared__ float4 sGeom[kTile];
+    __shared__ float4 sGrad[kGrad ? kTile : 1];
+    __shared__ float2 sVal[NB][kTile];
+
+    const int o = blockIdx.x * kTile + threadIdx.x;  // outGeom is padded: always readable
+    const float4 me = outGeom[o];
+    float4 myGrad = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (kGrad && !kForward) myGrad = grads[o];
+    // Forward: the sample's own sinc offsets kx/numX etc.
+    const float ax = me.x * invNx, ay = me.y * invNy, az = me.z * invNz;
+
+    float accRe[NB], accIm[NB];
+#pragma unroll
+    for (int b = 0; b < NB; ++b) accRe[b] = accIm[b] = 0.f;
+
+    const int tileBegin = blockIdx.y * tilesPerSplit;
+    const int tileEnd = min(tileBegin + tilesPerSplit, nTiles);
+    for (int tile = tileBegin; tile < tileEnd; ++tile) {
+        const int i = tile * kTile + threadIdx.x;
+        sGeom[threadIdx.x] = inGeom[i];
+        if (kGrad && kForward) sGrad[threadIdx.x] = grads[i];
+#pragma unroll
+        for (int b = 0; b < NB; ++b) sVal[b][threadIdx.x] = i < nIn ? in[b * inStride + i] : make_float2(0.f, 0.f);
+        __syncthreads();
+
+        // Partial sums per tile, added to the running totals after it: two-level summation.
+        float pRe[NB], pIm[NB];
+#pragma unroll
+        for (int b = 0; b < NB; ++b) pRe[b] = pIm[b] = 0.f;
+#pragma unroll 4
+        for (int m = 0; m < kTile; ++m) {
+            const float4 g = sGeom[m];
+            float ph, t;
+            if (kForward) {  // me = sample (kx, ky, kz, t), g = pixel (ix, iy, iz, fm)
+                t = me.w;
+                ph = fmaf(me.x, g.x, fmaf(me.y, g.y, fmaf(me.z, g.z, g.w * t)));
+            } else {  // me = pixel, g = sample
+                t = g.w;
+                ph = fmaf(g.x, me.x, fmaf(g.y, me.y, fmaf(g.z, me.z, me.w * t)));
+            }
+            ph -= rintf(ph);
+            float sn, cs;
+            __sincosf(kTwoPiF * ph, &sn, &cs);
+            if (kGrad) {
+                float bfac;
+                if (kForward) {
+                    const float4 gr = sGrad[m];
+                    bfac = sinc_pg(fmaf(gr.x, t, ax)) * sinc_pg(fmaf(gr.y, t, ay)) * sinc_pg(fmaf(gr.z, t, az));
+                } else {
+                    bfac = sinc_pg(fmaf(myGrad.x, t, g.x * invNx)) * sinc_pg(fmaf(myGrad.y, t, g.y * invNy)) *
+                           sinc_pg(fmaf(myGrad.z, t, g.z * invNz));
+                }
+                sn *= bfac;
+                cs *= bfac;
+            }
+            if (!kForward) sn = -sn;  // adjoint: exp(+i phase)
+#pragma unroll
+            for (int b = 0; b < NB; ++b) {
+                const float2 v = sVal[b][m];
+                // (v.x + i v.y)(cs - i sn)
+                pRe[b] = fmaf(cs, v.x, fmaf(sn, v.y, pRe[b]));
+                pIm[b] = fmaf(cs, v.y, fmaf(-sn, v.x, pIm[b]));
+            }
+        }
+#pragma unroll
+        for (int b = 0; b < NB; ++b) {
+            accRe[b] += pRe[b];
+            accIm[b] += pIm[b];
+        }
+        __syncthreads();
+    }
+    if (o < nOut) {
+        if (gridDim.y > 1) {
+            float2* dst = out + size_t(blockIdx.y) * NB * nOut;
+#pragma unroll
+            for (int b = 0; b < NB; ++b) dst[size_t(b) * nOut + o] = make_float2(accRe[b], accIm[b]);
+        } else {
+#pragma unroll
+            for (int b = 0; b < NB; ++b) out[size_t(b) * outStride + o] = make_float2(accRe[b], accIm[b]);
+        }
+    }
+}
+
+// Adds the splits' partial sums in a fixed order: out[b][o] = sum_s partial[s][b][o].
+__global__ void sum_splits_kernel(const float2* __restrict__ partial, int splits, int nb, int nOut,
+                                  float2* __restrict__ out, int outStride) {
+    const int o = blockIdx.x * blockDim.x + threadIdx.x;
+    const int b = blockIdx.y;
+    if (o >= nOut) return;
+    float re = 0.f, im = 0.f;
+    for (int s = 0; s < splits; ++s) {
+        const float2 v = partial[(size_t(s) * nb + b) * nOut + o];
+        re += v.x;
+        im += v.y;
+    }
+    out[size_t(b) * outStride + o] = make_float2(re, im);
+}
+
+template <int NB>
+void launch_dft(bool grad, bool forward, dim3 grid, cudaStream_t stream, const float4* outGeom, const float4* inGeom,
+                const float4* grads, int nOut, int nIn, int tilesPerSplit, int nTiles, const float2* in, int inStride,
+                float2* out, int outStride, float ix, float iy, float iz) {
+    if (grad) {
+        if (forward) {
+            dft_kernel<NB, true, true><<<grid, kTile, 0, stream>>>(outGeom, inGeom, grads, nOut, nIn, tilesPerSplit,
+                                                                   nTiles, in, inStride, out, outStride, ix, iy, iz);
+        } else {
+            dft_kernel<NB, true, false><<<grid, kTile, 0, stream>>>(outGeom, inGeom, grads, nOut, nIn, tilesPerSplit,
+                                                                    nTiles, in, inStride, out, outStride, ix, iy, iz);
+        }
+    } else {
+        if (forward) {
+            dft_kernel<NB, false, true><<<grid, kTile, 0, stream>>>(outGeom, inGeom, grads, nOut, nIn, tilesPerSplit,
+                                                                    nTiles, in, inStride, out, outStride, ix, iy, iz);
+        } else {
+            dft_kernel<NB, false, false><<<grid, kTile, 0, stream>>>(outGeom, inGeom, grads, nOut, nIn, tilesPerSplit,
+                                                                     nTiles, in, inStride, out, outStride, ix, iy, iz);
+        }
+    }
+    FORGE_CUDA_CHECK_LAUNCH("forge::cuda::dft_kernel");
+}
+
+void require_pointer(const void* p, const char* name) {
+    if (!p) throw invalid_argument(std::string("CudaDftPipeline: ") + name + " is a null pointer");
+}
+
+}  // namespace
+
+CudaDftPipeline::CudaDftPipeline(const float* kx, const float* ky, const float* kz, const float* ix, const float* iy,
+                                 const float* iz, const float* FM, const float* t, int numSamples, int numPixels)
+    : numSamples_(numSamples), numPixels_(numPixels) {
+    upload(kx, ky, kz, ix, iy, iz, FM, t, nullptr, nullptr, nullptr);
+}
+
+CudaDftPipeline::CudaDftPipeline(const float* kx, const float* ky, const float* kz, const float* ix, const float* iy,
+                                 const float* iz, const float* FM, const float* t, const float* Gx, const float* Gy,
+                                 const float* Gz, int numSamples, int numPixels, int numX, int numY, int numZ)
+    : numSamples_(numSamples), numPixels_(numPixels), numX_(numX), numY_(numY), numZ_(numZ), hasGradients_(true) {
+    if (numX < 1 || numY < 1 || numZ < 1 || (long long)numX * numY * numZ != numPixels) {
+        std::ostringstream m;
+        m << "CudaDftPipeline: grid " << numX << " x " << numY << " x " << numZ << " does not hold numPixels = "
+          << numPixels << " pixels";
+        throw invalid_argument(m.str());
+    }
+    require_pointer(Gx, "Gx");
+    require_pointer(Gy, "Gy");
+    require_pointer(Gz, "Gz");
+    upload(kx, ky, kz, ix, iy, iz, FM, t, Gx, Gy, Gz);
+}
+
+void CudaDftPipeline::upload(const float* kx, const float* ky, const float* kz, const float* ix, const float* iy,
+                             const float* iz, const float* FM, const float* t, const float* Gx, const float* Gy,
+                             const float* Gz) {
+    if (numSamples_ < 1) throw invalid_argument("CudaDftPipeline: numSamples must be at least 1, got " + std::to_string(numSamples_));
+    if (numPixels_ < 1) throw invalid_argument("CudaDftPipeline: numPixels must be at least 1, got " + std::to_string(numPixels_));
+    for (auto [p, name] : {std::pair{kx, "kx"}, {ky, "ky"}, {kz, "kz"}, {ix, "ix"}, {iy, "iy"}, {iz, "iz"},
+                           {FM, "FM"}, {t, "t"}}) {
+        require_pointer(p, name);
+    }
+    if (!device::available()) throw cuda_error("CudaDftPipeline: no CUDA device is available");
+
+    int dev = 0;
+    FORGE_CUDA_CHECK(cudaGetDevice(&dev));
+    FORGE_CUDA_CHECK(cudaDeviceGetAttribute(&multiprocessors_, cudaDevAttrMultiProcessorCount, dev));
+
+    const int ps = round_up(numSamples_, kTile), pp = round_up(numPixels_, kTile);
+    std::vector<float> s(4 * size_t(ps), 0.f), p(4 * size_t(pp), 0.f);
+    for (int j = 0; j < numSamples_; ++j) {
+        s[4 * j] = kx[j];
+        s[4 * j + 1] = ky[j];
+        s[4 * j + 2] = kz[j];
+        s[4 * j + 3] = t[j];
+    }
+    for (int k = 0; k < numPixels_; ++k) {
+        p[4 * k] = ix[k];
+        p[4 * k + 1] = iy[k];
+        p[4 * k + 2] = iz[k];
+        p[4 * k + 3] = float(double(FM[k]) / (2.0 * M_PI));  // rad/s -> turns/s
+    }
+    samples_ = DeviceBuffer(s.size() * sizeof(float));
+    pixels_ = DeviceBuffer(p.size() * sizeof(float));
+    FORGE_CUDA_CHECK(cudaMemcpy(samples_.get(), s.data(), s.size() * sizeof(float), cudaMemcpyHostToDevice));
+    FORGE_CUDA_CHECK(cudaMemcpy(pixels_.get(), p.data(), p.size() * sizeof(float), cudaMemcpyHostToDevice));
+    if (hasGradients_) {
+        std::vector<float> g(4 * size_t(pp), 0.f);
+        for (int k = 0; k < numPixels_; ++k) {
+            g[4 * k] = Gx[k];
+            g[4 * k + 1] = Gy[k];
+            g[4 * k + 2] = Gz[k];
+        }
+        gradients_ = DeviceBuffer(g.size() * sizeof(float));
+        FORGE_CUDA_CHECK(cudaMemcpy(gradients_.get(), g.data(), g.size() * sizeof(float), cudaMemcpyHostToDevice));
+    }
+    cudaStream_t st = nullptr;
+    FORGE_CUDA_CHECK(cudaStreamCreate(&st));  // blocking stream: ordered with the legacy default stream
+    stream_ = st;
+}
+
+CudaDftPipeline::~CudaDftPipeline() {
+    if (stream_) {
+        // Finish queued work before the buffers it reads are freed; nothing can be thrown from here.
+        if (cudaStreamSynchronize(stream_) != cudaSuccess) cudaGetLastError();
+        if (cudaStreamDestroy(stream_) != cudaSuccess) cudaGetLastError();
+    }
+}
+
+void CudaDftPipeline::run(const float* d_in, float* d_out, int nbatch, bool forward) {
+    require_pointer(d_in, forward ? "d_image" : "d_kdata");
+    require_pointer(d_out, forward ? "d_kdata" : "d_image");
+    if (nbatch < 1) throw invalid_argument("CudaDftPipeline: nbatch must be at least 1, got " + std::to_string(nbatch));
+    const int nOut = forward ? numSamples_ : numPixels_;
+    const int nIn = forward ? numPixels_ : numSamples_;
+    const float4* outGeom = forward ? samples_.as<float4>() : pixels_.as<float4>();
+    const float4* inGeom = forward ? pixels_.as<float4>() : samples_.as<float4>();
+    const float4* grads = hasGradients_ ? gradients_.as<float4>() : nullptr;
+    const float2* in = reinterpret_cast<const float2*>(d_in);
+    float2* out = reinterpret_cast<float2*>(d_out);
+    cudaStream_t stream = stream_;
+
+    // Split the inner sum when the outputs alone would leave the GPU idle: aim for ~16 blocks of
+    // 256 threads per multiprocessor, each split keeping at least 4 tiles of work.
+    const int outBlocks = round_up(nOut, kTile) / kTile;
+    const int nTiles = round_up(nIn, kTile) / kTile;
+    int splits = std::max(1, (16 * multiprocessors_ + outBlocks - 1) / outBlocks);
+    splits = std::min(splits, std::max(1, nTiles / 4));
+    const int tilesPerSplit = (nTiles + splits - 1) / splits;
+    splits = (nTiles + tilesPerSplit - 1) / tilesPerSplit;
+
+    float2* partial = nullptr;
+    if (splits > 1) {
+        const size_t bytes = size_t(splits) * std::min(nbatch, 8) * nOut * sizeof(float2);
+        FORGE_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&partial), bytes, stream));
+    }
+    const float invNx = 1.0f / numX_, invNy = 1.0f / numY_, invNz = 1.0f / numZ_;
+    for (int b0 = 0; b0 < nbatch;) {
+        const int left = nbatch - b0;
+        const int nb = left >= 8 ? 8 : left >= 4 ? 4 : left >= 2 ? 2 : 1;
+        const float2* inB = in + size_t(b0) * nIn;
+        float2* outB = out + size_t(b0) * nOut;
+        float2* dst = splits > 1 ? partial : outB;
+        const dim3 grid(outBlocks, splits);
+        auto go = [&](auto nbConst) {
+            launch_dft<decltype(nbConst)::value>(hasGradients_, forward, grid, stream, outGeom, inGeom, grads, nOut,
+                                                 nIn, tilesPerSplit, nTiles, inB, nIn, dst, nOut, invNx, invNy, invNz);
+        };
+        switch (nb) {
+            case 8: go(std::integral_constant<int, 8>{}); break;
+            case 4: go(std::integral_constant<int, 4>{}); break;
+            case 2: go(std::integral_constant<int, 2>{}); break;
+            default: go(std::integral_constant<int, 1>{}); break;
+        }
+        if (splits > 1) {
+            const dim3 rgrid((nOut + 255) / 256, nb);
+            sum_splits_kernel<<<rgrid, 256, 0, stream>>>(partial, splits, nb, nOut, outB, nOut);
+            FORGE_CUDA_CHECK_LAUNCH("forge::cuda::sum_splits_kernel");
+        }
+        b0 += nb;
+    }
+    if (partial) FORGE_CUDA_CHECK(cudaFreeAsync(partial, stream));
+}
+
+void CudaDftPipeline::forward_device(const float* d_image, float* d_kdata) { run(d_image, d_kdata, 1, true); }
+void CudaDftPipeline::adjoint_device(const float* d_kdata, float* d_image) { run(d_kdata, d_image, 1, false); }
+void CudaDftPipeline::forward_device_batch(const float* d_images, float* d_kdata, int nbatch) {
+    run(d_images, d_kdata, nbatch, true);
+}
+void CudaDftPipeline::adjoint_device_batch(const float* d_kdata, float* d_images, int nbatch) {
+    run(d_kdata, d_images, nbatch, false);
+}
+
+void CudaDftPipeline::forward(const float* h_image, float* h_kdata) {
+    require_pointer(h_image, "h_image");
+    require_pointer(h_kdata, "h_kdata");
+    DeviceBuffer din(size_t(numPixels_) * 2 * sizeof(float)), dout(size_t(numSamples_) * 2 * sizeof(float));
+    device::copy_to_device(din.get(), h_image, din.bytes());
+    forward_device(din.as<float>(), dout.as<float>());
+    synchronize();
+    device::copy_to_host(h_kdata, dout.get(), dout.bytes());
+}
+
+void CudaDftPipeline::adjoint(const float* h_kdata, float* h_image) {
+    require_pointer(h_kdata, "h_kdata");
+    require_pointer(h_image, "h_image");
+    DeviceBuffer din(size_t(numSamples_) * 2 * sizeof(float)), dout(size_t(numPixels_) * 2 * sizeof(float));
+    device::copy_to_device(din.get(), h_kdata, din.bytes());
+    adjoint_device(din.as<float>(), dout.as<float>());
+    synchronize();
+    device::copy_to_host(h_image, dout.get(), dout.bytes());
+}
+
+void CudaDftPipeline::synchronize() const { FORGE_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+
+}  // namespace cuda
+}  // namespace forge

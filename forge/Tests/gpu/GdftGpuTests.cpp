@@ -1,0 +1,307 @@
+// GPU tests of CudaDftPipeline, GPU-resident Gdft/GdftR2 and device forgeCol arithmetic.
+// References: the CPU operators (float, checked against float64 brute force by the CPU suite) and
+// float64 brute-force sums computed here.
+#include <atomic>
+#include <cstring>
+#include <thread>
+
+#include "TestHelpers.h"
+#include "forge/CUDA/CudaDftPipeline.h"
+#include "forge/Core/forgeCol.h"
+#include "forge/Operators/Gdft.h"
+#include "forge/Operators/GdftR2.h"
+
+using namespace forge;
+using forge_test::complex_normal;
+using forge_test::rel_error;
+using forge_test::uniform;
+using cvec = forgeCol<forgeComplex<float>>;
+
+namespace {
+
+struct Problem {
+    uword nx, ny, nz, n1, n2;
+    arma::fvec kx, ky, kz, ix, iy, iz, FM, t;
+};
+
+// Random trajectory inside the grid's k-space extent, pixel centres of an nx x ny x nz grid in FOV
+// units, a smooth-plus-random field map up to +-150 Hz (in rad/s) and readout times up to 20 ms.
+Problem make_problem(uword nx, uword ny, uword nz, uword n1) {
+    Problem p{nx, ny, nz, n1, nx * ny * nz, {}, {}, {}, {}, {}, {}, {}, {}};
+    p.kx = uniform<float>(n1, -double(nx) / 2, double(nx) / 2);
+    p.ky = uniform<float>(n1, -double(ny) / 2, double(ny) / 2);
+    p.kz = nz > 1 ? uniform<float>(n1, -double(nz) / 2, double(nz) / 2) : arma::fvec(n1, arma::fill::zeros);
+    p.t = uniform<float>(n1, 0.0, 0.02);
+    p.ix.set_size(p.n2);
+    p.iy.set_size(p.n2);
+    p.iz.set_size(p.n2);
+    p.FM.set_size(p.n2);
+    const arma::fvec noise = uniform<float>(p.n2, -1.0, 1.0);
+    for (uword z = 0; z < nz; ++z)
+        for (uword y = 0; y < ny; ++y)
+            for (uword x = 0; x < nx; ++x) {
+                const uword i = x + nx * (y + ny * z);
+                p.ix[i] = (float(x) - nx / 2.0f) / nx;
+                p.iy[i] = (float(y) - ny / 2.0f) / ny;
+                p.iz[i] = nz > 1 ? (float(z) - nz / 2.0f) / nz : 0.0f;
+                p.FM[i] = float(2 * M_PI * (100.0 * std::sin(3.0 * p.ix[i] + 2.0 * p.iy[i]) + 50.0 * noise[i]));
+            }
+    return p;
+}
+
+Gdft<float> make_gdft(const Problem& p) {
+    return Gdft<float>(p.n1, p.n2, p.kx, p.ky, p.kz, p.ix, p.iy, p.iz, p.FM, p.t);
+}
+GdftR2<float> make_gdftr2(const Problem& p) {
+    return GdftR2<float>(p.n1, p.n2, p.kx, p.ky, p.kz, p.ix, p.iy, p.iz, p.FM, p.t, p.nx, p.ny, p.nz);
+}
+
+cvec on_gpu(const arma::cx_fvec& v) {
+    cvec c(v);
+    c.putOnGPU();
+    return c;
+}
+arma::cx_fvec to_host(cvec c) {
+    c.getFromGPU();
+    return c.getArma();
+}
+
+// Float64 brute-force forward for a subset of samples (independent of forge's kernels).
+double forward_error_vs_float64(const Problem& p, const arma::cx_fvec& x, const arma::cx_fvec& y, uword rows) {
+    double num = 0, den = 0;
+    for (uword j = 0; j < rows; ++j) {
+        const uword jj = j * (p.n1 / rows);
+        std::complex<double> s = 0;
+        for (uword k = 0; k < p.n2; ++k) {
+            const double ph = 2 * M_PI * (double(p.kx[jj]) * p.ix[k] + double(p.ky[jj]) * p.iy[k] + double(p.kz[jj]) * p.iz[k]) +
+                              double(p.FM[k]) * p.t[jj];
+            s += std::complex<double>(x[k]) * std::polar(1.0, -ph);
+        }
+        num += std::norm(s - std::complex<double>(y[jj]));
+        den += std::norm(s);
+    }
+    return std::sqrt(num / den);
+}
+
+template <typename Op>
+void check_cpu_vs_gpu(const Op& G, const Problem& p) {
+    REQUIRE(G.gpu_enabled());
+    const arma::cx_fvec x = complex_normal<float>(p.n2);
+    const arma::cx_fvec y = complex_normal<float>(p.n1);
+    const arma::cx_fvec fwdCpu = G * x, adjCpu = G / y;
+    cvec fwdGpu = G * on_gpu(x);
+    cvec adjGpu = G / on_gpu(y);
+    CHECK(fwdGpu.on_gpu());
+    CHECK(adjGpu.on_gpu());
+    const double ef = rel_error(to_host(fwdGpu), fwdCpu), ea = rel_error(to_host(adjGpu), adjCpu);
+    INFO("forward rel. error " << ef << ", adjoint rel. error " << ea);
+    CHECK(ef < 1e-4);
+    CHECK(ea < 1e-4);
+}
+
+}  // namespace
+
+TEST_CASE("GPU Gdft matches the CPU operator on random 2D and 3D problems", "[gpu][gdft]") {
+    FORGE_INFO_SEED();
+    const Problem p2 = make_problem(24, 20, 1, 1500);
+    check_cpu_vs_gpu(make_gdft(p2), p2);
+    const Problem p3 = make_problem(16, 12, 6, 2000);
+    check_cpu_vs_gpu(make_gdft(p3), p3);
+}
+
+TEST_CASE("GPU GdftR2 matches the CPU operator on random 2D and 3D problems", "[gpu][gdftr2]") {
+    FORGE_INFO_SEED();
+    const Problem p2 = make_problem(24, 20, 1, 1500);
+    check_cpu_vs_gpu(make_gdftr2(p2), p2);
+    const Problem p3 = make_problem(16, 12, 6, 2000);
+    check_cpu_vs_gpu(make_gdftr2(p3), p3);
+}
+
+TEST_CASE("GPU Gdft forward matches a float64 brute-force sum", "[gpu][gdft]") {
+    FORGE_INFO_SEED();
+    const Problem p = make_problem(32, 32, 8, 9000);  // large enough that the inner sum is split across blocks
+    const Gdft<float> G = make_gdft(p);
+    const arma::cx_fvec x = complex_normal<float>(p.n2);
+    const double err = forward_error_vs_float64(p, x, to_host(G * on_gpu(x)), 64);
+    INFO("rel. error vs float64: " << err);
+    CHECK(err < 2e-5);
+}
+
+TEST_CASE("GPU Gdft and GdftR2 are adjoint: <Gx,y> = <x,G^H y>", "[gpu][adjoint]") {
+    FORGE_INFO_SEED();
+    const Problem p = make_problem(20, 16, 4, 3000);
+    auto check = [&](const auto& G) {
+        const cvec x = on_gpu(complex_normal<float>(p.n2)), y = on_gpu(complex_normal<float>(p.n1));
+        const cvec Gx = G * x, GHy = G / y;
+        const std::complex<double> lhs = std::complex<float>(cdot(Gx, y)), rhs = std::complex<float>(cdot(x, GHy));
+        const double rel = std::abs(lhs - rhs) / (double(norm(Gx)) * double(norm(y)));
+        INFO("adjointness error " << rel);
+        CHECK(rel < 1e-5);
+    };
+    check(make_gdft(p));
+    check(make_gdftr2(p));
+}
+
+TEST_CASE("GPU batched transforms equal one-by-one transforms", "[gpu][batch]") {
+    FORGE_INFO_SEED();
+    const Problem p = make_problem(16, 16, 2, 1200);
+    const Gdft<float> G = make_gdft(p);
+    const GdftR2<float> R = make_gdftr2(p);
+    for (uword nb : {1u, 3u, 8u, 11u}) {
+        const arma::cx_fvec xs = complex_normal<float>(p.n2 * nb), ys = complex_normal<float>(p.n1 * nb);
+        const arma::cx_fvec fb = to_host(G.forward_batch(on_gpu(xs), nb));
+        const arma::cx_fvec ab = to_host(R.adjoint_batch(on_gpu(ys), nb));
+        for (uword b = 0; b < nb; ++b) {
+            const arma::cx_fvec f1 = to_host(G * on_gpu(xs.subvec(b * p.n2, (b + 1) * p.n2 - 1)));
+            const arma::cx_fvec a1 = to_host(R / on_gpu(ys.subvec(b * p.n1, (b + 1) * p.n1 - 1)));
+            INFO("batch " << nb << ", vector " << b);
+            CHECK(rel_error(fb.subvec(b * p.n1, (b + 1) * p.n1 - 1), f1) < 1e-6);
+            CHECK(rel_error(ab.subvec(b * p.n2, (b + 1) * p.n2 - 1), a1) < 1e-6);
+        }
+    }
+}
+
+TEST_CASE("GPU pipeline host wrappers equal the device API", "[gpu][pipeline]") {
+    FORGE_INFO_SEED();
+    const Problem p = make_problem(16, 8, 4, 700);
+    cuda::CudaDftPipeline pipe(p.kx.memptr(), p.ky.memptr(), p.kz.memptr(), p.ix.memptr(), p.iy.memptr(),
+                               p.iz.memptr(), p.FM.memptr(), p.t.memptr(), int(p.n1), int(p.n2));
+    const arma::cx_fvec x = complex_normal<float>(p.n2);
+    arma::cx_fvec yHost(p.n1);
+    pipe.forward(reinterpret_cast<const float*>(x.memptr()), reinterpret_cast<float*>(yHost.memptr()));
+    const Gdft<float> G = make_gdft(p);
+    CHECK(rel_error(yHost, to_host(G * on_gpu(x))) < 1e-6);
+    CHECK(rel_error(yHost, arma::cx_fvec(G * x)) < 1e-4);
+    CHECK_THROWS_AS(pipe.forward_device(nullptr, nullptr), std::invalid_argument);
+}
+
+TEST_CASE("GPU Gdft gives identical results over 1000 repeated calls", "[gpu][determinism]") {
+    FORGE_INFO_SEED();
+    const Problem p = make_problem(16, 16, 2, 1000);
+    const Gdft<float> G = make_gdft(p);
+    const cvec x = on_gpu(complex_normal<float>(p.n2));
+    const arma::cx_fvec first = to_host(G * x);
+    const arma::cx_fvec firstAdj = to_host(G / on_gpu(first));
+    cvec y = G * x, z = G / y;
+    for (int i = 0; i < 999; ++i) {
+        y = G * x;
+        z = G / y;
+    }
+    const arma::cx_fvec last = to_host(y), lastAdj = to_host(z);
+    CHECK(std::memcmp(first.memptr(), last.memptr(), first.n_elem * sizeof(std::complex<float>)) == 0);
+    CHECK(std::memcmp(firstAdj.memptr(), lastAdj.memptr(), firstAdj.n_elem * sizeof(std::complex<float>)) == 0);
+}
+
+TEST_CASE("Two GPU operators used from two host threads give the right answers", "[gpu][threads]") {
+    FORGE_INFO_SEED();
+    const Problem pa = make_problem(16, 16, 2, 1500), pb = make_problem(12, 20, 3, 1800);
+    const Gdft<float> A = make_gdft(pa);
+    const GdftR2<float> B = make_gdftr2(pb);
+    const arma::cx_fvec xa = complex_normal<float>(pa.n2), xb = complex_normal<float>(pb.n2);
+    const arma::cx_fvec refA = A * xa, refB = B * xb;  // CPU references
+    std::atomic<int> bad{0};
+    auto worker = [&](const auto& G, const arma::cx_fvec& x, const arma::cx_fvec& ref) {
+        for (int i = 0; i < 50; ++i) {
+            if (rel_error(to_host(G * on_gpu(x)), ref) > 1e-4) ++bad;
+        }
+    };
+    std::thread ta([&] { worker(A, xa, refA); });
+    std::thread tb([&] { worker(B, xb, refB); });
+    ta.join();
+    tb.join();
+    CHECK(bad == 0);
+}
+
+TEST_CASE("Copies and moves of a GPU operator share the pipeline safely", "[gpu][lifetime]") {
+    FORGE_INFO_SEED();
+    const Problem p = make_problem(12, 12, 1, 500);
+    const arma::cx_fvec x = complex_normal<float>(p.n2);
+    arma::cx_fvec ref;
+    auto copy = std::make_unique<Gdft<float>>(make_gdft(p));
+    {
+        Gdft<float> original = make_gdft(p);
+        ref = to_host(original * on_gpu(x));
+        Gdft<float> moved = std::move(original);
+        *copy = moved;  // copy-assign from the moved-to operator, then let both die
+    }
+    CHECK(rel_error(to_host(*copy * on_gpu(x)), ref) < 1e-6);
+}
+
+TEST_CASE("A solver-style loop on device-resident data makes no host/device copies", "[gpu][transfers]") {
+    FORGE_INFO_SEED();
+    const Problem p = make_problem(16, 16, 2, 1000);
+    const Gdft<float> G = make_gdft(p);
+    cvec x = on_gpu(complex_normal<float>(p.n2));
+    const cvec W = on_gpu(arma::cx_fvec(arma::ones<arma::cx_fvec>(p.n1)));
+    device::reset_transfer_stats();
+    for (int i = 0; i < 20; ++i) {
+        cvec y = G * x;
+        y = y % W;
+        cvec g = G / y;
+        const float step = 1.0f / std::max(1.0f, norm(g));
+        axpy(forgeComplex<float>(-step), g, x);
+        x *= forgeComplex<float>(0.5f);
+    }
+    const device::TransferStats s = device::transfer_stats();
+    CHECK(s.host_to_device_count == 0);
+    CHECK(s.device_to_host_count == 0);
+    CHECK(x.on_gpu());
+    // The counter does count: bringing x back is one device-to-host copy.
+    x.getFromGPU();
+    CHECK(device::transfer_stats().device_to_host_count == 1);
+}
+
+TEST_CASE("Device forgeCol arithmetic equals the host results", "[gpu][forgecol]") {
+    FORGE_INFO_SEED();
+    const uword n = 100003;  // not a multiple of the block size
+    const arma::cx_fvec a = complex_normal<float>(n), b = complex_normal<float>(n);
+    const arma::fvec w = uniform<float>(n, 0.5, 2.0);
+    const cvec ha(a), hb(b);
+    const forgeCol<float> hw(w);
+    cvec da = ha, db = hb;
+    forgeCol<float> dw = hw;
+    da.putOnGPU();
+    db.putOnGPU();
+    dw.putOnGPU();
+    const forgeComplex<float> s(0.7f, -1.3f);
+    auto same = [](cvec dev, const cvec& host) {
+        dev.getFromGPU();
+        return rel_error(dev.getArma(), host.getArma());
+    };
+    CHECK(same(da + db, ha + hb) < 1e-7);
+    CHECK(same(da - db, ha - hb) < 1e-7);
+    CHECK(same(da % db, ha % hb) < 1e-7);
+    CHECK(same(da / db, ha / hb) < 1e-6);
+    CHECK(same(da % dw, ha % hw) < 1e-7);
+    CHECK(same(da * s, ha * s) < 1e-7);
+    CHECK(same(s - da, s - ha) < 1e-7);
+    CHECK(same(conj(da), conj(ha)) < 1e-7);
+    cvec dy = db, hy = hb;
+    axpy(s, da, dy);
+    axpy(s, ha, hy);
+    CHECK(same(dy, hy) < 1e-7);
+    forgeCol<float> dabs = abs(da);
+    dabs.getFromGPU();
+    CHECK(arma::norm(dabs.getArma() - abs(ha).getArma()) / arma::norm(abs(ha).getArma()) < 1e-6);
+    const std::complex<double> dd = std::complex<float>(cdot(da, db)), hd = std::complex<float>(cdot(ha, hb));
+    CHECK(std::abs(dd - hd) / std::abs(hd) < 1e-5);
+    CHECK(std::abs(norm(da) - norm(ha)) / norm(ha) < 1e-6);
+    const std::complex<double> ds = std::complex<float>(sum(da)), hs = std::complex<float>(sum(ha));
+    CHECK(std::abs(ds - hs) / std::abs(hs) < 1e-5);
+    // Mixing host and device operands is an error, not a silent copy.
+    CHECK_THROWS_AS(da + hb, forge::residency_error);
+    CHECK_THROWS_AS(da.memptr(), forge::residency_error);
+}
+
+TEST_CASE("A device allocation larger than the GPU's memory throws a clear error", "[gpu][memory]") {
+    const uword huge = uword(1) << 46;  // 64 Ti elements of 8 bytes: far beyond any GPU
+    try {
+        (void)cvec::device_uninitialized(huge);
+        FAIL("no exception");
+    } catch (const forge::cuda_error& e) {
+        const std::string msg = e.what();
+        INFO(msg);
+        CHECK(msg.find(std::to_string(huge * sizeof(forgeComplex<float>))) != std::string::npos);
+        CHECK(msg.find("GiB") != std::string::npos);
+    }
+}

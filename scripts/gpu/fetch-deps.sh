@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Run on a Debian 12 machine with network (not the GPU box): downloads the Debian packages that the
+# GPU build needs into .gpu-deps/ (ignored by git), to be carried to a GPU machine that has no package
+# registry. See docs/gpu.md.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+mkdir -p .gpu-deps
+cd .gpu-deps
+[ -n "$(find /var/lib/apt/lists -name '*Packages*' -print -quit 2>/dev/null)" ] || apt-get update -qq
+apt-get download -q libarmadillo-dev libarmadillo11 libarpack2 libsuperlu5 libopenblas0-pthread \
+  libopenblas-pthread-dev libopenblas-dev libopenblas0 libgfortran5 libquadmath0 libfftw3-dev \
+  libfftw3-single3 libfftw3-double3 libfftw3-long3 libfftw3-quad3 libfftw3-bin catch2 libblas3 liblapack3 \
+  libblas-dev liblapack-dev
+ls -1 *.deb | wc -l | xargs echo "packages in .gpu-deps:"
+du -sh .

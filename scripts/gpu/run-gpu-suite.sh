@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Run on a machine with an NVIDIA GPU (e.g. the lent H100) from the project root, after
+# scripts/gpu/fetch-deps.sh filled .gpu-deps/ elsewhere:
+#   bash scripts/gpu/run-gpu-suite.sh [LOGDIR]
+# Unpacks the Debian packages into /opt/deps (never into /), configures with CUDA for sm_90, builds,
+# runs every test (CPU and GPU), compute-sanitizer memcheck and racecheck on the GPU tests, and the
+# benchmarks. Logs go to LOGDIR (default: $OUT if set, else ./gpu-logs). Exit status: non-zero if any
+# test or sanitizer run failed.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+LOG=${1:-${OUT:-$PWD/gpu-logs}}
+mkdir -p "$LOG"
+DEPS=/opt/deps
+L=$DEPS/usr/lib/x86_64-linux-gnu
+status=0
+step() { echo; echo "=== $* ($(date +%T))"; }
+
+step "unpack .gpu-deps into $DEPS"
+mkdir -p "$DEPS"
+for f in .gpu-deps/*.deb; do dpkg -x "$f" "$DEPS"; done
+# dpkg -x makes no alternatives links: point the generic BLAS/LAPACK names at OpenBLAS.
+for lib in libblas.so.3 liblapack.so.3; do
+  [ -e "$L/$lib" ] || ln -sf "$L/openblas-pthread/$lib" "$L/$lib"
+done
+export LD_LIBRARY_PATH=$DEPS/usr/lib:$L:$L/openblas-pthread:$L/blas:$L/lapack:${LD_LIBRARY_PATH:-}
+
+step "configure (CUDA, sm_90)"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$LOG/gpu.txt"
+cmake -S . -B .gpu-build -G Ninja -DCMAKE_BUILD_TYPE=Release -DFORGE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
+  -DCMAKE_PREFIX_PATH=$DEPS/usr -DARMADILLO_INCLUDE_DIR=$DEPS/usr/include \
+  -DARMADILLO_LIBRARY=$DEPS/usr/lib/libarmadillo.so -DCatch2_DIR=$DEPS/usr/lib/cmake/Catch2 \
+  > "$LOG/configure.log" 2>&1 || { tail -40 "$LOG/configure.log"; exit 1; }
+
+step "build"
+cmake --build .gpu-build -j"$(nproc)" > "$LOG/build.log" 2>&1 || { grep -E "error" "$LOG/build.log" | head -40; exit 1; }
+
+step "ctest (CPU and GPU tests)"
+(cd .gpu-build && ctest --output-on-failure -j4 --timeout 900) > "$LOG/ctest.log" 2>&1 || status=1
+tail -15 "$LOG/ctest.log"
+
+step "GPU tests, verbose"
+.gpu-build/forge/Tests/forge_gpu_tests -d yes > "$LOG/gpu-tests.log" 2>&1 || status=1
+grep -E "passed|failed|assertions" "$LOG/gpu-tests.log" | tail -3
+
+for tool in memcheck racecheck; do
+  step "compute-sanitizer --tool $tool on the GPU tests"
+  compute-sanitizer --tool $tool --error-exitcode 3 .gpu-build/forge/Tests/forge_gpu_tests \
+    ${FORGE_SANITIZER_FILTER:-} > "$LOG/sanitizer-$tool.log" 2>&1 || status=1
+  tail -4 "$LOG/sanitizer-$tool.log"
+done
+
+step "benchmarks"
+for b in .gpu-build/benchmarks/bench_*; do
+  [ -x "$b" ] || continue
+  name=$(basename "$b")
+  echo "--- $name"
+  "$b" ${FORGE_BENCH_ARGS:-} > "$LOG/$name.txt" 2>&1 || status=1
+  tail -14 "$LOG/$name.txt"
+done
+echo; echo "run-gpu-suite: status $status (logs in $LOG)"
+exit $status

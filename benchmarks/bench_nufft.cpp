@@ -1,0 +1,169 @@
+// bench_nufft: Gnufft forward/adjoint on the CPU and GPU (2D 256x256, 3D 128x128x64), GPU Gdft on the same
+// 3D problem, and Gdft vs TimeSegmentation(Gnufft) for one field-corrected spiral problem.
+//   bench_nufft [--quick] [--no-gdft]    (--quick: smaller 3D sample count; --no-gdft: skip the slow exact DFTs)
+// Prints one table row per measurement: device, case, samples, seconds per transform, error vs float64/Gdft.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <string>
+
+#include "forge/Core/DeviceMemory.h"
+#include "forge/Operators/Gdft.h"
+#include "forge/Operators/Gfft.h"
+#include "forge/Operators/Gnufft.h"
+#include "forge/Operators/TimeSegmentation.h"
+
+using namespace forge;
+using FVec = forgeCol<forgeComplex<float>>;
+namespace {
+constexpr double kPi = 3.14159265358979323846;
+std::mt19937_64 rng(12345);
+
+double seconds(const std::function<void()>& f, int reps) {
+    if (reps > 1) f();  // warm-up
+    device::synchronize();
+    auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < reps; ++i) f();
+    device::synchronize();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / reps;
+}
+double rel(const arma::cx_fvec& a, const arma::cx_fvec& b) {
+    return arma::norm(arma::conv_to<arma::cx_vec>::from(a) - arma::conv_to<arma::cx_vec>::from(b)) /
+           arma::norm(arma::conv_to<arma::cx_vec>::from(b));
+}
+arma::cx_fvec randn_c(arma::uword n) {
+    std::normal_distribution<float> d;
+    arma::cx_fvec v(n);
+    for (auto& x : v) x = {d(rng), d(rng)};
+    return v;
+}
+// Stack-of-stars-like / spiral-like sample cloud: radius distribution denser at the centre, like real trajectories.
+void trajectory(arma::uword n1, arma::uword Nx, arma::uword Ny, arma::uword Nz, arma::fvec& kx, arma::fvec& ky,
+                arma::fvec& kz) {
+    std::uniform_real_distribution<double> u(0, 1);
+    kx.set_size(n1), ky.set_size(n1), kz.set_size(n1);
+    for (arma::uword j = 0; j < n1; ++j) {
+        const double r = u(rng), th = 2 * kPi * u(rng);
+        kx(j) = float(r * (Nx / 2 - 0.5) * std::cos(th));
+        ky(j) = float(r * (Ny / 2 - 0.5) * std::sin(th));
+        kz(j) = Nz > 1 ? float((u(rng) - 0.5) * (Nz - 1)) : 0.f;
+    }
+}
+void row(const char* dev, const std::string& what, arma::uword n1, double fwd, double adj, double err) {
+    std::printf("| %-4s | %-44s | %9llu | %10.4f | %10.4f | %9.2e |\n", dev, what.c_str(), (unsigned long long)n1, fwd,
+                adj, err);
+    std::fflush(stdout);
+}
+
+void nufft_case(arma::uword Nx, arma::uword Ny, arma::uword Nz, arma::uword n1, bool gdft) {
+    arma::fvec kx, ky, kz;
+    trajectory(n1, Nx, Ny, Nz, kx, ky, kz);
+    Gnufft<float> G(n1, Nx, Ny, Nz, kx, ky, kz);
+    const std::string name = "Gnufft " + std::to_string(Nx) + "x" + std::to_string(Ny) + "x" + std::to_string(Nz);
+    arma::cx_fvec x = randn_c(G.n2()), y = randn_c(n1);
+    arma::cx_fvec fc;
+    const double tf = seconds([&] { fc = G * x; }, 2), ta = seconds([&] { arma::cx_fvec a = G / y; }, 2);
+    // Error of the CPU NUFFT vs the float64 exact DFT on a subset of 2000 samples.
+    const arma::uword ns = std::min<arma::uword>(2000, n1);
+    Gfft<double> cart(Nx, Ny, Nz);
+    arma::mat r = cart.image_coords();
+    arma::uvec sub = arma::regspace<arma::uvec>(0, n1 / ns, n1 - 1).head(ns);
+    Gdft<double> refSub(ns, G.n2(), arma::conv_to<arma::vec>::from(arma::fvec(kx(sub))),
+                        arma::conv_to<arma::vec>::from(arma::fvec(ky(sub))),
+                        arma::conv_to<arma::vec>::from(arma::fvec(kz(sub))), r.col(0), r.col(1), r.col(2),
+                        arma::vec(G.n2(), arma::fill::zeros), arma::vec(ns, arma::fill::zeros));
+    arma::cx_fvec exact = arma::conv_to<arma::cx_fvec>::from(refSub * arma::conv_to<arma::cx_vec>::from(x));
+    row("CPU", name + " fwd/adj", n1, tf, ta, rel(arma::cx_fvec(fc(sub)), exact));
+    if (!G.gpu_enabled()) return;
+    FVec dx(x), dy(y);
+    dx.putOnGPU();
+    dy.putOnGPU();
+    FVec out;
+    const double gf = seconds([&] { out = G * dx; }, 10), ga = seconds([&] { FVec a = G / dy; }, 10);
+    out.getFromGPU();
+    arma::cx_fvec fg = out.getArma();
+    row("GPU", name + " fwd/adj", n1, gf, ga, rel(arma::cx_fvec(fg(sub)), exact));
+    if (!gdft) return;
+    arma::fvec FM(G.n2(), arma::fill::zeros), t(n1, arma::fill::zeros);
+    arma::fmat rf = arma::conv_to<arma::fmat>::from(r);
+    Gdft<float> D(n1, G.n2(), kx, ky, kz, rf.col(0), rf.col(1), rf.col(2), FM, t);
+    if (!D.gpu_enabled()) return;
+    FVec dout;
+    const double df = seconds([&] { dout = D * dx; }, 1), da = seconds([&] { FVec a = D / dy; }, 1);
+    dout.getFromGPU();
+    row("GPU", "Gdft (exact) same problem", n1, df, da, rel(arma::cx_fvec(dout.getArma()(sub)), exact));
+    std::printf("| GPU  | speed-up Gnufft vs Gdft, forward+adjoint: %.0fx |\n", (df + da) / (gf + ga));
+}
+
+void field_case(bool gpu) {
+    // 2D 128x128, 16-interleave spiral, 25 ms readouts, field map up to +-120 Hz.
+    const arma::uword N = 128, il = 16, per = 4096, n1 = il * per;
+    arma::fvec kx(n1), ky(n1), kz(n1, arma::fill::zeros), t(n1);
+    for (arma::uword j = 0; j < n1; ++j) {
+        const double f = double(j % per) / per, th = 2 * kPi * (12 * f + double(j / per) / il);
+        kx(j) = float(f * (N / 2 - 1) * std::cos(th));
+        ky(j) = float(f * (N / 2 - 1) * std::sin(th));
+        t(j) = float(25e-3 * f);
+    }
+    arma::fvec fm(N * N);
+    for (arma::uword y = 0; y < N; ++y)
+        for (arma::uword x = 0; x < N; ++x) {
+            const double u = (double(x) - N / 2.0) / N, v = (double(y) - N / 2.0) / N;
+            fm(x + N * y) = float(2 * kPi * 120 * std::exp(-(u * u + (v - 0.1) * (v - 0.1)) * 12) - 2 * kPi * 30 * u);
+        }
+    Gfft<float> cart(N, N);
+    arma::fmat r = cart.image_coords();
+    Gdft<float> D(n1, N * N, kx, ky, kz, r.col(0), r.col(1), r.col(2), fm, t);
+    arma::cx_fvec x = randn_c(N * N);
+    arma::cx_fvec ref;
+    const double tD = seconds([&] { ref = D * x; }, 1), tDa = seconds([&] { arma::cx_fvec a = D / ref; }, 1);
+    row("CPU", "Gdft 128x128 field-corrected", n1, tD, tDa, 0.0);
+    Gnufft<float> G(n1, N, N, 1, kx, ky, kz);
+    using TS = TimeSegmentation<float, Gnufft<float>>;
+    for (double target : {1e-2, 1e-3}) {
+        TSErrorReport rep = TS::choose_segments(fm, t, target, TSInterp::MinMax);
+        TS A(G, fm, t, rep.L, TSInterp::MinMax);
+        arma::cx_fvec y;
+        const double tf = seconds([&] { y = A * x; }, 1), ta = seconds([&] { arma::cx_fvec a = A / ref; }, 1);
+        char name[96];
+        std::snprintf(name, sizeof name, "TS(Gnufft) MinMax L=%llu (target %.0e)", (unsigned long long)rep.L, target);
+        row("CPU", name, n1, tf, ta, rel(y, ref));
+        if (gpu && G.gpu_enabled()) {
+            FVec dx(x);
+            dx.putOnGPU();
+            FVec out;
+            const double gf = seconds([&] { out = A * dx; }, 5), ga = seconds([&] { FVec a = A / out; }, 5);
+            out.getFromGPU();
+            row("GPU", name, n1, gf, ga, rel(out.getArma(), ref));
+        }
+    }
+    if (gpu && D.gpu_enabled()) {
+        FVec dx(x);
+        dx.putOnGPU();
+        FVec out;
+        const double gf = seconds([&] { out = D * dx; }, 3), ga = seconds([&] { FVec a = D / out; }, 3);
+        out.getFromGPU();
+        row("GPU", "Gdft 128x128 field-corrected", n1, gf, ga, rel(out.getArma(), ref));
+    }
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+    bool quick = false, gdft = true;
+    for (int i = 1; i < argc; ++i) {
+        if (!std::strcmp(argv[i], "--quick")) quick = true;
+        if (!std::strcmp(argv[i], "--no-gdft")) gdft = false;
+    }
+    const bool gpu = device::available();
+    std::printf("bench_nufft: GPU %s; default Gnufft accuracy (oversampling 2, kernel width 5)\n",
+                gpu ? device::device_name() : "none");
+    std::printf("| dev  | case                                         |   samples |  fwd [s]   |  adj [s]   | rel. err  |\n");
+    std::printf("|------|----------------------------------------------|-----------|------------|------------|-----------|\n");
+    nufft_case(256, 256, 1, 256 * 256 * 2, false);
+    nufft_case(128, 128, 64, quick ? 400000 : 2000000, gdft);
+    field_case(gpu);
+    return 0;
+}

@@ -1,0 +1,229 @@
+#include "forge/Operators/Gfft.h"
+
+#include <fftw3.h>
+
+#include <mutex>
+#include <sstream>
+#include <vector>
+
+#include "forge/Core/Exceptions.h"
+
+#ifdef CUDA_COMPUTE
+#include "forge/CUDA/CudaFft.h"
+#endif
+
+namespace forge {
+namespace detail {
+
+namespace {
+// The FFTW planner is not thread-safe; plan creation and destruction are serialised.
+std::mutex& fftw_planner_mutex() {
+    static std::mutex m;
+    return m;
+}
+// FFTW wants the slowest dimension first; forge stores x fastest.
+int fftw_dims(uword Nx, uword Ny, uword Nz, int* n) {
+    if (Nz > 1) {
+        n[0] = int(Nz), n[1] = int(Ny), n[2] = int(Nx);
+        return 3;
+    }
+    if (Ny > 1) {
+        n[0] = int(Ny), n[1] = int(Nx);
+        return 2;
+    }
+    n[0] = int(Nx);
+    return 1;
+}
+}  // namespace
+
+void require_centred_grid(const char* where, uword Nx, uword Ny, uword Nz) {
+    const uword N[3] = {Nx, Ny, Nz};
+    const char* names[3] = {"Nx", "Ny", "Nz"};
+    for (int d = 0; d < 3; ++d) {
+        if (N[d] == 0 || (N[d] > 1 && N[d] % 2 != 0)) {
+            std::ostringstream m;
+            m << where << ": " << names[d] << " = " << N[d]
+              << "; each grid size must be 1 or an even number (the grid is centred at N/2)";
+            throw invalid_argument(m.str());
+        }
+    }
+}
+
+template <>
+FftwPlan<double>::FftwPlan(uword Nx, uword Ny, uword Nz) : n_(Nx * Ny * Nz) {
+    int n[3];
+    const int rank = fftw_dims(Nx, Ny, Nz, n);
+    std::lock_guard<std::mutex> lock(fftw_planner_mutex());
+    fftw_complex* buf = fftw_alloc_complex(n_);
+    // FFTW_ESTIMATE leaves the array untouched; FFTW_UNALIGNED lets execute run on any user array.
+    fwd_ = fftw_plan_dft(rank, n, buf, buf, FFTW_FORWARD, FFTW_ESTIMATE | FFTW_UNALIGNED);
+    bwd_ = fftw_plan_dft(rank, n, buf, buf, FFTW_BACKWARD, FFTW_ESTIMATE | FFTW_UNALIGNED);
+    fftw_free(buf);
+    if (!fwd_ || !bwd_) throw invalid_argument("FftwPlan: FFTW could not plan the transform");
+}
+template <>
+FftwPlan<double>::~FftwPlan() {
+    std::lock_guard<std::mutex> lock(fftw_planner_mutex());
+    if (fwd_) fftw_destroy_plan(static_cast<fftw_plan>(fwd_));
+    if (bwd_) fftw_destroy_plan(static_cast<fftw_plan>(bwd_));
+}
+template <>
+void FftwPlan<double>::forward(std::complex<double>* d) const {
+    fftw_execute_dft(static_cast<fftw_plan>(fwd_), reinterpret_cast<fftw_complex*>(d),
+                     reinterpret_cast<fftw_complex*>(d));
+}
+template <>
+void FftwPlan<double>::backward(std::complex<double>* d) const {
+    fftw_execute_dft(static_cast<fftw_plan>(bwd_), reinterpret_cast<fftw_complex*>(d),
+                     reinterpret_cast<fftw_complex*>(d));
+}
+
+template <>
+FftwPlan<float>::FftwPlan(uword Nx, uword Ny, uword Nz) : n_(Nx * Ny * Nz) {
+    int n[3];
+    const int rank = fftw_dims(Nx, Ny, Nz, n);
+    std::lock_guard<std::mutex> lock(fftw_planner_mutex());
+    fftwf_complex* buf = fftwf_alloc_complex(n_);
+    fwd_ = fftwf_plan_dft(rank, n, buf, buf, FFTW_FORWARD, FFTW_ESTIMATE | FFTW_UNALIGNED);
+    bwd_ = fftwf_plan_dft(rank, n, buf, buf, FFTW_BACKWARD, FFTW_ESTIMATE | FFTW_UNALIGNED);
+    fftwf_free(buf);
+    if (!fwd_ || !bwd_) throw invalid_argument("FftwPlan: FFTW could not plan the transform");
+}
+template <>
+FftwPlan<float>::~FftwPlan() {
+    std::lock_guard<std::mutex> lock(fftw_planner_mutex());
+    if (fwd_) fftwf_destroy_plan(static_cast<fftwf_plan>(fwd_));
+    if (bwd_) fftwf_destroy_plan(static_cast<fftwf_plan>(bwd_));
+}
+template <>
+void FftwPlan<float>::forward(std::complex<float>* d) const {
+    fftwf_execute_dft(static_cast<fftwf_plan>(fwd_), reinterpret_cast<fftwf_complex*>(d),
+                      reinterpret_cast<fftwf_complex*>(d));
+}
+template <>
+void FftwPlan<float>::backward(std::complex<float>* d) const {
+    fftwf_execute_dft(static_cast<fftwf_plan>(bwd_), reinterpret_cast<fftwf_complex*>(d),
+                      reinterpret_cast<fftwf_complex*>(d));
+}
+
+}  // namespace detail
+
+template <typename T1>
+Gfft<T1>::Gfft(uword Nx, uword Ny, uword Nz) : Nx_(Nx), Ny_(Ny), Nz_(Nz), n_(Nx * Ny * Nz) {
+    detail::require_centred_grid("Gfft", Nx, Ny, Nz);
+    plan_ = std::make_shared<detail::FftwPlan<T1>>(Nx, Ny, Nz);
+#ifdef CUDA_COMPUTE
+    if (device::available()) gpuPlan_ = std::make_shared<cuda::CudaFftPlan<T1>>(int(Nx), int(Ny), int(Nz));
+#endif
+}
+
+template <typename T1>
+void Gfft<T1>::host_transform(forgeComplex<T1>* data, bool forward) const {
+    // Centred DFT = sN (-1)^k FFT((-1)^r x) with sN = prod (-1)^(N/2) over the axes longer than 1.
+    const uword half = (Nx_ > 1 ? Nx_ / 2 : 0) + (Ny_ > 1 ? Ny_ / 2 : 0) + (Nz_ > 1 ? Nz_ / 2 : 0);
+    const T1 sN = (half & 1) ? T1(-1) : T1(1);
+    auto checker = [&](T1 s) {
+        for (uword z = 0; z < Nz_; ++z)
+            for (uword y = 0; y < Ny_; ++y) {
+                forgeComplex<T1>* row = data + Nx_ * (y + Ny_ * z);
+                T1 f = ((y + z) & 1) ? -s : s;
+                for (uword x = 0; x < Nx_; ++x, f = -f) row[x] *= f;
+            }
+    };
+    checker(T1(1));
+    auto* c = reinterpret_cast<std::complex<T1>*>(data);
+    if (forward) {
+        plan_->forward(c);
+    } else {
+        plan_->backward(c);
+    }
+    checker(sN);
+}
+
+template <typename T1>
+typename Gfft<T1>::ForgeVec Gfft<T1>::apply(const ForgeVec& in, uword nbatch, bool forward) const {
+    if (nbatch == 0) throw invalid_argument("Gfft: nbatch must be at least 1, got 0");
+    if (in.n_elem != n_ * nbatch) {
+        std::ostringstream m;
+        m << "Gfft " << (forward ? "forward: image" : "adjoint: k-space data") << " has " << in.n_elem
+          << " entries, expected " << (forward ? "n2" : "n1") << (nbatch > 1 ? " x nbatch = " : " = ") << n_ * nbatch
+          << " (grid " << Nx_ << " x " << Ny_ << " x " << Nz_ << ")";
+        throw invalid_argument(m.str());
+    }
+    if (in.on_gpu()) {
+#ifdef CUDA_COMPUTE
+        if (!gpuPlan_) {
+            throw cuda_error("Gfft: input is on the GPU but the operator has no cuFFT plan (no CUDA device was "
+                             "available when it was constructed)");
+        }
+        ForgeVec out = ForgeVec::device_uninitialized(in.n_elem);
+        const T1* din = reinterpret_cast<const T1*>(in.device_memptr());
+        T1* dout = reinterpret_cast<T1*>(out.device_memptr());
+        for (uword b = 0; b < nbatch; ++b) gpuPlan_->centred(din + 2 * b * n_, dout + 2 * b * n_, forward);
+        return out;
+#else
+        throw residency_error("Gfft: input is on the GPU but forge was built without CUDA");
+#endif
+    }
+    ForgeVec out(in);
+    for (uword b = 0; b < nbatch; ++b) host_transform(out.memptr() + b * n_, forward);
+    return out;
+}
+
+template <typename T1>
+typename Gfft<T1>::ForgeVec Gfft<T1>::operator*(const ForgeVec& image) const {
+    return apply(image, 1, true);
+}
+template <typename T1>
+typename Gfft<T1>::ForgeVec Gfft<T1>::operator/(const ForgeVec& kdata) const {
+    return apply(kdata, 1, false);
+}
+template <typename T1>
+typename Gfft<T1>::ArmaVec Gfft<T1>::operator*(const ArmaVec& image) const {
+    return apply(ForgeVec(image), 1, true).getArma();
+}
+template <typename T1>
+typename Gfft<T1>::ArmaVec Gfft<T1>::operator/(const ArmaVec& kdata) const {
+    return apply(ForgeVec(kdata), 1, false).getArma();
+}
+template <typename T1>
+typename Gfft<T1>::ForgeVec Gfft<T1>::forward_batch(const ForgeVec& images, uword nbatch) const {
+    return apply(images, nbatch, true);
+}
+template <typename T1>
+typename Gfft<T1>::ForgeVec Gfft<T1>::adjoint_batch(const ForgeVec& kdata, uword nbatch) const {
+    return apply(kdata, nbatch, false);
+}
+
+template <typename T1>
+arma::Mat<T1> Gfft<T1>::image_coords() const {
+    arma::Mat<T1> c(n_, 3);
+    for (uword z = 0; z < Nz_; ++z)
+        for (uword y = 0; y < Ny_; ++y)
+            for (uword x = 0; x < Nx_; ++x) {
+                const uword i = x + Nx_ * (y + Ny_ * z);
+                c(i, 0) = Nx_ > 1 ? T1((double(x) - double(Nx_ / 2)) / double(Nx_)) : T1(0);
+                c(i, 1) = Ny_ > 1 ? T1((double(y) - double(Ny_ / 2)) / double(Ny_)) : T1(0);
+                c(i, 2) = Nz_ > 1 ? T1((double(z) - double(Nz_ / 2)) / double(Nz_)) : T1(0);
+            }
+    return c;
+}
+
+template <typename T1>
+arma::Mat<T1> Gfft<T1>::kspace_coords() const {
+    arma::Mat<T1> c(n_, 3);
+    for (uword z = 0; z < Nz_; ++z)
+        for (uword y = 0; y < Ny_; ++y)
+            for (uword x = 0; x < Nx_; ++x) {
+                const uword i = x + Nx_ * (y + Ny_ * z);
+                c(i, 0) = T1(double(x) - double(Nx_ / 2));
+                c(i, 1) = T1(double(y) - double(Ny_ / 2));
+                c(i, 2) = T1(double(z) - double(Nz_ / 2));
+            }
+    return c;
+}
+
+template class Gfft<float>;
+template class Gfft<double>;
+
+}  // namespace forge

@@ -1,0 +1,98 @@
+#pragma once
+// Gfft<T1>: centred Cartesian FFT operator (2D or 3D), the Cartesian special case of Gdft.
+//
+//   Gfft<float> G(Nx, Ny, Nz);      // Nz = 1 for 2D
+//   y = G * x;   // forward: y(k) = sum_r x(r) exp(-i 2 pi k . r)          (unnormalised)
+//   x = G / y;   // adjoint: x(r) = sum_k y(k) exp(+i 2 pi k . r)          (exact adjoint, unnormalised)
+//
+// Layout (image and k-space alike): column-major, x fastest: index = x + Nx*(y + Ny*z).
+//   image  r = ((x - Nx/2)/Nx, (y - Ny/2)/Ny, (z - Nz/2)/Nz)   [FOV units]
+//   k      k = (x - Nx/2, y - Ny/2, z - Nz/2)                    [cycles/FOV], i.e. kx in [-Nx/2, Nx/2)
+// An axis of length 1 has r = 0 and k = 0. Every axis longer than 1 must have even length.
+// So G equals Gdft built from image_coords() and kspace_coords() with a zero field map, and G / (G * x)
+// = Nx*Ny*Nz * x. Host data runs on FFTW (plans made once, in the constructor); a forgeCol already on the
+// GPU runs on cuFFT (CUDA builds) and the result stays on the GPU.
+#include <complex>
+#include <memory>
+
+#include <armadillo>
+
+#include "forge/Core/forgeCol.h"
+
+namespace forge {
+
+namespace detail {
+// FFTW plan pair (forward, exponent -1; backward, exponent +1; both unnormalised) for an Nx x Ny x Nz
+// complex array stored x fastest. Plans are made once; execute() is thread-safe on distinct arrays.
+template <typename T1>
+class FftwPlan {
+public:
+    FftwPlan(uword Nx, uword Ny, uword Nz);
+    ~FftwPlan();
+    FftwPlan(const FftwPlan&) = delete;
+    FftwPlan& operator=(const FftwPlan&) = delete;
+    void forward(std::complex<T1>* data) const;   // in place
+    void backward(std::complex<T1>* data) const;  // in place
+    uword size() const { return n_; }
+
+private:
+    void* fwd_ = nullptr;
+    void* bwd_ = nullptr;
+    uword n_ = 0;
+};
+
+// Validates a grid size for the centred transforms: every axis >= 1, and even when > 1.
+void require_centred_grid(const char* where, uword Nx, uword Ny, uword Nz);
+}  // namespace detail
+
+namespace cuda {
+template <typename T1>
+class CudaFftPlan;
+}
+
+template <typename T1>
+class Gfft {
+    static_assert(std::is_same<T1, float>::value || std::is_same<T1, double>::value, "T1 must be float or double");
+
+public:
+    using complex_type = std::complex<T1>;
+    using ArmaVec = arma::Col<complex_type>;
+    using ForgeVec = forgeCol<forgeComplex<T1>>;
+
+    Gfft(uword Nx, uword Ny, uword Nz = 1);
+
+    ArmaVec operator*(const ArmaVec& image) const;
+    ForgeVec operator*(const ForgeVec& image) const;
+    ArmaVec operator/(const ArmaVec& kdata) const;
+    ForgeVec operator/(const ForgeVec& kdata) const;
+    // nbatch vectors stored back to back (column-major n2 x nbatch / n1 x nbatch).
+    ForgeVec forward_batch(const ForgeVec& images, uword nbatch) const;
+    ForgeVec adjoint_batch(const ForgeVec& kdata, uword nbatch) const;
+
+    uword n1() const { return n_; }  // k-space samples (= Nx*Ny*Nz)
+    uword n2() const { return n_; }  // pixels
+    uword Nx() const { return Nx_; }
+    uword Ny() const { return Ny_; }
+    uword Nz() const { return Nz_; }
+
+    // Coordinates of the grid in the conventions above (columns x, y, z), for building a matching Gdft.
+    arma::Mat<T1> image_coords() const;
+    arma::Mat<T1> kspace_coords() const;
+
+private:
+    ForgeVec apply(const ForgeVec& in, uword nbatch, bool forward) const;
+    void host_transform(forgeComplex<T1>* data, bool forward) const;
+
+    uword Nx_, Ny_, Nz_, n_;
+    std::shared_ptr<detail::FftwPlan<T1>> plan_;
+    std::shared_ptr<cuda::CudaFftPlan<T1>> gpuPlan_;  // CUDA builds with a device present
+};
+
+extern template class Gfft<float>;
+extern template class Gfft<double>;
+
+}  // namespace forge
+
+#ifndef FORGE_NO_GLOBAL_NAMES
+using forge::Gfft;
+#endif

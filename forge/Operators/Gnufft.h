@@ -1,0 +1,120 @@
+#pragma once
+// Gnufft<T1>: non-uniform FFT by Kaiser-Bessel gridding (Beatty et al., IEEE TMI 2005), 2D and 3D.
+// It approximates the field-free Gdft on the Cartesian image grid of Gfft:
+//
+//   forward  s_j = sum_r m(r) exp(-i 2 pi k_j . r)     (unnormalised, as Gdft)
+//   adjoint  m(r) = sum_j s_j exp(+i 2 pi k_j . r)     (the exact adjoint of the approximate forward)
+//
+//   Gnufft<float> G(n1, Nx, Ny, Nz, kx, ky, kz);             // defaults: oversampling 2, kernel width 5
+//   Gnufft<float> G(n1, Nx, Ny, Nz, kx, ky, kz, {1.5, 6});   // NufftOptions{oversampling, kernelWidth}
+//   y = G * x;  x = G / y;
+//
+// Units and layout: k in cycles/FOV with every component in [-N/2, N/2) for its axis (an axis of length
+// 1 takes k in [-1/2, 1/2), which it ignores); the image is Nx x Ny x Nz, x fastest, pixel r =
+// ((x - Nx/2)/Nx, ...) in FOV units (see Gfft.h, Gfft::image_coords()). Each axis longer than 1 must
+// be even. n1 = samples, n2 = Nx*Ny*Nz pixels.
+//
+// Pipeline: forward = deapodize, zero-pad to the oversampled grid (alpha*N per axis, rounded up to even),
+// FFT, KB interpolation; adjoint = KB gridding, inverse FFT, crop, deapodize. Beatty's kernel shape
+// beta = pi sqrt(W^2/alpha^2 (alpha - 1/2)^2 - 0.8). The CPU path uses FFTW and OpenMP; gridding is
+// race-free (samples are presorted into slabs at least W cells thick; even and odd slabs run in two
+// passes). On CUDA builds a Gnufft<float> given a forgeCol already on the GPU runs on its
+// CudaNufftPipeline (sector-based shared-memory gridding) and the result stays on the GPU.
+#include <complex>
+#include <memory>
+#include <vector>
+
+#include <armadillo>
+
+#include "forge/Core/forgeCol.h"
+
+namespace forge {
+
+namespace detail {
+template <typename T1>
+class FftwPlan;
+}
+namespace cuda {
+class CudaNufftPipeline;
+}
+
+struct NufftOptions {
+    double oversampling = 2.0;  // grid oversampling factor alpha (>= 1.25)
+    uword kernelWidth = 5;      // Kaiser-Bessel kernel width W in oversampled grid cells (2..16)
+};
+
+template <typename T1>
+class Gnufft {
+    static_assert(std::is_same<T1, float>::value || std::is_same<T1, double>::value, "T1 must be float or double");
+
+public:
+    using complex_type = std::complex<T1>;
+    using ArmaVec = arma::Col<complex_type>;
+    using ForgeVec = forgeCol<forgeComplex<T1>>;
+
+    Gnufft(uword n1, uword Nx, uword Ny, uword Nz, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
+           const arma::Col<T1>& kz, NufftOptions options = NufftOptions());
+
+    ArmaVec operator*(const ArmaVec& image) const;
+    ForgeVec operator*(const ForgeVec& image) const;
+    ArmaVec operator/(const ArmaVec& kdata) const;
+    ForgeVec operator/(const ForgeVec& kdata) const;
+    ForgeVec forward_batch(const ForgeVec& images, uword nbatch) const;
+    ForgeVec adjoint_batch(const ForgeVec& kdata, uword nbatch) const;
+
+    uword n1() const { return n1_; }  // k-space samples
+    uword n2() const { return n2_; }  // pixels
+    uword Nx() const { return N_[0]; }
+    uword Ny() const { return N_[1]; }
+    uword Nz() const { return N_[2]; }
+    // Oversampled grid size per axis (0 = x, 1 = y, 2 = z) and its total.
+    uword grid_size(int axis) const { return G_[axis]; }
+    uword grid_elems() const { return G_[0] * G_[1] * G_[2]; }
+    uword kernel_width() const { return W_; }
+    double oversampling() const { return alpha_; }
+    double beta() const { return beta_; }
+    bool gpu_enabled() const { return static_cast<bool>(pipeline_); }
+
+    // Building blocks on the oversampled grid (grid_elems() entries, x fastest, unshifted FFT layout),
+    // used by the density compensation. interpolate: s_j = sum_g K(u_j - g) grid_g;
+    // spread (its adjoint): grid_g = sum_j K(u_j - g) s_j, overwriting grid.
+    void interpolate(const std::complex<T1>* grid, std::complex<T1>* samples) const;
+    void spread(const std::complex<T1>* samples, std::complex<T1>* grid) const;
+    // Integral of the 1D kernel (= its Fourier transform at 0), for normalising density weights.
+    double kernel_integral() const;
+
+private:
+    ForgeVec apply(const ForgeVec& in, uword nbatch, bool forward) const;
+    void forward_host(const std::complex<T1>* image, std::complex<T1>* kdata) const;
+    void adjoint_host(const std::complex<T1>* kdata, std::complex<T1>* image) const;
+    // W kernel weights and the first (wrapped) grid index along one axis for position u.
+    inline void weights(int axis, T1 u, T1* w, long long& first) const;
+
+    uword n1_, n2_;
+    uword N_[3], G_[3];
+    uword W_;
+    double alpha_, beta_;
+    int dims_;  // axes longer than 1
+    // Sample positions in grid units (wrapped into [0, G)), per axis.
+    std::vector<T1> u_[3];
+    // Samples in slab order (slowest axis) for race-free gridding; slabStart_ has nslab+1 entries.
+    std::vector<uword> order_;
+    std::vector<uword> slabStart_;
+    // Kernel table over |t| in [0, W/2]: K(t) = I0(beta sqrt(1 - (2t/W)^2)) / I0(beta).
+    std::vector<T1> lut_;
+    T1 lutScale_;
+    // 1/D per axis for the image pixels (deapodization).
+    std::vector<T1> deapod_[3];
+    std::shared_ptr<detail::FftwPlan<T1>> plan_;
+    std::shared_ptr<cuda::CudaNufftPipeline> pipeline_;
+};
+
+extern template class Gnufft<float>;
+extern template class Gnufft<double>;
+
+}  // namespace forge
+
+#ifndef FORGE_NO_GLOBAL_NAMES
+using forge::Gnufft;
+using forge::NufftOptions;
+#endif

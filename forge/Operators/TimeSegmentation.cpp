@@ -1,0 +1,247 @@
+#include "forge/Operators/TimeSegmentation.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "forge/Core/Exceptions.h"
+#include "forge/Core/Validation.h"
+#include "forge/Operators/Gdft.h"
+#include "forge/Operators/Gfft.h"
+#include "forge/Operators/Gnufft.h"
+
+namespace forge {
+
+namespace {
+constexpr double kPi = 3.14159265358979323846;
+
+struct Nodes {
+    double t0, dtau;
+    uword L;
+    double tau(uword l) const { return t0 + double(l) * dtau; }
+};
+Nodes make_nodes(double tmin, double tmax, uword L) {
+    double dtau = (tmax - tmin) / double(L);
+    if (!(dtau > 0)) dtau = 1.0;  // all samples at one time: a_0 = 1
+    return {tmin, dtau, L};
+}
+
+// Histogram of v over nb equal bins: centres and weights of the non-empty bins.
+void histogram(const arma::vec& v, uword nb, arma::vec& centres, arma::vec& weights) {
+    const double lo = v.min(), hi = v.max();
+    if (!(hi > lo)) {
+        centres = arma::vec{lo};
+        weights = arma::vec{double(v.n_elem)};
+        return;
+    }
+    arma::vec cnt(nb, arma::fill::zeros);
+    const double w = (hi - lo) / double(nb);
+    for (double x : v) cnt(std::min(nb - 1, uword((x - lo) / w)))++;
+    arma::uvec nz = arma::find(cnt > 0);
+    centres.set_size(nz.n_elem);
+    weights = cnt(nz);
+    for (uword i = 0; i < nz.n_elem; ++i) centres(i) = lo + (double(nz(i)) + 0.5) * w;
+}
+
+uword field_bins(const arma::vec& fm, const arma::vec& t) {
+    const double span = (fm.max() - fm.min()) * (t.max() - t.min());
+    return std::min<uword>(4096, std::max<uword>(64, uword(std::ceil(span / 0.02))));
+}
+
+arma::cx_rowvec hanning_at(double t, const Nodes& n) {
+    arma::cx_rowvec a(n.L + 1, arma::fill::zeros);
+    for (uword l = 0; l <= n.L; ++l) {
+        const double d = std::abs(t - n.tau(l)) / n.dtau;
+        if (d < 1) a(l) = 0.5 * (1 + std::cos(kPi * d));
+    }
+    return a;
+}
+
+// E(b, l) = exp(-i w_b tau_l)
+arma::cx_mat node_phases(const arma::vec& w, const Nodes& n) {
+    arma::cx_mat E(w.n_elem, n.L + 1);
+    for (uword l = 0; l <= n.L; ++l)
+        for (uword b = 0; b < w.n_elem; ++b) E(b, l) = std::polar(1.0, -w(b) * n.tau(l));
+    return E;
+}
+// X(b, i) = exp(-i w_b t_i)
+arma::cx_mat time_phases(const arma::vec& w, const arma::vec& t) {
+    arma::cx_mat X(w.n_elem, t.n_elem);
+    for (uword i = 0; i < t.n_elem; ++i)
+        for (uword b = 0; b < w.n_elem; ++b) X(b, i) = std::polar(1.0, -w(b) * t(i));
+    return X;
+}
+
+// Least-squares (min-max) interpolators over a field-map histogram (centres w, weights c):
+// a(t) = (E^H D E)^+ E^H D x(t), evaluated for many times at once.
+arma::cx_mat minmax_at(const arma::vec& w, const arma::vec& c, const Nodes& n, const arma::vec& times) {
+    const arma::cx_mat E = node_phases(w, n);
+    const arma::cx_vec cc = arma::conv_to<arma::cx_vec>::from(c);
+    arma::cx_mat DE = E.each_col() % cc;
+    arma::cx_mat EHE = E.t() * DE;
+    arma::cx_mat P = arma::pinv(EHE, 1e-12 * arma::norm(EHE, 2));
+    return (P * (DE.t() * time_phases(w, times))).st();
+}
+
+// Interpolator matrix (n x (L+1)) at the times t.
+arma::cx_mat coefficients(const arma::vec& fm, const arma::vec& t, const Nodes& n, uword nbins, TSInterp type) {
+    const uword L = n.L;
+    arma::cx_mat A(t.n_elem, L + 1);
+    if (type == TSInterp::Hanning) {
+        for (uword j = 0; j < t.n_elem; ++j) A.row(j) = hanning_at(t(j), n);
+        return A;
+    }
+    arma::vec centres, weights;
+    histogram(fm, nbins, centres, weights);
+    const double T = t.max() - t.min();
+    if (!(T > 0)) {
+        A.each_row() = minmax_at(centres, weights, n, arma::vec{t(0)});
+        return A;
+    }
+    // a(t) is smooth on the scale 1/max|w|: tabulate it finely and interpolate linearly.
+    const double wmax = std::max(std::abs(fm.min()), std::abs(fm.max()));
+    const uword nt = std::min<uword>(65536, std::max<uword>(1024, uword(64 * wmax * T)));
+    const arma::cx_mat tab = minmax_at(centres, weights, n, arma::linspace(t.min(), t.max(), nt + 1));
+    for (uword j = 0; j < t.n_elem; ++j) {
+        const double x = (t(j) - t.min()) / T * double(nt);
+        const uword i = std::min<uword>(nt - 1, uword(x));
+        const double f = x - double(i);
+        A.row(j) = (1 - f) * tab.row(i) + f * tab.row(i + 1);
+    }
+    return A;
+}
+
+template <typename T1>
+void check_inputs(uword n1, uword n2, const arma::Col<T1>& fm, const arma::Col<T1>& t, uword L) {
+    const char* where = "TimeSegmentation";
+    require_length(where, "fieldMap", fm.n_elem, n2, "n2 (pixels of G)");
+    require_length(where, "timeVec", t.n_elem, n1, "n1 (samples of G)");
+    require_finite(where, "fieldMap", fm.memptr(), fm.n_elem);
+    require_finite(where, "timeVec", t.memptr(), t.n_elem);
+    if (L == 0) throw invalid_argument("TimeSegmentation: L (number of time segments) must be at least 1, got 0");
+}
+}  // namespace
+
+template <typename T1, typename Tobj>
+TimeSegmentation<T1, Tobj>::TimeSegmentation(const Tobj& G, const arma::Col<T1>& fieldMap,
+                                             const arma::Col<T1>& timeVec, uword L, TSInterp type)
+    : G_(G), n1_(G.n1()), n2_(G.n2()), L_(L), type_(type), deviceMutex_(std::make_shared<std::mutex>()) {
+    check_inputs(n1_, n2_, fieldMap, timeVec, L);
+    const arma::vec fm = arma::conv_to<arma::vec>::from(fieldMap), t = arma::conv_to<arma::vec>::from(timeVec);
+    const Nodes n = make_nodes(t.min(), t.max(), L);
+    const arma::cx_mat A = coefficients(fm, t, n, field_bins(fm, t), type);
+    for (uword l = 0; l <= L; ++l) {
+        arma::Col<complex_type> a = arma::conv_to<arma::Col<complex_type>>::from(A.col(l));
+        arma::Col<complex_type> ph(n2_);
+        for (uword k = 0; k < n2_; ++k) ph(k) = complex_type(std::polar(1.0, -fm(k) * n.tau(l)));
+        host_.a.emplace_back(a);
+        host_.aConj.emplace_back(arma::Col<complex_type>(arma::conj(a)));
+        host_.phase.emplace_back(ph);
+        host_.phaseConj.emplace_back(arma::Col<complex_type>(arma::conj(ph)));
+    }
+}
+
+template <typename T1, typename Tobj>
+arma::Mat<std::complex<T1>> TimeSegmentation<T1, Tobj>::interpolators() const {
+    arma::Mat<std::complex<T1>> A(n1_, L_ + 1);
+    for (uword l = 0; l <= L_; ++l) A.col(l) = host_.a[l].getArma();
+    return A;
+}
+
+template <typename T1, typename Tobj>
+const typename TimeSegmentation<T1, Tobj>::Factors& TimeSegmentation<T1, Tobj>::factors_for(bool gpu) const {
+    if (!gpu) return host_;
+    std::lock_guard<std::mutex> lock(*deviceMutex_);
+    if (!device_) {
+        auto d = std::make_shared<Factors>(host_);
+        for (auto* v : {&d->a, &d->aConj, &d->phase, &d->phaseConj})
+            for (auto& x : *v) x.putOnGPU();
+        device_ = d;
+    }
+    return *device_;
+}
+
+template <typename T1, typename Tobj>
+typename TimeSegmentation<T1, Tobj>::ForgeVec TimeSegmentation<T1, Tobj>::apply(const ForgeVec& in,
+                                                                                 bool forward) const {
+    require_length(forward ? "TimeSegmentation forward" : "TimeSegmentation adjoint",
+                   forward ? "image" : "k-space data", in.n_elem, forward ? n2_ : n1_, forward ? "n2" : "n1");
+    const Factors& f = factors_for(in.on_gpu());
+    ForgeVec out;
+    for (uword l = 0; l <= L_; ++l) {
+        ForgeVec term = forward ? ForgeVec(f.a[l] % (G_ * (in % f.phase[l])))
+                                : ForgeVec(f.phaseConj[l] % (G_ / (in % f.aConj[l])));
+        if (l == 0) {
+            out = std::move(term);
+        } else {
+            out += term;
+        }
+    }
+    return out;
+}
+
+template <typename T1, typename Tobj>
+typename TimeSegmentation<T1, Tobj>::ForgeVec TimeSegmentation<T1, Tobj>::operator*(const ForgeVec& x) const {
+    return apply(x, true);
+}
+template <typename T1, typename Tobj>
+typename TimeSegmentation<T1, Tobj>::ForgeVec TimeSegmentation<T1, Tobj>::operator/(const ForgeVec& y) const {
+    return apply(y, false);
+}
+template <typename T1, typename Tobj>
+typename TimeSegmentation<T1, Tobj>::ArmaVec TimeSegmentation<T1, Tobj>::operator*(const ArmaVec& x) const {
+    return apply(ForgeVec(x), true).getArma();
+}
+template <typename T1, typename Tobj>
+typename TimeSegmentation<T1, Tobj>::ArmaVec TimeSegmentation<T1, Tobj>::operator/(const ArmaVec& y) const {
+    return apply(ForgeVec(y), false).getArma();
+}
+
+template <typename T1, typename Tobj>
+TSErrorReport TimeSegmentation<T1, Tobj>::approximation_error(const arma::Col<T1>& fieldMap,
+                                                              const arma::Col<T1>& timeVec, uword L, TSInterp type) {
+    if (L == 0) throw invalid_argument("TimeSegmentation::approximation_error: L must be at least 1, got 0");
+    if (fieldMap.is_empty() || timeVec.is_empty())
+        throw invalid_argument("TimeSegmentation::approximation_error: fieldMap and timeVec must not be empty");
+    const arma::vec fm = arma::conv_to<arma::vec>::from(fieldMap), t = arma::conv_to<arma::vec>::from(timeVec);
+    arma::vec wc, ww, tc, tw;
+    histogram(fm, field_bins(fm, t), wc, ww);
+    histogram(t, 256, tc, tw);
+    const Nodes n = make_nodes(t.min(), t.max(), L);
+    // The interpolators as the operator builds them (same nodes and histogram), at the time-bin centres.
+    const arma::cx_mat Afull = coefficients(fm, tc, n, field_bins(fm, t), type);
+    // err(i, b) = |exp(-i w_b t_i) - sum_l a_l(t_i) exp(-i w_b tau_l)|
+    const arma::mat err = arma::abs(time_phases(wc, tc).st() - Afull * node_phases(wc, n).st());
+    const arma::mat w = tw * ww.t();
+    const double sum = arma::accu(w % err % err), wsum = arma::accu(w), mx = err.max();
+    return {L, std::sqrt(sum / wsum), mx};
+}
+
+template <typename T1, typename Tobj>
+TSErrorReport TimeSegmentation<T1, Tobj>::choose_segments(const arma::Col<T1>& fieldMap, const arma::Col<T1>& timeVec,
+                                                          double targetError, TSInterp type, uword Lmax) {
+    if (!(targetError > 0)) {
+        std::ostringstream m;
+        m << "TimeSegmentation::choose_segments: targetError = " << targetError << "; expected a positive value";
+        throw invalid_argument(m.str());
+    }
+    if (Lmax == 0) throw invalid_argument("TimeSegmentation::choose_segments: Lmax must be at least 1, got 0");
+    TSErrorReport r;
+    for (uword L = 1; L <= Lmax; ++L) {
+        r = approximation_error(fieldMap, timeVec, L, type);
+        if (r.rms_error <= 0.9 * targetError) return r;
+    }
+    std::ostringstream m;
+    m << "TimeSegmentation::choose_segments: even L = " << Lmax << " segments give an estimated RMS error of "
+      << r.rms_error << ", above the requested " << targetError << "; raise Lmax or use Gdft";
+    throw invalid_argument(m.str());
+}
+
+template class TimeSegmentation<float, Gnufft<float>>;
+template class TimeSegmentation<double, Gnufft<double>>;
+template class TimeSegmentation<float, Gfft<float>>;
+template class TimeSegmentation<double, Gfft<double>>;
+template class TimeSegmentation<float, Gdft<float>>;
+template class TimeSegmentation<double, Gdft<double>>;
+
+}  // namespace forge

@@ -1,0 +1,68 @@
+// Gfft: the centred Cartesian FFT must equal the exact DFT (Gdft, float64 brute force) on its grid.
+#include <complex>
+
+#include "TestHelpers.h"
+#include "forge/Operators/Gdft.h"
+#include "forge/Operators/Gfft.h"
+
+using namespace forge_test;
+
+namespace {
+template <typename T1>
+forge::Gdft<double> matching_gdft(const forge::Gfft<T1>& G) {
+    arma::mat r = arma::conv_to<arma::mat>::from(G.image_coords());
+    arma::mat k = arma::conv_to<arma::mat>::from(G.kspace_coords());
+    arma::vec FM(G.n2(), arma::fill::zeros), t(G.n1(), arma::fill::zeros);
+    return forge::Gdft<double>(G.n1(), G.n2(), k.col(0), k.col(1), k.col(2), r.col(0), r.col(1), r.col(2), FM, t);
+}
+
+template <typename T1>
+void check_against_gdft(arma::uword Nx, arma::uword Ny, arma::uword Nz, double tol) {
+    FORGE_INFO_SEED();
+    INFO("grid " << Nx << " x " << Ny << " x " << Nz);
+    forge::Gfft<T1> G(Nx, Ny, Nz);
+    REQUIRE(G.n1() == Nx * Ny * Nz);
+    REQUIRE(G.n2() == Nx * Ny * Nz);
+    auto ref = matching_gdft(G);
+    arma::Col<std::complex<T1>> x = complex_normal<T1>(G.n2());
+    arma::Col<std::complex<T1>> y = complex_normal<T1>(G.n1());
+    arma::cx_vec xd = arma::conv_to<arma::cx_vec>::from(x), yd = arma::conv_to<arma::cx_vec>::from(y);
+    CHECK(rel_error(G * x, ref * xd) < tol);
+    CHECK(rel_error(G / y, ref / yd) < tol);
+}
+}  // namespace
+
+TEST_CASE("Gfft equals Gdft on a Cartesian grid, 2D and 3D", "[Gfft][fft]") {
+    check_against_gdft<double>(16, 12, 1, 1e-12);
+    check_against_gdft<double>(8, 6, 4, 1e-12);
+    check_against_gdft<float>(16, 16, 1, 1e-5);
+    check_against_gdft<float>(8, 8, 6, 1e-5);
+    check_against_gdft<double>(10, 1, 1, 1e-12);  // 1D also works
+}
+
+TEST_CASE("Gfft adjointness and round trip G/(G*x) = N x", "[Gfft][fft]") {
+    FORGE_INFO_SEED();
+    forge::Gfft<double> G(32, 24, 6);
+    arma::cx_vec x = complex_normal<double>(G.n2()), y = complex_normal<double>(G.n1());
+    std::complex<double> lhs = arma::cdot(G * x, y), rhs = arma::cdot(x, G / y);
+    CHECK(std::abs(lhs - rhs) / std::abs(lhs) < 1e-12);
+    CHECK(rel_error(G / (G * x), arma::cx_vec(double(G.n2()) * x)) < 1e-12);
+    // Batched transforms equal the single ones.
+    forge::forgeCol<forge::forgeComplex<double>> xx(arma::join_cols(x, 2.0 * x));
+    arma::cx_vec yb = G.forward_batch(xx, 2).getArma();
+    arma::cx_vec y1 = G * x;
+    CHECK(rel_error(yb.head(G.n1()), y1) < 1e-14);
+    CHECK(rel_error(yb.tail(G.n1()), arma::cx_vec(2.0 * y1)) < 1e-14);
+    arma::cx_vec xb = G.adjoint_batch(forge::forgeCol<forge::forgeComplex<double>>(yb), 2).getArma();
+    CHECK(rel_error(xb.tail(G.n2()), arma::cx_vec(2.0 * double(G.n2()) * x)) < 1e-12);
+}
+
+TEST_CASE("Gfft rejects bad sizes", "[Gfft][fft][errors]") {
+    CHECK_THROWS_AS(forge::Gfft<float>(15, 16, 1), forge::invalid_argument);
+    CHECK_THROWS_AS(forge::Gfft<float>(16, 0, 1), forge::invalid_argument);
+    CHECK_THROWS_WITH(forge::Gfft<float>(16, 16, 3), Catch::Contains("Nz = 3"));
+    forge::Gfft<float> G(8, 8);
+    arma::cx_fvec wrong(63, arma::fill::ones);
+    CHECK_THROWS_WITH(G * wrong, Catch::Contains("expected n2 = 64"));
+    CHECK_THROWS_AS(G / wrong, forge::invalid_argument);
+}

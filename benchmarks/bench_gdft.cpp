@@ -1,0 +1,295 @@
+// bench_gdft: times Gdft and GdftR2 forward/adjoint (float) and prints a Markdown table:
+// path, device, operator, pixels, samples, seconds per call, pair evaluations per second
+// (samples x pixels / time) and the relative error against a float64 brute force computed on a
+// subset of 64 outputs.
+//
+//   bench_gdft [--sizes small|issue] [--threads N] [--subset S] [--ops gdft,gdftr2]
+//
+// --sizes small   a few problems that run in seconds on a laptop (default)
+// --sizes issue   64x64x16 pixels with 131072 samples; a CPU path times a subset of S samples
+//                 (default 4096: the same operator restricted to those samples) and reports the rate,
+//                 plus the time the full problem would take at that rate.
+//
+// Paths: each path is a function returning {seconds per call, relative error}; add a GPU path by
+// appending to paths() below (see run_cpu for the pattern; subset_error computes the error column).
+#include <cmath>
+#include <complex>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <armadillo>
+
+#include "BenchCommon.h"
+#include "forge/Core/forgeCol.h"
+#include "forge/Operators/Gdft.h"
+#include "forge/Operators/GdftR2.h"
+
+namespace {
+
+using forge::uword;
+constexpr double kPi = 3.14159265358979323846;
+
+enum class Kind { Gdft, GdftR2 };
+enum class Op { Forward, Adjoint };
+const char* kind_name(Kind k) { return k == Kind::Gdft ? "Gdft" : "GdftR2"; }
+const char* op_name(Op o) { return o == Op::Forward ? "forward" : "adjoint"; }
+
+// One benchmark problem in float: a random 3D trajectory over the grid's k-space extent with readout
+// times over 20 ms, a smooth field map (a +-100 Hz bump plus a linear ramp, in rad/s) and a random
+// complex image and k-space vector. n1 is the number of samples actually used (a subset of n1_full
+// when the full problem is too large for the path); the first n1 samples are that subset.
+struct Problem {
+    uword nx, ny, nz, n1_full, n1;
+    arma::fvec kx, ky, kz, t, ix, iy, iz, FM, gx, gy, gz;
+    arma::cx_fvec image, kdata;
+    uword n2() const { return nx * ny * nz; }
+    std::string pixels() const {
+        return std::to_string(nx) + "x" + std::to_string(ny) + "x" + std::to_string(nz) + " = " + std::to_string(n2());
+    }
+};
+
+Problem make_problem(uword nx, uword ny, uword nz, uword n1_full, uword n1) {
+    Problem p{nx, ny, nz, n1_full, std::min(n1, n1_full), {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
+    std::mt19937_64 rng(20260322);  // fixed: the same problem every run
+    std::uniform_real_distribution<double> u(-0.5, 0.5);
+    std::normal_distribution<double> g(0.0, 1.0);
+    const uword n2 = p.n2();
+    p.kx.set_size(p.n1);
+    p.ky.set_size(p.n1);
+    p.kz.set_size(p.n1);
+    p.t.set_size(p.n1);
+    for (uword j = 0; j < p.n1; ++j) {
+        p.kx[j] = float(u(rng) * nx);
+        p.ky[j] = float(u(rng) * ny);
+        p.kz[j] = float(u(rng) * nz);
+        p.t[j] = float((u(rng) + 0.5) * 20e-3);
+    }
+    p.ix.set_size(n2);
+    p.iy.set_size(n2);
+    p.iz.set_size(n2);
+    p.FM.set_size(n2);
+    for (uword z = 0; z < nz; ++z)
+        for (uword y = 0; y < ny; ++y)
+            for (uword x = 0; x < nx; ++x) {
+                const uword i = x + nx * (y + ny * z);
+                const double rx = (double(x) - double(nx / 2)) / double(nx);
+                const double ry = (double(y) - double(ny / 2)) / double(ny);
+                const double rz = (double(z) - double(nz / 2)) / double(nz);
+                p.ix[i] = float(rx);
+                p.iy[i] = float(ry);
+                p.iz[i] = float(rz);
+                const double hz = 100.0 * std::exp(-(rx * rx + ry * ry + rz * rz) / 0.05) + 30.0 * rx - 20.0 * ry;
+                p.FM[i] = float(2 * kPi * hz);
+            }
+    forge::GdftR2<float>::field_map_gradients(p.FM, nx, ny, nz, p.gx, p.gy, p.gz);
+    p.image.set_size(n2);
+    for (auto& v : p.image) v = std::complex<float>(float(g(rng)), float(g(rng)));
+    p.kdata.set_size(p.n1);
+    for (auto& v : p.kdata) v = std::complex<float>(float(g(rng)), float(g(rng)));
+    return p;
+}
+
+double sinc_pg(double x) { return x == 0.0 ? 1.0 : std::sin(kPi * x) / (kPi * x); }
+
+// exp(-i phase) [* B] for sample j and pixel k in float64, from the float inputs.
+std::complex<double> entry(const Problem& p, Kind kind, uword j, uword k) {
+    const double ph = 2 * kPi * (double(p.kx[j]) * p.ix[k] + double(p.ky[j]) * p.iy[k] + double(p.kz[j]) * p.iz[k]) +
+                      double(p.FM[k]) * p.t[j];
+    std::complex<double> e(std::cos(ph), -std::sin(ph));
+    if (kind == Kind::GdftR2) {
+        const double tj = p.t[j];
+        e *= sinc_pg(p.kx[j] / double(p.nx) + double(p.gx[k]) * tj) *
+             sinc_pg(p.ky[j] / double(p.ny) + double(p.gy[k]) * tj) *
+             sinc_pg(p.kz[j] / double(p.nz) + double(p.gz[k]) * tj);
+    }
+    return e;
+}
+
+// ||out - ref|| / ||ref|| over 64 evenly spaced outputs, ref by float64 brute force. 'out' is the
+// path's full output (n1 entries forward, n2 adjoint), interleaved complex float.
+double subset_error(const Problem& p, Kind kind, Op op, const std::complex<float>* out) {
+    const uword nout = op == Op::Forward ? p.n1 : p.n2();
+    const uword nsub = std::min<uword>(64, nout);
+    double num = 0, den = 0;
+#pragma omp parallel for reduction(+ : num, den) schedule(dynamic)
+    for (long long s = 0; s < (long long)nsub; ++s) {
+        const uword o = uword(s) * nout / nsub;
+        std::complex<double> ref = 0;
+        if (op == Op::Forward) {
+            for (uword k = 0; k < p.n2(); ++k) ref += entry(p, kind, o, k) * std::complex<double>(p.image[k]);
+        } else {
+            for (uword j = 0; j < p.n1; ++j) ref += std::conj(entry(p, kind, j, o)) * std::complex<double>(p.kdata[j]);
+        }
+        num += std::norm(std::complex<double>(out[o]) - ref);
+        den += std::norm(ref);
+    }
+    return std::sqrt(num / den);
+}
+
+struct PathResult {
+    double seconds;    // per call
+    double rel_error;  // vs float64 on the subset
+};
+
+// CPU path: the operators' host (OpenMP) loops on forgeCol data in host memory.
+PathResult run_cpu(const Problem& p, Kind kind, Op op) {
+    using V = forgeCol<forgeComplex<float>>;
+    std::unique_ptr<forge::DftOperator<float>> G;
+    if (kind == Kind::Gdft) {
+        G = std::make_unique<forge::Gdft<float>>(p.n1, p.n2(), p.kx, p.ky, p.kz, p.ix, p.iy, p.iz, p.FM, p.t);
+    } else {
+        G = std::make_unique<forge::GdftR2<float>>(p.n1, p.n2(), p.kx, p.ky, p.kz, p.ix, p.iy, p.iz, p.FM, p.t, p.gx,
+                                                   p.gy, p.gz, p.nx, p.ny, p.nz);
+    }
+    const V in(op == Op::Forward ? p.image : p.kdata);
+    V out;
+    const double s = forge_bench::time_call([&] { out = op == Op::Forward ? (*G * in) : (*G / in); });
+    const arma::cx_fvec res = out.getArma();
+    return {s, subset_error(p, kind, op, res.memptr())};
+}
+
+struct Path {
+    std::string name;
+    std::function<std::string()> device;    // text for the device column
+    std::function<bool()> available;        // false: the path is listed as skipped
+    uword max_samples;                       // larger problems are timed on this many samples
+    std::function<PathResult(const Problem&, Kind, Op)> run;
+};
+
+std::vector<Path> paths(uword cpu_subset) {
+    std::vector<Path> v;
+    v.push_back({"cpu", [] { return forge_bench::cpu_device_string(); }, [] { return true; }, cpu_subset, run_cpu});
+    // GPU paths go here (e.g. {"gpu", device name, device::available, all samples, run_gpu}).
+    return v;
+}
+
+struct Size {
+    uword nx, ny, nz, n1;
+};
+
+void usage() {
+    std::fprintf(stderr,
+                 "usage: bench_gdft [--sizes small|issue] [--threads N] [--subset S] [--ops gdft,gdftr2]\n"
+                 "  --sizes small  a few small problems (default)\n"
+                 "  --sizes issue  64x64x16 pixels, 131072 samples (CPU times a subset of S samples)\n"
+                 "  --threads N    OpenMP threads (default: all)\n"
+                 "  --subset S     samples timed per problem on the CPU (default 4096 for issue, all for small)\n"
+                 "  --ops LIST     operators to time: gdft, gdftr2 or both (default both)\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::string sizes = "small";
+    std::string ops = "gdft,gdftr2";
+    long subset = -1;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        auto value = [&]() -> std::string {
+            if (i + 1 >= argc) {
+                std::fprintf(stderr, "bench_gdft: %s needs a value\n", a.c_str());
+                usage();
+                std::exit(2);
+            }
+            return argv[++i];
+        };
+        if (a == "--sizes") {
+            sizes = value();
+        } else if (a == "--threads") {
+            const int n = std::atoi(value().c_str());
+            if (n < 1) {
+                std::fprintf(stderr, "bench_gdft: --threads must be at least 1\n");
+                return 2;
+            }
+            forge_bench::set_threads(n);
+        } else if (a == "--subset") {
+            subset = std::atol(value().c_str());
+            if (subset < 1) {
+                std::fprintf(stderr, "bench_gdft: --subset must be at least 1\n");
+                return 2;
+            }
+        } else if (a == "--ops") {
+            ops = value();
+        } else if (a == "-h" || a == "--help") {
+            usage();
+            return 0;
+        } else {
+            std::fprintf(stderr, "bench_gdft: unknown option '%s'\n", a.c_str());
+            usage();
+            return 2;
+        }
+    }
+    std::vector<Size> list;
+    uword default_subset = 0;
+    if (sizes == "small") {
+        list = {{32, 32, 1, 2048}, {64, 64, 1, 8192}, {32, 32, 8, 16384}};
+        default_subset = 1u << 30;  // all samples
+    } else if (sizes == "issue") {
+        list = {{64, 64, 16, 131072}};
+        default_subset = 4096;
+    } else {
+        std::fprintf(stderr, "bench_gdft: --sizes must be small or issue, got '%s'\n", sizes.c_str());
+        return 2;
+    }
+    std::vector<Kind> kinds;
+    {
+        std::string rest = ops + ",";
+        for (size_t pos; (pos = rest.find(',')) != std::string::npos; rest.erase(0, pos + 1)) {
+            const std::string tok = rest.substr(0, pos);
+            if (tok == "gdft") {
+                kinds.push_back(Kind::Gdft);
+            } else if (tok == "gdftr2") {
+                kinds.push_back(Kind::GdftR2);
+            } else if (!tok.empty()) {
+                std::fprintf(stderr, "bench_gdft: unknown operator '%s' in --ops\n", tok.c_str());
+                return 2;
+            }
+        }
+    }
+    if (kinds.empty()) {
+        std::fprintf(stderr, "bench_gdft: --ops must list gdft and/or gdftr2\n");
+        return 2;
+    }
+    const uword cpu_subset = subset > 0 ? uword(subset) : default_subset;
+
+    std::printf("bench_gdft: float operators, --sizes %s, %d OpenMP threads, %u CPUs online, load average %.2f at "
+                "start; error = ||y - y64|| / ||y64|| over 64 outputs (float64 brute force); s per call = fastest of "
+                ">= 3 calls\n\n",
+                sizes.c_str(), forge_bench::max_threads(), std::thread::hardware_concurrency(),
+                forge_bench::load_average());
+    forge_bench::Table table({"path", "device", "operator", "pixels", "samples timed (of total)", "s per call",
+                              "pairs/s", "full problem s (est.)", "rel. error"});
+    for (const Size& sz : list) {
+        for (const Path& path : paths(cpu_subset)) {
+            const uword n1 = std::min(sz.n1, path.max_samples);
+            if (!path.available()) {
+                table.add({path.name, path.device(), "-", "-", "-", "skipped (not available)", "-", "-", "-"});
+                continue;
+            }
+            const Problem p = make_problem(sz.nx, sz.ny, sz.nz, sz.n1, n1);
+            for (Kind kind : kinds)
+                for (Op op : {Op::Forward, Op::Adjoint}) {
+                    const PathResult r = path.run(p, kind, op);
+                    const double pairs = double(p.n1) * double(p.n2());
+                    const double rate = pairs / r.seconds;
+                    const double full = double(p.n1_full) * double(p.n2()) / rate;
+                    table.add({path.name, path.device(), std::string(kind_name(kind)) + " " + op_name(op), p.pixels(),
+                               p.n1 == p.n1_full ? std::to_string(p.n1)
+                                                 : std::to_string(p.n1) + " (of " + std::to_string(p.n1_full) + ")",
+                               forge_bench::fmt("%.4g", r.seconds), forge_bench::fmt("%.3g", rate),
+                               forge_bench::fmt("%.3g", full), forge_bench::fmt("%.2e", r.rel_error)});
+                    std::fprintf(stderr, "  done: %s %s %s %s\n", path.name.c_str(), kind_name(kind), op_name(op),
+                                 p.pixels().c_str());
+                }
+        }
+    }
+    table.print();
+    return 0;
+}

@@ -1,0 +1,579 @@
+// Tests of forge's core types (forgeComplex, forgeCol, forgeMat) on the host path, each against
+// Armadillo / std::complex computed independently in the test. Fresh random inputs every run
+// (replay a failure with FORGE_TEST_SEED=<seed printed in the failure message>).
+#include <cmath>
+#include <complex>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+#include <type_traits>
+#include <utility>
+
+#include <armadillo>
+#include <catch2/catch.hpp>
+
+#include "TestHelpers.h"
+#include "forge/Core/DeviceMemory.h"
+#include "forge/Core/Exceptions.h"
+#include "forge/Core/forgeCol.h"
+#include "forge/Core/forgeComplex.h"
+#include "forge/Core/forgeMat.h"
+
+namespace {
+
+using forge::uword;
+
+// Relative tolerance for element-wise results computed in T (a few ulps, norm-wise).
+template <typename T> double elem_tol() { return std::is_same<T, float>::value ? 2e-6 : 1e-14; }
+
+// A complex vector whose entries stay away from 0 (used as divisors).
+template <typename R>
+arma::Col<std::complex<R>> cx_divisor(uword n) {
+    arma::Col<std::complex<R>> v = forge_test::complex_normal<R>(n);
+    for (auto& z : v) {
+        const R m = std::abs(z);
+        z = (m > R(0)) ? z * (R(0.5) + m) / m : std::complex<R>(R(1), R(0));
+    }
+    return v;
+}
+// A real vector with entries in +-[0.5, 2] (random sign): a safe divisor.
+template <typename R>
+arma::Col<R> re_divisor(uword n) {
+    arma::Col<R> mag = forge_test::uniform<R>(n, 0.5, 2.0);
+    arma::Col<R> sgn = forge_test::uniform<R>(n, -1.0, 1.0);
+    for (uword i = 0; i < n; ++i) mag[i] = sgn[i] < 0 ? -mag[i] : mag[i];
+    return mag;
+}
+template <typename R>
+std::complex<R> cx_scalar() {
+    arma::Col<std::complex<R>> s = cx_divisor<R>(1);
+    return s[0];
+}
+
+// Lengths: trivial, odd, and one above forgeCol's OpenMP threshold so the threaded loops run too.
+const uword kSizes[] = {1, 37, (uword(1) << 15) + 123};
+
+template <typename FC, typename AC>
+double rel(const FC& f, const AC& a) {
+    return forge_test::rel_error(f.getArma(), a);
+}
+
+}  // namespace
+
+// ============================================================================ forgeComplex
+TEMPLATE_TEST_CASE("forgeComplex: layout matches std::complex and interleaved pairs", "[core][complex]", float,
+                   double) {
+    using R = TestType;
+    FORGE_INFO_SEED();
+    STATIC_REQUIRE(sizeof(forgeComplex<R>) == 2 * sizeof(R));
+    STATIC_REQUIRE(alignof(forgeComplex<R>) == alignof(R));
+    STATIC_REQUIRE(std::is_standard_layout<forgeComplex<R>>::value);
+    STATIC_REQUIRE(std::is_trivially_copyable<forgeComplex<R>>::value);
+
+    arma::Col<std::complex<R>> a = forge_test::complex_normal<R>(16);
+    // Memory of an arma complex vector read as forgeComplex and as interleaved R pairs.
+    const auto* fc = reinterpret_cast<const forgeComplex<R>*>(a.memptr());
+    const auto* pairs = reinterpret_cast<const R*>(a.memptr());
+    for (uword i = 0; i < a.n_elem; ++i) {
+        CHECK(fc[i].re == a[i].real());
+        CHECK(fc[i].im == a[i].imag());
+        CHECK(pairs[2 * i] == a[i].real());
+        CHECK(pairs[2 * i + 1] == a[i].imag());
+        // Conversions both ways are exact.
+        forgeComplex<R> f(a[i]);
+        std::complex<R> back = f;
+        CHECK(back == a[i]);
+    }
+}
+
+TEMPLATE_TEST_CASE("forgeComplex: scalar arithmetic matches std::complex", "[core][complex]", float, double) {
+    using R = TestType;
+    using C = std::complex<R>;
+    FORGE_INFO_SEED();
+    const double tol = elem_tol<R>();
+    auto close = [tol](forgeComplex<R> f, C ref) {
+        const double err = std::abs(std::complex<double>(f.re, f.im) - std::complex<double>(ref));
+        return err <= tol * std::max(1.0, double(std::abs(ref)));
+    };
+    for (int rep = 0; rep < 200; ++rep) {
+        const C a = forge_test::complex_normal<R>(1)[0];
+        const C b = cx_scalar<R>();
+        const R s = re_divisor<R>(1)[0];
+        const forgeComplex<R> fa(a), fb(b);
+        INFO("a = " << a << ", b = " << b << ", s = " << s);
+        CHECK(close(fa + fb, a + b));
+        CHECK(close(fa - fb, a - b));
+        CHECK(close(fa * fb, a * b));
+        CHECK(close(fa / fb, a / b));
+        CHECK(close(-fa, -a));
+        CHECK(close(fa * s, a * s));
+        CHECK(close(s * fa, s * a));
+        CHECK(close(fa / s, a / s));
+        CHECK(close(fa + s, a + s));
+        CHECK(close(s - fa, s - a));
+        CHECK(close(s / fb, s / b));
+        forgeComplex<R> acc = fa;
+        acc *= fb;
+        CHECK(close(acc, a * b));
+        acc = fa;
+        acc /= fb;
+        CHECK(close(acc, a / b));
+        CHECK(close(forge::conj(fa), std::conj(a)));
+        CHECK(forge::real(fa) == a.real());
+        CHECK(forge::imag(fa) == a.imag());
+        CHECK(forge::norm(fa) == Approx(std::norm(a)).epsilon(tol));
+        CHECK(forge::abs(fa) == Approx(std::abs(a)).epsilon(tol));
+    }
+    // Smith's division stays finite where the naive formula would overflow |b|^2.
+    const R big = std::numeric_limits<R>::max() / R(4);
+    const forgeComplex<R> q = forgeComplex<R>(big, big) / forgeComplex<R>(big, big);
+    CHECK(q.re == Approx(1.0).epsilon(tol));
+    CHECK(std::abs(q.im) < tol);
+}
+
+// ============================================================================ forgeCol element-wise
+TEMPLATE_TEST_CASE("forgeCol: complex vector-vector arithmetic matches Armadillo", "[core][forgeCol]", float,
+                   double) {
+    using R = TestType;
+    using FV = forgeCol<forgeComplex<R>>;
+    FORGE_INFO_SEED();
+    const double tol = elem_tol<R>();
+    for (uword n : kSizes) {
+        INFO("n = " << n);
+        const arma::Col<std::complex<R>> a = forge_test::complex_normal<R>(n);
+        const arma::Col<std::complex<R>> b = cx_divisor<R>(n);
+        const FV fa(a), fb(b);
+        CHECK(rel(fa + fb, arma::Col<std::complex<R>>(a + b)) < tol);
+        CHECK(rel(fa - fb, arma::Col<std::complex<R>>(a - b)) < tol);
+        CHECK(rel(fa % fb, arma::Col<std::complex<R>>(a % b)) < tol);
+        CHECK(rel(fa / fb, arma::Col<std::complex<R>>(a / b)) < tol);
+        CHECK(rel(-fa, arma::Col<std::complex<R>>(-a)) < tol);
+
+        FV c = fa;
+        c += fb;
+        CHECK(rel(c, arma::Col<std::complex<R>>(a + b)) < tol);
+        c = fa;
+        c -= fb;
+        CHECK(rel(c, arma::Col<std::complex<R>>(a - b)) < tol);
+        c = fa;
+        c %= fb;
+        CHECK(rel(c, arma::Col<std::complex<R>>(a % b)) < tol);
+        c = fa;
+        c /= fb;
+        CHECK(rel(c, arma::Col<std::complex<R>>(a / b)) < tol);
+        // The operands are untouched by the binary operators.
+        CHECK(rel(fa, a) == 0.0);
+        CHECK(rel(fb, b) == 0.0);
+    }
+}
+
+TEMPLATE_TEST_CASE("forgeCol: complex vector-scalar arithmetic matches Armadillo", "[core][forgeCol]", float,
+                   double) {
+    using R = TestType;
+    using C = std::complex<R>;
+    using FC = forgeComplex<R>;
+    using FV = forgeCol<FC>;
+    using AV = arma::Col<C>;
+    FORGE_INFO_SEED();
+    const double tol = elem_tol<R>();
+    for (uword n : kSizes) {
+        INFO("n = " << n);
+        const AV a = cx_divisor<R>(n);
+        const C s = cx_scalar<R>();
+        const R r = re_divisor<R>(1)[0];
+        const FV fa(a);
+        const FC fs(s);
+        // complex scalar, both sides
+        CHECK(rel(fa + fs, AV(a + s)) < tol);
+        CHECK(rel(fs + fa, AV(s + a)) < tol);
+        CHECK(rel(fa - fs, AV(a - s)) < tol);
+        CHECK(rel(fs - fa, AV(s - a)) < tol);
+        CHECK(rel(fa * fs, AV(a * s)) < tol);
+        CHECK(rel(fs * fa, AV(s * a)) < tol);
+        CHECK(rel(fa / fs, AV(a / s)) < tol);
+        CHECK(rel(fs / fa, AV(s / a)) < tol);
+        // real scalar with a complex vector
+        CHECK(rel(fa * r, AV(a * r)) < tol);
+        CHECK(rel(r * fa, AV(r * a)) < tol);
+        CHECK(rel(fa / r, AV(a / r)) < tol);
+        // in place
+        FV c = fa;
+        c *= fs;
+        CHECK(rel(c, AV(a * s)) < tol);
+        c = fa;
+        c /= fs;
+        CHECK(rel(c, AV(a / s)) < tol);
+        c = fa;
+        c += fs;
+        CHECK(rel(c, AV(a + s)) < tol);
+        c = fa;
+        c -= fs;
+        CHECK(rel(c, AV(a - s)) < tol);
+    }
+}
+
+TEMPLATE_TEST_CASE("forgeCol: real vector arithmetic matches Armadillo", "[core][forgeCol]", float, double) {
+    using R = TestType;
+    using AV = arma::Col<R>;
+    using FV = forgeCol<R>;
+    FORGE_INFO_SEED();
+    const double tol = elem_tol<R>();
+    for (uword n : kSizes) {
+        INFO("n = " << n);
+        const AV a = forge_test::uniform<R>(n, -3.0, 3.0);
+        const AV b = re_divisor<R>(n);
+        const R s = re_divisor<R>(1)[0];
+        const FV fa(a), fb(b);
+        CHECK(rel(fa + fb, AV(a + b)) < tol);
+        CHECK(rel(fa - fb, AV(a - b)) < tol);
+        CHECK(rel(fa % fb, AV(a % b)) < tol);
+        CHECK(rel(fa / fb, AV(a / b)) < tol);
+        CHECK(rel(fa + s, AV(a + s)) < tol);
+        CHECK(rel(s + fa, AV(s + a)) < tol);
+        CHECK(rel(fa - s, AV(a - s)) < tol);
+        CHECK(rel(s - fa, AV(s - a)) < tol);
+        CHECK(rel(fa * s, AV(a * s)) < tol);
+        CHECK(rel(s * fa, AV(s * a)) < tol);
+        CHECK(rel(fa / s, AV(a / s)) < tol);
+        CHECK(rel(s / fb, AV(s / b)) < tol);
+        CHECK(rel(-fa, AV(-a)) < tol);
+    }
+}
+
+TEMPLATE_TEST_CASE("forgeCol: complex times real vectors matches Armadillo", "[core][forgeCol]", float, double) {
+    using R = TestType;
+    using AV = arma::Col<std::complex<R>>;
+    FORGE_INFO_SEED();
+    const double tol = elem_tol<R>();
+    for (uword n : kSizes) {
+        INFO("n = " << n);
+        const AV a = forge_test::complex_normal<R>(n);
+        const arma::Col<R> w = re_divisor<R>(n);
+        const AV wc = arma::conv_to<AV>::from(w);
+        const forgeCol<forgeComplex<R>> fa(a);
+        const forgeCol<R> fw(w);
+        forgeCol<forgeComplex<R>> p1 = fa % fw;
+        forgeCol<forgeComplex<R>> p2 = fw % fa;
+        forgeCol<forgeComplex<R>> q = fa / fw;
+        CHECK(rel(p1, AV(a % wc)) < tol);
+        CHECK(rel(p2, AV(wc % a)) < tol);
+        CHECK(rel(q, AV(a / wc)) < tol);
+    }
+}
+
+TEMPLATE_TEST_CASE("forgeCol: conj real imag abs match Armadillo", "[core][forgeCol]", float, double) {
+    using R = TestType;
+    using AV = arma::Col<std::complex<R>>;
+    FORGE_INFO_SEED();
+    const double tol = elem_tol<R>();
+    for (uword n : kSizes) {
+        INFO("n = " << n);
+        const AV a = forge_test::complex_normal<R>(n);
+        const forgeCol<forgeComplex<R>> fa(a);
+        CHECK(rel(forge::conj(fa), AV(arma::conj(a))) == 0.0);
+        CHECK(rel(forge::real(fa), arma::Col<R>(arma::real(a))) == 0.0);
+        CHECK(rel(forge::imag(fa), arma::Col<R>(arma::imag(a))) == 0.0);
+        CHECK(rel(forge::abs(fa), arma::Col<R>(arma::abs(a))) < tol);
+        // Real vectors: conj is the identity, imag is zero, abs drops the sign.
+        const arma::Col<R> v = forge_test::uniform<R>(n, -2.0, 2.0);
+        const forgeCol<R> fv(v);
+        CHECK(rel(forge::conj(fv), v) == 0.0);
+        CHECK(rel(forge::real(fv), v) == 0.0);
+        CHECK(arma::norm(forge::imag(fv).getArma()) == 0.0);
+        CHECK(rel(forge::abs(fv), arma::Col<R>(arma::abs(v))) == 0.0);
+    }
+}
+
+TEMPLATE_TEST_CASE("forgeCol: norm cdot sum match float64 Armadillo", "[core][forgeCol]", float, double) {
+    using R = TestType;
+    using AV = arma::Col<std::complex<R>>;
+    FORGE_INFO_SEED();
+    // forge accumulates in double and rounds the result once to R.
+    const double tol = std::is_same<R, float>::value ? 1e-6 : 1e-13;
+    for (uword n : kSizes) {
+        INFO("n = " << n);
+        const AV a = forge_test::complex_normal<R>(n);
+        const AV b = forge_test::complex_normal<R>(n);
+        const arma::cx_vec ad = arma::conv_to<arma::cx_vec>::from(a);
+        const arma::cx_vec bd = arma::conv_to<arma::cx_vec>::from(b);
+        const forgeCol<forgeComplex<R>> fa(a), fb(b);
+
+        const double nref = arma::norm(ad);
+        CHECK(std::abs(double(forge::norm(fa)) - nref) <= tol * nref);
+
+        const std::complex<double> dref = arma::cdot(ad, bd);  // sum conj(a) b
+        const forgeComplex<R> d = forge::cdot(fa, fb);
+        CHECK(std::abs(std::complex<double>(d.re, d.im) - dref) <= tol * nref * arma::norm(bd));
+        // conjugate symmetry: cdot(b, a) = conj(cdot(a, b))
+        const forgeComplex<R> d2 = forge::cdot(fb, fa);
+        CHECK(std::abs(std::complex<double>(d2.re, d2.im) - std::conj(dref)) <= tol * nref * arma::norm(bd));
+
+        const std::complex<double> sref = arma::accu(ad);
+        const forgeComplex<R> s = forge::sum(fa);
+        CHECK(std::abs(std::complex<double>(s.re, s.im) - sref) <= tol * std::sqrt(double(n)) * nref);
+
+        // Real vectors.
+        const arma::Col<R> v = forge_test::uniform<R>(n, -1.0, 1.0);
+        const arma::Col<R> w = forge_test::uniform<R>(n, -1.0, 1.0);
+        const arma::vec vd = arma::conv_to<arma::vec>::from(v), wd = arma::conv_to<arma::vec>::from(w);
+        const forgeCol<R> fv(v), fw(w);
+        CHECK(std::abs(double(forge::norm(fv)) - arma::norm(vd)) <= tol * arma::norm(vd));
+        CHECK(std::abs(double(forge::cdot(fv, fw)) - arma::dot(vd, wd)) <= tol * arma::norm(vd) * arma::norm(wd));
+        CHECK(std::abs(double(forge::sum(fv)) - arma::accu(vd)) <= tol * std::sqrt(double(n)) * arma::norm(vd));
+    }
+}
+
+TEMPLATE_TEST_CASE("forgeCol: axpy and axpby match Armadillo", "[core][forgeCol]", float, double) {
+    using R = TestType;
+    using C = std::complex<R>;
+    using AV = arma::Col<C>;
+    using FV = forgeCol<forgeComplex<R>>;
+    FORGE_INFO_SEED();
+    const double tol = elem_tol<R>();
+    for (uword n : kSizes) {
+        INFO("n = " << n);
+        const AV x = forge_test::complex_normal<R>(n);
+        const AV y = forge_test::complex_normal<R>(n);
+        const C a = cx_scalar<R>(), b = cx_scalar<R>();
+        const FV fx(x);
+        FV fy(y);
+        forge::axpy(forgeComplex<R>(a), fx, fy);
+        CHECK(rel(fy, AV(a * x + y)) < tol);
+        FV fy2(y);
+        forge::axpby(forgeComplex<R>(a), fx, forgeComplex<R>(b), fy2);
+        CHECK(rel(fy2, AV(a * x + b * y)) < tol);
+        CHECK(rel(fx, x) == 0.0);  // x is read only
+
+        const arma::Col<R> xr = forge_test::uniform<R>(n, -1.0, 1.0), yr = forge_test::uniform<R>(n, -1.0, 1.0);
+        const R ar = re_divisor<R>(1)[0];
+        forgeCol<R> fyr(yr);
+        forge::axpy(ar, forgeCol<R>(xr), fyr);
+        CHECK(rel(fyr, arma::Col<R>(ar * xr + yr)) < tol);
+    }
+}
+
+// ============================================================================ conversions and semantics
+TEMPLATE_TEST_CASE("forgeCol and forgeMat: Armadillo conversions both ways are exact", "[core][forgeCol][forgeMat]",
+                   float, double) {
+    using R = TestType;
+    using AV = arma::Col<std::complex<R>>;
+    FORGE_INFO_SEED();
+    const AV a = forge_test::complex_normal<R>(53);
+    const forgeCol<forgeComplex<R>> f(a);
+    REQUIRE(f.n_elem == a.n_elem);
+    CHECK_FALSE(f.on_gpu());
+    for (uword i = 0; i < a.n_elem; ++i) {
+        CHECK(f(i).re == a[i].real());
+        CHECK(f[i].im == a[i].imag());
+        CHECK(std::complex<R>(f.at(i)) == a[i]);
+    }
+    CHECK(arma::approx_equal(f.getArma(), a, "absdiff", 0.0));
+    const AV back = static_cast<AV>(f);
+    CHECK(arma::approx_equal(back, a, "absdiff", 0.0));
+    // memptr() is contiguous interleaved data.
+    CHECK(std::memcmp(f.memptr(), a.memptr(), a.n_elem * sizeof(std::complex<R>)) == 0);
+
+    // forgeMat: column-major, (r, c) matches arma, col/set_col/as_col agree.
+    const uword rows = 7, cols = 5;
+    arma::Mat<std::complex<R>> m(rows, cols);
+    {
+        AV flat = forge_test::complex_normal<R>(rows * cols);
+        std::memcpy(m.memptr(), flat.memptr(), flat.n_elem * sizeof(std::complex<R>));
+    }
+    forgeMat<forgeComplex<R>> fm(m);
+    REQUIRE(fm.n_rows == rows);
+    REQUIRE(fm.n_cols == cols);
+    REQUIRE(fm.n_elem == rows * cols);
+    CHECK_FALSE(fm.on_gpu());
+    for (uword c = 0; c < cols; ++c)
+        for (uword r = 0; r < rows; ++r) {
+            CHECK(std::complex<R>(fm(r, c)) == m(r, c));
+            CHECK(std::complex<R>(fm.at(r, c)) == m(r, c));
+            CHECK(std::complex<R>(fm.as_col()[r + c * rows]) == m(r, c));
+        }
+    CHECK(arma::approx_equal(fm.getArma(), m, "absdiff", 0.0));
+    CHECK(arma::approx_equal(fm.col(3).getArma(), AV(m.col(3)), "absdiff", 0.0));
+    const AV newcol = forge_test::complex_normal<R>(rows);
+    fm.set_col(2, forgeCol<forgeComplex<R>>(newcol));
+    m.col(2) = newcol;
+    CHECK(arma::approx_equal(fm.getArma(), m, "absdiff", 0.0));
+    // Writes through (r, c) land where arma puts them.
+    fm(4, 1) = forgeComplex<R>(R(3), R(-2));
+    m(4, 1) = std::complex<R>(R(3), R(-2));
+    CHECK(arma::approx_equal(fm.getArma(), m, "absdiff", 0.0));
+}
+
+TEMPLATE_TEST_CASE("forgeMat: element-wise arithmetic matches Armadillo", "[core][forgeMat]", float, double) {
+    using R = TestType;
+    using AM = arma::Mat<std::complex<R>>;
+    FORGE_INFO_SEED();
+    const double tol = elem_tol<R>();
+    const uword rows = 9, cols = 4;
+    auto rand_mat = [&] {
+        AM m(rows, cols);
+        auto v = forge_test::complex_normal<R>(rows * cols);
+        std::memcpy(m.memptr(), v.memptr(), v.n_elem * sizeof(std::complex<R>));
+        return m;
+    };
+    const AM a = rand_mat(), b = rand_mat();
+    const std::complex<R> s = cx_scalar<R>();
+    const forgeMat<forgeComplex<R>> fa(a), fb(b);
+    auto mrel = [](const forgeMat<forgeComplex<R>>& f, const AM& ref) {
+        return forge_test::rel_error(arma::vectorise(f.getArma()).eval(), arma::vectorise(ref).eval());
+    };
+    CHECK(mrel(fa + fb, AM(a + b)) < tol);
+    CHECK(mrel(fa - fb, AM(a - b)) < tol);
+    CHECK(mrel(fa % fb, AM(a % b)) < tol);
+    CHECK(mrel(fa * forgeComplex<R>(s), AM(a * s)) < tol);
+    CHECK(mrel(forgeComplex<R>(s) * fa, AM(s * a)) < tol);
+    forgeMat<forgeComplex<R>> c = fa;
+    c /= forgeComplex<R>(s);
+    CHECK(mrel(c, AM(a / s)) < tol);
+    forgeMat<forgeComplex<R>> z(rows, cols);
+    z.ones();
+    CHECK(mrel(z, AM(rows, cols, arma::fill::ones)) == 0.0);
+    z.zeros();
+    CHECK(arma::norm(arma::vectorise(z.getArma())) == 0.0);
+}
+
+TEST_CASE("forgeCol: copies are deep and moves transfer ownership", "[core][forgeCol]") {
+    using FV = forgeCol<forgeComplex<float>>;
+    FORGE_INFO_SEED();
+    const arma::cx_fvec a = forge_test::complex_normal<float>(64);
+    FV src(a);
+
+    FV copy(src);  // copy construction
+    copy(0) = forgeComplex<float>(100.f, -100.f);
+    CHECK(std::complex<float>(src(0)) == a[0]);
+    CHECK(copy.memptr() != src.memptr());
+    CHECK(rel(src, a) == 0.0);
+
+    FV assigned(3);  // copy assignment replaces size and contents
+    assigned = src;
+    REQUIRE(assigned.n_elem == src.n_elem);
+    CHECK(rel(assigned, a) == 0.0);
+    assigned(5) = forgeComplex<float>(7.f, 7.f);
+    CHECK(std::complex<float>(src(5)) == a[5]);
+
+    FV& self = assigned;  // self assignment is harmless
+    assigned = self;
+    CHECK(assigned.n_elem == a.n_elem);
+
+    const forgeComplex<float>* data = src.memptr();
+    FV moved(std::move(src));  // move construction steals the buffer
+    CHECK(moved.memptr() == data);
+    CHECK(rel(moved, a) == 0.0);
+    CHECK(src.n_elem == 0);  // NOLINT(bugprone-use-after-move): documented moved-from state
+    CHECK(src.is_empty());
+    CHECK_FALSE(src.on_gpu());
+
+    FV target(10);
+    target = std::move(moved);  // move assignment
+    CHECK(target.memptr() == data);
+    CHECK(target.n_elem == a.n_elem);
+    CHECK(moved.n_elem == 0);  // NOLINT(bugprone-use-after-move)
+    CHECK(rel(target, a) == 0.0);
+
+    // A moved-from vector is reusable.
+    src.set_size(4);
+    src.fill(forgeComplex<float>(1.f, 2.f));
+    CHECK(src.n_elem == 4);
+    CHECK(std::complex<float>(src(3)) == std::complex<float>(1.f, 2.f));
+
+    // forgeMat copies are deep too.
+    forgeMat<float> m(3, 2, 1.f);
+    forgeMat<float> mc = m;
+    mc(1, 1) = 5.f;
+    CHECK(m(1, 1) == 1.f);
+    forgeMat<float> mm = std::move(mc);
+    CHECK(mm(1, 1) == 5.f);
+}
+
+TEST_CASE("forgeCol and forgeMat: size mismatches throw forge::invalid_argument", "[core][errors]") {
+    using FV = forgeCol<forgeComplex<double>>;
+    FORGE_INFO_SEED();
+    const FV a(forge_test::complex_normal<double>(5));
+    FV b(forge_test::complex_normal<double>(6));
+    const forgeCol<double> w(6, 1.0);
+    const forgeComplex<double> one(1.0);
+    CHECK_THROWS_AS(a + b, forge::invalid_argument);
+    CHECK_THROWS_AS(a - b, forge::invalid_argument);
+    CHECK_THROWS_AS(a % b, forge::invalid_argument);
+    CHECK_THROWS_AS(a / b, forge::invalid_argument);
+    CHECK_THROWS_AS(a % w, forge::invalid_argument);
+    CHECK_THROWS_AS(w % a, forge::invalid_argument);
+    CHECK_THROWS_AS(a / w, forge::invalid_argument);
+    CHECK_THROWS_AS(b += a, forge::invalid_argument);
+    CHECK_THROWS_AS(b -= a, forge::invalid_argument);
+    CHECK_THROWS_AS(b %= a, forge::invalid_argument);
+    CHECK_THROWS_AS(b /= a, forge::invalid_argument);
+    CHECK_THROWS_AS(forge::cdot(a, b), forge::invalid_argument);
+    CHECK_THROWS_AS(forge::axpy(one, a, b), forge::invalid_argument);
+    CHECK_THROWS_AS(forge::axpby(one, a, one, b), forge::invalid_argument);
+    // Also catchable as std::invalid_argument, and the message gives both lengths.
+    CHECK_THROWS_AS(a + b, std::invalid_argument);
+    CHECK_THROWS_WITH(a + b, Catch::Contains("5") && Catch::Contains("6"));
+    // b was not modified by the failed in-place operations.
+    CHECK(b.n_elem == 6);
+
+    forgeMat<float> m1(3, 4), m2(4, 3), m3(3, 4);
+    CHECK_THROWS_AS(m1 + m2, forge::invalid_argument);
+    CHECK_THROWS_AS(m1 - m2, forge::invalid_argument);
+    CHECK_THROWS_AS(m1 % m2, forge::invalid_argument);
+    CHECK_THROWS_WITH(m1 + m2, Catch::Contains("3x4") && Catch::Contains("4x3"));
+    CHECK_NOTHROW(m1 + m3);
+    CHECK_THROWS_AS(m1.set_col(0, forgeCol<float>(4)), forge::invalid_argument);
+    CHECK_THROWS_WITH(m1.set_col(0, forgeCol<float>(4)), Catch::Contains("n_rows"));
+}
+
+TEST_CASE("forgeCol and forgeMat: out-of-range at() throws std::out_of_range", "[core][errors]") {
+    forgeCol<forgeComplex<float>> v(8);
+    const forgeCol<float> cv(3, 2.f);
+    CHECK_NOTHROW(v.at(7));
+    CHECK_THROWS_AS(v.at(8), std::out_of_range);
+    CHECK_THROWS_AS(cv.at(3), std::out_of_range);
+    CHECK_THROWS_WITH(v.at(8), Catch::Contains("8"));
+    CHECK(cv.at(2) == 2.f);
+    forgeCol<float> empty;
+    CHECK_THROWS_AS(empty.at(0), std::out_of_range);
+
+    forgeMat<double> m(4, 3);
+    CHECK_NOTHROW(m.at(3, 2));
+    CHECK_THROWS_AS(m.at(4, 0), std::out_of_range);
+    CHECK_THROWS_AS(m.at(0, 3), std::out_of_range);
+    CHECK_THROWS_AS(m.col(3), std::out_of_range);
+}
+
+TEST_CASE("forgeCol: without a usable GPU putOnGPU throws forge::cuda_error and data stays on the host",
+          "[core][residency]") {
+    FORGE_INFO_SEED();
+    const arma::cx_fvec a = forge_test::complex_normal<float>(32);
+    forgeCol<forgeComplex<float>> v(a);
+    CHECK_FALSE(v.on_gpu());
+    CHECK_NOTHROW(v.getFromGPU());  // no-op on the host
+    CHECK_FALSE(v.on_gpu());
+    CHECK_THROWS_AS(v.device_memptr(), forge::residency_error);
+
+    if (!forge::device::built_with_cuda()) {
+        CHECK_FALSE(forge::device::available());
+        CHECK_THROWS_AS(v.putOnGPU(), forge::cuda_error);
+        CHECK_THROWS_WITH(v.putOnGPU(), Catch::Contains("without CUDA"));
+        forgeMat<float> m(2, 2);
+        CHECK_THROWS_AS(m.putOnGPU(), forge::cuda_error);
+        CHECK_FALSE(m.on_gpu());
+    } else if (!forge::device::available()) {
+        // CUDA build on a machine without a device (CI): a clear cuda_error too.
+        CHECK_THROWS_AS(v.putOnGPU(), forge::cuda_error);
+    } else {
+        // A GPU is present: the round trip is exact and the host is locked while the data is on the GPU.
+        v.putOnGPU();
+        CHECK(v.on_gpu());
+        CHECK_THROWS_AS(v.memptr()[0] = forgeComplex<float>(0.f), forge::residency_error);
+        v.getFromGPU();
+        CHECK_FALSE(v.on_gpu());
+    }
+    // Whatever happened, the host data is intact and usable.
+    CHECK_FALSE(v.on_gpu());
+    CHECK(rel(v, a) == 0.0);
+    CHECK(rel(v + v, arma::cx_fvec(a + a)) < 1e-6);
+}

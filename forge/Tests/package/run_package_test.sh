@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Package test: install forge's build tree to a temporary prefix (cmake --install), then configure,
+# build and run the outside project in this folder against it with find_package(Forge CONFIG REQUIRED).
+# Also checks that readme_example.cpp is README.md's usage example verbatim.
+#
+#   run_package_test.sh <forge build dir> [<forge source dir>]
+set -euo pipefail
+
+BUILD_DIR="$(cd "${1:?usage: run_package_test.sh <forge build dir> [<forge source dir>]}" && pwd)"
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+SRC_DIR="$(cd "${2:-$HERE/../../..}" && pwd)"
+
+TMP="$(mktemp -d "${TMPDIR:-/tmp}/forge-package-test.XXXXXX")"
+trap 'rm -rf "$TMP"' EXIT
+
+# 1. README's example and readme_example.cpp are the same text (the ```cpp block after the marker).
+awk '/<!-- readme-example: forge\/Tests\/package\/readme_example.cpp -->/ {m=1; next}
+     m==1 && /^```cpp/ {m=2; next}
+     m==2 && /^```/ {exit}
+     m==2 {print}' "$SRC_DIR/README.md" > "$TMP/readme_block.cpp"
+if ! diff -u "$HERE/readme_example.cpp" "$TMP/readme_block.cpp"; then
+    echo "FAIL: README.md's usage example differs from forge/Tests/package/readme_example.cpp" >&2
+    exit 1
+fi
+echo "README example matches readme_example.cpp ($(wc -l < "$HERE/readme_example.cpp") lines)"
+
+# 2. Install the build tree.
+cmake --install "$BUILD_DIR" --prefix "$TMP/prefix" > "$TMP/install.log" || { cat "$TMP/install.log"; exit 1; }
+test -f "$TMP/prefix/include/forge/Operators/Gdft.h"
+
+# 3. Configure, build and run the outside project against the install tree only.
+cmake -S "$HERE" -B "$TMP/build" -DCMAKE_PREFIX_PATH="$TMP/prefix" -DCMAKE_BUILD_TYPE=Release
+cmake --build "$TMP/build" -j2
+out="$("$TMP/build/readme_example")"
+echo "$out"
+# On a Cartesian grid G^H G = n I, so |G'G x| / |x| must be n = 64.
+echo "$out" | grep -q "= 64.0000 (expected n = 64)" || { echo "FAIL: unexpected output" >&2; exit 1; }
+echo "package test passed"

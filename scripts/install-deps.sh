@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Sourced by the set-up scripts: forge_install_deps installs forge's Debian 12 packages with apt-get
+# (non-interactive) when any is missing. As root it installs them; otherwise it uses sudo when that
+# needs no password, and else stops with the apt-get command to run.
+FORGE_DEB_PACKAGES=(build-essential cmake pkg-config libarmadillo-dev libopenblas-dev libfftw3-dev catch2
+                    libismrmrd-dev ismrmrd-tools libhdf5-dev libpng-dev)
+
+forge_install_deps() {
+    local missing=() p
+    for p in "${FORGE_DEB_PACKAGES[@]}"; do
+        if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+            missing+=("$p")
+        fi
+    done
+    if [ "${#missing[@]}" -eq 0 ]; then
+        echo "== dependencies: all Debian packages present"
+        return 0
+    fi
+    echo "== dependencies: installing ${missing[*]}"
+    local sudo=()
+    if [ "$(id -u)" -ne 0 ]; then
+        if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+            sudo=(sudo -n)
+        else
+            echo "error: missing Debian packages: ${missing[*]}" >&2
+            echo "       run as root: apt-get install -y ${missing[*]}" >&2
+            return 1
+        fi
+    fi
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+}

@@ -18,6 +18,13 @@ constexpr float kPiF = 3.14159265358979324f;
 
 int round_up(int n, int m) { return (n + m - 1) / m * m; }
 
+// x minus the nearest integer, for |x| < 2^22. Adding and subtracting 1.5 * 2^23 rounds on the full-rate
+// FP32 pipe; rintf (FRND) would share the quarter-rate pipe with the sine and cosine.
+__device__ __forceinline__ float minus_nearest_int(float x) {
+    const float magic = 12582912.0f;
+    return x - (__fsub_rn(__fadd_rn(x, magic), magic));
+}
+
 // sincPG(x) = sin(pi x)/(pi x), 1 at 0. Near 0 a polynomial (the hardware sine's absolute error
 // would be a large relative error there); elsewhere the hardware sine of the reduced argument.
 __device__ __forceinline__ float sinc_pg(float x) {
@@ -27,8 +34,7 @@ __device__ __forceinline__ float sinc_pg(float x) {
         return 1.0f + y * (-1.6666667e-1f + y * (8.3333333e-3f + y * (-1.98412698e-4f +
                                                 y * (2.75573192e-6f + y * (-2.50521084e-8f + y * 1.6059044e-10f)))));
     }
-    float h = 0.5f * x;  // sin(pi x) = sin(2 pi h), periodic in h
-    h -= rintf(h);
+    const float h = minus_nearest_int(0.5f * x);  // sin(pi x) = sin(2 pi h), periodic in h
     return __fdividef(__sinf(kTwoPiF * h), u);
 }
 
@@ -38,6 +44,11 @@ __device__ __forceinline__ float sinc_pg(float x) {
 // outGeom / inGeom: float4 (kx, ky, kz, t) for samples, (ix, iy, iz, fm_turns) for pixels.
 // grads: float4 (Gx, Gy, Gz, 0) per pixel (only with kGrad).
 // out: [split][b][nOut] partial sums when splits > 1, else the final [b][outStride] layout.
+// Outputs per thread: batched kernels compute two outputs per thread so that every shared-memory load of
+// a pixel (or sample) and its NB values serves two phase evaluations; a single vector keeps one.
+template <int NB>
+constexpr int outputs_per_thread() { return NB >= 2 ? 2 : 1; }
+
 template <int NB, bool kGrad, bool kForward>
 __global__ void __launch_bounds__(kTile) dft_kernel(const float4* __restrict__ outGeom,
                                                     const float4* __restrict__ inGeom,
@@ -45,20 +56,31 @@ __global__ void __launch_bounds__(kTile) dft_kernel(const float4* __restrict__ o
                                                     int tilesPerSplit, int nTiles, const float2* __restrict__ in,
                                                     int inStride, float2* __restrict__ out, int outStride,
                                                     float invNx, float invNy, float invNz) {
+    constexpr int OPT = outputs_per_thread<NB>();
     __shared__ float4 sGeom[kTile];
     __shared__ float4 sGrad[kGrad ? kTile : 1];
-    __shared__ float2 sVal[NB][kTile];
+    // Values interleaved per input ([m][b]) so a thread reads two vectors' values with one 16-byte load.
+    __shared__ __align__(16) float2 sVal[kTile][NB];
 
-    const int o = blockIdx.x * kTile + threadIdx.x;  // outGeom is padded: always readable
-    const float4 me = outGeom[o];
-    float4 myGrad = make_float4(0.f, 0.f, 0.f, 0.f);
-    if (kGrad && !kForward) myGrad = grads[o];
-    // Forward: the sample's own sinc offsets kx/numX etc.
-    const float ax = me.x * invNx, ay = me.y * invNy, az = me.z * invNz;
-
-    float accRe[NB], accIm[NB];
+    float4 me[OPT], myGrad[OPT];
+    float ax[OPT], ay[OPT], az[OPT];
+    int o[OPT];
 #pragma unroll
-    for (int b = 0; b < NB; ++b) accRe[b] = accIm[b] = 0.f;
+    for (int r = 0; r < OPT; ++r) {
+        o[r] = blockIdx.x * (kTile * OPT) + r * kTile + threadIdx.x;  // outGeom is padded: always readable
+        me[r] = outGeom[o[r]];
+        myGrad[r] = (kGrad && !kForward) ? grads[o[r]] : make_float4(0.f, 0.f, 0.f, 0.f);
+        // Forward: the sample's own sinc offsets kx/numX etc.
+        ax[r] = me[r].x * invNx;
+        ay[r] = me[r].y * invNy;
+        az[r] = me[r].z * invNz;
+    }
+
+    float accRe[OPT][NB], accIm[OPT][NB];
+#pragma unroll
+    for (int r = 0; r < OPT; ++r)
+#pragma unroll
+        for (int b = 0; b < NB; ++b) accRe[r][b] = accIm[r][b] = 0.f;
 
     const int tileBegin = blockIdx.y * tilesPerSplit;
     const int tileEnd = min(tileBegin + tilesPerSplit, nTiles);
@@ -67,63 +89,83 @@ __global__ void __launch_bounds__(kTile) dft_kernel(const float4* __restrict__ o
         sGeom[threadIdx.x] = inGeom[i];
         if (kGrad && kForward) sGrad[threadIdx.x] = grads[i];
 #pragma unroll
-        for (int b = 0; b < NB; ++b) sVal[b][threadIdx.x] = i < nIn ? in[b * inStride + i] : make_float2(0.f, 0.f);
+        for (int b = 0; b < NB; ++b) sVal[threadIdx.x][b] = i < nIn ? in[b * inStride + i] : make_float2(0.f, 0.f);
         __syncthreads();
 
         // Partial sums per tile, added to the running totals after it: two-level summation.
-        float pRe[NB], pIm[NB];
+        float pRe[OPT][NB], pIm[OPT][NB];
 #pragma unroll
-        for (int b = 0; b < NB; ++b) pRe[b] = pIm[b] = 0.f;
-#pragma unroll 4
+        for (int r = 0; r < OPT; ++r)
+#pragma unroll
+            for (int b = 0; b < NB; ++b) pRe[r][b] = pIm[r][b] = 0.f;
+#pragma unroll 2
         for (int m = 0; m < kTile; ++m) {
             const float4 g = sGeom[m];
-            float ph, t;
-            if (kForward) {  // me = sample (kx, ky, kz, t), g = pixel (ix, iy, iz, fm)
-                t = me.w;
-                ph = fmaf(me.x, g.x, fmaf(me.y, g.y, fmaf(me.z, g.z, g.w * t)));
-            } else {  // me = pixel, g = sample
-                t = g.w;
-                ph = fmaf(g.x, me.x, fmaf(g.y, me.y, fmaf(g.z, me.z, me.w * t)));
-            }
-            ph -= rintf(ph);
-            float sn, cs;
-            __sincosf(kTwoPiF * ph, &sn, &cs);
-            if (kGrad) {
-                float bfac;
-                if (kForward) {
-                    const float4 gr = sGrad[m];
-                    bfac = sinc_pg(fmaf(gr.x, t, ax)) * sinc_pg(fmaf(gr.y, t, ay)) * sinc_pg(fmaf(gr.z, t, az));
-                } else {
-                    bfac = sinc_pg(fmaf(myGrad.x, t, g.x * invNx)) * sinc_pg(fmaf(myGrad.y, t, g.y * invNy)) *
-                           sinc_pg(fmaf(myGrad.z, t, g.z * invNz));
+            float2 v[NB];
+            if constexpr (NB >= 2) {
+#pragma unroll
+                for (int q = 0; q < NB / 2; ++q) {
+                    const float4 w = reinterpret_cast<const float4*>(sVal[m])[q];
+                    v[2 * q] = make_float2(w.x, w.y);
+                    v[2 * q + 1] = make_float2(w.z, w.w);
                 }
-                sn *= bfac;
-                cs *= bfac;
+            } else {
+                v[0] = sVal[m][0];
             }
-            if (!kForward) sn = -sn;  // adjoint: exp(+i phase)
+#pragma unroll
+            for (int r = 0; r < OPT; ++r) {
+                float ph, t;
+                if (kForward) {  // me = sample (kx, ky, kz, t), g = pixel (ix, iy, iz, fm)
+                    t = me[r].w;
+                    ph = fmaf(me[r].x, g.x, fmaf(me[r].y, g.y, fmaf(me[r].z, g.z, g.w * t)));
+                } else {  // me = pixel, g = sample
+                    t = g.w;
+                    ph = fmaf(g.x, me[r].x, fmaf(g.y, me[r].y, fmaf(g.z, me[r].z, me[r].w * t)));
+                }
+                ph = minus_nearest_int(ph);
+                float sn, cs;
+                __sincosf(kTwoPiF * ph, &sn, &cs);
+                if (kGrad) {
+                    float bfac;
+                    if (kForward) {
+                        const float4 gr = sGrad[m];
+                        bfac = sinc_pg(fmaf(gr.x, t, ax[r])) * sinc_pg(fmaf(gr.y, t, ay[r])) *
+                               sinc_pg(fmaf(gr.z, t, az[r]));
+                    } else {
+                        bfac = sinc_pg(fmaf(myGrad[r].x, t, g.x * invNx)) * sinc_pg(fmaf(myGrad[r].y, t, g.y * invNy)) *
+                               sinc_pg(fmaf(myGrad[r].z, t, g.z * invNz));
+                    }
+                    sn *= bfac;
+                    cs *= bfac;
+                }
+                if (!kForward) sn = -sn;  // adjoint: exp(+i phase)
+#pragma unroll
+                for (int b = 0; b < NB; ++b) {
+                    // (v.x + i v.y)(cs - i sn)
+                    pRe[r][b] = fmaf(cs, v[b].x, fmaf(sn, v[b].y, pRe[r][b]));
+                    pIm[r][b] = fmaf(cs, v[b].y, fmaf(-sn, v[b].x, pIm[r][b]));
+                }
+            }
+        }
+#pragma unroll
+        for (int r = 0; r < OPT; ++r)
 #pragma unroll
             for (int b = 0; b < NB; ++b) {
-                const float2 v = sVal[b][m];
-                // (v.x + i v.y)(cs - i sn)
-                pRe[b] = fmaf(cs, v.x, fmaf(sn, v.y, pRe[b]));
-                pIm[b] = fmaf(cs, v.y, fmaf(-sn, v.x, pIm[b]));
+                accRe[r][b] += pRe[r][b];
+                accIm[r][b] += pIm[r][b];
             }
-        }
-#pragma unroll
-        for (int b = 0; b < NB; ++b) {
-            accRe[b] += pRe[b];
-            accIm[b] += pIm[b];
-        }
         __syncthreads();
     }
-    if (o < nOut) {
+#pragma unroll
+    for (int r = 0; r < OPT; ++r) {
+        if (o[r] >= nOut) continue;
         if (gridDim.y > 1) {
             float2* dst = out + size_t(blockIdx.y) * NB * nOut;
 #pragma unroll
-            for (int b = 0; b < NB; ++b) dst[size_t(b) * nOut + o] = make_float2(accRe[b], accIm[b]);
+            for (int b = 0; b < NB; ++b) dst[size_t(b) * nOut + o[r]] = make_float2(accRe[r][b], accIm[r][b]);
         } else {
 #pragma unroll
-            for (int b = 0; b < NB; ++b) out[size_t(b) * outStride + o] = make_float2(accRe[b], accIm[b]);
+            for (int b = 0; b < NB; ++b) out[size_t(b) * outStride + o[r]] = make_float2(accRe[r][b], accIm[r][b]);
         }
     }
 }
@@ -210,7 +252,8 @@ void CudaDftPipeline::upload(const float* kx, const float* ky, const float* kz, 
     FORGE_CUDA_CHECK(cudaGetDevice(&dev));
     FORGE_CUDA_CHECK(cudaDeviceGetAttribute(&multiprocessors_, cudaDevAttrMultiProcessorCount, dev));
 
-    const int ps = round_up(numSamples_, kTile), pp = round_up(numPixels_, kTile);
+    // Padded to whole pairs of tiles: batched kernels read two tiles of outputs per block.
+    const int ps = round_up(numSamples_, 2 * kTile), pp = round_up(numPixels_, 2 * kTile);
     std::vector<float> s(4 * size_t(ps), 0.f), p(4 * size_t(pp), 0.f);
     for (int j = 0; j < numSamples_; ++j) {
         s[4 * j] = kx[j];
@@ -264,26 +307,28 @@ void CudaDftPipeline::run(const float* d_in, float* d_out, int nbatch, bool forw
     float2* out = reinterpret_cast<float2*>(d_out);
     cudaStream_t stream = stream_;
 
-    // Split the inner sum when the outputs alone would leave the GPU idle: aim for ~16 blocks of
-    // 256 threads per multiprocessor, each split keeping at least 4 tiles of work.
-    const int outBlocks = round_up(nOut, kTile) / kTile;
-    const int nTiles = round_up(nIn, kTile) / kTile;
-    int splits = std::max(1, (16 * multiprocessors_ + outBlocks - 1) / outBlocks);
-    splits = std::min(splits, std::max(1, nTiles / 4));
-    const int tilesPerSplit = (nTiles + splits - 1) / splits;
-    splits = (nTiles + tilesPerSplit - 1) / tilesPerSplit;
-
-    float2* partial = nullptr;
-    if (splits > 1) {
-        const size_t bytes = size_t(splits) * std::min(nbatch, 8) * nOut * sizeof(float2);
-        FORGE_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&partial), bytes, stream));
-    }
     const float invNx = 1.0f / numX_, invNy = 1.0f / numY_, invNz = 1.0f / numZ_;
+    const int nTiles = round_up(nIn, kTile) / kTile;
     for (int b0 = 0; b0 < nbatch;) {
         const int left = nbatch - b0;
         const int nb = left >= 8 ? 8 : left >= 4 ? 4 : left >= 2 ? 2 : 1;
+        const int opt = nb >= 2 ? outputs_per_thread<2>() : outputs_per_thread<1>();
+        // Split the inner sum when the outputs alone would leave the GPU idle: aim for ~16 blocks of
+        // 256 threads per multiprocessor, each split keeping at least 4 tiles of work.
+        const int outBlocks = round_up(nOut, kTile * opt) / (kTile * opt);
+        int splits = std::max(1, (16 * multiprocessors_ + outBlocks - 1) / outBlocks);
+        splits = std::min(splits, std::max(1, nTiles / 4));
+        const int tilesPerSplit = (nTiles + splits - 1) / splits;
+        splits = (nTiles + tilesPerSplit - 1) / tilesPerSplit;
+
         const float2* inB = in + size_t(b0) * nIn;
         float2* outB = out + size_t(b0) * nOut;
+        float2* partial = nullptr;
+        if (splits > 1) {
+            // Stream-ordered allocation from the device's pool: no synchronisation, reused across calls.
+            FORGE_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&partial),
+                                             size_t(splits) * nb * nOut * sizeof(float2), stream));
+        }
         float2* dst = splits > 1 ? partial : outB;
         const dim3 grid(outBlocks, splits);
         auto go = [&](auto nbConst) {
@@ -300,10 +345,10 @@ void CudaDftPipeline::run(const float* d_in, float* d_out, int nbatch, bool forw
             const dim3 rgrid((nOut + 255) / 256, nb);
             sum_splits_kernel<<<rgrid, 256, 0, stream>>>(partial, splits, nb, nOut, outB, nOut);
             FORGE_CUDA_CHECK_LAUNCH("forge::cuda::sum_splits_kernel");
+            FORGE_CUDA_CHECK(cudaFreeAsync(partial, stream));
         }
         b0 += nb;
     }
-    if (partial) FORGE_CUDA_CHECK(cudaFreeAsync(partial, stream));
 }
 
 void CudaDftPipeline::forward_device(const float* d_image, float* d_kdata) { run(d_image, d_kdata, 1, true); }

@@ -2,7 +2,9 @@
 # Run on a machine with an NVIDIA GPU (e.g. the lent H100) from the project root, after
 # scripts/gpu/fetch-deps.sh filled .gpu-deps/ elsewhere:
 #   bash scripts/gpu/run-gpu-suite.sh [LOGDIR]
-# Unpacks the Debian packages into /opt/deps (never into /), configures with CUDA for sm_90, builds,
+# Unpacks the Debian packages into /opt/deps (never into /), configures with CUDA for sm_90, builds
+# (the library, tests and benchmarks; apps/ needs ISMRMRD and HDF5, which the carried packages lack:
+# FORGE_GPU_BUILD_APPS=ON builds them where those are installed),
 # runs every test (CPU and GPU), compute-sanitizer memcheck and racecheck on the GPU tests, and the
 # benchmarks. Logs go to LOGDIR (default: $OUT if set, else ./gpu-logs). Exit status: non-zero if any
 # test or sanitizer run failed.
@@ -27,6 +29,7 @@ export LD_LIBRARY_PATH=$DEPS/usr/lib:$L:$L/openblas-pthread:$L/blas:$L/lapack:${
 step "configure (CUDA, sm_90)"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$LOG/gpu.txt"
 cmake -S . -B .gpu-build -G Ninja -DCMAKE_BUILD_TYPE=Release -DFORGE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
+  -DFORGE_BUILD_APPS=${FORGE_GPU_BUILD_APPS:-OFF} -DFORGE_BUILD_BENCHMARKS=ON \
   -DCMAKE_PREFIX_PATH=$DEPS/usr -DARMADILLO_INCLUDE_DIR=$DEPS/usr/include \
   -DARMADILLO_LIBRARY=$DEPS/usr/lib/libarmadillo.so -DCatch2_DIR=$DEPS/usr/lib/cmake/Catch2 \
   > "$LOG/configure.log" 2>&1 || { tail -40 "$LOG/configure.log"; exit 1; }

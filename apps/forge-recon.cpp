@@ -1,0 +1,1033 @@
+// forge-recon: raw data to image in one command.
+//
+//   forge-recon --demo                       synthesise, simulate, reconstruct, write NIfTI/PNG/ISMRMRD
+//   forge-recon data.h5 -o out/recon         reconstruct an ISMRMRD (MRD) file
+//
+// See docs/forge-recon.md for the options, the data layout and the conventions.
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <sys/stat.h>
+
+#include <CLI/CLI.hpp>
+#include <armadillo>
+
+#include "forge/Core/DeviceMemory.h"
+#include "forge/Core/Exceptions.h"
+#include "forge/Core/forgeCol.h"
+#include "forge/Operators/Gdft.h"
+#include "forge/Operators/SENSE.h"
+#include "forge/Penalties/QuadPenalty.h"
+#include "forge/Penalties/TVPenalty.h"
+#include "forge/Solvers/solve_pwls_pcg.hpp"
+#if __has_include("forge/Operators/Gnufft.h")
+#include "forge/Operators/Gnufft.h"
+#define FORGE_RECON_HAVE_NUFFT 1
+#endif
+#if defined(FORGE_RECON_HAVE_NUFFT) && __has_include("forge/Operators/TimeSegmentation.h")
+#include "forge/Operators/TimeSegmentation.h"
+#define FORGE_RECON_HAVE_TIMESEG 1
+#endif
+
+#include "Mrd.h"
+#include "Nifti.h"
+#include "Png.h"
+#include "Progress.h"
+
+namespace {
+
+using forge::uword;
+using cxf = std::complex<float>;
+using forge::io::Affine;
+
+// A user-facing problem: one line on stderr, exit code 2.
+struct UsageError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+void warn(const std::string& msg) { std::fprintf(stderr, "forge-recon: warning: %s\n", msg.c_str()); }
+void note(const std::string& msg, bool quiet) {
+    if (!quiet) std::fprintf(stdout, "%s\n", msg.c_str());
+}
+
+// ------------------------------------------------------------------------------------------ options
+struct Settings {
+    std::string input;
+    std::string output;
+    bool demo = false;
+    std::string op = "dft";
+    int segments = 0;  // timeseg: L (0 = smallest L with estimated RMS error <= 1%)
+    std::string penalty = "quad";
+    double beta = 1e-3;
+    double delta = 0.05;
+    int iterations = 10;
+    std::string device = "auto";
+    std::string fieldmap, smaps, reference;
+    bool noFieldCorrection = false;
+    bool complexOut = false;
+    bool cartesian = false;
+    std::string group = "dataset";
+    bool quiet = false;
+    // demo
+    int demoSize = 64;
+    int demoSlices = 2;
+    int demoCoils = 8;
+    double demoNoise = 0.01;
+    bool gpu = false;  // resolved from 'device'
+};
+
+// ------------------------------------------------------------------------------------------ problem
+// One reconstruction unit: a 2D slice or a 3D volume at one repetition/contrast.
+struct Frame {
+    std::size_t slice = 0, frame = 0;  // slice index (2D multi-slice), frame index (repetition/contrast)
+    arma::fvec kx, ky, kz, t;          // n1 samples (cycles/FOV, seconds)
+    arma::cx_fvec y;                   // nc * n1, coil-major
+};
+
+struct Problem {
+    std::size_t Nx = 0, Ny = 0, Nz = 1;  // image grid of one frame (Nz = 1 for 2D)
+    std::size_t nslices = 1, nframes = 1, nc = 1;
+    std::array<double, 3> voxel_mm{{1, 1, 1}};
+    Affine affine{};
+    std::vector<Frame> frames;
+    arma::fvec ix, iy, iz;                 // n2 pixel positions (FOV units)
+    std::vector<arma::fvec> fieldmap;      // per slice: n2 (rad/s); empty: none
+    std::vector<arma::cx_fvec> smaps;      // per slice: nc * n2; empty: none
+    std::vector<arma::fvec> reference;     // per slice: n2 magnitudes; empty: none
+    std::size_t accel = 1;
+    std::string source;
+    std::size_t n2() const { return Nx * Ny * Nz; }
+};
+
+bool is_file(const std::string& p) {
+    struct stat st;
+    return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+bool is_dir(const std::string& p) {
+    struct stat st;
+    return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// "file.nii" | "file.h5:/path/in/file" -> array (dims fastest first)
+forge::io::Array load_map(const std::string& spec, const std::string& what) {
+    auto ends_with = [](const std::string& s, const std::string& e) {
+        return s.size() >= e.size() && s.compare(s.size() - e.size(), e.size(), e) == 0;
+    };
+    if (ends_with(spec, ".nii")) {
+        if (!is_file(spec)) throw UsageError(what + " file '" + spec + "' does not exist");
+        auto v = forge::io::read_nifti(spec);
+        forge::io::Array a;
+        a.dims.assign(v.dims.begin(), v.dims.end());
+        a.data = std::move(v.data);
+        a.is_complex = v.is_complex;
+        return a;
+    }
+    std::string file = spec, object;
+    auto colon = spec.rfind(':');
+    if (colon != std::string::npos && colon > 0) {
+        file = spec.substr(0, colon);
+        object = spec.substr(colon + 1);
+    }
+    if (!is_file(file)) throw UsageError(what + " file '" + file + "' does not exist");
+    if (object.empty())
+        throw UsageError(what + " '" + spec + "': give a .nii file or FILE.h5:/path/to/dataset");
+    return forge::io::read_hdf5_array(file, object);
+}
+
+std::string dims_string(const std::vector<std::size_t>& d) {
+    std::ostringstream s;
+    std::size_t last = d.size();
+    while (last > 1 && d[last - 1] == 1) --last;
+    for (std::size_t i = 0; i < last; ++i) s << (i ? "x" : "") << d[i];
+    return s.str();
+}
+
+// Checks map dims (x, y, then 'rest' values in any trailing shape) and splits per slice.
+void check_map_dims(const forge::io::Array& a, const Problem& P, std::size_t perPixel, const std::string& what,
+                    const std::string& expected) {
+    std::size_t rest = 1;
+    for (std::size_t k = 2; k < a.dims.size(); ++k) rest *= a.dims[k];
+    if (a.dims.size() < 2 || a.dims[0] != P.Nx || a.dims[1] != P.Ny || rest != P.Nz * P.nslices * perPixel) {
+        throw UsageError(what + " has size " + dims_string(a.dims) + " but this reconstruction needs " + expected);
+    }
+}
+
+void attach_fieldmap(Problem& P, const forge::io::Array& a, const std::string& origin) {
+    const std::string expected = std::to_string(P.Nx) + "x" + std::to_string(P.Ny) + "x" +
+                                 std::to_string(P.Nz * P.nslices) + " (x, y, slices) in rad/s";
+    check_map_dims(a, P, 1, "field map " + origin, expected);
+    P.fieldmap.assign(P.nslices, arma::fvec(P.n2()));
+    for (std::size_t s = 0; s < P.nslices; ++s)
+        for (std::size_t k = 0; k < P.n2(); ++k) P.fieldmap[s][k] = static_cast<float>(a.data[s * P.n2() + k].real());
+}
+
+void attach_smaps(Problem& P, const forge::io::Array& a, const std::string& origin) {
+    const std::string expected = std::to_string(P.Nx) + "x" + std::to_string(P.Ny) + "x" +
+                                 std::to_string(P.Nz * P.nslices) + "x" + std::to_string(P.nc) +
+                                 " (x, y, slices, coils), complex";
+    check_map_dims(a, P, P.nc, "sensitivity maps " + origin, expected);
+    const std::size_t n2 = P.n2();
+    P.smaps.assign(P.nslices, arma::cx_fvec(n2 * P.nc));
+    // file order: x, y, (z,) slice, coil
+    for (std::size_t c = 0; c < P.nc; ++c)
+        for (std::size_t s = 0; s < P.nslices; ++s)
+            for (std::size_t k = 0; k < n2; ++k) {
+                auto v = a.data[(c * P.nslices + s) * n2 + k];
+                P.smaps[s][c * n2 + k] = cxf(static_cast<float>(v.real()), static_cast<float>(v.imag()));
+            }
+}
+
+void attach_reference(Problem& P, const forge::io::Array& a, const std::string& origin) {
+    const std::string expected = std::to_string(P.Nx) + "x" + std::to_string(P.Ny) + "x" +
+                                 std::to_string(P.Nz * P.nslices) + " (x, y, slices)";
+    check_map_dims(a, P, 1, "reference image " + origin, expected);
+    P.reference.assign(P.nslices, arma::fvec(P.n2()));
+    for (std::size_t s = 0; s < P.nslices; ++s)
+        for (std::size_t k = 0; k < P.n2(); ++k)
+            P.reference[s][k] = static_cast<float>(std::abs(a.data[s * P.n2() + k]));
+}
+
+// Voxel (i, j, k) -> RAS+ mm from the acquisition geometry (ISMRMRD positions/directions are in the
+// patient's LPS frame; NIfTI is RAS, so x and y change sign). Falls back to an axis-aligned grid.
+Affine make_affine(const Problem& P, const std::vector<const forge::io::MrdAcquisition*>& firstOfSlice, bool is3D) {
+    const auto& a0 = *firstOfSlice.front();
+    auto norm3 = [](const std::array<float, 3>& v) { return std::sqrt(double(v[0]) * v[0] + double(v[1]) * v[1] + double(v[2]) * v[2]); };
+    std::array<double, 3> rd{{1, 0, 0}}, pd{{0, 1, 0}}, sd{{0, 0, 1}};
+    bool valid = norm3(a0.readDir) > 0.5 && norm3(a0.phaseDir) > 0.5;
+    if (valid) {
+        for (int k = 0; k < 3; ++k) {
+            rd[k] = a0.readDir[k];
+            pd[k] = a0.phaseDir[k];
+            sd[k] = a0.sliceDir[k];
+        }
+        if (norm3(a0.sliceDir) < 0.5) {  // slice = read x phase
+            sd = {rd[1] * pd[2] - rd[2] * pd[1], rd[2] * pd[0] - rd[0] * pd[2], rd[0] * pd[1] - rd[1] * pd[0]};
+        }
+    }
+    std::array<double, 3> pos{{a0.position[0], a0.position[1], a0.position[2]}};
+    double dz = P.voxel_mm[2];
+    if (!is3D && firstOfSlice.size() > 1) {
+        const auto& a1 = *firstOfSlice[1];
+        double d = 0;
+        for (int k = 0; k < 3; ++k) d += (double(a1.position[k]) - a0.position[k]) * sd[k];
+        if (std::fabs(d) > 1e-6) dz = d;
+    }
+    // LPS position of voxel (0, 0, 0)
+    std::array<double, 3> o;
+    for (int k = 0; k < 3; ++k) {
+        o[k] = pos[k] - double(P.Nx / 2) * P.voxel_mm[0] * rd[k] - double(P.Ny / 2) * P.voxel_mm[1] * pd[k];
+        if (is3D) o[k] -= double(P.Nz / 2) * P.voxel_mm[2] * sd[k];
+    }
+    Affine A{};
+    const double flip[3] = {-1, -1, 1};  // LPS -> RAS
+    for (int r = 0; r < 3; ++r) {
+        A[r][0] = flip[r] * rd[r] * P.voxel_mm[0];
+        A[r][1] = flip[r] * pd[r] * P.voxel_mm[1];
+        A[r][2] = flip[r] * sd[r] * dz;
+        A[r][3] = flip[r] * o[r];
+    }
+    A[3][3] = 1;
+    return A;
+}
+
+// Builds the reconstruction problem from ISMRMRD content. Validates the trajectory against the header.
+Problem build_problem(const forge::io::MrdFile& F, const Settings& S, const std::string& source) {
+    const auto& H = F.header;
+    Problem P;
+    P.source = source;
+    const bool is3D = H.encodedMatrix[2] > 1;
+    auto pick = [](std::size_t r, std::size_t e) { return r > 0 ? r : e; };
+    P.Nx = pick(H.reconMatrix[0], H.encodedMatrix[0]);
+    P.Ny = pick(H.reconMatrix[1], H.encodedMatrix[1]);
+    P.Nz = is3D ? pick(H.reconMatrix[2], H.encodedMatrix[2]) : 1;
+    if (P.Nx < 2 || P.Ny < 2) throw UsageError("the ISMRMRD header's matrix size is " + std::to_string(P.Nx) + "x" + std::to_string(P.Ny) + " (need at least 2x2)");
+    for (std::size_t n : {P.Nx, P.Ny, P.Nz})
+        if (n > 1 && n % 2) throw UsageError("the ISMRMRD header's recon matrix " + std::to_string(P.Nx) + "x" + std::to_string(P.Ny) + "x" + std::to_string(P.Nz) + " has an odd size (forge needs even sizes)");
+    // FOV scaling: k in cycles per recon FOV = k in cycles per encoded FOV * reconFOV/encFOV
+    std::array<double, 3> fovRatio{{1, 1, 1}};
+    for (int k = 0; k < 3; ++k) {
+        if (H.reconFov_mm[k] > 0 && H.encodedFov_mm[k] > 0) fovRatio[k] = H.reconFov_mm[k] / H.encodedFov_mm[k];
+        const double fov = H.reconFov_mm[k] > 0 ? H.reconFov_mm[k] : H.encodedFov_mm[k];
+        const std::size_t n = k == 0 ? P.Nx : (k == 1 ? P.Ny : P.Nz);
+        P.voxel_mm[k] = fov > 0 ? fov / double(n) : 1.0;
+    }
+    P.accel = H.accelE1 * H.accelE2;
+
+    // channels must agree
+    const auto& acqs = F.acquisitions;
+    P.nc = acqs.front().channels;
+    if (P.nc == 0) throw UsageError("acquisition 0 of '" + source + "' has no channels");
+    const std::size_t trajDims = acqs.front().trajDims;
+    for (std::size_t i = 0; i < acqs.size(); ++i) {
+        if (acqs[i].channels != P.nc)
+            throw UsageError("acquisition " + std::to_string(i) + " has " + std::to_string(acqs[i].channels) +
+                             " channels but acquisition 0 has " + std::to_string(P.nc));
+        if (acqs[i].trajDims != trajDims)
+            throw UsageError("acquisition " + std::to_string(i) + " has " + std::to_string(acqs[i].trajDims) +
+                             " trajectory dimensions but acquisition 0 has " + std::to_string(trajDims));
+        if (acqs[i].samples == 0) throw UsageError("acquisition " + std::to_string(i) + " has no samples");
+    }
+    const bool useTraj = trajDims > 0 && !S.cartesian;
+    const bool cartHeader = H.trajectory == "cartesian" || H.trajectory == "epi";
+    if (!cartHeader && trajDims == 0)
+        throw UsageError("the header says the trajectory is " + H.trajectory +
+                         " but the acquisitions carry no trajectory (trajectory_dimensions = 0)");
+    if (useTraj) {
+        const std::size_t need = is3D ? 3 : 2;
+        if (trajDims != need)
+            throw UsageError("the acquisitions' trajectories have " + std::to_string(trajDims) +
+                             " dimensions but the header's encoded matrix " + std::to_string(H.encodedMatrix[0]) + "x" +
+                             std::to_string(H.encodedMatrix[1]) + "x" + std::to_string(H.encodedMatrix[2]) +
+                             " is " + (is3D ? "3D (needs 3)" : "2D (needs 2)"));
+    }
+    const double TE = H.hasTE ? H.TE_ms * 1e-3 : 0.0;
+
+    // group into slices x frames (repetition, contrast)
+    std::map<uint16_t, std::size_t> sliceIndex;
+    std::map<std::pair<uint16_t, uint16_t>, std::size_t> frameIndex;
+    for (const auto& a : acqs) {
+        sliceIndex.emplace(a.slice, 0);
+        frameIndex.emplace(std::make_pair(a.repetition, a.contrast), 0);
+    }
+    if (is3D && sliceIndex.size() > 1) throw UsageError("3D data with several slices (slab loops) is not supported");
+    {
+        std::size_t i = 0;
+        for (auto& kv : sliceIndex) kv.second = i++;
+        i = 0;
+        for (auto& kv : frameIndex) kv.second = i++;
+    }
+    P.nslices = sliceIndex.size();
+    P.nframes = frameIndex.size();
+    std::vector<std::vector<const forge::io::MrdAcquisition*>> groups(P.nslices * P.nframes);
+    std::vector<const forge::io::MrdAcquisition*> firstOfSlice(P.nslices, nullptr);
+    for (const auto& a : acqs) {
+        std::size_t s = sliceIndex[a.slice], f = frameIndex[{a.repetition, a.contrast}];
+        groups[f * P.nslices + s].push_back(&a);
+        if (!firstOfSlice[s]) firstOfSlice[s] = &a;
+    }
+    const double centreE1 = H.hasCenterE1 ? double(H.centerE1) : double(H.encodedMatrix[1] / 2);
+    const double centreE2 = H.hasCenterE2 ? double(H.centerE2) : double(H.encodedMatrix[2] / 2);
+    const double kmax[3] = {double(P.Nx) / 2, double(P.Ny) / 2, double(P.Nz) / 2};
+    for (std::size_t f = 0; f < P.nframes; ++f)
+        for (std::size_t s = 0; s < P.nslices; ++s) {
+            const auto& g = groups[f * P.nslices + s];
+            if (g.empty()) continue;
+            Frame fr;
+            fr.slice = s;
+            fr.frame = f;
+            std::size_t n1 = 0;
+            for (auto* a : g) n1 += a->samples;
+            fr.kx.set_size(n1);
+            fr.ky.set_size(n1);
+            fr.kz.zeros(n1);
+            fr.t.set_size(n1);
+            fr.y.set_size(n1 * P.nc);
+            std::size_t off = 0;
+            for (auto* a : g) {
+                const double dwell = a->dwell_us * 1e-6;
+                for (std::size_t j = 0; j < a->samples; ++j) {
+                    double k[3] = {0, 0, 0};
+                    if (useTraj) {
+                        for (std::size_t d = 0; d < trajDims; ++d) {
+                            const double v = a->traj[j * trajDims + d];
+                            if (!(std::fabs(v) <= 0.5 + 1e-3))
+                                throw UsageError("trajectory value " + std::to_string(v) +
+                                                 " is outside ISMRMRD's normalised range [-0.5, 0.5] (k / encoded matrix size)");
+                            k[d] = v * double(H.encodedMatrix[d]) * fovRatio[d];
+                        }
+                    } else {
+                        k[0] = (double(j) - double(a->centerSample)) * fovRatio[0];
+                        k[1] = (double(a->e1) - centreE1) * fovRatio[1];
+                        if (is3D) k[2] = (double(a->e2) - centreE2) * fovRatio[2];
+                    }
+                    // keep inside [-N/2, N/2) (NUFFT convention), wrapping the +N/2 edge sample
+                    for (int d = 0; d < 3; ++d)
+                        if (kmax[d] >= 1 && k[d] >= kmax[d] && k[d] <= kmax[d] + 1e-6) k[d] -= 2 * kmax[d];
+                    fr.kx[off + j] = float(k[0]);
+                    fr.ky[off + j] = float(k[1]);
+                    fr.kz[off + j] = float(k[2]);
+                    fr.t[off + j] = float(TE + (double(j) - double(a->centerSample)) * dwell);
+                    for (std::size_t c = 0; c < P.nc; ++c) fr.y[c * n1 + off + j] = a->data[c * a->samples + j];
+                }
+                off += a->samples;
+            }
+            P.frames.push_back(std::move(fr));
+        }
+    // pixel coordinates (FOV units)
+    const std::size_t n2 = P.n2();
+    P.ix.set_size(n2);
+    P.iy.set_size(n2);
+    P.iz.set_size(n2);
+    for (std::size_t z = 0; z < P.Nz; ++z)
+        for (std::size_t y = 0; y < P.Ny; ++y)
+            for (std::size_t x = 0; x < P.Nx; ++x) {
+                const std::size_t i = x + P.Nx * (y + P.Ny * z);
+                P.ix[i] = float((double(x) - double(P.Nx / 2)) / double(P.Nx));
+                P.iy[i] = float((double(y) - double(P.Ny / 2)) / double(P.Ny));
+                P.iz[i] = P.Nz > 1 ? float((double(z) - double(P.Nz / 2)) / double(P.Nz)) : 0.0f;
+            }
+    P.affine = make_affine(P, firstOfSlice, is3D);
+    return P;
+}
+
+// ------------------------------------------------------------------------------------------ solving
+struct ReconOutput {
+    std::vector<arma::fvec> magnitude;   // per frame (slice-major within frame order of P.frames)
+    std::vector<arma::cx_fvec> complexImage;
+    double seconds = 0;
+};
+
+template <typename Op>
+arma::cx_fvec run_pcg(const Op& A, const arma::cx_fvec& y, std::size_t n2, const forge::Robject<float>& R,
+                      const Settings& S, forge::io::Progress& prog, const std::string& label) {
+    forge::PcgOptions<float> opts;
+    const std::size_t niter = static_cast<std::size_t>(S.iterations);
+    std::size_t last = 0;
+    opts.callback = [&](const forge::PcgIterationInfo& i) {
+        last = i.iteration;
+        prog.iteration(label, i.iteration, niter, i.cost, i.gradient_norm);
+    };
+    arma::cx_fvec x;
+    if (S.gpu) {
+        forge::forgeCol<forge::forgeComplex<float>> x0(n2), yy(y);
+        forge::forgeCol<float> W(y.n_elem, 1.0f);
+        x0.putOnGPU();
+        yy.putOnGPU();
+        W.putOnGPU();
+        auto xg = forge::solve_pwls_pcg<float>(x0, A, W, yy, R, niter, opts);
+        xg.getFromGPU();
+        x = xg.getArma();
+    } else {
+        arma::cx_fvec x0(n2, arma::fill::zeros);
+        arma::fvec W(y.n_elem, arma::fill::ones);
+        x = forge::solve_pwls_pcg<float>(x0, A, W, y, R, niter, opts);
+    }
+    prog.finish_solve(last, niter);
+    return x;
+}
+
+std::unique_ptr<forge::Robject<float>> make_penalty(const Problem& P, const Settings& S, double dataCurvature,
+                                                    double imageScale) {
+    const float beta = static_cast<float>(S.beta * dataCurvature);
+    if (S.penalty == "tv")
+        return std::unique_ptr<forge::Robject<float>>(
+            new forge::TVPenalty<float>(P.Nx, P.Ny, P.Nz, beta, static_cast<float>(S.delta * imageScale)));
+    return std::unique_ptr<forge::Robject<float>>(new forge::QuadPenalty<float>(P.Nx, P.Ny, P.Nz, beta));
+}
+
+// Rough image scale for TV's delta: max |adjoint| / curvature.
+template <typename Op>
+double image_scale(const Op& A, const arma::cx_fvec& y, double curvature) {
+    arma::cx_fvec back = A / y;
+    return curvature > 0 ? double(arma::max(arma::abs(back))) / curvature : 1.0;
+}
+
+// Reconstructs one frame: SENSE when maps are there, otherwise coil by coil with root-sum-of-squares.
+template <typename Enc>
+arma::cx_fvec recon_frame(const Problem& P, const Frame& fr, const Enc& G, const Settings& S,
+                          forge::io::Progress& prog, const std::string& label) {
+    const std::size_t n1 = fr.kx.n_elem, n2 = P.n2();
+    if (!P.smaps.empty()) {
+        const arma::cx_fvec& maps = P.smaps[fr.slice];
+        forge::SENSE<float, Enc> E(G, maps, P.nc);
+        double energy = 0;
+        for (std::size_t i = 0; i < maps.n_elem; ++i) energy += std::norm(maps[i]);
+        const double curvature = double(n1) * energy / double(n2);
+        const double scale = S.penalty == "tv" ? image_scale(E, fr.y, curvature) : 1.0;
+        auto R = make_penalty(P, S, curvature, scale);
+        return run_pcg(E, fr.y, n2, *R, S, prog, label);
+    }
+    arma::fvec sos(n2, arma::fill::zeros);
+    for (std::size_t c = 0; c < P.nc; ++c) {
+        arma::cx_fvec yc = fr.y.subvec(c * n1, (c + 1) * n1 - 1);
+        const double curvature = double(n1);
+        const double scale = S.penalty == "tv" ? image_scale(G, yc, curvature) : 1.0;
+        auto R = make_penalty(P, S, curvature, scale);
+        arma::cx_fvec xc = run_pcg(G, yc, n2, *R, S, prog, label + " coil " + std::to_string(c + 1));
+        sos += arma::square(arma::abs(xc));
+    }
+    return arma::conv_to<arma::cx_fvec>::from(arma::sqrt(sos));
+}
+
+arma::cx_fvec recon_one(const Problem& P, const Frame& fr, bool fieldCorrection, const Settings& S,
+                        forge::io::Progress& prog, const std::string& label) {
+    const std::size_t n1 = fr.kx.n_elem, n2 = P.n2();
+    if (S.op == "nufft") {
+#ifdef FORGE_RECON_HAVE_NUFFT
+        forge::Gnufft<float> G(n1, P.Nx, P.Ny, P.Nz, fr.kx, fr.ky, fr.kz);
+        return recon_frame(P, fr, G, S, prog, label);
+#else
+        throw UsageError("--operator nufft: this build has no Gnufft");
+#endif
+    }
+    if (S.op == "timeseg") {
+#ifdef FORGE_RECON_HAVE_TIMESEG
+        forge::Gnufft<float> G(n1, P.Nx, P.Ny, P.Nz, fr.kx, fr.ky, fr.kz);
+        if (!fieldCorrection || P.fieldmap.empty()) return recon_frame(P, fr, G, S, prog, label);
+        using TS = forge::TimeSegmentation<float, forge::Gnufft<float>>;
+        const arma::fvec& fmap = P.fieldmap[fr.slice];
+        forge::uword L = static_cast<forge::uword>(S.segments);
+        if (L == 0) L = TS::choose_segments(fmap, fr.t, 0.01, forge::TSInterp::MinMax, 64).L;
+        TS T(G, fmap, fr.t, L, forge::TSInterp::MinMax);
+        return recon_frame(P, fr, T, S, prog, label + " (L=" + std::to_string(L) + ")");
+#else
+        throw UsageError("--operator timeseg: this build has no TimeSegmentation");
+#endif
+    }
+    arma::fvec fm = (fieldCorrection && !P.fieldmap.empty()) ? P.fieldmap[fr.slice] : arma::fvec(n2, arma::fill::zeros);
+    forge::Gdft<float> G(n1, n2, fr.kx, fr.ky, fr.kz, P.ix, P.iy, P.iz, fm, fr.t);
+    return recon_frame(P, fr, G, S, prog, label);
+}
+
+// Reconstructs every frame; images ordered x, y, (z,) slice, frame.
+ReconOutput reconstruct(const Problem& P, bool fieldCorrection, const Settings& S, forge::io::Progress& prog,
+                        const std::string& tag) {
+    ReconOutput out;
+    const auto t0 = std::chrono::steady_clock::now();
+    out.complexImage.assign(P.nslices * P.nframes, arma::cx_fvec(P.n2(), arma::fill::zeros));
+    for (const auto& fr : P.frames) {
+        std::string label = tag;
+        if (P.nslices > 1) label += " slice " + std::to_string(fr.slice + 1) + "/" + std::to_string(P.nslices);
+        if (P.nframes > 1) label += " frame " + std::to_string(fr.frame + 1) + "/" + std::to_string(P.nframes);
+        out.complexImage[fr.frame * P.nslices + fr.slice] = recon_one(P, fr, fieldCorrection, S, prog, label);
+    }
+    for (const auto& c : out.complexImage) out.magnitude.push_back(arma::abs(c));
+    out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return out;
+}
+
+std::size_t solves_per_recon(const Problem& P, const Settings& S) {
+    return P.frames.size() * (P.smaps.empty() ? P.nc : 1) * static_cast<std::size_t>(S.iterations);
+}
+
+// NRMSE (after a least-squares scale fit of the magnitude) and PSNR against a reference, over all slices.
+struct Quality {
+    double nrmse = 0, psnr = 0;
+};
+Quality compare(const std::vector<arma::fvec>& img, const std::vector<arma::fvec>& ref) {
+    double num = 0, den = 0;
+    for (std::size_t s = 0; s < ref.size(); ++s) {
+        num += arma::dot(arma::conv_to<arma::vec>::from(img[s]), arma::conv_to<arma::vec>::from(ref[s]));
+        den += arma::dot(arma::conv_to<arma::vec>::from(img[s]), arma::conv_to<arma::vec>::from(img[s]));
+    }
+    const double a = den > 0 ? num / den : 0.0;
+    double err = 0, energy = 0, peak = 0;
+    std::size_t n = 0;
+    for (std::size_t s = 0; s < ref.size(); ++s) {
+        arma::vec d = a * arma::conv_to<arma::vec>::from(img[s]) - arma::conv_to<arma::vec>::from(ref[s]);
+        err += arma::dot(d, d);
+        energy += arma::dot(arma::conv_to<arma::vec>::from(ref[s]), arma::conv_to<arma::vec>::from(ref[s]));
+        peak = std::max(peak, double(arma::max(ref[s])));
+        n += ref[s].n_elem;
+    }
+    Quality q;
+    q.nrmse = energy > 0 ? std::sqrt(err / energy) : 0.0;
+    const double mse = err / double(std::max<std::size_t>(n, 1));
+    q.psnr = mse > 0 ? 10.0 * std::log10(peak * peak / mse) : INFINITY;
+    return q;
+}
+
+// ------------------------------------------------------------------------------------------ outputs
+// Records files written by this run and removes them if the run fails before the end.
+class OutputSet {
+public:
+    ~OutputSet() {
+        if (!committed_)
+            for (const auto& p : written_) std::remove(p.c_str());
+    }
+    void add(const std::string& p) { written_.push_back(p); }
+    void commit() { committed_ = true; }
+    const std::vector<std::string>& files() const { return written_; }
+
+private:
+    std::vector<std::string> written_;
+    bool committed_ = false;
+};
+
+void check_output_prefix(const std::string& prefix) {
+    auto slash = prefix.rfind('/');
+    std::string dir = slash == std::string::npos ? "." : prefix.substr(0, slash);
+    if (dir.empty()) dir = "/";
+    if (!is_dir(dir)) throw UsageError("output folder '" + dir + "' does not exist");
+    if (::access(dir.c_str(), W_OK) != 0) throw UsageError("output folder '" + dir + "' is not writable");
+    if (slash != std::string::npos && slash + 1 == prefix.size())
+        throw UsageError("output '" + prefix + "' names a folder; give a file prefix such as " + prefix + "recon");
+}
+
+// Volume (x, y, slices*Nz, frames) of magnitudes or complex values.
+template <typename T>
+std::vector<T> volume(const Problem& P, const std::vector<arma::cx_fvec>& imgs, bool complexOut);
+template <>
+std::vector<float> volume(const Problem& P, const std::vector<arma::cx_fvec>& imgs, bool) {
+    std::vector<float> v;
+    v.reserve(P.n2() * imgs.size());
+    for (const auto& im : imgs)
+        for (std::size_t i = 0; i < im.n_elem; ++i) v.push_back(std::abs(im[i]));
+    return v;
+}
+template <>
+std::vector<cxf> volume(const Problem& P, const std::vector<arma::cx_fvec>& imgs, bool) {
+    std::vector<cxf> v;
+    v.reserve(P.n2() * imgs.size());
+    for (const auto& im : imgs) v.insert(v.end(), im.begin(), im.end());
+    return v;
+}
+
+void write_image(const std::string& path, const Problem& P, const std::vector<arma::cx_fvec>& imgs, bool complexOut,
+                 OutputSet& outs, const std::string& descr) {
+    const std::array<std::size_t, 4> dims{{P.Nx, P.Ny, P.Nz * P.nslices, imgs.size() / P.nslices}};
+    if (complexOut)
+        forge::io::write_nifti(path, volume<cxf>(P, imgs, true), dims, P.affine, descr);
+    else
+        forge::io::write_nifti(path, volume<float>(P, imgs, false), dims, P.affine, descr);
+    outs.add(path);
+}
+
+// Tiles of the 2D slices (of every Nz plane) of the first frame of several images, one row per image set.
+forge::io::Montage montage(const Problem& P, const std::vector<std::vector<arma::fvec>>& sets) {
+    forge::io::Montage m;
+    m.nx = P.Nx;
+    m.ny = P.Ny;
+    const std::size_t planes = P.Nz * P.nslices;
+    const std::size_t per = std::min<std::size_t>(planes, 8);
+    m.columns = sets.size() > 1 ? sets.size() : static_cast<std::size_t>(std::ceil(std::sqrt(double(per))));
+    // order: for each plane, one tile per set (sets side by side)
+    for (std::size_t p = 0; p < per; ++p)
+        for (const auto& set : sets) {
+            const std::size_t slice = p / P.Nz, z = p % P.Nz;
+            const arma::fvec& vol = set[slice];
+            m.tiles.emplace_back(vol.begin() + z * P.Nx * P.Ny, vol.begin() + (z + 1) * P.Nx * P.Ny);
+        }
+    return m;
+}
+
+float display_scale(const std::vector<arma::fvec>& imgs) {
+    std::vector<float> all;
+    for (const auto& v : imgs) all.insert(all.end(), v.begin(), v.end());
+    if (all.empty()) return 1.0f;
+    std::size_t k = static_cast<std::size_t>(0.995 * double(all.size() - 1));
+    std::nth_element(all.begin(), all.begin() + k, all.end());
+    return all[k] > 0 ? all[k] * 1.1f : 1.0f;
+}
+
+std::string device_description(const Settings& S) {
+    if (S.gpu) return std::string("GPU (") + forge::device::device_name() + ")";
+    return "CPU";
+}
+
+void resolve_device(Settings& S) {
+    const bool have = forge::device::built_with_cuda() && forge::device::available();
+    if (S.device == "gpu") {
+        if (!forge::device::built_with_cuda()) throw UsageError("--device gpu: this forge-recon was built without CUDA");
+        if (!have) throw UsageError("--device gpu: no usable CUDA device was found");
+        S.gpu = true;
+    } else if (S.device == "auto") {
+        S.gpu = have;
+    } else {
+        S.gpu = false;
+    }
+}
+
+// Loads maps and the reference named on the command line or stored in the ISMRMRD file itself
+// (/dataset/csm, /dataset/fieldmap, /dataset/phantom: the layout ismrmrd_generate_cartesian_shepp_logan
+// and forge-recon --demo write).
+void attach_maps(Problem& P, const Settings& S, const std::string& mrdPath) {
+    const std::string g = "/" + S.group + "/";
+    if (!S.smaps.empty()) {
+        attach_smaps(P, load_map(S.smaps, "sensitivity maps"), "'" + S.smaps + "'");
+    } else if (!mrdPath.empty() && forge::io::hdf5_has_object(mrdPath, g + "csm")) {
+        attach_smaps(P, forge::io::read_hdf5_array(mrdPath, g + "csm"), "(" + g + "csm in the input)");
+    }
+    if (!S.fieldmap.empty()) {
+        attach_fieldmap(P, load_map(S.fieldmap, "field map"), "'" + S.fieldmap + "'");
+    } else if (!mrdPath.empty() && forge::io::hdf5_has_object(mrdPath, g + "fieldmap")) {
+        attach_fieldmap(P, forge::io::read_hdf5_array(mrdPath, g + "fieldmap"), "(" + g + "fieldmap in the input)");
+    }
+    if (!S.reference.empty()) {
+        attach_reference(P, load_map(S.reference, "reference image"), "'" + S.reference + "'");
+    } else if (!mrdPath.empty() && forge::io::hdf5_has_object(mrdPath, g + "phantom")) {
+        attach_reference(P, forge::io::read_hdf5_array(mrdPath, g + "phantom"), "(" + g + "phantom in the input)");
+    }
+}
+
+// ------------------------------------------------------------------------------------------ file mode
+int run_file(Settings& S) {
+    const auto t0 = std::chrono::steady_clock::now();
+    if (S.output.empty()) {
+        std::string base = S.input;
+        auto slash = base.rfind('/');
+        if (slash != std::string::npos) base = base.substr(slash + 1);
+        auto dot = base.rfind('.');
+        if (dot != std::string::npos && dot > 0) base = base.substr(0, dot);
+        S.output = base + "_recon";
+    }
+    check_output_prefix(S.output);
+    forge::io::MrdFile F;
+    try {
+        F = forge::io::read_mrd(S.input, S.group);
+    } catch (const UsageError&) {
+        throw;
+    } catch (const std::runtime_error& e) {
+        throw UsageError(e.what());
+    }
+    Problem P = build_problem(F, S, S.input);
+    attach_maps(P, S, S.input);
+    resolve_device(S);
+    const double tRead = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+    const bool correct = !P.fieldmap.empty() && !S.noFieldCorrection;
+    note("forge-recon: " + S.input + ": " + std::to_string(F.acquisitions.size()) + " acquisitions, " +
+             std::to_string(P.nc) + " coils, " + std::to_string(P.nslices) + " slice(s), " + std::to_string(P.nframes) +
+             " frame(s), image " + std::to_string(P.Nx) + "x" + std::to_string(P.Ny) + "x" + std::to_string(P.Nz) +
+             ", trajectory " + F.header.trajectory + (F.acquisitions.front().trajDims && !S.cartesian ? " (from the acquisitions)" : " (from the encoding counters)"),
+         S.quiet);
+    if (P.smaps.empty()) {
+        warn("no sensitivity maps: reconstructing each coil and combining by root-sum-of-squares" +
+             std::string(P.accel > 1 ? " (the data are undersampled, expect aliasing)" : ""));
+    }
+    if (P.fieldmap.empty()) note("forge-recon: no field map: no off-resonance correction", S.quiet);
+    if (correct && S.op == "nufft") warn("--operator nufft has no field correction: the field map is ignored");
+    if (correct && !F.header.hasTE) warn("the header has no echo time (TE): sample times start at 0");
+    note(std::string("forge-recon: operator ") + S.op + (P.smaps.empty() ? "" : " + SENSE") + ", penalty " + S.penalty +
+             " beta " + std::to_string(S.beta) + ", " + std::to_string(S.iterations) + " iterations on " +
+             device_description(S),
+         S.quiet);
+
+    forge::io::Progress prog(solves_per_recon(P, S), S.quiet);
+    ReconOutput R = reconstruct(P, correct && S.op != "nufft", S, prog, "recon");
+
+    OutputSet outs;
+    write_image(S.output + ".nii", P, R.complexImage, S.complexOut, outs, "forge-recon");
+    std::vector<std::vector<arma::fvec>> sets{{R.magnitude.begin(), R.magnitude.begin() + P.nslices}};
+    forge::io::write_png_montage(S.output + ".png", montage(P, sets), display_scale(sets[0]));
+    outs.add(S.output + ".png");
+    outs.commit();
+
+    std::printf("forge-recon: reconstruction %.2f s (reading %.2f s) on %s\n", R.seconds, tRead,
+                device_description(S).c_str());
+    if (!P.reference.empty()) {
+        std::vector<arma::fvec> first(R.magnitude.begin(), R.magnitude.begin() + P.nslices);
+        Quality q = compare(first, P.reference);
+        std::printf("forge-recon: NRMSE vs reference %.6f  PSNR %.2f dB\n", q.nrmse, q.psnr);
+        for (std::size_t f = 1; f < P.nframes; ++f) {
+            std::vector<arma::fvec> fr(R.magnitude.begin() + f * P.nslices, R.magnitude.begin() + (f + 1) * P.nslices);
+            Quality qf = compare(fr, P.reference);
+            std::printf("forge-recon: frame %zu NRMSE vs reference %.6f  PSNR %.2f dB\n", f + 1, qf.nrmse, qf.psnr);
+        }
+    }
+    for (const auto& f : outs.files()) std::printf("forge-recon: wrote %s\n", f.c_str());
+    return 0;
+}
+
+// ------------------------------------------------------------------------------------------ demo
+struct Ellipse {
+    double value, a, b, x0, y0, phi_deg;
+};
+
+// Modified Shepp-Logan (Toft) in FOV units (the phantom spans [-0.5, 0.5)^2), with a slice-dependent
+// scaling and a small bright marker at (+0.25, -0.30) that shows the orientation.
+arma::fvec demo_phantom(std::size_t N, std::size_t slice, std::size_t nslices) {
+    const double sc = 0.46;  // ellipse units [-1, 1] -> FOV units
+    const double shrink = 1.0 - 0.08 * (nslices > 1 ? double(slice) / double(nslices - 1) : 0.0);
+    std::vector<Ellipse> E = {{1.0, .69, .92, 0, 0, 0},        {-.8, .6624, .874, 0, -.0184, 0},
+                              {-.2, .11, .31, .22, 0, -18},     {-.2, .16, .41, -.22, 0, 18},
+                              {.1, .21, .25, 0, .35, 0},        {.1, .046, .046, 0, .1, 0},
+                              {.1, .046, .046, 0, -.1, 0},      {.1, .046, .023, -.08, -.605, 0},
+                              {.1, .023, .023, 0, -.606, 0},    {.1, .023, .046, .06, -.605, 0}};
+    arma::fvec img(N * N, arma::fill::zeros);
+    for (std::size_t y = 0; y < N; ++y)
+        for (std::size_t x = 0; x < N; ++x) {
+            const double px = (double(x) - double(N / 2)) / double(N), py = (double(y) - double(N / 2)) / double(N);
+            double v = 0;
+            for (const auto& e : E) {
+                const double c = std::cos(e.phi_deg * M_PI / 180), s = std::sin(e.phi_deg * M_PI / 180);
+                const double u = px / (sc * shrink) - e.x0, w = py / (sc * shrink) - e.y0;
+                const double xr = c * u + s * w, yr = -s * u + c * w;
+                // smooth edge (about one pixel wide), so the object is nearly band-limited to the
+                // k-space disc the spiral covers
+                const double rho = std::sqrt((xr * xr) / (e.a * e.a) + (yr * yr) / (e.b * e.b));
+                const double dpix = (rho - 1.0) * std::min(e.a, e.b) * sc * shrink * double(N);
+                v += e.value * 0.5 * (1.0 - std::tanh(dpix / 0.8));
+            }
+            const double mx = px - 0.25, my = py + 0.30;  // orientation marker
+            const double dm = (std::sqrt(mx * mx + my * my) - 0.045) * double(N);
+            const double wm = 0.5 * (1.0 - std::tanh(dm / 0.8));
+            v = v * (1.0 - wm) + 1.0 * wm;
+            img[x + N * y] = float(v);
+        }
+    return img;
+}
+
+// Smooth coil sensitivities of nc loops on a circle of radius 0.7 FOV around the object.
+arma::cx_fvec demo_smaps(std::size_t N, std::size_t nc, std::size_t slice) {
+    arma::cx_fvec m(N * N * nc);
+    for (std::size_t c = 0; c < nc; ++c) {
+        const double ang = 2 * M_PI * double(c) / double(nc) + 0.1 * double(slice);
+        const double cx = 0.7 * std::cos(ang), cy = 0.7 * std::sin(ang);
+        for (std::size_t y = 0; y < N; ++y)
+            for (std::size_t x = 0; x < N; ++x) {
+                const double px = (double(x) - double(N / 2)) / double(N), py = (double(y) - double(N / 2)) / double(N);
+                const double d2 = (px - cx) * (px - cx) + (py - cy) * (py - cy);
+                const double mag = 1.0 / (1.0 + d2 / 0.25);
+                const double ph = ang + 2.0 * (px * std::cos(ang) + py * std::sin(ang));
+                m[c * N * N + x + N * y] = cxf(float(mag * std::cos(ph)), float(mag * std::sin(ph)));
+            }
+    }
+    return m;
+}
+
+// Field map (rad/s): two Gaussian off-resonance blobs and a linear shim term.
+arma::fvec demo_fieldmap(std::size_t N, std::size_t slice) {
+    arma::fvec fm(N * N);
+    const double sh = 0.03 * double(slice);
+    for (std::size_t y = 0; y < N; ++y)
+        for (std::size_t x = 0; x < N; ++x) {
+            const double px = (double(x) - double(N / 2)) / double(N), py = (double(y) - double(N / 2)) / double(N);
+            const double b1 = std::exp(-((px - 0.10 - sh) * (px - 0.10 - sh) + (py - 0.15) * (py - 0.15)) / (2 * 0.12 * 0.12));
+            const double b2 = std::exp(-((px + 0.15) * (px + 0.15) + (py + 0.10 + sh) * (py + 0.10 + sh)) / (2 * 0.15 * 0.15));
+            const double hz = 70.0 * b1 - 50.0 * b2 + 30.0 * px;
+            fm[x + N * y] = float(2 * M_PI * hz);
+        }
+    return fm;
+}
+
+int run_demo(Settings& S) {
+    const auto tStart = std::chrono::steady_clock::now();
+    if (S.output.empty()) S.output = "forge_demo";
+    check_output_prefix(S.output);
+    if (S.demoSize < 16 || S.demoSize > 256 || S.demoSize % 2)
+        throw UsageError("--demo-size must be an even number in [16, 256], got " + std::to_string(S.demoSize));
+    if (S.demoSlices < 1 || S.demoSlices > 16) throw UsageError("--demo-slices must be in [1, 16]");
+    if (S.demoCoils < 1 || S.demoCoils > 32) throw UsageError("--demo-coils must be in [1, 32]");
+    resolve_device(S);
+    const std::size_t N = static_cast<std::size_t>(S.demoSize), ns = static_cast<std::size_t>(S.demoSlices),
+                      nc = static_cast<std::size_t>(S.demoCoils);
+    const double fov_mm = 240.0, thick_mm = 5.0;
+
+    // spiral: 2 interleaves, Archimedean, constant angular rate, spiral-out from k = 0
+    const std::size_t shots = 2, turns = N / (2 * shots), perTurn = 3 * N;
+    const std::size_t nsamp = turns * perTurn;
+    const double dwell_us = 16000.0 / double(nsamp);  // 16 ms readout
+    const double TE_ms = 1.0;
+    forge::io::MrdHeader H;
+    H.encodedMatrix = {N, N, 1};
+    H.reconMatrix = {N, N, 1};
+    H.encodedFov_mm = {fov_mm, fov_mm, thick_mm};
+    H.reconFov_mm = {fov_mm, fov_mm, thick_mm};
+    H.trajectory = "spiral";
+    H.hasTE = true;
+    H.TE_ms = TE_ms;
+    H.receiverChannels = nc;
+
+    std::vector<forge::io::MrdAcquisition> acqs;
+    std::mt19937 rng(12345);
+    std::normal_distribution<float> gauss(0.0f, 1.0f);
+
+    // geometry of the in-memory problem: built through the same path as a file
+    forge::io::MrdFile F;
+    F.header = H;
+    for (std::size_t s = 0; s < ns; ++s)
+        for (std::size_t sh = 0; sh < shots; ++sh) {
+            forge::io::MrdAcquisition a;
+            a.samples = static_cast<uint16_t>(nsamp);
+            a.channels = static_cast<uint16_t>(nc);
+            a.trajDims = 2;
+            a.centerSample = 0;
+            a.dwell_us = static_cast<float>(dwell_us);
+            a.e1 = static_cast<uint16_t>(sh);
+            a.slice = static_cast<uint16_t>(s);
+            a.readDir = {1, 0, 0};
+            a.phaseDir = {0, 1, 0};
+            a.sliceDir = {0, 0, 1};
+            a.position = {0, 0, float((double(s) - double(ns - 1) / 2) * thick_mm)};
+            a.traj.resize(2 * nsamp);
+            for (std::size_t j = 0; j < nsamp; ++j) {
+                const double tau = double(j) / double(nsamp);
+                const double r = 0.5 * tau;  // normalised units: |k| / N up to 0.5
+                const double th = 2 * M_PI * double(turns) * tau + 2 * M_PI * double(sh) / double(shots);
+                a.traj[2 * j] = float(r * std::cos(th));
+                a.traj[2 * j + 1] = float(r * std::sin(th));
+            }
+            a.data.assign(nsamp * nc, cxf(0, 0));
+            F.acquisitions.push_back(std::move(a));
+        }
+    Problem P = build_problem(F, S, "demo");
+    // truth, maps
+    std::vector<arma::fvec> truth(ns), fms(ns);
+    std::vector<arma::cx_fvec> maps(ns);
+    for (std::size_t s = 0; s < ns; ++s) {
+        truth[s] = demo_phantom(N, s, ns);
+        maps[s] = demo_smaps(N, nc, s);
+        fms[s] = demo_fieldmap(N, s);
+    }
+    // simulate with Gdft (true field map), per slice, all coils in one batch
+    const auto tSim0 = std::chrono::steady_clock::now();
+    for (auto& fr : P.frames) {
+        const std::size_t n1 = fr.kx.n_elem, n2 = P.n2();
+        forge::Gdft<float> G(n1, n2, fr.kx, fr.ky, fr.kz, P.ix, P.iy, P.iz, fms[fr.slice], fr.t);
+        forge::SENSE<float, forge::Gdft<float>> E(G, maps[fr.slice], nc);
+        arma::cx_fvec x = arma::conv_to<arma::cx_fvec>::from(truth[fr.slice]);
+        arma::cx_fvec y = E * x;
+        const double rms = std::sqrt(double(arma::accu(arma::square(arma::abs(y)))) / double(y.n_elem));
+        const float sigma = float(S.demoNoise * rms / std::sqrt(2.0));
+        for (auto& v : y) v += cxf(sigma * gauss(rng), sigma * gauss(rng));
+        fr.y = y;
+        // back into the acquisitions (for the ISMRMRD file)
+        std::size_t off = 0;
+        for (auto& a : F.acquisitions) {
+            if (a.slice != fr.slice) continue;
+            for (std::size_t c = 0; c < nc; ++c)
+                for (std::size_t j = 0; j < a.samples; ++j) a.data[c * a.samples + j] = y[c * n1 + off + j];
+            off += a.samples;
+        }
+    }
+    const double tSim = std::chrono::duration<double>(std::chrono::steady_clock::now() - tSim0).count();
+    P.fieldmap = fms;
+    P.smaps = maps;
+    P.reference = truth;
+
+    note("forge-recon --demo: " + std::to_string(N) + "x" + std::to_string(N) + " x " + std::to_string(ns) +
+             " slices, " + std::to_string(nc) + " coils, spiral " + std::to_string(shots) + " x " +
+             std::to_string(nsamp) + " samples (" + std::to_string(int(std::lround(dwell_us * nsamp / 1000))) +
+             " ms readout), field map up to " +
+             std::to_string(int(std::lround(double(arma::max(arma::abs(arma::join_cols(fms[0], fms.back())))) / (2 * M_PI)))) +
+             " Hz, simulated with Gdft in " + std::to_string(tSim).substr(0, 5) + " s on " + device_description(S),
+         S.quiet);
+
+    forge::io::Progress prog(2 * solves_per_recon(P, S), S.quiet);
+    ReconOutput U = reconstruct(P, false, S, prog, "uncorrected");
+    ReconOutput C = reconstruct(P, true, S, prog, "field-corrected");
+    Quality qu = compare(U.magnitude, truth), qc = compare(C.magnitude, truth);
+
+    // outputs
+    OutputSet outs;
+    std::vector<arma::cx_fvec> truthC, fmC;
+    for (std::size_t s = 0; s < ns; ++s) {
+        truthC.push_back(arma::conv_to<arma::cx_fvec>::from(truth[s]));
+        fmC.push_back(arma::conv_to<arma::cx_fvec>::from(fms[s] / float(2 * M_PI)));
+    }
+    write_image(S.output + "_truth.nii", P, truthC, false, outs, "forge demo truth");
+    write_image(S.output + "_uncorrected.nii", P, U.complexImage, S.complexOut, outs, "forge demo uncorrected");
+    write_image(S.output + "_corrected.nii", P, C.complexImage, S.complexOut, outs, "forge demo field-corrected");
+    {
+        std::vector<float> v;
+        for (auto& f : fms) v.insert(v.end(), f.begin(), f.end());
+        forge::io::write_nifti(S.output + "_fieldmap.nii", v, {{N, N, ns, 1}}, P.affine, "field map rad/s");
+        outs.add(S.output + "_fieldmap.nii");
+    }
+    const float scale = display_scale(truth);
+    forge::io::write_png_montage(S.output + "_comparison.png", montage(P, {truth, U.magnitude, C.magnitude}), scale);
+    outs.add(S.output + "_comparison.png");
+    forge::io::write_png_montage(S.output + "_corrected.png", montage(P, {C.magnitude}), scale);
+    outs.add(S.output + "_corrected.png");
+    // ISMRMRD file with the maps and the truth, so 'forge-recon <prefix>.h5' reproduces the corrected image
+    {
+        std::vector<forge::io::MrdNamedArray> arrays(3);
+        arrays[0].name = "csm";
+        arrays[0].dims = {N, N, ns, nc};
+        arrays[0].data.resize(N * N * ns * nc);
+        for (std::size_t c = 0; c < nc; ++c)
+            for (std::size_t s = 0; s < ns; ++s)
+                for (std::size_t k = 0; k < N * N; ++k) arrays[0].data[(c * ns + s) * N * N + k] = maps[s][c * N * N + k];
+        arrays[1].name = "fieldmap";
+        arrays[1].dims = {N, N, ns};
+        arrays[2].name = "phantom";
+        arrays[2].dims = {N, N, ns};
+        for (std::size_t s = 0; s < ns; ++s)
+            for (std::size_t k = 0; k < N * N; ++k) {
+                arrays[1].data.push_back(cxf(fms[s][k], 0));
+                arrays[2].data.push_back(cxf(truth[s][k], 0));
+            }
+        forge::io::write_mrd(S.output + ".h5", forge::io::make_mrd_header_xml(H, "forge-demo"), F.acquisitions, arrays,
+                             S.group);
+        outs.add(S.output + ".h5");
+    }
+    outs.commit();
+
+    const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - tStart).count();
+    std::printf("forge-recon --demo results (%s, %d iterations, penalty %s beta %g)\n", device_description(S).c_str(),
+                S.iterations, S.penalty.c_str(), S.beta);
+    std::printf("  uncorrected      NRMSE %.6f  PSNR %6.2f dB  time %6.2f s\n", qu.nrmse, qu.psnr, U.seconds);
+    std::printf("  field-corrected  NRMSE %.6f  PSNR %6.2f dB  time %6.2f s\n", qc.nrmse, qc.psnr, C.seconds);
+    std::printf("  NRMSE improvement %.2fx   simulation %.2f s   total %.2f s\n", qc.nrmse > 0 ? qu.nrmse / qc.nrmse : 0.0,
+                tSim, total);
+    for (const auto& f : outs.files()) std::printf("forge-recon: wrote %s\n", f.c_str());
+    std::printf("forge-recon: reproduce the corrected image with: forge-recon %s.h5\n", S.output.c_str());
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    Settings S;
+    CLI::App app{"forge-recon: iterative MRI reconstruction (ISMRMRD in, NIfTI and PNG out)", "forge-recon"};
+    app.add_option("input", S.input, "ISMRMRD (MRD) HDF5 raw data file");
+    app.add_flag("--demo", S.demo, "synthesise a phantom, simulate spiral data with a field map, reconstruct with and without field correction");
+    app.add_option("-o,--output", S.output, "output prefix: writes PREFIX.nii and PREFIX.png (demo: PREFIX_*.nii/png and PREFIX.h5)");
+    app.add_option("--operator", S.op,
+                   "encoding operator: dft (exact, field-corrected; default), nufft (no field correction) or "
+                   "timeseg (NUFFT with time-segmented field correction)")
+        ->check(CLI::IsMember({"dft", "nufft", "timeseg"}));
+    app.add_option("-L,--segments", S.segments, "timeseg: number of time segments L (default: the smallest L with "
+                                                "an estimated RMS error of at most 1%)")
+        ->check(CLI::Range(0, 256));
+    app.add_option("--penalty", S.penalty, "regulariser: quad (Tikhonov on finite differences) or tv")
+        ->check(CLI::IsMember({"quad", "tv"}));
+    app.add_option("--beta", S.beta, "penalty weight, relative to the data term's curvature (default 1e-3)")
+        ->check(CLI::NonNegativeNumber);
+    app.add_option("--delta", S.delta, "TV smoothing threshold, relative to the image scale (default 0.05)")
+        ->check(CLI::PositiveNumber);
+    app.add_option("-n,--iterations", S.iterations, "conjugate-gradient iterations (default 10)")
+        ->check(CLI::Range(1, 10000));
+    app.add_option("--device", S.device, "cpu, gpu or auto (GPU when one is usable; default)")
+        ->check(CLI::IsMember({"cpu", "gpu", "auto"}));
+    app.add_option("--fieldmap", S.fieldmap, "field map in rad/s: FILE.nii or FILE.h5:/dataset (default: <group>/fieldmap in the input)");
+    app.add_option("--smaps", S.smaps, "coil sensitivity maps: FILE.nii or FILE.h5:/dataset (default: <group>/csm in the input)");
+    app.add_option("--reference", S.reference, "reference image for NRMSE/PSNR: FILE.nii or FILE.h5:/dataset (default: <group>/phantom in the input)");
+    app.add_flag("--no-field-correction", S.noFieldCorrection, "ignore the field map");
+    app.add_flag("--complex", S.complexOut, "write complex64 NIfTI instead of magnitude float32");
+    app.add_flag("--cartesian", S.cartesian, "take k-space from the encoding counters even when the acquisitions carry trajectories");
+    app.add_option("--dataset", S.group, "ISMRMRD group name in the HDF5 file (default: dataset)");
+    app.add_flag("-q,--quiet", S.quiet, "print only results and errors");
+    app.add_option("--demo-size", S.demoSize, "demo matrix size (default 64)");
+    app.add_option("--demo-slices", S.demoSlices, "demo slice count (default 2)");
+    app.add_option("--demo-coils", S.demoCoils, "demo coil count (default 8)");
+    app.add_option("--demo-noise", S.demoNoise, "demo noise level relative to the data RMS (default 0.01)")
+        ->check(CLI::NonNegativeNumber);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        std::fprintf(stderr, "forge-recon: error: %s (see forge-recon --help)\n", e.what());
+        return 2;
+    }
+    try {
+        forge::io::quiet_hdf5_errors();
+        if (S.demo) {
+            if (!S.input.empty()) throw UsageError("--demo takes no input file (got '" + S.input + "')");
+            return run_demo(S);
+        }
+        if (S.input.empty()) throw UsageError("no input file given (try forge-recon --demo, or forge-recon --help)");
+        return run_file(S);
+    } catch (const UsageError& e) {
+        std::fprintf(stderr, "forge-recon: error: %s\n", e.what());
+        return 2;
+    } catch (const forge::invalid_argument& e) {
+        std::fprintf(stderr, "forge-recon: error: %s\n", e.what());
+        return 2;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "forge-recon: error: %s\n", e.what());
+        return 1;
+    }
+}

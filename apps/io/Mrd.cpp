@@ -1,0 +1,329 @@
+#include "Mrd.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+
+#include <hdf5.h>
+#include <ismrmrd/dataset.h>
+#include <ismrmrd/ismrmrd.h>
+#include <ismrmrd/xml.h>
+#include <sys/stat.h>
+
+#include "FileUtil.h"
+
+namespace forge {
+namespace io {
+
+namespace {
+
+void silent_ismrmrd_handler(const char*, int, const char*, int, const char*) {}
+
+// RAII for HDF5 identifiers.
+struct H5Id {
+    hid_t id = -1;
+    herr_t (*close)(hid_t) = nullptr;
+    H5Id(hid_t i, herr_t (*c)(hid_t)) : id(i), close(c) {}
+    ~H5Id() {
+        if (id >= 0 && close) close(id);
+    }
+    H5Id(const H5Id&) = delete;
+    H5Id& operator=(const H5Id&) = delete;
+    bool ok() const { return id >= 0; }
+};
+
+bool file_exists(const std::string& path) {
+    struct stat st;
+    return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+// True when every link along 'object' exists (H5Lexists needs the parents to exist).
+bool object_exists(hid_t file, const std::string& object) {
+    std::string partial;
+    std::size_t pos = 0;
+    while (pos < object.size()) {
+        std::size_t next = object.find('/', pos + 1);
+        partial = object.substr(0, next);
+        if (partial != "/" && !partial.empty()) {
+            htri_t e = H5Lexists(file, partial.c_str(), H5P_DEFAULT);
+            if (e <= 0) return false;
+        }
+        if (next == std::string::npos) break;
+        pos = next;
+    }
+    return true;
+}
+
+std::string normalise(const std::string& object) { return object.empty() || object[0] != '/' ? "/" + object : object; }
+
+}  // namespace
+
+void quiet_hdf5_errors() {
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+    ISMRMRD::ismrmrd_set_error_handler(silent_ismrmrd_handler);
+}
+
+bool hdf5_has_object(const std::string& path, const std::string& object) {
+    quiet_hdf5_errors();
+    if (!file_exists(path) || H5Fis_hdf5(path.c_str()) <= 0) return false;
+    H5Id f(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+    return f.ok() && object_exists(f.id, normalise(object));
+}
+
+Array read_hdf5_array(const std::string& path, const std::string& objectIn) {
+    quiet_hdf5_errors();
+    const std::string object = normalise(objectIn);
+    const std::string where = "'" + path + ":" + object + "'";
+    if (!file_exists(path)) throw std::runtime_error("map file '" + path + "' does not exist");
+    if (H5Fis_hdf5(path.c_str()) <= 0) throw std::runtime_error("'" + path + "' is not an HDF5 file");
+    H5Id f(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+    if (!f.ok()) throw std::runtime_error("cannot open HDF5 file '" + path + "'");
+    if (!object_exists(f.id, object)) throw std::runtime_error("HDF5 dataset " + where + " does not exist");
+    H5Id d(H5Dopen2(f.id, object.c_str(), H5P_DEFAULT), H5Dclose);
+    if (!d.ok()) throw std::runtime_error(where + " is not an HDF5 dataset");
+    H5Id space(H5Dget_space(d.id), H5Sclose);
+    int rank = H5Sget_simple_extent_ndims(space.id);
+    if (rank < 0) throw std::runtime_error(where + ": cannot read its dataspace");
+    std::vector<hsize_t> cdims(static_cast<std::size_t>(rank));
+    if (rank > 0) H5Sget_simple_extent_dims(space.id, cdims.data(), nullptr);
+    Array a;
+    std::size_t n = 1;
+    for (int k = rank - 1; k >= 0; --k) {
+        a.dims.push_back(static_cast<std::size_t>(cdims[static_cast<std::size_t>(k)]));
+        n *= static_cast<std::size_t>(cdims[static_cast<std::size_t>(k)]);
+    }
+    if (a.dims.empty()) a.dims.push_back(1);
+    if (n == 0) throw std::runtime_error(where + " is empty");
+    H5Id ftype(H5Dget_type(d.id), H5Tclose);
+    H5T_class_t cls = H5Tget_class(ftype.id);
+    a.data.resize(n);
+    if (cls == H5T_FLOAT || cls == H5T_INTEGER) {
+        std::vector<double> buf(n);
+        if (H5Dread(d.id, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()) < 0)
+            throw std::runtime_error(where + ": HDF5 read failed");
+        for (std::size_t i = 0; i < n; ++i) a.data[i] = {buf[i], 0.0};
+    } else if (cls == H5T_COMPOUND && H5Tget_nmembers(ftype.id) == 2 && H5Tget_member_class(ftype.id, 0) == H5T_FLOAT &&
+               H5Tget_member_class(ftype.id, 1) == H5T_FLOAT) {
+        char* n0 = H5Tget_member_name(ftype.id, 0);
+        char* n1 = H5Tget_member_name(ftype.id, 1);
+        H5Id mtype(H5Tcreate(H5T_COMPOUND, 2 * sizeof(double)), H5Tclose);
+        H5Tinsert(mtype.id, n0, 0, H5T_NATIVE_DOUBLE);
+        H5Tinsert(mtype.id, n1, sizeof(double), H5T_NATIVE_DOUBLE);
+        H5free_memory(n0);
+        H5free_memory(n1);
+        if (H5Dread(d.id, mtype.id, H5S_ALL, H5S_ALL, H5P_DEFAULT, a.data.data()) < 0)
+            throw std::runtime_error(where + ": HDF5 read failed");
+        a.is_complex = true;
+    } else {
+        throw std::runtime_error(where + " is not numeric (expected a real array or a complex compound {re, im})");
+    }
+    return a;
+}
+
+MrdFile read_mrd(const std::string& path, const std::string& group) {
+    quiet_hdf5_errors();
+    if (!file_exists(path)) throw std::runtime_error("input file '" + path + "' does not exist");
+    if (H5Fis_hdf5(path.c_str()) <= 0)
+        throw std::runtime_error("'" + path + "' is not an HDF5 file (forge-recon reads ISMRMRD/MRD .h5 files)");
+    {
+        H5Id f(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+        if (!f.ok()) throw std::runtime_error("cannot open HDF5 file '" + path + "'");
+        if (!object_exists(f.id, "/" + group + "/xml"))
+            throw std::runtime_error("'" + path + "' is an HDF5 file but not an ISMRMRD dataset (no /" + group +
+                                     "/xml header)");
+        if (!object_exists(f.id, "/" + group + "/data"))
+            throw std::runtime_error("ISMRMRD file '" + path + "' has no acquisitions (no /" + group + "/data)");
+    }
+    MrdFile out;
+    std::string xml;
+    std::unique_ptr<ISMRMRD::Dataset> ds;
+    try {
+        ds.reset(new ISMRMRD::Dataset(path.c_str(), group.c_str(), false));
+        ds->readHeader(xml);
+    } catch (const std::exception& e) {
+        throw std::runtime_error("cannot read the ISMRMRD header of '" + path + "'");
+    }
+    ISMRMRD::IsmrmrdHeader h;
+    try {
+        ISMRMRD::deserialize(xml.c_str(), h);
+    } catch (const std::exception& e) {
+        throw std::runtime_error("the ISMRMRD XML header of '" + path + "' is invalid: " + e.what());
+    }
+    if (h.encoding.empty()) throw std::runtime_error("the ISMRMRD header of '" + path + "' has no encoding section");
+    const auto& e = h.encoding[0];
+    MrdHeader& H = out.header;
+    H.encodedMatrix = {e.encodedSpace.matrixSize.x, e.encodedSpace.matrixSize.y, e.encodedSpace.matrixSize.z};
+    H.encodedFov_mm = {e.encodedSpace.fieldOfView_mm.x, e.encodedSpace.fieldOfView_mm.y, e.encodedSpace.fieldOfView_mm.z};
+    H.reconMatrix = {e.reconSpace.matrixSize.x, e.reconSpace.matrixSize.y, e.reconSpace.matrixSize.z};
+    H.reconFov_mm = {e.reconSpace.fieldOfView_mm.x, e.reconSpace.fieldOfView_mm.y, e.reconSpace.fieldOfView_mm.z};
+    switch (e.trajectory) {
+        case ISMRMRD::TrajectoryType::CARTESIAN: H.trajectory = "cartesian"; break;
+        case ISMRMRD::TrajectoryType::EPI: H.trajectory = "epi"; break;
+        case ISMRMRD::TrajectoryType::RADIAL: H.trajectory = "radial"; break;
+        case ISMRMRD::TrajectoryType::GOLDENANGLE: H.trajectory = "goldenangle"; break;
+        case ISMRMRD::TrajectoryType::SPIRAL: H.trajectory = "spiral"; break;
+        default: H.trajectory = "other"; break;
+    }
+    if (e.parallelImaging) {
+        H.accelE1 = std::max<std::size_t>(1, e.parallelImaging->accelerationFactor.kspace_encoding_step_1);
+        H.accelE2 = std::max<std::size_t>(1, e.parallelImaging->accelerationFactor.kspace_encoding_step_2);
+    }
+    if (h.sequenceParameters && h.sequenceParameters->TE && !h.sequenceParameters->TE->empty()) {
+        H.hasTE = true;
+        H.TE_ms = h.sequenceParameters->TE->front();
+    }
+    if (e.encodingLimits.kspace_encoding_step_1) {
+        H.hasCenterE1 = true;
+        H.centerE1 = e.encodingLimits.kspace_encoding_step_1->center;
+    }
+    if (e.encodingLimits.kspace_encoding_step_2) {
+        H.hasCenterE2 = true;
+        H.centerE2 = e.encodingLimits.kspace_encoding_step_2->center;
+    }
+    if (h.acquisitionSystemInformation && h.acquisitionSystemInformation->receiverChannels)
+        H.receiverChannels = *h.acquisitionSystemInformation->receiverChannels;
+
+    uint32_t nacq = 0;
+    try {
+        nacq = ds->getNumberOfAcquisitions();
+    } catch (const std::exception&) {
+        nacq = 0;
+    }
+    ISMRMRD::Acquisition acq;
+    for (uint32_t i = 0; i < nacq; ++i) {
+        try {
+            ds->readAcquisition(i, acq);
+        } catch (const std::exception&) {
+            throw std::runtime_error("cannot read acquisition " + std::to_string(i) + " of '" + path + "'");
+        }
+        if (acq.isFlagSet(ISMRMRD::ISMRMRD_ACQ_IS_NOISE_MEASUREMENT)) {
+            ++out.noiseScans;
+            continue;
+        }
+        MrdAcquisition a;
+        a.samples = acq.number_of_samples();
+        a.channels = acq.active_channels();
+        a.trajDims = acq.trajectory_dimensions();
+        a.centerSample = acq.center_sample();
+        a.dwell_us = acq.sample_time_us();
+        a.e1 = acq.idx().kspace_encode_step_1;
+        a.e2 = acq.idx().kspace_encode_step_2;
+        a.slice = acq.idx().slice;
+        a.repetition = acq.idx().repetition;
+        a.contrast = acq.idx().contrast;
+        a.flags = acq.flags();
+        for (int k = 0; k < 3; ++k) {
+            a.position[k] = acq.position()[k];
+            a.readDir[k] = acq.read_dir()[k];
+            a.phaseDir[k] = acq.phase_dir()[k];
+            a.sliceDir[k] = acq.slice_dir()[k];
+        }
+        const std::size_t nd = static_cast<std::size_t>(a.samples) * a.channels;
+        a.data.assign(acq.getDataPtr(), acq.getDataPtr() + nd);
+        if (a.trajDims) {
+            const std::size_t nt = static_cast<std::size_t>(a.samples) * a.trajDims;
+            a.traj.assign(acq.getTrajPtr(), acq.getTrajPtr() + nt);
+        }
+        out.acquisitions.push_back(std::move(a));
+    }
+    if (out.acquisitions.empty())
+        throw std::runtime_error("ISMRMRD file '" + path + "' has no acquisitions" +
+                                 (out.noiseScans ? std::string(" (only noise scans)") : std::string()));
+    return out;
+}
+
+std::string make_mrd_header_xml(const MrdHeader& H, const std::string& patientID) {
+    ISMRMRD::IsmrmrdHeader h;
+    h.experimentalConditions.H1resonanceFrequency_Hz = 127740000;  // ~3T
+    ISMRMRD::AcquisitionSystemInformation sys;
+    sys.institutionName = std::string("forge");
+    sys.receiverChannels = static_cast<unsigned short>(H.receiverChannels);
+    h.acquisitionSystemInformation = sys;
+    ISMRMRD::SubjectInformation subject;
+    subject.patientID = patientID;
+    h.subjectInformation = subject;
+    ISMRMRD::Encoding e;
+    e.encodedSpace.matrixSize.x = static_cast<unsigned short>(H.encodedMatrix[0]);
+    e.encodedSpace.matrixSize.y = static_cast<unsigned short>(H.encodedMatrix[1]);
+    e.encodedSpace.matrixSize.z = static_cast<unsigned short>(H.encodedMatrix[2]);
+    e.encodedSpace.fieldOfView_mm.x = static_cast<float>(H.encodedFov_mm[0]);
+    e.encodedSpace.fieldOfView_mm.y = static_cast<float>(H.encodedFov_mm[1]);
+    e.encodedSpace.fieldOfView_mm.z = static_cast<float>(H.encodedFov_mm[2]);
+    e.reconSpace.matrixSize.x = static_cast<unsigned short>(H.reconMatrix[0]);
+    e.reconSpace.matrixSize.y = static_cast<unsigned short>(H.reconMatrix[1]);
+    e.reconSpace.matrixSize.z = static_cast<unsigned short>(H.reconMatrix[2]);
+    e.reconSpace.fieldOfView_mm.x = static_cast<float>(H.reconFov_mm[0]);
+    e.reconSpace.fieldOfView_mm.y = static_cast<float>(H.reconFov_mm[1]);
+    e.reconSpace.fieldOfView_mm.z = static_cast<float>(H.reconFov_mm[2]);
+    if (H.trajectory == "spiral") e.trajectory = ISMRMRD::TrajectoryType::SPIRAL;
+    else if (H.trajectory == "radial") e.trajectory = ISMRMRD::TrajectoryType::RADIAL;
+    else if (H.trajectory == "epi") e.trajectory = ISMRMRD::TrajectoryType::EPI;
+    else if (H.trajectory == "cartesian") e.trajectory = ISMRMRD::TrajectoryType::CARTESIAN;
+    else e.trajectory = ISMRMRD::TrajectoryType::OTHER;
+    if (H.accelE1 > 1 || H.accelE2 > 1) {
+        ISMRMRD::ParallelImaging p;
+        p.accelerationFactor.kspace_encoding_step_1 = static_cast<unsigned short>(H.accelE1);
+        p.accelerationFactor.kspace_encoding_step_2 = static_cast<unsigned short>(H.accelE2);
+        e.parallelImaging = p;
+    }
+    if (H.hasCenterE1) e.encodingLimits.kspace_encoding_step_1 = ISMRMRD::Limit(0, 0, static_cast<unsigned short>(H.centerE1));
+    h.encoding.push_back(e);
+    if (H.hasTE) {
+        ISMRMRD::SequenceParameters sp;
+        sp.TE = std::vector<float>{static_cast<float>(H.TE_ms)};
+        h.sequenceParameters = sp;
+    }
+    std::stringstream s;
+    ISMRMRD::serialize(h, s);
+    return s.str();
+}
+
+void write_mrd(const std::string& path, const std::string& xmlHeader, const std::vector<MrdAcquisition>& acqs,
+               const std::vector<MrdNamedArray>& arrays, const std::string& group) {
+    quiet_hdf5_errors();
+    const std::string tmp = temporary_name(path);
+    std::remove(tmp.c_str());
+    try {
+        ISMRMRD::Dataset d(tmp.c_str(), group.c_str(), true);
+        d.writeHeader(xmlHeader);
+        ISMRMRD::Acquisition acq;
+        for (const auto& a : acqs) {
+            acq.resize(a.samples, a.channels, a.trajDims);
+            acq.clearAllFlags();
+            for (uint64_t b = 0; b < 64; ++b)
+                if (a.flags & (uint64_t(1) << b)) acq.setFlag(b + 1);
+            acq.center_sample() = a.centerSample;
+            acq.sample_time_us() = a.dwell_us;
+            acq.available_channels() = a.channels;
+            acq.idx().kspace_encode_step_1 = a.e1;
+            acq.idx().kspace_encode_step_2 = a.e2;
+            acq.idx().slice = a.slice;
+            acq.idx().repetition = a.repetition;
+            acq.idx().contrast = a.contrast;
+            for (int k = 0; k < 3; ++k) {
+                acq.position()[k] = a.position[k];
+                acq.read_dir()[k] = a.readDir[k];
+                acq.phase_dir()[k] = a.phaseDir[k];
+                acq.slice_dir()[k] = a.sliceDir[k];
+            }
+            std::copy(a.data.begin(), a.data.end(), acq.getDataPtr());
+            if (a.trajDims) std::copy(a.traj.begin(), a.traj.end(), acq.getTrajPtr());
+            d.appendAcquisition(acq);
+        }
+        for (const auto& arr : arrays) {
+            ISMRMRD::NDArray<std::complex<float>> nd(arr.dims);
+            std::copy(arr.data.begin(), arr.data.end(), nd.getDataPtr());
+            d.appendNDArray(arr.name, nd);
+        }
+    } catch (const std::exception& e) {
+        std::remove(tmp.c_str());
+        throw std::runtime_error("writing ISMRMRD file '" + path + "' failed: " + e.what());
+    }
+    commit_temporary(tmp, path);
+}
+
+}  // namespace io
+}  // namespace forge

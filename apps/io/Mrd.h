@@ -1,0 +1,86 @@
+#pragma once
+// ISMRMRD (MRD) HDF5 input/output for forge-recon, through Debian's libismrmrd (header XML,
+// acquisitions) and HDF5's C API (probing files, reading map datasets).
+#include <array>
+#include <complex>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace forge {
+namespace io {
+
+// An n-dimensional array read from HDF5 or NIfTI: dims fastest first (x, y, ...), values as complex
+// double (real datasets have zero imaginary part).
+struct Array {
+    std::vector<std::size_t> dims;
+    std::vector<std::complex<double>> data;
+    bool is_complex = false;
+    std::size_t size() const { return data.size(); }
+};
+
+// What forge-recon needs from the MRD XML header (first encoding).
+struct MrdHeader {
+    std::array<std::size_t, 3> encodedMatrix{{0, 0, 1}};
+    std::array<double, 3> encodedFov_mm{{0, 0, 0}};
+    std::array<std::size_t, 3> reconMatrix{{0, 0, 1}};
+    std::array<double, 3> reconFov_mm{{0, 0, 0}};
+    std::string trajectory;  // "cartesian", "spiral", "radial", ...
+    std::size_t accelE1 = 1, accelE2 = 1;
+    bool hasTE = false;
+    double TE_ms = 0.0;
+    std::size_t centerE1 = 0, centerE2 = 0;
+    bool hasCenterE1 = false, hasCenterE2 = false;
+    std::size_t receiverChannels = 0;
+};
+
+struct MrdAcquisition {
+    uint16_t samples = 0, channels = 0, trajDims = 0, centerSample = 0;
+    float dwell_us = 0.0f;
+    uint16_t e1 = 0, e2 = 0, slice = 0, repetition = 0, contrast = 0;
+    uint64_t flags = 0;
+    std::array<float, 3> position{}, readDir{}, phaseDir{}, sliceDir{};
+    std::vector<std::complex<float>> data;  // samples fastest, then channels
+    std::vector<float> traj;                // trajectory dimension fastest, then samples
+};
+
+struct MrdFile {
+    MrdHeader header;
+    std::vector<MrdAcquisition> acquisitions;  // imaging acquisitions (noise scans dropped)
+    std::size_t noiseScans = 0;
+};
+
+// Throws std::runtime_error with one line when 'path' is missing, not HDF5, not an ISMRMRD dataset
+// (no <group>/xml header), or has no acquisitions. HDF5's own error printing is switched off.
+MrdFile read_mrd(const std::string& path, const std::string& group = "dataset");
+
+// True when 'path' is an HDF5 file holding an object (dataset or group) at 'object'.
+bool hdf5_has_object(const std::string& path, const std::string& object);
+
+// Reads a numeric HDF5 dataset: real (float/integer) or complex (a compound of two float members,
+// e.g. h5py's {r, i} or ISMRMRD's complex_float). HDF5 stores C order (slowest first); the returned
+// dims are reversed, fastest first, so an ISMRMRD NDArray (x, y, c) comes back as dims {x, y, c, 1}.
+Array read_hdf5_array(const std::string& path, const std::string& object);
+
+// Writes an ISMRMRD file: XML header, acquisitions and NDArrays (name -> complex float array, dims
+// fastest first). Written under a temporary name, renamed when complete.
+struct MrdNamedArray {
+    std::string name;
+    std::vector<std::size_t> dims;
+    std::vector<std::complex<float>> data;
+};
+void write_mrd(const std::string& path, const std::string& xmlHeader, const std::vector<MrdAcquisition>& acqs,
+               const std::vector<MrdNamedArray>& arrays, const std::string& group = "dataset");
+
+// Switches off HDF5's and libismrmrd's printing of error stacks (forge-recon prints one line itself).
+void quiet_hdf5_errors();
+
+}  // namespace io
+}  // namespace forge
+
+namespace forge {
+namespace io {
+// Serialises an MRD XML header (one encoding) with libismrmrd's xml.h.
+std::string make_mrd_header_xml(const MrdHeader& h, const std::string& patientID = "forge-demo");
+}  // namespace io
+}  // namespace forge

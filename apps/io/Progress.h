@@ -1,0 +1,60 @@
+#pragma once
+// Progress reporting for forge-recon's solver runs: a one-line progress bar (iteration, cost, ETA)
+// redrawn in place when stderr is a terminal, plain lines (one per iteration) otherwise.
+#include <chrono>
+#include <cstdio>
+#include <string>
+
+#include <unistd.h>
+
+namespace forge {
+namespace io {
+
+class Progress {
+public:
+    // total_iterations: over all solves of the job (for the ETA). quiet: print nothing.
+    Progress(std::size_t total_iterations, bool quiet)
+        : total_(total_iterations ? total_iterations : 1), quiet_(quiet), tty_(::isatty(STDERR_FILENO) == 1),
+          t0_(std::chrono::steady_clock::now()) {}
+
+    bool is_terminal() const { return tty_; }
+
+    // One solver iteration finished: 'it' of 'niter' in the solve called 'label'.
+    void iteration(const std::string& label, std::size_t it, std::size_t niter, double cost, double gradnorm) {
+        ++done_;
+        if (quiet_) return;
+        const double elapsed = seconds();
+        const double eta = done_ ? elapsed / static_cast<double>(done_) * static_cast<double>(total_ - std::min(done_, total_)) : 0.0;
+        if (tty_) {
+            const int width = 24;
+            const int filled = static_cast<int>(width * static_cast<double>(std::min(done_, total_)) / static_cast<double>(total_));
+            std::string bar(static_cast<std::size_t>(filled), '#');
+            bar.append(static_cast<std::size_t>(width - filled), '.');
+            std::fprintf(stderr, "\r%-28.28s [%s] it %3zu/%-3zu cost %10.4e  ETA %6.1fs ", label.c_str(), bar.c_str(), it,
+                         niter, cost, eta);
+            if (it == niter) std::fprintf(stderr, "\n");
+            std::fflush(stderr);
+        } else {
+            std::fprintf(stderr, "forge-recon: %s: iteration %zu/%zu cost %.6e gradient %.3e elapsed %.1fs ETA %.1fs\n",
+                         label.c_str(), it, niter, cost, gradnorm, elapsed, eta);
+        }
+    }
+    // A solve stopped early (converged): finish its line on a terminal and count its skipped iterations.
+    void finish_solve(std::size_t it, std::size_t niter) {
+        if (it < niter) {
+            done_ += niter - it;
+            if (tty_ && !quiet_) std::fprintf(stderr, "\n");
+        }
+    }
+    double seconds() const {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+    }
+
+private:
+    std::size_t total_, done_ = 0;
+    bool quiet_, tty_;
+    std::chrono::steady_clock::time_point t0_;
+};
+
+}  // namespace io
+}  // namespace forge

@@ -1,0 +1,123 @@
+#include "forge/Penalties/FiniteDifferencePenalty.h"
+
+#include <cmath>
+#include <sstream>
+
+#include "forge/CUDA/PenaltyKernels.h"
+#include "forge/Core/Exceptions.h"
+#include "forge/Penalties/QuadPenalty.h"
+#include "forge/Penalties/TVPenalty.h"
+
+namespace forge {
+
+namespace {
+void require_dim(const char* where, const char* name, uword v) {
+    if (v == 0) throw invalid_argument(std::string(where) + ": " + name + " must be at least 1, got 0");
+}
+template <typename T1>
+void require_nonneg_finite(const char* where, const char* name, T1 v) {
+    if (!(std::isfinite(v) && v >= 0)) {
+        std::ostringstream m;
+        m << where << ": " << name << " must be finite and >= 0, got " << v;
+        throw invalid_argument(m.str());
+    }
+}
+}  // namespace
+
+template <typename T1>
+FiniteDifferencePenalty<T1>::FiniteDifferencePenalty(const char* name, uword Nx, uword Ny, uword Nz, T1 beta,
+                                                     fd::Potential kind, T1 delta)
+    : name_(name), grid_{Nx, Ny, Nz}, beta_(beta), kind_(kind), delta_(delta) {
+    require_dim(name, "Nx", Nx);
+    require_dim(name, "Ny", Ny);
+    require_dim(name, "Nz", Nz);
+    require_nonneg_finite(name, "beta", beta);
+    if (kind == fd::Potential::Charbonnier && !(std::isfinite(delta) && delta > 0)) {
+        std::ostringstream m;
+        m << name << ": delta must be finite and > 0, got " << delta;
+        throw invalid_argument(m.str());
+    }
+}
+
+template <typename T1>
+void FiniteDifferencePenalty<T1>::check(const ForgeVec& x, const char* what, const char* arg) const {
+    if (x.n_elem != n_pixels()) {
+        std::ostringstream m;
+        m << name_ << "::" << what << ": " << arg << " has " << x.n_elem << " entries, expected Nx*Ny*Nz = "
+          << grid_.Nx << "*" << grid_.Ny << "*" << grid_.Nz << " = " << n_pixels();
+        throw invalid_argument(m.str());
+    }
+}
+
+template <typename T1>
+T1 FiniteDifferencePenalty<T1>::Penalty(const ForgeVec& x) const {
+    check(x, "Penalty", "x");
+    const uword n = n_pixels();
+    if (x.on_gpu()) {
+        forgeCol<T1> v = forgeCol<T1>::device_uninitialized(n);
+        cuda::fd_penalty_values<T1>(x.device_memptr(), v.device_memptr(), grid_, kind_, delta_);
+        return beta_ * sum(v);
+    }
+    const forgeComplex<T1>* px = x.memptr();
+    double s = 0;
+#pragma omp parallel for reduction(+ : s) if (n > detail::kParallelThreshold)
+    for (long long i = 0; i < static_cast<long long>(n); ++i) s += fd::value_at<T1>(uword(i), px, grid_, kind_, delta_);
+    return T1(double(beta_) * s);
+}
+
+template <typename T1>
+typename FiniteDifferencePenalty<T1>::ForgeVec FiniteDifferencePenalty<T1>::Gradient(const ForgeVec& x) const {
+    check(x, "Gradient", "x");
+    const uword n = n_pixels();
+    if (x.on_gpu()) {
+        ForgeVec g = ForgeVec::device_uninitialized(n);
+        cuda::fd_penalty_gradient<T1>(x.device_memptr(), g.device_memptr(), grid_, kind_, delta_, beta_);
+        return g;
+    }
+    ForgeVec g(n);
+    const forgeComplex<T1>* px = x.memptr();
+    forgeComplex<T1>* pg = g.memptr();
+#pragma omp parallel for if (n > detail::kParallelThreshold)
+    for (long long i = 0; i < static_cast<long long>(n); ++i)
+        pg[i] = fd::gradient_at<T1>(uword(i), px, grid_, kind_, delta_) * beta_;
+    return g;
+}
+
+template <typename T1>
+T1 FiniteDifferencePenalty<T1>::Denom(const ForgeVec& ddir, const ForgeVec& x) const {
+    check(ddir, "Denom", "ddir");
+    check(x, "Denom", "x");
+    if (ddir.on_gpu() != x.on_gpu()) {
+        throw residency_error(std::string(name_) + "::Denom: ddir and x must both be on the GPU or both on the host");
+    }
+    const uword n = n_pixels();
+    if (x.on_gpu()) {
+        forgeCol<T1> v = forgeCol<T1>::device_uninitialized(n);
+        cuda::fd_penalty_denoms<T1>(ddir.device_memptr(), x.device_memptr(), v.device_memptr(), grid_, kind_, delta_);
+        return beta_ * sum(v);
+    }
+    const forgeComplex<T1>* pd = ddir.memptr();
+    const forgeComplex<T1>* px = x.memptr();
+    double s = 0;
+#pragma omp parallel for reduction(+ : s) if (n > detail::kParallelThreshold)
+    for (long long i = 0; i < static_cast<long long>(n); ++i)
+        s += fd::denom_at<T1>(uword(i), pd, px, grid_, kind_, delta_);
+    return T1(double(beta_) * s);
+}
+
+template <typename T1>
+QuadPenalty<T1>::QuadPenalty(uword Nx, uword Ny, uword Nz, T1 beta)
+    : FiniteDifferencePenalty<T1>("QuadPenalty", Nx, Ny, Nz, beta, fd::Potential::Quadratic, T1(1)) {}
+
+template <typename T1>
+TVPenalty<T1>::TVPenalty(uword Nx, uword Ny, uword Nz, T1 beta, T1 delta)
+    : FiniteDifferencePenalty<T1>("TVPenalty", Nx, Ny, Nz, beta, fd::Potential::Charbonnier, delta) {}
+
+template class FiniteDifferencePenalty<float>;
+template class FiniteDifferencePenalty<double>;
+template class QuadPenalty<float>;
+template class QuadPenalty<double>;
+template class TVPenalty<float>;
+template class TVPenalty<double>;
+
+}  // namespace forge

@@ -1,0 +1,121 @@
+#pragma once
+// Shared pieces of forge's iterative solvers: options, per-iteration information, and the small set of
+// vector operations the loops need, overloaded for arma::Col (host) and forgeCol (host or device).
+// With device-resident forgeCol every operation runs on the GPU; only scalars come back to the host.
+#include <chrono>
+#include <complex>
+#include <functional>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <cmath>
+#include <stdexcept>
+
+#include <armadillo>
+
+#include "forge/Core/Exceptions.h"
+#include "forge/Core/forgeCol.h"
+#include "forge/Penalties/Robject.h"
+
+namespace forge {
+
+// What a solver reports after each iteration (iteration counts from 1).
+struct PcgIterationInfo {
+    uword iteration = 0;
+    double cost = 0;           // ||W^{1/2}(y - G x)||^2 + R(x) at the new x
+    double gradient_norm = 0;  // ||gradient of the cost|| at the x the step started from
+    double step = 0;           // step length taken along the search direction
+    double elapsed_s = 0;      // wall time since the solver started, in seconds
+};
+
+template <typename T1>
+struct PcgOptions {
+    // Stop when ||gradient|| <= tolerance * ||gradient at x0|| (0 = run all niter iterations).
+    T1 tolerance = T1(0);
+    // Called after every iteration. Computing the cost costs one extra penalty evaluation per iteration,
+    // done only when a callback is set.
+    std::function<void(const PcgIterationInfo&)> callback;
+};
+
+// What a solver did (filled when a SolverReport* is passed).
+struct SolverReport {
+    uword iterations = 0;
+    bool converged = false;  // stopped by the tolerance
+    double final_gradient_norm = 0;
+    double initial_gradient_norm = 0;
+    double elapsed_s = 0;
+};
+
+namespace solver_detail {
+
+template <typename T1> using ACx = arma::Col<std::complex<T1>>;
+template <typename T1> using FCx = forgeCol<forgeComplex<T1>>;
+
+// Re(a^H b), accumulated in double.
+template <typename T1> double re_dot(const ACx<T1>& a, const ACx<T1>& b) {
+    double s = 0;
+    const std::complex<T1>* pa = a.memptr();
+    const std::complex<T1>* pb = b.memptr();
+    for (arma::uword i = 0; i < a.n_elem; ++i) s += double(pa[i].real()) * pb[i].real() + double(pa[i].imag()) * pb[i].imag();
+    return s;
+}
+template <typename T1> double re_dot(const FCx<T1>& a, const FCx<T1>& b) { return double(cdot(a, b).re); }
+
+// Re(a^H diag(w) a) = sum w |a|^2
+template <typename T1> double weighted_norm2(const ACx<T1>& a, const arma::Col<T1>& w) {
+    double s = 0;
+    for (arma::uword i = 0; i < a.n_elem; ++i) s += double(w[i]) * std::norm(a[i]);
+    return s;
+}
+template <typename T1> double weighted_norm2(const FCx<T1>& a, const forgeCol<T1>& w) {
+    return re_dot<T1>(a, FCx<T1>(a % w));
+}
+
+template <typename T1> ACx<T1> times_w(const arma::Col<T1>& w, const ACx<T1>& a) { return a % arma::conv_to<ACx<T1>>::from(w); }
+template <typename T1> FCx<T1> times_w(const forgeCol<T1>& w, const FCx<T1>& a) { return a % w; }
+
+// y += a x
+template <typename T1> void add_scaled(ACx<T1>& y, T1 a, const ACx<T1>& x) { y += std::complex<T1>(a) * x; }
+template <typename T1> void add_scaled(FCx<T1>& y, T1 a, const FCx<T1>& x) { axpy(forgeComplex<T1>(a), x, y); }
+// y = x + b y
+template <typename T1> void scale_add(ACx<T1>& y, T1 b, const ACx<T1>& x) { y = x + std::complex<T1>(b) * y; }
+template <typename T1> void scale_add(FCx<T1>& y, T1 b, const FCx<T1>& x) { axpby(forgeComplex<T1>(1), x, forgeComplex<T1>(b), y); }
+
+template <typename T1> double vnorm(const ACx<T1>& a) { return double(arma::norm(a)); }
+template <typename T1> double vnorm(const FCx<T1>& a) { return double(norm(a)); }
+
+template <typename T> bool on_gpu(const arma::Col<T>&) { return false; }
+template <typename T> bool on_gpu(const forgeCol<T>& v) { return v.on_gpu(); }
+
+inline void require_len(const char* solver, const char* name, uword actual, uword expected, const char* what) {
+    if (actual != expected) {
+        std::ostringstream m;
+        m << solver << ": " << name << " has " << actual << " entries, expected " << what << " = " << expected;
+        throw invalid_argument(m.str());
+    }
+}
+
+template <typename XV, typename WV, typename YV>
+void require_same_place(const char* solver, const XV& x0, const WV& W, const YV& y) {
+    const bool gx = on_gpu(x0), gw = on_gpu(W), gy = on_gpu(y);
+    if (gx != gw || gx != gy) {
+        std::ostringstream m;
+        m << solver << ": x0 is on the " << (gx ? "GPU" : "host") << ", W on the " << (gw ? "GPU" : "host")
+          << " and y on the " << (gy ? "GPU" : "host") << "; put all three in the same place (putOnGPU/getFromGPU)";
+        throw residency_error(m.str());
+    }
+}
+
+inline double seconds_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace solver_detail
+}  // namespace forge
+
+#ifndef FORGE_NO_GLOBAL_NAMES
+using forge::PcgIterationInfo;
+using forge::PcgOptions;
+using forge::SolverReport;
+#endif

@@ -1,0 +1,178 @@
+// Penalty tests: values against independent float64 references built from arma::cx_cube differences,
+// gradients against central finite differences of the penalty value, curvature (Denom) against the second
+// difference of the penalty, float against double, and argument checks.
+#include <cmath>
+#include <complex>
+
+#include "TestHelpers.h"
+#include "forge/Penalties/QuadPenalty.h"
+#include "forge/Penalties/TVPenalty.h"
+
+using namespace forge_test;
+
+namespace {
+
+// All first differences (forward, no wrap) of an Nx x Ny x Nz image stored x fastest, as one vector.
+arma::cx_vec all_differences(const arma::cx_vec& x, arma::uword Nx, arma::uword Ny, arma::uword Nz) {
+    arma::cx_cube X(x.memptr(), Nx, Ny, Nz);  // copies; arma cubes are column-major = x fastest
+    arma::cx_vec out;
+    if (Nx > 1) {
+        arma::cx_cube d = X.rows(1, Nx - 1) - X.rows(0, Nx - 2);
+        out = arma::join_cols(out, arma::vectorise(d));
+    }
+    if (Ny > 1) {
+        arma::cx_cube d = X.cols(1, Ny - 1) - X.cols(0, Ny - 2);
+        out = arma::join_cols(out, arma::vectorise(d));
+    }
+    if (Nz > 1) {
+        arma::cx_cube d = X.slices(1, Nz - 1) - X.slices(0, Nz - 2);
+        out = arma::join_cols(out, arma::vectorise(d));
+    }
+    return out;
+}
+
+double ref_quad(const arma::cx_vec& x, arma::uword Nx, arma::uword Ny, arma::uword Nz, double beta) {
+    arma::cx_vec d = all_differences(x, Nx, Ny, Nz);
+    return 0.5 * beta * std::pow(arma::norm(d), 2);
+}
+double ref_tv(const arma::cx_vec& x, arma::uword Nx, arma::uword Ny, arma::uword Nz, double beta, double delta) {
+    arma::cx_vec d = all_differences(x, Nx, Ny, Nz);
+    double s = 0;
+    for (auto v : d) s += delta * delta * (std::sqrt(1.0 + std::norm(v) / (delta * delta)) - 1.0);
+    return beta * s;
+}
+
+template <typename P>
+void check_gradient_by_finite_differences(const P& R, arma::uword n, double tol) {
+    const arma::cx_vec x = complex_normal<double>(n);
+    const arma::cx_vec v = complex_normal<double>(n);
+    const arma::cx_vec g = R.Gradient(x);
+    const double h = 1e-5;
+    const double fd = (R.Penalty(arma::cx_vec(x + h * v)) - R.Penalty(arma::cx_vec(x - h * v))) / (2 * h);
+    const double an = arma::cdot(g, v).real();  // Re(g^H v)
+    INFO("finite difference " << fd << " vs gradient " << an);
+    CHECK(std::abs(fd - an) <= tol * std::abs(an));
+    // The imaginary direction too (a gradient that ignored Im(x) would fail here).
+    const arma::cx_vec iv = std::complex<double>(0, 1) * v;
+    const double fdi = (R.Penalty(arma::cx_vec(x + h * iv)) - R.Penalty(arma::cx_vec(x - h * iv))) / (2 * h);
+    CHECK(std::abs(fdi - arma::cdot(g, iv).real()) <= tol * std::abs(fdi));
+}
+
+}  // namespace
+
+TEST_CASE("QuadPenalty value matches a float64 difference reference (2D and 3D)", "[penalty][quad]") {
+    FORGE_INFO_SEED();
+    for (auto dims : {std::array<arma::uword, 3>{7, 5, 1}, std::array<arma::uword, 3>{6, 5, 4},
+                      std::array<arma::uword, 3>{9, 1, 1}}) {
+        const arma::uword Nx = dims[0], Ny = dims[1], Nz = dims[2], n = Nx * Ny * Nz;
+        const double beta = uniform<double>(1, 0.1, 3.0)[0];
+        QuadPenalty<double> R(Nx, Ny, Nz, beta);
+        const arma::cx_vec x = complex_normal<double>(n);
+        const double ref = ref_quad(x, Nx, Ny, Nz, beta);
+        CHECK(std::abs(R.Penalty(x) - ref) <= 1e-12 * ref);
+        // Gradient = beta C^H C x: <g, x> = beta ||Cx||^2 = 2 R(x).
+        CHECK(std::abs(arma::cdot(R.Gradient(x), x).real() - 2 * ref) <= 1e-10 * ref);
+    }
+}
+
+TEST_CASE("QuadPenalty of a constant image is zero and its gradient vanishes", "[penalty][quad]") {
+    QuadPenalty<double> R(6, 5, 3, 2.0);
+    arma::cx_vec x(90);
+    x.fill(std::complex<double>(1.7, -0.3));
+    CHECK(R.Penalty(x) == Approx(0.0).margin(1e-12));
+    CHECK(arma::norm(R.Gradient(x)) < 1e-12);
+}
+
+TEST_CASE("TVPenalty value matches the Charbonnier reference", "[penalty][tv]") {
+    FORGE_INFO_SEED();
+    for (auto dims : {std::array<arma::uword, 3>{8, 6, 1}, std::array<arma::uword, 3>{5, 4, 3}}) {
+        const arma::uword Nx = dims[0], Ny = dims[1], Nz = dims[2], n = Nx * Ny * Nz;
+        const double beta = 0.7, delta = uniform<double>(1, 0.05, 2.0)[0];
+        TVPenalty<double> R(Nx, Ny, Nz, beta, delta);
+        const arma::cx_vec x = complex_normal<double>(n);
+        const double ref = ref_tv(x, Nx, Ny, Nz, beta, delta);
+        CHECK(std::abs(R.Penalty(x) - ref) <= 1e-12 * ref);
+    }
+}
+
+TEST_CASE("TVPenalty approaches beta*delta*sum|d| for delta << |d| and QuadPenalty for delta >> |d|", "[penalty][tv]") {
+    FORGE_INFO_SEED();
+    const arma::uword Nx = 6, Ny = 5;
+    const arma::cx_vec x = complex_normal<double>(Nx * Ny);
+    const arma::cx_vec d = all_differences(x, Nx, Ny, 1);
+    const double l1 = arma::accu(arma::abs(d));
+    TVPenalty<double> small(Nx, Ny, 1, 1.0, 1e-4);
+    CHECK(small.Penalty(x) / 1e-4 == Approx(l1).epsilon(1e-3));
+    TVPenalty<double> large(Nx, Ny, 1, 1.0, 1e4);
+    QuadPenalty<double> quad(Nx, Ny, 1, 1.0);
+    CHECK(large.Penalty(x) == Approx(quad.Penalty(x)).epsilon(1e-6));
+}
+
+TEST_CASE("Penalty gradients match finite differences of the penalty value", "[penalty][gradient]") {
+    FORGE_INFO_SEED();
+    SECTION("QuadPenalty 2D") { check_gradient_by_finite_differences(QuadPenalty<double>(8, 7, 1, 1.3), 56, 1e-6); }
+    SECTION("QuadPenalty 3D") { check_gradient_by_finite_differences(QuadPenalty<double>(5, 4, 3, 0.4), 60, 1e-6); }
+    SECTION("TVPenalty 2D") { check_gradient_by_finite_differences(TVPenalty<double>(8, 7, 1, 1.3, 0.3), 56, 1e-6); }
+    SECTION("TVPenalty 3D") { check_gradient_by_finite_differences(TVPenalty<double>(5, 4, 3, 0.4, 2.0), 60, 1e-6); }
+}
+
+TEST_CASE("Penalty Denom is the curvature along the direction", "[penalty][denom]") {
+    FORGE_INFO_SEED();
+    const arma::uword Nx = 7, Ny = 6, Nz = 2, n = Nx * Ny * Nz;
+    const arma::cx_vec x = complex_normal<double>(n);
+    const arma::cx_vec d = complex_normal<double>(n);
+    auto second_difference = [&](const Robject<double>& R, double h) {
+        return (R.Penalty(arma::cx_vec(x + h * d)) + R.Penalty(arma::cx_vec(x - h * d)) - 2 * R.Penalty(x)) / (h * h);
+    };
+    QuadPenalty<double> Q(Nx, Ny, Nz, 0.9);
+    // Quadratic: Denom = beta ||C d||^2 exactly = the second derivative.
+    const double cd2 = std::pow(arma::norm(all_differences(d, Nx, Ny, Nz)), 2);
+    CHECK(Q.Denom(d, x) == Approx(0.9 * cd2).epsilon(1e-12));
+    CHECK(Q.Denom(d, x) == Approx(second_difference(Q, 1e-3)).epsilon(1e-6));
+    // Charbonnier: Denom is the Huber majorizer's curvature, >= the true curvature, and equal to
+    // beta sum w(|Cx|) |Cd|^2 with w = 1/sqrt(1 + |Cx|^2/delta^2).
+    const double delta = 0.5;
+    TVPenalty<double> T(Nx, Ny, Nz, 0.9, delta);
+    const arma::cx_vec cx = all_differences(x, Nx, Ny, Nz), cdv = all_differences(d, Nx, Ny, Nz);
+    double ref = 0;
+    for (arma::uword i = 0; i < cx.n_elem; ++i)
+        ref += std::norm(cdv[i]) / std::sqrt(1.0 + std::norm(cx[i]) / (delta * delta));
+    CHECK(T.Denom(d, x) == Approx(0.9 * ref).epsilon(1e-12));
+    CHECK(T.Denom(d, x) >= second_difference(T, 1e-3) * (1 - 1e-6));
+}
+
+TEST_CASE("Float penalties agree with double penalties", "[penalty][float]") {
+    FORGE_INFO_SEED();
+    const arma::uword Nx = 16, Ny = 12, Nz = 3, n = Nx * Ny * Nz;
+    const arma::cx_vec xd = complex_normal<double>(n), dd = complex_normal<double>(n);
+    const arma::cx_fvec xf = arma::conv_to<arma::cx_fvec>::from(xd), df = arma::conv_to<arma::cx_fvec>::from(dd);
+    TVPenalty<double> Td(Nx, Ny, Nz, 0.3, 0.2);
+    TVPenalty<float> Tf(Nx, Ny, Nz, 0.3f, 0.2f);
+    CHECK(double(Tf.Penalty(xf)) == Approx(Td.Penalty(xd)).epsilon(1e-5));
+    CHECK(rel_error(Tf.Gradient(xf), Td.Gradient(xd)) < 1e-5);
+    CHECK(double(Tf.Denom(df, xf)) == Approx(Td.Denom(dd, xd)).epsilon(1e-5));
+    QuadPenalty<double> Qd(Nx, Ny, Nz, 0.3);
+    QuadPenalty<float> Qf(Nx, Ny, Nz, 0.3f);
+    CHECK(rel_error(Qf.Gradient(xf), Qd.Gradient(xd)) < 1e-5);
+}
+
+TEST_CASE("Penalties on forgeCol host vectors equal the arma overloads", "[penalty][forgeCol]") {
+    FORGE_INFO_SEED();
+    const arma::cx_fvec x = complex_normal<float>(40);
+    QuadPenalty<float> R(8, 5, 1, 1.0f);
+    forgeCol<forgeComplex<float>> fx(x);
+    CHECK(R.Penalty(fx) == R.Penalty(x));
+    CHECK(rel_error(R.Gradient(fx).getArma(), R.Gradient(x)) == 0.0);
+}
+
+TEST_CASE("Penalties reject bad arguments with clear messages", "[penalty][errors]") {
+    CHECK_THROWS_AS(QuadPenalty<float>(0, 4, 1, 1.0f), forge::invalid_argument);
+    CHECK_THROWS_AS(QuadPenalty<float>(4, 4, 1, -1.0f), forge::invalid_argument);
+    CHECK_THROWS_AS(TVPenalty<float>(4, 4, 1, 1.0f, 0.0f), forge::invalid_argument);
+    CHECK_THROWS_AS(TVPenalty<double>(4, 4, 1, 1.0, std::nan("")), forge::invalid_argument);
+    QuadPenalty<float> R(4, 4, 1, 1.0f);
+    arma::cx_fvec wrong(15, arma::fill::ones);
+    CHECK_THROWS_WITH(R.Penalty(wrong), Catch::Contains("expected Nx*Ny*Nz") && Catch::Contains("16"));
+    CHECK_THROWS_AS(R.Gradient(wrong), forge::invalid_argument);
+    CHECK_THROWS_AS(R.Denom(wrong, arma::cx_fvec(16, arma::fill::ones)), forge::invalid_argument);
+}

@@ -1,0 +1,175 @@
+// TimeSegmentation: field-corrected operators built from Gfft/Gnufft against the exact Gdft with a field map.
+#include <cmath>
+#include <complex>
+
+#include "TestHelpers.h"
+#include "forge/Operators/Gdft.h"
+#include "forge/Operators/Gfft.h"
+#include "forge/Operators/Gnufft.h"
+#include "forge/Operators/TimeSegmentation.h"
+
+using namespace forge_test;
+
+namespace {
+constexpr double kPi = 3.14159265358979323846;
+
+// A smooth random field map (rad/s) on an Nx x Ny grid: a random low-order polynomial plus a Gaussian bump,
+// scaled so that max |FM| = peak.
+arma::vec smooth_field_map(arma::uword Nx, arma::uword Ny, double peak) {
+    arma::vec c = uniform<double>(6, -1, 1);
+    arma::vec fm(Nx * Ny);
+    for (arma::uword y = 0; y < Ny; ++y)
+        for (arma::uword x = 0; x < Nx; ++x) {
+            const double u = (double(x) - Nx / 2.0) / Nx * 2, v = (double(y) - Ny / 2.0) / Ny * 2;
+            fm(x + Nx * y) = c(0) + c(1) * u + c(2) * v + c(3) * u * v + c(4) * u * u +
+                             2 * c(5) * std::exp(-((u - 0.2) * (u - 0.2) + v * v) * 6);
+        }
+    return fm * (peak / arma::abs(fm).max());
+}
+
+template <typename Op>
+std::pair<double, double> errors(const Op& A, const forge::Gdft<double>& ref) {
+    arma::cx_vec x = complex_normal<double>(A.n2()), y = complex_normal<double>(A.n1());
+    return {rel_error(A * x, ref * x), rel_error(A / y, ref / y)};
+}
+}  // namespace
+
+TEST_CASE("TimeSegmentation(Gfft) approaches Gdft with a field map as L grows", "[TimeSegmentation][ts]") {
+    FORGE_INFO_SEED();
+    const arma::uword N = 16;
+    forge::Gfft<double> F(N, N);
+    arma::mat r = F.image_coords(), k = F.kspace_coords();
+    arma::vec fm = smooth_field_map(N, N, 2 * kPi * 60);     // up to 60 Hz off resonance
+    arma::vec t = arma::regspace(0, double(F.n1() - 1)) * 40e-6;  // EPI-like: 10 ms readout
+    forge::Gdft<double> ref(F.n1(), F.n2(), k.col(0), k.col(1), k.col(2), r.col(0), r.col(1), r.col(2), fm, t);
+
+    for (auto type : {forge::TSInterp::Hanning, forge::TSInterp::MinMax}) {
+        INFO("interpolator " << (type == forge::TSInterp::Hanning ? "Hanning" : "MinMax"));
+        double prev = 1e9;
+        for (arma::uword L : {1, 2, 4, 8}) {
+            forge::TimeSegmentation<double, forge::Gfft<double>> A(F, fm, t, L, type);
+            REQUIRE(A.n1() == F.n1());
+            REQUIRE(A.n2() == F.n2());
+            auto e = errors(A, ref);
+            auto est = forge::TimeSegmentation<double, forge::Gfft<double>>::approximation_error(fm, t, L, type);
+            INFO("L " << L << " fwd " << e.first << " adj " << e.second << " estimated rms " << est.rms_error
+                      << " max " << est.max_error);
+            CHECK(e.first < prev);
+            CHECK(e.second < 1.5 * e.first + 1e-12);
+            // The RMS estimate predicts the operator error for random images.
+            CHECK(e.first < 1.5 * est.rms_error + 1e-12);
+            CHECK(e.first > 0.5 * est.rms_error);
+            CHECK(est.max_error >= est.rms_error);
+            prev = e.first;
+        }
+        CHECK(prev < (type == forge::TSInterp::MinMax ? 1e-4 : 2e-2));
+    }
+    // Min-max interpolators beat Hanning ones at the same L.
+    forge::TimeSegmentation<double, forge::Gfft<double>> H(F, fm, t, 3, forge::TSInterp::Hanning);
+    forge::TimeSegmentation<double, forge::Gfft<double>> M(F, fm, t, 3, forge::TSInterp::MinMax);
+    CHECK(errors(M, ref).first < 0.5 * errors(H, ref).first);
+}
+
+TEST_CASE("TimeSegmentation(Gnufft) with auto-chosen L meets the requested error", "[TimeSegmentation][ts]") {
+    FORGE_INFO_SEED();
+    const arma::uword N = 24, n1 = 2400;
+    // A 4-interleave spiral, t from 0 to 16 ms along each interleave.
+    arma::vec kx(n1), ky(n1), t(n1);
+    for (arma::uword j = 0; j < n1; ++j) {
+        const arma::uword il = j % 4, s = j / 4;
+        const double f = double(s) / (n1 / 4), rad = f * (N / 2 - 0.6), th = 2 * kPi * (6 * f + il / 4.0);
+        kx(j) = rad * std::cos(th);
+        ky(j) = rad * std::sin(th);
+        t(j) = 16e-3 * f;
+    }
+    arma::vec kz(n1, arma::fill::zeros);
+    forge::Gfft<double> cart(N, N);
+    arma::mat r = cart.image_coords();
+    arma::vec fm = smooth_field_map(N, N, 2 * kPi * 80);
+    forge::Gdft<double> ref(n1, N * N, kx, ky, kz, r.col(0), r.col(1), r.col(2), fm, t);
+    forge::Gnufft<double> G(n1, N, N, 1, kx, ky, kz);
+    using TS = forge::TimeSegmentation<double, forge::Gnufft<double>>;
+    // Hanning interpolators converge only like 1/L; min-max ones much faster.
+    for (auto tt : {std::make_pair(2e-2, forge::TSInterp::Hanning), std::make_pair(2e-2, forge::TSInterp::MinMax),
+                    std::make_pair(2e-3, forge::TSInterp::MinMax)}) {
+        {
+            const double target = tt.first;
+            const auto type = tt.second;
+            forge::TSErrorReport rep = TS::choose_segments(fm, t, target, type);
+            TS A(G, fm, t, rep.L, type);
+            auto e = errors(A, ref);
+            INFO("target " << target << " type " << int(type) << " L " << rep.L << " est " << rep.rms_error
+                           << " fwd " << e.first << " adj " << e.second);
+            CHECK(rep.rms_error <= target);
+            CHECK(e.first <= target);
+            CHECK(e.second <= target);
+            if (rep.L > 1) {
+                CHECK(TS::approximation_error(fm, t, rep.L - 1, type).rms_error > 0.9 * target);
+            }
+        }
+    }
+    // Adjointness of the time-segmented operator.
+    TS A(G, fm, t, 5, forge::TSInterp::MinMax);
+    arma::cx_vec x = complex_normal<double>(A.n2()), y = complex_normal<double>(A.n1());
+    std::complex<double> lhs = arma::cdot(A * x, y), rhs = arma::cdot(x, A / y);
+    CHECK(std::abs(lhs - rhs) / std::abs(lhs) < 1e-11);
+    // float operators work too.
+    forge::Gnufft<float> Gf(n1, N, N, 1, arma::conv_to<arma::fvec>::from(kx), arma::conv_to<arma::fvec>::from(ky),
+                            arma::conv_to<arma::fvec>::from(kz));
+    forge::TimeSegmentation<float, forge::Gnufft<float>> Af(Gf, arma::conv_to<arma::fvec>::from(fm),
+                                                            arma::conv_to<arma::fvec>::from(t), 8,
+                                                            forge::TSInterp::MinMax);
+    arma::cx_fvec xf = arma::conv_to<arma::cx_fvec>::from(x);
+    CHECK(rel_error(Af * xf, ref * x) < 1e-3);
+}
+
+TEST_CASE("TimeSegmentation rejects bad inputs", "[TimeSegmentation][ts][errors]") {
+    forge::Gfft<float> F(8, 8);
+    arma::fvec fm(64, arma::fill::zeros), t(64, arma::fill::zeros);
+    using TS = forge::TimeSegmentation<float, forge::Gfft<float>>;
+    CHECK_THROWS_WITH(TS(F, fm, t, 0), Catch::Contains("L (number of time segments) must be at least 1"));
+    CHECK_THROWS_WITH(TS(F, arma::fvec(63), t, 2), Catch::Contains("fieldMap has 63 entries"));
+    CHECK_THROWS_WITH(TS(F, fm, arma::fvec(65), 2), Catch::Contains("timeVec has 65 entries"));
+    CHECK_THROWS_AS(TS::choose_segments(fm, t, 0.0), forge::invalid_argument);
+    arma::fvec big = arma::linspace<arma::fvec>(-3000, 3000, 64), tl = arma::linspace<arma::fvec>(0, 0.05f, 64);
+    CHECK_THROWS_WITH(TS::choose_segments(big, tl, 1e-6, forge::TSInterp::Hanning, 3), Catch::Contains("L = 3"));
+    TS A(F, fm, t, 2);
+    CHECK_THROWS_WITH(A * arma::cx_fvec(10), Catch::Contains("expected n2 = 64"));
+}
+
+// ---------------------------------------------------------------------------- pcSenseTimeSeg
+#include "forge/Operators/pcSENSE.h"
+#include "forge/Operators/pcSenseTimeSeg.h"
+
+TEST_CASE("pcSenseTimeSeg approximates pcSENSE (exact DFT) and is adjoint", "[TimeSegmentation][pcSenseTimeSeg]") {
+    FORGE_INFO_SEED();
+    const arma::uword N = 16, ns = 600, nshots = 2, nc = 3;
+    arma::mat kx(ns, nshots), ky(ns, nshots), kz(ns, nshots, arma::fill::zeros), t(ns, nshots);
+    for (arma::uword s = 0; s < nshots; ++s)
+        for (arma::uword j = 0; j < ns; ++j) {
+            const double f = double(j) / ns, th = 2 * kPi * (5 * f + 0.5 * s);
+            kx(j, s) = f * (N / 2 - 0.5) * std::cos(th);
+            ky(j, s) = f * (N / 2 - 0.5) * std::sin(th);
+            t(j, s) = 10e-3 * f;
+        }
+    forge::Gfft<double> cart(N, N);
+    arma::mat r = cart.image_coords();
+    arma::vec fm = smooth_field_map(N, N, 2 * kPi * 50);
+    arma::cx_vec maps = complex_normal<double>(N * N * nc);
+    arma::mat phases = uniform<double>(N * N * nshots, -kPi, kPi);
+    phases.reshape(N * N, nshots);
+    forge::pcSENSE<double> exact(kx, ky, kz, t, r.col(0), r.col(1), r.col(2), fm, maps, phases, nc);
+    forge::pcSenseTimeSeg<double> A(kx, ky, kz, t, N, N, 1, fm, maps, phases, nc, 6, forge::TSInterp::MinMax);
+    REQUIRE(A.n_data() == exact.n_data());
+    arma::cx_vec x = complex_normal<double>(N * N), y = complex_normal<double>(A.n_data());
+    const double ef = rel_error(A * x, exact * x), ea = rel_error(A / y, exact / y);
+    INFO("forward " << ef << " adjoint " << ea);
+    CHECK(ef < 2e-3);
+    CHECK(ea < 2e-3);
+    std::complex<double> lhs = arma::cdot(A * x, y), rhs = arma::cdot(x, A / y);
+    CHECK(std::abs(lhs - rhs) / std::abs(lhs) < 1e-11);
+    CHECK_THROWS_AS(forge::pcSenseTimeSeg<double>(kx, ky, kz, t, N, N, 1, fm, maps, phases, nc, 0),
+                    forge::invalid_argument);
+    CHECK_THROWS_AS(forge::pcSenseTimeSeg<double>(kx, ky, kz, t, N, N, 1, arma::vec(10), maps, phases, nc, 4),
+                    forge::invalid_argument);
+}

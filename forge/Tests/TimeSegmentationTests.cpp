@@ -45,7 +45,7 @@ TEST_CASE("TimeSegmentation(Gfft) approaches Gdft with a field map as L grows", 
 
     for (auto type : {forge::TSInterp::Hanning, forge::TSInterp::MinMax}) {
         INFO("interpolator " << (type == forge::TSInterp::Hanning ? "Hanning" : "MinMax"));
-        double prev = 1e9;
+        double prev = 1e9, first = 0;
         for (arma::uword L : {1, 2, 4, 8}) {
             forge::TimeSegmentation<double, forge::Gfft<double>> A(F, fm, t, L, type);
             REQUIRE(A.n1() == F.n1());
@@ -60,9 +60,17 @@ TEST_CASE("TimeSegmentation(Gfft) approaches Gdft with a field map as L grows", 
             CHECK(e.first < 1.5 * est.rms_error + 1e-12);
             CHECK(e.first > 0.5 * est.rms_error);
             CHECK(est.max_error >= est.rms_error);
+            if (L == 1) first = e.first;
             prev = e.first;
         }
-        CHECK(prev < (type == forge::TSInterp::MinMax ? 1e-4 : 2e-2));
+        // The L = 1 error depends on the random field map (0.2-0.5 here), so the bounds are relative to
+        // it: Hanning interpolation converges like 1/L (8x from L = 1 to 8), min-max far faster.
+        if (type == forge::TSInterp::MinMax) {
+            CHECK(prev < 1e-3 * first);
+            CHECK(prev < 1e-4);
+        } else {
+            CHECK(prev < first / 8);
+        }
     }
     // Min-max interpolators beat Hanning ones at the same L.
     forge::TimeSegmentation<double, forge::Gfft<double>> H(F, fm, t, 3, forge::TSInterp::Hanning);

@@ -8,6 +8,8 @@
 # runs every test (CPU and GPU), compute-sanitizer memcheck and racecheck on the GPU tests, and the
 # benchmarks. Logs go to LOGDIR (default: $OUT if set, else ./gpu-logs). Exit status: non-zero if any
 # test or sanitizer run failed.
+# Environment: FORGE_GPU_STEPS (default "test sanitize bench"; any subset, in that order),
+# FORGE_GPU_BUILD_DIR (default $B), FORGE_SANITIZER_FILTER / FORGE_BENCH_ARGS (see docs/gpu.md).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 LOG=${1:-${OUT:-$PWD/gpu-logs}}
@@ -15,6 +17,9 @@ mkdir -p "$LOG"
 DEPS=/opt/deps
 L=$DEPS/usr/lib/x86_64-linux-gnu
 status=0
+STEPS=" ${FORGE_GPU_STEPS:-test sanitize bench} "
+B=${FORGE_GPU_BUILD_DIR:-.gpu-build}
+has() { [[ "$STEPS" == *" $1 "* ]]; }
 step() { echo; echo "=== $* ($(date +%T))"; }
 
 step "unpack .gpu-deps into $DEPS"
@@ -28,32 +33,34 @@ export LD_LIBRARY_PATH=$DEPS/usr/lib:$L:$L/openblas-pthread:$L/blas:$L/lapack:${
 
 step "configure (CUDA, sm_90)"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$LOG/gpu.txt"
-cmake -S . -B .gpu-build -G Ninja -DCMAKE_BUILD_TYPE=Release -DFORGE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
+cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DFORGE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
   -DFORGE_BUILD_APPS=${FORGE_GPU_BUILD_APPS:-OFF} -DFORGE_BUILD_BENCHMARKS=ON \
   -DCMAKE_PREFIX_PATH=$DEPS/usr -DARMADILLO_INCLUDE_DIR=$DEPS/usr/include \
   -DARMADILLO_LIBRARY=$DEPS/usr/lib/libarmadillo.so -DCatch2_DIR=$DEPS/usr/lib/cmake/Catch2 \
   > "$LOG/configure.log" 2>&1 || { tail -40 "$LOG/configure.log"; exit 1; }
 
 step "build"
-cmake --build .gpu-build -j"$(nproc)" > "$LOG/build.log" 2>&1 || { grep -E "error" "$LOG/build.log" | head -40; exit 1; }
+cmake --build $B -j"$(nproc)" > "$LOG/build.log" 2>&1 || { grep -E "error" "$LOG/build.log" | head -40; exit 1; }
 
-step "ctest (CPU and GPU tests)"
-(cd .gpu-build && ctest --output-on-failure -j4 --timeout 900) > "$LOG/ctest.log" 2>&1 || status=1
-tail -15 "$LOG/ctest.log"
+if has test; then
+  step "ctest (CPU and GPU tests)"
+  (cd $B && ctest --output-on-failure -j4 --timeout 900) > "$LOG/ctest.log" 2>&1 || status=1
+  tail -15 "$LOG/ctest.log"
 
-step "GPU tests, verbose"
-.gpu-build/forge/Tests/forge_gpu_tests -d yes > "$LOG/gpu-tests.log" 2>&1 || status=1
-grep -E "passed|failed|assertions" "$LOG/gpu-tests.log" | tail -3
+  step "GPU tests, verbose"
+  $B/forge/Tests/forge_gpu_tests -d yes > "$LOG/gpu-tests.log" 2>&1 || status=1
+  grep -E "passed|failed|assertions" "$LOG/gpu-tests.log" | tail -3
+fi
 
-for tool in memcheck racecheck; do
+has sanitize && for tool in memcheck racecheck; do
   step "compute-sanitizer --tool $tool on the GPU tests"
-  compute-sanitizer --tool $tool --error-exitcode 3 .gpu-build/forge/Tests/forge_gpu_tests \
+  compute-sanitizer --tool $tool --error-exitcode 3 $B/forge/Tests/forge_gpu_tests \
     ${FORGE_SANITIZER_FILTER:-} > "$LOG/sanitizer-$tool.log" 2>&1 || status=1
   tail -4 "$LOG/sanitizer-$tool.log"
 done
 
-step "benchmarks"
-for b in .gpu-build/benchmarks/bench_*; do
+has bench && step "benchmarks"
+has bench && for b in $B/benchmarks/bench_*; do
   [ -x "$b" ] || continue
   name=$(basename "$b")
   echo "--- $name"

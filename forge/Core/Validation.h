@@ -40,3 +40,18 @@ void require_finite(const char* where, const char* name, const T* data, uword n)
 }
 
 }  // namespace forge
+
+namespace forge {
+
+// Matrices (anything with n_rows/n_cols): "where: name is R x C, expected <expectedName> = r x c".
+template <typename M>
+void require_shape(const char* where, const char* name, const M& m, uword rows, uword cols, const char* expectedName) {
+    if (m.n_rows != rows || m.n_cols != cols) {
+        std::ostringstream msg;
+        msg << where << ": " << name << " is " << m.n_rows << " x " << m.n_cols << ", expected " << expectedName
+            << " = " << rows << " x " << cols;
+        throw invalid_argument(msg.str());
+    }
+}
+
+}  // namespace forge

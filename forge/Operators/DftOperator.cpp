@@ -107,42 +107,26 @@ dftcpu::DftGeometryView<T1> DftOperator<T1>::cpu_view() const {
             (long long)n1_, (long long)n2_};
 }
 
+// One output per OpenMP iteration: samples for the forward transform, pixels for the adjoint.
 template <typename T1>
-void DftOperator<T1>::forward_host(const forgeComplex<T1>* in, forgeComplex<T1>* out, uword nbatch) const {
+void DftOperator<T1>::apply_host(const forgeComplex<T1>* in, forgeComplex<T1>* out, uword nbatch, bool forward) const {
     const dftcpu::DftGeometryView<T1> g = cpu_view();
+    const uword nin = forward ? n2_ : n1_, nout = forward ? n1_ : n2_;
     std::vector<T1> re, im;
     for (uword b = 0; b < nbatch; ++b) {
-        split(in + b * n2_, n2_, re, im);
-        forgeComplex<T1>* o = out + b * n1_;
+        split(in + b * nin, nin, re, im);
+        forgeComplex<T1>* o = out + b * nout;
 #pragma omp parallel for schedule(static)
-        for (long long j = 0; j < (long long)n1_; ++j) {
+        for (long long i = 0; i < (long long)nout; ++i) {
             double sr, si;
-            if (hasGradients_) {
-                dftcpu::forward_one<true>(g, j, re.data(), im.data(), sr, si);
+            if (forward) {
+                if (hasGradients_) dftcpu::forward_one<true>(g, i, re.data(), im.data(), sr, si);
+                else dftcpu::forward_one<false>(g, i, re.data(), im.data(), sr, si);
             } else {
-                dftcpu::forward_one<false>(g, j, re.data(), im.data(), sr, si);
+                if (hasGradients_) dftcpu::adjoint_one<true>(g, i, re.data(), im.data(), sr, si);
+                else dftcpu::adjoint_one<false>(g, i, re.data(), im.data(), sr, si);
             }
-            o[j] = forgeComplex<T1>(T1(sr), T1(si));
-        }
-    }
-}
-
-template <typename T1>
-void DftOperator<T1>::adjoint_host(const forgeComplex<T1>* in, forgeComplex<T1>* out, uword nbatch) const {
-    const dftcpu::DftGeometryView<T1> g = cpu_view();
-    std::vector<T1> re, im;
-    for (uword b = 0; b < nbatch; ++b) {
-        split(in + b * n1_, n1_, re, im);
-        forgeComplex<T1>* o = out + b * n2_;
-#pragma omp parallel for schedule(static)
-        for (long long k = 0; k < (long long)n2_; ++k) {
-            double sr, si;
-            if (hasGradients_) {
-                dftcpu::adjoint_one<true>(g, k, re.data(), im.data(), sr, si);
-            } else {
-                dftcpu::adjoint_one<false>(g, k, re.data(), im.data(), sr, si);
-            }
-            o[k] = forgeComplex<T1>(T1(sr), T1(si));
+            o[i] = forgeComplex<T1>(T1(sr), T1(si));
         }
     }
 }
@@ -179,11 +163,7 @@ typename DftOperator<T1>::ForgeVec DftOperator<T1>::apply(const ForgeVec& in, uw
                                                    "operators on CUDA builds; call getFromGPU() first");
     }
     ForgeVec out(nout * nbatch);
-    if (forward) {
-        forward_host(in.memptr(), out.memptr(), nbatch);
-    } else {
-        adjoint_host(in.memptr(), out.memptr(), nbatch);
-    }
+    apply_host(in.memptr(), out.memptr(), nbatch, forward);
     return out;
 }
 

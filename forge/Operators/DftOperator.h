@@ -61,8 +61,7 @@ protected:
 
 private:
     dftcpu::DftGeometryView<T1> cpu_view() const;
-    void forward_host(const forgeComplex<T1>* in, forgeComplex<T1>* out, uword nbatch) const;
-    void adjoint_host(const forgeComplex<T1>* in, forgeComplex<T1>* out, uword nbatch) const;
+    void apply_host(const forgeComplex<T1>* in, forgeComplex<T1>* out, uword nbatch, bool forward) const;
     ForgeVec apply(const ForgeVec& in, uword nbatch, bool forward) const;
 
     const char* name_;

@@ -21,43 +21,19 @@
 //
 // Host and device forgeCol data: on the GPU each shot runs as one coil-batched SENSE over that shot's
 // Gdft (its CudaDftPipeline), with all intermediate vectors on the device.
-#include <vector>
-
 #include "forge/Operators/Gdft.h"
-#include "forge/Operators/SENSE.h"
+#include "forge/Operators/MultiShotSense.h"
 
 namespace forge {
 
 template <typename T1>
-class pcSENSE {
+class pcSENSE : public MultiShotSense<T1, Gdft<T1>> {
 public:
-    using complex_type = std::complex<T1>;
-    using ArmaVec = arma::Col<complex_type>;
-    using ForgeVec = forgeCol<forgeComplex<T1>>;
+    using typename MultiShotSense<T1, Gdft<T1>>::ArmaVec;
 
     pcSENSE(const arma::Mat<T1>& kx, const arma::Mat<T1>& ky, const arma::Mat<T1>& kz, const arma::Mat<T1>& t,
             const arma::Col<T1>& ix, const arma::Col<T1>& iy, const arma::Col<T1>& iz, const arma::Col<T1>& FM,
             const ArmaVec& maps, const arma::Mat<T1>& shotPhases, uword nc);
-
-    ForgeVec operator*(const ForgeVec& x) const;
-    ForgeVec operator/(const ForgeVec& y) const;
-    ArmaVec operator*(const ArmaVec& x) const { return (*this * ForgeVec(x)).getArma(); }
-    ArmaVec operator/(const ArmaVec& y) const { return (*this / ForgeVec(y)).getArma(); }
-
-    // Coil batching of the per-shot SENSE operators (default on).
-    void set_coil_batching(bool on);
-    void prepare_device() const;
-
-    uword n1() const { return nsamp_ * nshots_; }  // samples per coil (all shots)
-    uword n2() const { return n2_; }                // pixels
-    uword n_coils() const { return nc_; }
-    uword n_shots() const { return nshots_; }
-    uword samples_per_shot() const { return nsamp_; }
-    uword n_data() const { return nsamp_ * nshots_ * nc_; }  // length of A * x
-
-private:
-    uword nsamp_, nshots_, n2_, nc_;
-    std::vector<SENSE<T1, Gdft<T1>>> shots_;
 };
 
 extern template class pcSENSE<float>;

@@ -1,85 +1,19 @@
 #include "forge/Operators/pcSenseTimeSeg.h"
 
-#include <cmath>
-#include <sstream>
-
 namespace forge {
-
-namespace {
-template <typename M>
-void require_shape(const char* name, const M& m, uword rows, uword cols, const char* expect) {
-    if (m.n_rows != rows || m.n_cols != cols) {
-        std::ostringstream s;
-        s << "pcSenseTimeSeg: " << name << " is " << m.n_rows << " x " << m.n_cols << ", expected " << expect << " = "
-          << rows << " x " << cols;
-        throw invalid_argument(s.str());
-    }
-}
-template <typename V>
-void require_len(const char* name, const V& v, uword n, const char* expect) {
-    if (v.n_elem != n) {
-        std::ostringstream s;
-        s << "pcSenseTimeSeg: " << name << " has " << v.n_elem << " entries, expected " << expect << " = " << n;
-        throw invalid_argument(s.str());
-    }
-}
-}  // namespace
 
 template <typename T1>
 pcSenseTimeSeg<T1>::pcSenseTimeSeg(const arma::Mat<T1>& kx, const arma::Mat<T1>& ky, const arma::Mat<T1>& kz,
                                    const arma::Mat<T1>& t, uword Nx, uword Ny, uword Nz, const arma::Col<T1>& FM,
                                    const ArmaVec& maps, const arma::Mat<T1>& shotPhases, uword nc, uword L,
                                    TSInterp type, NufftOptions options)
-    : nsamp_(kx.n_rows), nshots_(kx.n_cols), n2_(Nx * Ny * Nz), nc_(nc) {
-    if (nc == 0) throw invalid_argument("pcSenseTimeSeg: nc (number of coils) must be at least 1, got 0");
-    if (L == 0) throw invalid_argument("pcSenseTimeSeg: L (number of time segments) must be at least 1, got 0");
-    if (nsamp_ == 0 || nshots_ == 0)
-        throw invalid_argument("pcSenseTimeSeg: kx must be samplesPerShot x nShots with both at least 1");
-    require_shape("ky", ky, nsamp_, nshots_, "size(kx)");
-    require_shape("kz", kz, nsamp_, nshots_, "size(kx)");
-    require_shape("t", t, nsamp_, nshots_, "size(kx)");
-    require_len("FM", FM, n2_, "Nx*Ny*Nz");
-    require_len("maps", maps, n2_ * nc, "n2 * nc");
-    require_shape("shotPhases", shotPhases, n2_, nshots_, "n2 x nShots");
-    shots_.reserve(nshots_);
-    for (uword s = 0; s < nshots_; ++s) {
-        Gnufft<T1> G(nsamp_, Nx, Ny, Nz, kx.col(s), ky.col(s), kz.col(s), options);
-        ShotOp A(G, FM, t.col(s), L, type);
-        ArmaVec m(n2_ * nc);
-        for (uword k = 0; k < n2_; ++k) {
-            const double p = double(shotPhases(k, s));
-            const complex_type e(T1(std::cos(p)), T1(-std::sin(p)));
-            for (uword c = 0; c < nc; ++c) m[c * n2_ + k] = maps[c * n2_ + k] * e;
-        }
-        shots_.emplace_back(A, m, nc);
+    : MultiShotSense<T1, ShotOp>("pcSenseTimeSeg", kx, ky, kz, t, Nx * Ny * Nz, maps, shotPhases, nc) {
+    require_positive("pcSenseTimeSeg", "L (number of time segments)", L);
+    require_length("pcSenseTimeSeg", "FM", FM.n_elem, Nx * Ny * Nz, "Nx*Ny*Nz");
+    for (uword s = 0; s < kx.n_cols; ++s) {
+        const Gnufft<T1> G(kx.n_rows, Nx, Ny, Nz, kx.col(s), ky.col(s), kz.col(s), options);
+        this->add_shot(ShotOp(G, FM, t.col(s), L, type), maps, shotPhases);
     }
-}
-
-template <typename T1>
-typename pcSenseTimeSeg<T1>::ForgeVec pcSenseTimeSeg<T1>::operator*(const ForgeVec& x) const {
-    require_len("x", x, n2_, "n2");
-    ForgeVec out = ForgeVec::same_place(x, n_data());
-    for (uword s = 0; s < nshots_; ++s) {
-        ForgeVec ys = shots_[s] * x;
-        for (uword c = 0; c < nc_; ++c) sense_detail::copy_block(ys, c * nsamp_, out, (c * nshots_ + s) * nsamp_, nsamp_);
-    }
-    return out;
-}
-
-template <typename T1>
-typename pcSenseTimeSeg<T1>::ForgeVec pcSenseTimeSeg<T1>::operator/(const ForgeVec& y) const {
-    require_len("y", y, n_data(), "samplesPerShot * nShots * nc");
-    ForgeVec out;
-    ForgeVec ys = ForgeVec::same_place(y, nsamp_ * nc_);
-    for (uword s = 0; s < nshots_; ++s) {
-        for (uword c = 0; c < nc_; ++c) sense_detail::copy_block(y, (c * nshots_ + s) * nsamp_, ys, c * nsamp_, nsamp_);
-        if (s == 0) {
-            out = shots_[s] / ys;
-        } else {
-            out += shots_[s] / ys;
-        }
-    }
-    return out;
 }
 
 template class pcSenseTimeSeg<float>;

@@ -9,42 +9,22 @@
 // conventions: k in cycles/FOV in [-N/2, N/2), pixel r = (x - N/2)/N, x fastest), plus L and the interpolator.
 //
 //   pcSenseTimeSeg<float> A(kx, ky, kz, t, Nx, Ny, Nz, FM, maps, shotPhases, nc, L, TSInterp::MinMax);
-#include <vector>
-
 #include "forge/Operators/Gnufft.h"
-#include "forge/Operators/SENSE.h"
+#include "forge/Operators/MultiShotSense.h"
 #include "forge/Operators/TimeSegmentation.h"
 
 namespace forge {
 
 template <typename T1>
-class pcSenseTimeSeg {
+class pcSenseTimeSeg : public MultiShotSense<T1, TimeSegmentation<T1, Gnufft<T1>>> {
 public:
-    using complex_type = std::complex<T1>;
-    using ArmaVec = arma::Col<complex_type>;
-    using ForgeVec = forgeCol<forgeComplex<T1>>;
     using ShotOp = TimeSegmentation<T1, Gnufft<T1>>;
+    using typename MultiShotSense<T1, ShotOp>::ArmaVec;
 
     pcSenseTimeSeg(const arma::Mat<T1>& kx, const arma::Mat<T1>& ky, const arma::Mat<T1>& kz, const arma::Mat<T1>& t,
                    uword Nx, uword Ny, uword Nz, const arma::Col<T1>& FM, const ArmaVec& maps,
                    const arma::Mat<T1>& shotPhases, uword nc, uword L, TSInterp type = TSInterp::MinMax,
                    NufftOptions options = NufftOptions());
-
-    ForgeVec operator*(const ForgeVec& x) const;
-    ForgeVec operator/(const ForgeVec& y) const;
-    ArmaVec operator*(const ArmaVec& x) const { return (*this * ForgeVec(x)).getArma(); }
-    ArmaVec operator/(const ArmaVec& y) const { return (*this / ForgeVec(y)).getArma(); }
-
-    uword n1() const { return nsamp_ * nshots_; }
-    uword n2() const { return n2_; }
-    uword n_coils() const { return nc_; }
-    uword n_shots() const { return nshots_; }
-    uword samples_per_shot() const { return nsamp_; }
-    uword n_data() const { return nsamp_ * nshots_ * nc_; }
-
-private:
-    uword nsamp_, nshots_, n2_, nc_;
-    std::vector<SENSE<T1, ShotOp>> shots_;
 };
 
 extern template class pcSenseTimeSeg<float>;

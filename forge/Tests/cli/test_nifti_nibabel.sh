@@ -5,11 +5,16 @@
 #   usage: test_nifti_nibabel.sh FORGE_RECON WORKDIR        (exit 77 = skipped without python3 + nibabel)
 source "$(dirname "$0")/common.sh"
 RECON=$1; W=$2
-python3 -c 'import nibabel, numpy' 2>/dev/null || { echo "SKIP: python3 with nibabel not available"; exit 77; }
+# Debian's python3-nibabel serves /usr/bin/python3, which may not be the python3 first on PATH.
+PY=""
+for p in python3 /usr/bin/python3; do
+  if command -v "$p" >/dev/null 2>&1 && "$p" -c 'import nibabel, numpy' 2>/dev/null; then PY=$p; break; fi
+done
+[ -n "$PY" ] || { echo "SKIP: no python3 with nibabel and numpy"; exit 77; }
 workdir "$W"
 "$RECON" --demo --demo-size 32 --demo-slices 2 -q -o "$W/demo" --device cpu >"$W/demo.stdout" 2>"$W/demo.stderr" \
     || { cat "$W/demo.stderr" >&2; fail "demo failed"; }
-python3 - "$W" <<'PY' || fail "nibabel checks failed"
+"$PY" - "$W" <<'PY' || fail "nibabel checks failed"
 import sys, numpy as np, nibabel as nib
 w = sys.argv[1]
 for name in ["demo_truth", "demo_corrected", "demo_uncorrected", "demo_fieldmap"]:

@@ -70,73 +70,86 @@ struct DftGeometryView {
     long long n1, n2;
 };
 
-// One output of the forward transform: sum over pixels k of m_k exp(-i 2 pi phase_jk) [* B_jk].
-// in_re/in_im are the split real and imaginary parts of the image.
-template <bool kGrad, typename T>
-inline void forward_one(const DftGeometryView<T>& g, long long j, const T* in_re, const T* in_im, double& out_re,
-                        double& out_im) {
+// One output of the forward transform for NB vectors at once (the phase, its sine/cosine and the sinc
+// factor are evaluated once per pair for all NB): out[b] = sum over pixels k of m_bk exp(-i 2 pi phase_jk) [* B_jk].
+// in_re/in_im hold the split real and imaginary parts, vector b at offset b * stride.
+template <bool kGrad, int NB, typename T>
+inline void forward_one(const DftGeometryView<T>& g, long long j, const T* in_re, const T* in_im, long long stride,
+                        double* out_re, double* out_im) {
     const T kxj = g.kx[j], kyj = g.ky[j], kzj = g.kz[j], tj = g.t[j];
     const T ax = kxj * g.invNx, ay = kyj * g.invNy, az = kzj * g.invNz;
     constexpr long long kChunk = 2048;  // float partial sums per chunk, chunks summed in double
-    double acc_re = 0, acc_im = 0;
+    double acc_re[NB] = {}, acc_im[NB] = {};
     for (long long k0 = 0; k0 < g.n2; k0 += kChunk) {
         const long long k1 = std::min(g.n2, k0 + kChunk);
-        T sr = 0, si = 0;
-#pragma omp simd reduction(+ : sr, si)
+        T sr[NB] = {}, si[NB] = {};
+#pragma omp simd reduction(+ : sr[:NB], si[:NB])
         for (long long k = k0; k < k1; ++k) {
             const T p = kxj * g.ix[k] + kyj * g.iy[k] + kzj * g.iz[k] + g.fmTurns[k] * tj;
             T s, c;
             sincos_turns(p, s, c);
-            T re = in_re[k], im = in_im[k];
             if constexpr (kGrad) {
                 const T b = sinc_pg(ax + g.gx[k] * tj) * sinc_pg(ay + g.gy[k] * tj) * sinc_pg(az + g.gz[k] * tj);
-                re *= b;
-                im *= b;
+                s *= b;
+                c *= b;
             }
-            // (re + i im)(c - i s)
-            sr += c * re + s * im;
-            si += c * im - s * re;
+            for (int v = 0; v < NB; ++v) {
+                const T re = in_re[v * stride + k], im = in_im[v * stride + k];
+                // (re + i im)(c - i s)
+                sr[v] += c * re + s * im;
+                si[v] += c * im - s * re;
+            }
         }
-        acc_re += sr;
-        acc_im += si;
+        for (int v = 0; v < NB; ++v) {
+            acc_re[v] += sr[v];
+            acc_im[v] += si[v];
+        }
     }
-    out_re = acc_re;
-    out_im = acc_im;
+    for (int v = 0; v < NB; ++v) {
+        out_re[v] = acc_re[v];
+        out_im[v] = acc_im[v];
+    }
 }
 
-// One output of the adjoint: sum over samples j of d_j exp(+i 2 pi phase_jk) [* B_jk].
-template <bool kGrad, typename T>
-inline void adjoint_one(const DftGeometryView<T>& g, long long k, const T* in_re, const T* in_im, double& out_re,
-                        double& out_im) {
+// One output of the adjoint for NB vectors: out[b] = sum over samples j of d_bj exp(+i 2 pi phase_jk) [* B_jk].
+template <bool kGrad, int NB, typename T>
+inline void adjoint_one(const DftGeometryView<T>& g, long long k, const T* in_re, const T* in_im, long long stride,
+                        double* out_re, double* out_im) {
     const T ixk = g.ix[k], iyk = g.iy[k], izk = g.iz[k], fk = g.fmTurns[k];
     const T gxk = kGrad ? g.gx[k] : T(0), gyk = kGrad ? g.gy[k] : T(0), gzk = kGrad ? g.gz[k] : T(0);
     constexpr long long kChunk = 2048;
-    double acc_re = 0, acc_im = 0;
+    double acc_re[NB] = {}, acc_im[NB] = {};
     for (long long j0 = 0; j0 < g.n1; j0 += kChunk) {
         const long long j1 = std::min(g.n1, j0 + kChunk);
-        T sr = 0, si = 0;
-#pragma omp simd reduction(+ : sr, si)
+        T sr[NB] = {}, si[NB] = {};
+#pragma omp simd reduction(+ : sr[:NB], si[:NB])
         for (long long j = j0; j < j1; ++j) {
             const T tj = g.t[j];
             const T p = g.kx[j] * ixk + g.ky[j] * iyk + g.kz[j] * izk + fk * tj;
             T s, c;
             sincos_turns(p, s, c);
-            T re = in_re[j], im = in_im[j];
             if constexpr (kGrad) {
                 const T b = sinc_pg(g.kx[j] * g.invNx + gxk * tj) * sinc_pg(g.ky[j] * g.invNy + gyk * tj) *
                             sinc_pg(g.kz[j] * g.invNz + gzk * tj);
-                re *= b;
-                im *= b;
+                s *= b;
+                c *= b;
             }
-            // (re + i im)(c + i s)
-            sr += c * re - s * im;
-            si += c * im + s * re;
+            for (int v = 0; v < NB; ++v) {
+                const T re = in_re[v * stride + j], im = in_im[v * stride + j];
+                // (re + i im)(c + i s)
+                sr[v] += c * re - s * im;
+                si[v] += c * im + s * re;
+            }
         }
-        acc_re += sr;
-        acc_im += si;
+        for (int v = 0; v < NB; ++v) {
+            acc_re[v] += sr[v];
+            acc_im[v] += si[v];
+        }
     }
-    out_re = acc_re;
-    out_im = acc_im;
+    for (int v = 0; v < NB; ++v) {
+        out_re[v] = acc_re[v];
+        out_im[v] = acc_im[v];
+    }
 }
 
 }  // namespace dftcpu

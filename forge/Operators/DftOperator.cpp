@@ -87,18 +87,6 @@ void DftOperator<T1>::make_pipeline() {
 #endif
 }
 
-namespace {
-template <typename T1>
-void split(const forgeComplex<T1>* in, uword n, std::vector<T1>& re, std::vector<T1>& im) {
-    re.resize(n);
-    im.resize(n);
-    for (uword i = 0; i < n; ++i) {
-        re[i] = in[i].re;
-        im[i] = in[i].im;
-    }
-}
-}  // namespace
-
 template <typename T1>
 dftcpu::DftGeometryView<T1> DftOperator<T1>::cpu_view() const {
     return {kx_.memptr(), ky_.memptr(), kz_.memptr(), t_.memptr(), ix_.memptr(), iy_.memptr(), iz_.memptr(),
@@ -107,26 +95,53 @@ dftcpu::DftGeometryView<T1> DftOperator<T1>::cpu_view() const {
             (long long)n1_, (long long)n2_};
 }
 
-// One output per OpenMP iteration: samples for the forward transform, pixels for the adjoint.
+namespace {
+// One output per OpenMP iteration (samples for the forward transform, pixels for the adjoint), for NB
+// vectors of the batch at once so that they share each phase and its sine and cosine.
+template <typename T1, int NB>
+void apply_host_chunk(const dftcpu::DftGeometryView<T1>& g, bool grad, bool forward, const forgeComplex<T1>* in,
+                      forgeComplex<T1>* out, uword nin, uword nout) {
+    std::vector<T1> re(NB * nin), im(NB * nin);
+    for (uword i = 0; i < NB * nin; ++i) {
+        re[i] = in[i].re;
+        im[i] = in[i].im;
+    }
+#pragma omp parallel for schedule(static)
+    for (long long i = 0; i < (long long)nout; ++i) {
+        double sr[NB], si[NB];
+        const long long stride = (long long)nin;
+        if (forward) {
+            if (grad) dftcpu::forward_one<true, NB>(g, i, re.data(), im.data(), stride, sr, si);
+            else dftcpu::forward_one<false, NB>(g, i, re.data(), im.data(), stride, sr, si);
+        } else {
+            if (grad) dftcpu::adjoint_one<true, NB>(g, i, re.data(), im.data(), stride, sr, si);
+            else dftcpu::adjoint_one<false, NB>(g, i, re.data(), im.data(), stride, sr, si);
+        }
+        for (int v = 0; v < NB; ++v) out[v * nout + i] = forgeComplex<T1>(T1(sr[v]), T1(si[v]));
+    }
+}
+}  // namespace
+
 template <typename T1>
 void DftOperator<T1>::apply_host(const forgeComplex<T1>* in, forgeComplex<T1>* out, uword nbatch, bool forward) const {
     const dftcpu::DftGeometryView<T1> g = cpu_view();
     const uword nin = forward ? n2_ : n1_, nout = forward ? n1_ : n2_;
-    std::vector<T1> re, im;
-    for (uword b = 0; b < nbatch; ++b) {
-        split(in + b * nin, nin, re, im);
-        forgeComplex<T1>* o = out + b * nout;
-#pragma omp parallel for schedule(static)
-        for (long long i = 0; i < (long long)nout; ++i) {
-            double sr, si;
-            if (forward) {
-                if (hasGradients_) dftcpu::forward_one<true>(g, i, re.data(), im.data(), sr, si);
-                else dftcpu::forward_one<false>(g, i, re.data(), im.data(), sr, si);
-            } else {
-                if (hasGradients_) dftcpu::adjoint_one<true>(g, i, re.data(), im.data(), sr, si);
-                else dftcpu::adjoint_one<false>(g, i, re.data(), im.data(), sr, si);
-            }
-            o[i] = forgeComplex<T1>(T1(sr), T1(si));
+    for (uword b = 0; b < nbatch;) {
+        const uword left = nbatch - b;
+        const forgeComplex<T1>* inB = in + b * nin;
+        forgeComplex<T1>* outB = out + b * nout;
+        if (left >= 8) {
+            apply_host_chunk<T1, 8>(g, hasGradients_, forward, inB, outB, nin, nout);
+            b += 8;
+        } else if (left >= 4) {
+            apply_host_chunk<T1, 4>(g, hasGradients_, forward, inB, outB, nin, nout);
+            b += 4;
+        } else if (left >= 2) {
+            apply_host_chunk<T1, 2>(g, hasGradients_, forward, inB, outB, nin, nout);
+            b += 2;
+        } else {
+            apply_host_chunk<T1, 1>(g, hasGradients_, forward, inB, outB, nin, nout);
+            b += 1;
         }
     }
 }

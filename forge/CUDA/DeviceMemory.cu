@@ -105,7 +105,9 @@ void copy_to_host(void* dst, const void* src, uword bytes) {
 void copy_on_device(void* dst, const void* src, uword bytes) {
     if (bytes) FORGE_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToDevice));
 }
-void synchronize() { FORGE_CUDA_CHECK(cudaDeviceSynchronize()); }
+void synchronize() {
+    if (available()) FORGE_CUDA_CHECK(cudaDeviceSynchronize());  // without a device nothing can be queued
+}
 
 TransferStats transfer_stats() {
     return {g_h2d_count.load(), g_h2d_bytes.load(), g_d2h_count.load(), g_d2h_bytes.load()};

@@ -25,7 +25,7 @@ void copy_to_device(void* dst, const void* src, uword bytes);
 void copy_to_host(void* dst, const void* src, uword bytes);
 // Device-to-device copy (not a host transfer; not counted).
 void copy_on_device(void* dst, const void* src, uword bytes);
-// Waits for all work queued on the device by this process.
+// Waits for all work queued on the device by this process (returns at once when there is no device).
 void synchronize();
 
 // Host<->device copies of vector data made through copy_to_device/copy_to_host, since the last

@@ -348,6 +348,10 @@ template <typename R> forgeCol<forgeComplex<R>> operator%(const forgeCol<forgeCo
 template <typename R> forgeCol<forgeComplex<R>> operator%(const forgeCol<R>& a, const forgeCol<forgeComplex<R>>& b) {
     return detail::binary<forgeComplex<R>>(device::BinOp::Mul, a, b);
 }
+// For two columns * is element-wise too (the same as %): there is no matrix product of two columns.
+template <typename T> forgeCol<T> operator*(const forgeCol<T>& a, const forgeCol<T>& b) { return a % b; }
+template <typename R> forgeCol<forgeComplex<R>> operator*(const forgeCol<forgeComplex<R>>& a, const forgeCol<R>& b) { return a % b; }
+template <typename R> forgeCol<forgeComplex<R>> operator*(const forgeCol<R>& a, const forgeCol<forgeComplex<R>>& b) { return a % b; }
 template <typename R> forgeCol<forgeComplex<R>> operator/(const forgeCol<forgeComplex<R>>& a, const forgeCol<R>& b) {
     return detail::binary<forgeComplex<R>>(device::BinOp::Div, a, b);
 }

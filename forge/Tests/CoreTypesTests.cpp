@@ -146,6 +146,7 @@ TEMPLATE_TEST_CASE("forgeCol: complex vector-vector arithmetic matches Armadillo
         CHECK(rel(fa + fb, arma::Col<std::complex<R>>(a + b)) < tol);
         CHECK(rel(fa - fb, arma::Col<std::complex<R>>(a - b)) < tol);
         CHECK(rel(fa % fb, arma::Col<std::complex<R>>(a % b)) < tol);
+        CHECK(rel(fa * fb, arma::Col<std::complex<R>>(a % b)) < tol);  // * of two columns is element-wise
         CHECK(rel(fa / fb, arma::Col<std::complex<R>>(a / b)) < tol);
         CHECK(rel(-fa, arma::Col<std::complex<R>>(-a)) < tol);
 
@@ -257,6 +258,8 @@ TEMPLATE_TEST_CASE("forgeCol: complex times real vectors matches Armadillo", "[c
         forgeCol<forgeComplex<R>> q = fa / fw;
         CHECK(rel(p1, AV(a % wc)) < tol);
         CHECK(rel(p2, AV(wc % a)) < tol);
+        CHECK(rel(fa * fw, AV(a % wc)) < tol);
+        CHECK(rel(fw * fa, AV(wc % a)) < tol);
         CHECK(rel(q, AV(a / wc)) < tol);
     }
 }

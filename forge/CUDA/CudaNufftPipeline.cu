@@ -43,33 +43,37 @@ __device__ __forceinline__ float kb(const DevGeom& g, float dist) {
     return a + f * (b - a);
 }
 
-// Forward step 1: grid = 0 outside the image; image pixels (deapodized) at their wrapped grid positions.
-__global__ void kernel_pad(const float2* __restrict__ img, float2* __restrict__ grid, DevGeom g,
-                           const float* __restrict__ dx, const float* __restrict__ dy, const float* __restrict__ dz) {
-    long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-    long long n = (long long)g.N[0] * g.N[1] * g.N[2];
-    if (i >= n) return;
+// Image pixel i's position on the oversampled grid (centred, wrapped) and its deapodization factor.
+__device__ __forceinline__ long long image_to_grid(long long i, const DevGeom& g, const float* __restrict__ dx,
+                                                   const float* __restrict__ dy, const float* __restrict__ dz,
+                                                   float& d) {
     int x = int(i % g.N[0]);
     long long r = i / g.N[0];
     int y = int(r % g.N[1]), z = int(r / g.N[1]);
     int gx = wrapi(x - g.N[0] / 2, g.G[0]), gy = wrapi(y - g.N[1] / 2, g.G[1]), gz = wrapi(z - g.N[2] / 2, g.G[2]);
-    float d = dx[x] * dy[y] * dz[z];
+    d = dx[x] * dy[y] * dz[z];
+    return gx + (long long)g.G[0] * (gy + (long long)g.G[1] * gz);
+}
+
+// Forward step 1: grid = 0 outside the image; image pixels (deapodized) at their wrapped grid positions.
+__global__ void kernel_pad(const float2* __restrict__ img, float2* __restrict__ grid, DevGeom g,
+                           const float* __restrict__ dx, const float* __restrict__ dy, const float* __restrict__ dz) {
+    long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    if (i >= (long long)g.N[0] * g.N[1] * g.N[2]) return;
+    float d;
+    const long long gi = image_to_grid(i, g, dx, dy, dz, d);
     float2 v = img[i];
-    grid[gx + (long long)g.G[0] * (gy + (long long)g.G[1] * gz)] = make_float2(v.x * d, v.y * d);
+    grid[gi] = make_float2(v.x * d, v.y * d);
 }
 
 // Adjoint last step: crop the grid and deapodize.
 __global__ void kernel_crop(const float2* __restrict__ grid, float2* __restrict__ img, DevGeom g,
                             const float* __restrict__ dx, const float* __restrict__ dy, const float* __restrict__ dz) {
     long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-    long long n = (long long)g.N[0] * g.N[1] * g.N[2];
-    if (i >= n) return;
-    int x = int(i % g.N[0]);
-    long long r = i / g.N[0];
-    int y = int(r % g.N[1]), z = int(r / g.N[1]);
-    int gx = wrapi(x - g.N[0] / 2, g.G[0]), gy = wrapi(y - g.N[1] / 2, g.G[1]), gz = wrapi(z - g.N[2] / 2, g.G[2]);
-    float d = dx[x] * dy[y] * dz[z];
-    float2 v = grid[gx + (long long)g.G[0] * (gy + (long long)g.G[1] * gz)];
+    if (i >= (long long)g.N[0] * g.N[1] * g.N[2]) return;
+    float d;
+    const long long gi = image_to_grid(i, g, dx, dy, dz, d);
+    float2 v = grid[gi];
     img[i] = make_float2(v.x * d, v.y * d);
 }
 

@@ -200,20 +200,27 @@ inline long long wrap(long long g, long long G) { return g < 0 ? g + G : (g >= G
 }  // namespace
 
 template <typename T1>
-void Gnufft<T1>::interpolate(const std::complex<T1>* grid, std::complex<T1>* samples) const {
+inline void Gnufft<T1>::stencil(uword j, T1* wx, T1* wy, T1* wz, long long* ix, long long* iy, long long* iz) const {
     const long long Gx = (long long)G_[0], Gy = (long long)G_[1], Gz = (long long)G_[2];
+    const int tx = N_[0] > 1 ? int(W_) : 1, ty = N_[1] > 1 ? int(W_) : 1, tz = N_[2] > 1 ? int(W_) : 1;
+    long long fx, fy, fz;
+    weights(0, u_[0][j], wx, fx);
+    weights(1, u_[1][j], wy, fy);
+    weights(2, u_[2][j], wz, fz);
+    for (int t = 0; t < tx; ++t) ix[t] = wrap(fx + t, Gx);
+    for (int t = 0; t < ty; ++t) iy[t] = wrap(fy + t, Gy) * Gx;
+    for (int t = 0; t < tz; ++t) iz[t] = wrap(fz + t, Gz) * Gx * Gy;
+}
+
+template <typename T1>
+void Gnufft<T1>::interpolate(const std::complex<T1>* grid, std::complex<T1>* samples) const {
     const int tx = N_[0] > 1 ? int(W_) : 1, ty = N_[1] > 1 ? int(W_) : 1, tz = N_[2] > 1 ? int(W_) : 1;
 #pragma omp parallel for schedule(dynamic, 1024)
     for (long long idx = 0; idx < (long long)n1_; ++idx) {
         const uword j = order_[idx];
         T1 wx[kMaxWidth], wy[kMaxWidth], wz[kMaxWidth];
-        long long fx, fy, fz, ix[kMaxWidth], iy[kMaxWidth], iz[kMaxWidth];
-        weights(0, u_[0][j], wx, fx);
-        weights(1, u_[1][j], wy, fy);
-        weights(2, u_[2][j], wz, fz);
-        for (int t = 0; t < tx; ++t) ix[t] = wrap(fx + t, Gx);
-        for (int t = 0; t < ty; ++t) iy[t] = wrap(fy + t, Gy) * Gx;
-        for (int t = 0; t < tz; ++t) iz[t] = wrap(fz + t, Gz) * Gx * Gy;
+        long long ix[kMaxWidth], iy[kMaxWidth], iz[kMaxWidth];
+        stencil(j, wx, wy, wz, ix, iy, iz);
         T1 re = 0, im = 0;
         for (int c = 0; c < tz; ++c)
             for (int b = 0; b < ty; ++b) {
@@ -242,13 +249,8 @@ void Gnufft<T1>::spread(const std::complex<T1>* samples, std::complex<T1>* grid)
         for (uword idx = slabStart_[s]; idx < slabStart_[s + 1]; ++idx) {
             const uword j = order_[idx];
             T1 wx[kMaxWidth], wy[kMaxWidth], wz[kMaxWidth];
-            long long fx, fy, fz, ix[kMaxWidth], iy[kMaxWidth], iz[kMaxWidth];
-            weights(0, u_[0][j], wx, fx);
-            weights(1, u_[1][j], wy, fy);
-            weights(2, u_[2][j], wz, fz);
-            for (int t = 0; t < tx; ++t) ix[t] = wrap(fx + t, Gx);
-            for (int t = 0; t < ty; ++t) iy[t] = wrap(fy + t, Gy) * Gx;
-            for (int t = 0; t < tz; ++t) iz[t] = wrap(fz + t, Gz) * Gx * Gy;
+            long long ix[kMaxWidth], iy[kMaxWidth], iz[kMaxWidth];
+            stencil(j, wx, wy, wz, ix, iy, iz);
             const T1 sr = samples[j].real(), si = samples[j].imag();
             for (int c = 0; c < tz; ++c)
                 for (int b = 0; b < ty; ++b) {

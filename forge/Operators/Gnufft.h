@@ -89,6 +89,8 @@ private:
     void adjoint_host(const std::complex<T1>* kdata, std::complex<T1>* image) const;
     // W kernel weights and the first (wrapped) grid index along one axis for position u.
     inline void weights(int axis, T1 u, T1* w, long long& first) const;
+    // Kernel weights and wrapped grid offsets (x; y times Gx; z times Gx*Gy) of sample j's W^d stencil.
+    inline void stencil(uword j, T1* wx, T1* wy, T1* wz, long long* ix, long long* iy, long long* iz) const;
 
     uword n1_, n2_;
     uword N_[3], G_[3];

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Package test: install forge's build tree to a temporary prefix (cmake --install), then configure,
 # build and run the outside project in this folder against it with find_package(Forge CONFIG REQUIRED).
-# Also checks that readme_example.cpp is README.md's usage example verbatim.
+# Also checks that readme_example.cpp is README.md's usage example verbatim and that the installed
+# programs (forge-recon) start from the install tree.
 #
 #   run_package_test.sh <forge build dir> [<forge source dir>]
 set -euo pipefail
@@ -35,4 +36,24 @@ out="$("$TMP/build/readme_example")"
 echo "$out"
 # On a Cartesian grid G^H G = n I, so |G'G x| / |x| must be n = 64.
 echo "$out" | grep -q "= 64.0000 (expected n = 64)" || { echo "FAIL: unexpected output" >&2; exit 1; }
+
+# 4. Installed programs start from the install tree alone (their run path finds libForgeCommon), with
+#    no LD_LIBRARY_PATH pointing into the build tree.
+for prog in forge-recon gdft_example; do
+    if [ -f "$BUILD_DIR/apps/$prog" ]; then
+        exe="$TMP/prefix/bin/$prog"
+        test -x "$exe" || { echo "FAIL: $prog was not installed to $TMP/prefix/bin" >&2; exit 1; }
+        if ldd "$exe" | grep -q "not found"; then
+            ldd "$exe" >&2
+            echo "FAIL: installed $prog cannot find its libraries" >&2
+            exit 1
+        fi
+    fi
+done
+if [ -f "$BUILD_DIR/apps/forge-recon" ]; then
+    env -u LD_LIBRARY_PATH "$TMP/prefix/bin/forge-recon" --help > "$TMP/help.txt" \
+        || { cat "$TMP/help.txt"; echo "FAIL: installed forge-recon --help did not run" >&2; exit 1; }
+    grep -q "forge-recon" "$TMP/help.txt" || { echo "FAIL: installed forge-recon --help printed no usage" >&2; exit 1; }
+    echo "installed forge-recon runs from $TMP/prefix/bin"
+fi
 echo "package test passed"

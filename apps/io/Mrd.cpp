@@ -1,7 +1,9 @@
 #include "Mrd.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -58,6 +60,21 @@ bool object_exists(hid_t file, const std::string& object) {
 }
 
 std::string normalise(const std::string& object) { return object.empty() || object[0] != '/' ? "/" + object : object; }
+
+// ISMRMRD's acquisition header is packed (2-byte alignment), so its float and uint64 fields sit at
+// addresses their types do not allow: they are copied by offset, never used through a pointer or a
+// reference of their own type (libismrmrd's accessors such as sample_time_us() hand out such references).
+using PackedHeader = ISMRMRD::ISMRMRD_AcquisitionHeader;
+template <typename T>
+T get_field(const PackedHeader& h, std::size_t offset, std::size_t index = 0) {
+    T v;
+    std::memcpy(&v, reinterpret_cast<const char*>(&h) + offset + index * sizeof(T), sizeof(T));
+    return v;
+}
+template <typename T>
+void set_field(PackedHeader& h, std::size_t offset, const T& v, std::size_t index = 0) {
+    std::memcpy(reinterpret_cast<char*>(&h) + offset + index * sizeof(T), &v, sizeof(T));
+}
 
 }  // namespace
 
@@ -199,27 +216,28 @@ MrdFile read_mrd(const std::string& path, const std::string& group) {
         } catch (const std::exception&) {
             throw std::runtime_error("cannot read acquisition " + std::to_string(i) + " of '" + path + "'");
         }
-        if (acq.isFlagSet(ISMRMRD::ISMRMRD_ACQ_IS_NOISE_MEASUREMENT)) {
+        const PackedHeader& h = acq.getHead();
+        MrdAcquisition a;
+        a.flags = get_field<uint64_t>(h, offsetof(PackedHeader, flags));
+        if (a.flags & (uint64_t(1) << (ISMRMRD::ISMRMRD_ACQ_IS_NOISE_MEASUREMENT - 1))) {
             ++out.noiseScans;
             continue;
         }
-        MrdAcquisition a;
-        a.samples = acq.number_of_samples();
-        a.channels = acq.active_channels();
-        a.trajDims = acq.trajectory_dimensions();
-        a.centerSample = acq.center_sample();
-        a.dwell_us = acq.sample_time_us();
-        a.e1 = acq.idx().kspace_encode_step_1;
-        a.e2 = acq.idx().kspace_encode_step_2;
-        a.slice = acq.idx().slice;
-        a.repetition = acq.idx().repetition;
-        a.contrast = acq.idx().contrast;
-        a.flags = acq.flags();
-        for (int k = 0; k < 3; ++k) {
-            a.position[k] = acq.position()[k];
-            a.readDir[k] = acq.read_dir()[k];
-            a.phaseDir[k] = acq.phase_dir()[k];
-            a.sliceDir[k] = acq.slice_dir()[k];
+        a.samples = h.number_of_samples;
+        a.channels = h.active_channels;
+        a.trajDims = h.trajectory_dimensions;
+        a.centerSample = h.center_sample;
+        a.dwell_us = get_field<float>(h, offsetof(PackedHeader, sample_time_us));
+        a.e1 = h.idx.kspace_encode_step_1;
+        a.e2 = h.idx.kspace_encode_step_2;
+        a.slice = h.idx.slice;
+        a.repetition = h.idx.repetition;
+        a.contrast = h.idx.contrast;
+        for (std::size_t k = 0; k < 3; ++k) {
+            a.position[k] = get_field<float>(h, offsetof(PackedHeader, position), k);
+            a.readDir[k] = get_field<float>(h, offsetof(PackedHeader, read_dir), k);
+            a.phaseDir[k] = get_field<float>(h, offsetof(PackedHeader, phase_dir), k);
+            a.sliceDir[k] = get_field<float>(h, offsetof(PackedHeader, slice_dir), k);
         }
         const std::size_t nd = static_cast<std::size_t>(a.samples) * a.channels;
         a.data.assign(acq.getDataPtr(), acq.getDataPtr() + nd);
@@ -292,23 +310,23 @@ void write_mrd(const std::string& path, const std::string& xmlHeader, const std:
         ISMRMRD::Acquisition acq;
         for (const auto& a : acqs) {
             acq.resize(a.samples, a.channels, a.trajDims);
-            acq.clearAllFlags();
-            for (uint64_t b = 0; b < 64; ++b)
-                if (a.flags & (uint64_t(1) << b)) acq.setFlag(b + 1);
-            acq.center_sample() = a.centerSample;
-            acq.sample_time_us() = a.dwell_us;
-            acq.available_channels() = a.channels;
-            acq.idx().kspace_encode_step_1 = a.e1;
-            acq.idx().kspace_encode_step_2 = a.e2;
-            acq.idx().slice = a.slice;
-            acq.idx().repetition = a.repetition;
-            acq.idx().contrast = a.contrast;
-            for (int k = 0; k < 3; ++k) {
-                acq.position()[k] = a.position[k];
-                acq.read_dir()[k] = a.readDir[k];
-                acq.phase_dir()[k] = a.phaseDir[k];
-                acq.slice_dir()[k] = a.sliceDir[k];
+            ISMRMRD::AcquisitionHeader h = acq.getHead();
+            set_field<uint64_t>(h, offsetof(PackedHeader, flags), a.flags);
+            h.center_sample = a.centerSample;
+            set_field<float>(h, offsetof(PackedHeader, sample_time_us), a.dwell_us);
+            h.available_channels = a.channels;
+            h.idx.kspace_encode_step_1 = a.e1;
+            h.idx.kspace_encode_step_2 = a.e2;
+            h.idx.slice = a.slice;
+            h.idx.repetition = a.repetition;
+            h.idx.contrast = a.contrast;
+            for (std::size_t k = 0; k < 3; ++k) {
+                set_field<float>(h, offsetof(PackedHeader, position), a.position[k], k);
+                set_field<float>(h, offsetof(PackedHeader, read_dir), a.readDir[k], k);
+                set_field<float>(h, offsetof(PackedHeader, phase_dir), a.phaseDir[k], k);
+                set_field<float>(h, offsetof(PackedHeader, slice_dir), a.sliceDir[k], k);
             }
+            acq.setHead(h);
             std::copy(a.data.begin(), a.data.end(), acq.getDataPtr());
             if (a.trajDims) std::copy(a.traj.begin(), a.traj.end(), acq.getTrajPtr());
             d.appendAcquisition(acq);

@@ -127,6 +127,12 @@ void set_field(PackedHeader& h, std::size_t offset, const T& v, std::size_t inde
 }  // namespace
 
 void quiet_hdf5_errors() {
+    // No HDF5 exit-time cleanup: after a write failed (disk full, file-size limit) the file libismrmrd
+    // could not close stays half-open and that cleanup crashes on it (SIGSEGV in H5F__close_cb after
+    // the error was reported). Every file here is closed by its owner. Only the first HDF5 call of the
+    // process can switch it off; later calls are refused harmlessly.
+    static const bool noAtexit = H5dont_atexit() >= 0;
+    (void)noAtexit;
     H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
     ISMRMRD::ismrmrd_set_error_handler(silent_ismrmrd_handler);
 }

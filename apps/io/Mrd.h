@@ -77,7 +77,9 @@ struct MrdNamedArray {
 void write_mrd(const std::string& path, const std::string& xmlHeader, const std::vector<MrdAcquisition>& acqs,
                const std::vector<MrdNamedArray>& arrays, const std::string& group = "dataset");
 
-// Switches off HDF5's and libismrmrd's printing of error stacks (forge-recon prints one line itself).
+// Switches off HDF5's and libismrmrd's printing of error stacks (forge-recon prints one line itself)
+// and, when it is the process's first HDF5 call, HDF5's exit-time cleanup (which crashes on a file
+// left half-open by a failed write).
 void quiet_hdf5_errors();
 
 }  // namespace io

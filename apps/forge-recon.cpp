@@ -5,9 +5,11 @@
 //
 // See docs/forge-recon.md for the options, the data layout and the conventions.
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <complex>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -671,19 +673,75 @@ Quality compare(const std::vector<arma::fvec>& img, const std::vector<arma::fvec
 }
 
 // ------------------------------------------------------------------------------------------ outputs
-// Records files written by this run and removes them if the run fails before the end.
+// The files a run writes. Each is written under a temporary name next to its final one; only when all
+// are complete does commit() rename them into place, so a run that fails leaves every file that was
+// there before it as it was. An existing file of the same name is replaced (and reported as such).
 class OutputSet {
 public:
+    // Refuses output names that exist as something other than a file (a folder named mine.png).
+    static void check_paths(const std::vector<std::string>& paths) {
+        for (const auto& p : paths) {
+            struct stat st;
+            if (::stat(p.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+                throw UsageError("output '" + p + "' exists and is " +
+                                 (S_ISDIR(st.st_mode) ? "a folder" : "not a regular file") +
+                                 "; remove it or choose another -o prefix");
+        }
+    }
+    OutputSet() = default;
+    OutputSet(const OutputSet&) = delete;
+    OutputSet& operator=(const OutputSet&) = delete;
     ~OutputSet() {
         if (!committed_)
-            for (const auto& p : written_) std::remove(p.c_str());
+            for (const auto& o : outs_) std::remove(o.tmp.c_str());
     }
-    void add(const std::string& p) { written_.push_back(p); }
-    void commit() { committed_ = true; }
-    const std::vector<std::string>& files() const { return written_; }
+    // Registers 'path' and returns the temporary name to write it under.
+    std::string stage(const std::string& path) {
+        check_paths({path});
+        outs_.push_back({path, forge::io::temporary_name(path), std::string(), false});
+        return outs_.back().tmp;
+    }
+    // Renames every staged file into place. Earlier files are kept under a second name (a hard link,
+    // no copy) until all renames have succeeded, so a failure part-way puts them back.
+    void commit() {
+        std::vector<std::string> finals;
+        for (const auto& o : outs_) finals.push_back(o.path);
+        check_paths(finals);
+        for (auto& o : outs_) {
+            o.existed = is_file(o.path);
+            if (!o.existed) continue;
+            o.backup = o.path + ".old" + std::to_string(static_cast<long>(::getpid()));
+            std::remove(o.backup.c_str());
+            if (::link(o.path.c_str(), o.backup.c_str()) != 0) o.backup.clear();
+        }
+        for (std::size_t i = 0; i < outs_.size(); ++i) {
+            if (std::rename(outs_[i].tmp.c_str(), outs_[i].path.c_str()) == 0) continue;
+            const std::string why = std::strerror(errno);
+            for (std::size_t j = 0; j < outs_.size(); ++j) {
+                const Output& o = outs_[j];
+                if (j < i && !o.backup.empty()) std::rename(o.backup.c_str(), o.path.c_str());
+                else if (j < i && !o.existed) std::remove(o.path.c_str());
+                else if (!o.backup.empty()) std::remove(o.backup.c_str());
+            }
+            throw std::runtime_error("cannot rename '" + outs_[i].tmp + "' into '" + outs_[i].path + "': " + why);
+        }
+        for (const auto& o : outs_)
+            if (!o.backup.empty()) std::remove(o.backup.c_str());
+        committed_ = true;
+    }
+    // The final names in the order staged, each marked when it replaced an earlier file.
+    std::vector<std::string> report() const {
+        std::vector<std::string> r;
+        for (const auto& o : outs_) r.push_back(o.path + (o.existed ? " (replaced an existing file)" : ""));
+        return r;
+    }
 
 private:
-    std::vector<std::string> written_;
+    struct Output {
+        std::string path, tmp, backup;
+        bool existed = false;
+    };
+    std::vector<Output> outs_;
     bool committed_ = false;
 };
 
@@ -719,11 +777,11 @@ std::vector<cxf> volume(const Problem& P, const std::vector<arma::cx_fvec>& imgs
 void write_image(const std::string& path, const Problem& P, const std::vector<arma::cx_fvec>& imgs, bool complexOut,
                  OutputSet& outs, const std::string& descr) {
     const std::array<std::size_t, 4> dims{{P.Nx, P.Ny, P.Nz * P.nslices, imgs.size() / P.nslices}};
+    const std::string tmp = outs.stage(path);
     if (complexOut)
-        forge::io::write_nifti(path, volume<cxf>(P, imgs, true), dims, P.affine, descr);
+        forge::io::write_nifti(tmp, volume<cxf>(P, imgs, true), dims, P.affine, descr);
     else
-        forge::io::write_nifti(path, volume<float>(P, imgs, false), dims, P.affine, descr);
-    outs.add(path);
+        forge::io::write_nifti(tmp, volume<float>(P, imgs, false), dims, P.affine, descr);
 }
 
 // Tiles of the 2D slices (of every Nz plane) of the first frame of several images, one row per image set.
@@ -812,6 +870,7 @@ int run_file(Settings& S) {
         S.output = base + "_recon";
     }
     check_output_prefix(S.output);
+    OutputSet::check_paths({S.output + ".nii", S.output + ".png"});
     forge::io::MrdFile F;
     try {
         F = forge::io::read_mrd(S.input, S.group);
@@ -849,8 +908,7 @@ int run_file(Settings& S) {
     OutputSet outs;
     write_image(S.output + ".nii", P, R.complexImage, S.complexOut, outs, "forge-recon");
     std::vector<std::vector<arma::fvec>> sets{{R.magnitude.begin(), R.magnitude.begin() + P.nslices}};
-    forge::io::write_png_montage(S.output + ".png", montage(P, sets), display_scale(sets[0]));
-    outs.add(S.output + ".png");
+    forge::io::write_png_montage(outs.stage(S.output + ".png"), montage(P, sets), display_scale(sets[0]));
     outs.commit();
 
     std::printf("forge-recon: reconstruction %.2f s (reading %.2f s) on %s\n", R.seconds, tRead,
@@ -865,7 +923,7 @@ int run_file(Settings& S) {
             std::printf("forge-recon: frame %zu NRMSE vs reference %.6f  PSNR %.2f dB\n", f + 1, qf.nrmse, qf.psnr);
         }
     }
-    for (const auto& f : outs.files()) std::printf("forge-recon: wrote %s\n", f.c_str());
+    for (const auto& f : outs.report()) std::printf("forge-recon: wrote %s\n", f.c_str());
     return 0;
 }
 
@@ -1070,14 +1128,11 @@ int run_demo(Settings& S) {
     {
         std::vector<float> v;
         for (auto& f : fms) v.insert(v.end(), f.begin(), f.end());
-        forge::io::write_nifti(S.output + "_fieldmap.nii", v, {{N, N, ns, 1}}, P.affine, "field map rad/s");
-        outs.add(S.output + "_fieldmap.nii");
+        forge::io::write_nifti(outs.stage(S.output + "_fieldmap.nii"), v, {{N, N, ns, 1}}, P.affine, "field map rad/s");
     }
     const float scale = display_scale(truth);
-    forge::io::write_png_montage(S.output + "_comparison.png", montage(P, {truth, U.magnitude, C.magnitude}), scale);
-    outs.add(S.output + "_comparison.png");
-    forge::io::write_png_montage(S.output + "_corrected.png", montage(P, {C.magnitude}), scale);
-    outs.add(S.output + "_corrected.png");
+    forge::io::write_png_montage(outs.stage(S.output + "_comparison.png"), montage(P, {truth, U.magnitude, C.magnitude}), scale);
+    forge::io::write_png_montage(outs.stage(S.output + "_corrected.png"), montage(P, {C.magnitude}), scale);
     // ISMRMRD file with the maps and the truth, so 'forge-recon <prefix>.h5' reproduces the corrected image
     {
         std::vector<forge::io::MrdNamedArray> arrays(3);
@@ -1096,9 +1151,8 @@ int run_demo(Settings& S) {
                 arrays[1].data.push_back(cxf(fms[s][k], 0));
                 arrays[2].data.push_back(cxf(truth[s][k], 0));
             }
-        forge::io::write_mrd(S.output + ".h5", forge::io::make_mrd_header_xml(H, "forge-demo"), F.acquisitions, arrays,
-                             S.group);
-        outs.add(S.output + ".h5");
+        forge::io::write_mrd(outs.stage(S.output + ".h5"), forge::io::make_mrd_header_xml(H, "forge-demo"), F.acquisitions,
+                             arrays, S.group);
     }
     outs.commit();
 
@@ -1109,7 +1163,7 @@ int run_demo(Settings& S) {
     std::printf("  field-corrected  NRMSE %.6f  PSNR %6.2f dB  time %6.2f s\n", qc.nrmse, qc.psnr, C.seconds);
     std::printf("  NRMSE improvement %.2fx   simulation %.2f s   total %.2f s\n", qc.nrmse > 0 ? qu.nrmse / qc.nrmse : 0.0,
                 tSim, total);
-    for (const auto& f : outs.files()) std::printf("forge-recon: wrote %s\n", f.c_str());
+    for (const auto& f : outs.report()) std::printf("forge-recon: wrote %s\n", f.c_str());
     std::printf("forge-recon: reproduce the corrected image with: forge-recon %s.h5\n", S.output.c_str());
     return 0;
 }

@@ -8,10 +8,14 @@ source "$(dirname "$0")/common.sh"
 RECON=$1; FIXTURES=$2; W=$3
 workdir "$W"
 "$FIXTURES" "$W" || fail "fixture program failed"
-LIMIT_KB=400000
+# 400 MB above what the program's shared libraries map (cuFFT alone maps ~280 MB in CUDA builds), with
+# one BLAS and two OpenMP threads (every thread's stack and buffers take address space too: OpenBLAS
+# hangs at exit when it cannot get them).
+LIB_KB=$(ldd "$RECON" 2>/dev/null | awk '/=> \//{print $3}' | xargs -r stat -L -c %s | awk '{s += $1} END {print int(s / 1024)}')
+LIMIT_KB=$((${LIB_KB:-0} + 400000))
 
 limited() {  # runs forge-recon under the address-space and time limits
-    ( ulimit -v $LIMIT_KB && exec timeout 30 "$RECON" "$@" )
+    ( ulimit -v $LIMIT_KB && export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=2 && exec timeout 30 "$RECON" "$@" )
 }
 
 check_refused() {  # name, expected stderr substrings (separated by |), args...

@@ -5,11 +5,16 @@
 //
 // See docs/forge-recon.md for the options, the data layout and the conventions.
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <complex>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
+#include <new>
 #include <random>
 #include <sstream>
 #include <stdexcept>
@@ -17,7 +22,9 @@
 #include <tuple>
 #include <vector>
 
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <armadillo>
@@ -106,6 +113,7 @@ struct Problem {
     std::vector<arma::fvec> reference;     // per slice: n2 magnitudes; empty: none
     std::size_t accel = 1;
     std::string source;
+    std::size_t n1total = 0, n1max = 0;    // samples per coil: in all frames, in the largest frame
     std::size_t n2() const { return Nx * Ny * Nz; }
 };
 
@@ -118,14 +126,84 @@ bool is_dir(const std::string& p) {
     return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-// "file.nii" | "file.h5:/path/in/file" -> array (dims fastest first)
-forge::io::Array load_map(const std::string& spec, const std::string& what) {
+// ------------------------------------------------------------------------------------------ memory
+// Bytes this process may still use: MemAvailable, capped by its cgroup's memory.max and by ulimit -v.
+// Negative when none of them can be read.
+double available_memory_bytes() {
+    double avail = -1;
+    {
+        std::ifstream mi("/proc/meminfo");
+        std::string key, rest;
+        double kb = 0;
+        while (mi >> key >> kb) {
+            std::getline(mi, rest);
+            if (key == "MemAvailable:") {
+                avail = kb * 1024.0;
+                break;
+            }
+        }
+    }
+    if (avail < 0) {
+        const long pages = ::sysconf(_SC_AVPHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+        if (pages > 0 && page > 0) avail = double(pages) * double(page);
+    }
+    auto cap = [&avail](double limit) {
+        if (limit >= 0 && (avail < 0 || limit < avail)) avail = limit;
+    };
+    std::ifstream cg("/proc/self/cgroup");  // cgroup v2: "0::/path"
+    for (std::string line; std::getline(cg, line);) {
+        if (line.compare(0, 3, "0::") != 0) continue;
+        const std::string dir = "/sys/fs/cgroup" + line.substr(3);
+        std::ifstream mx(dir + "/memory.max"), cur(dir + "/memory.current");
+        double limit = 0, used = 0;
+        if (mx >> limit) cap(cur >> used ? limit - used : limit);  // "max" (no limit) does not parse
+    }
+    struct rlimit rl;
+    if (::getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) cap(double(rl.rlim_cur));
+    return avail;
+}
+
+// The reconstruction's working set, roughly and from below: the data as read and as frames, the pixel
+// grid, the maps, every frame's image (complex, magnitude, output volume) and, for the one frame solved
+// at a time, the operator's copies, the SENSE maps, an oversampled NUFFT grid and the solver's vectors.
+double working_set_bytes(const Problem& P, const Settings& S, bool withMaps) {
+    const double n2 = double(P.n2()), nc = double(P.nc), planes = double(P.nslices), n1 = double(P.n1total),
+                 n1f = double(P.n1max), images = planes * double(P.nframes);
+    const double coilsPerSolve = withMaps ? nc : 1.0;
+    double b = n1 * (8 * nc + 12) + n1 * (16 + 8 * nc);    // acquisitions; frames (k, t, data)
+    b += 12 * n2 + 8 * n2 * planes;                         // pixel grid; field map and reference
+    if (withMaps) b += 24 * nc * n2 * planes + 8 * nc * n2;  // maps (while read, as kept); SENSE's copy
+    b += 20 * n2 * images;                                  // images
+    b += 24 * n2 + 20 * n1f;                                // operator: pixel grid, field map, k, t
+    if (S.op != "dft") b += 16 * double(P.Nz > 1 ? 8 : 4) * n2 * coilsPerSolve;  // 2x oversampled grid
+    b += 48 * n2 + 24 * n1f * coilsPerSolve;               // solver vectors
+    return b;
+}
+
+// Refuses a reconstruction that cannot fit before anything of its size is allocated.
+void check_memory(const Problem& P, const Settings& S, bool withMaps) {
+    const double need = working_set_bytes(P, S, withMaps), avail = available_memory_bytes();
+    if (avail < 0 || need <= avail) return;
+    auto gib = [](double b) {
+        char t[32];
+        std::snprintf(t, sizeof t, "%.1f", b / double(1u << 30));
+        return std::string(t);
+    };
+    throw UsageError("'" + P.source + "' needs about " + gib(need) + " GiB of memory (image " + std::to_string(P.Nx) +
+                     "x" + std::to_string(P.Ny) + "x" + std::to_string(P.Nz) + ", " + std::to_string(P.nslices) +
+                     " slice(s) x " + std::to_string(P.nframes) + " frame(s), " + std::to_string(P.nc) + " coil(s)" +
+                     (withMaps ? " with sensitivity maps" : "") + ") but only " + gib(avail) + " GiB are available");
+}
+
+// "file.nii" | "file.h5:/path/in/file" -> array (dims fastest first); 'check' sees the dims before the
+// values are read.
+forge::io::Array load_map(const std::string& spec, const std::string& what, const forge::io::DimsCheck& check) {
     auto ends_with = [](const std::string& s, const std::string& e) {
         return s.size() >= e.size() && s.compare(s.size() - e.size(), e.size(), e) == 0;
     };
     if (ends_with(spec, ".nii")) {
         if (!is_file(spec)) throw UsageError(what + " file '" + spec + "' does not exist");
-        auto v = forge::io::read_nifti(spec);
+        auto v = forge::io::read_nifti(spec, check);
         forge::io::Array a;
         a.dims.assign(v.dims.begin(), v.dims.end());
         a.data = std::move(v.data);
@@ -141,7 +219,7 @@ forge::io::Array load_map(const std::string& spec, const std::string& what) {
     if (!is_file(file)) throw UsageError(what + " file '" + file + "' does not exist");
     if (object.empty())
         throw UsageError(what + " '" + spec + "': give a .nii file or FILE.h5:/path/to/dataset");
-    return forge::io::read_hdf5_array(file, object);
+    return forge::io::read_hdf5_array(file, object, check);
 }
 
 std::string dims_string(const std::vector<std::size_t>& d) {
@@ -153,29 +231,46 @@ std::string dims_string(const std::vector<std::size_t>& d) {
 }
 
 // Checks map dims (x, y, then 'rest' values in any trailing shape) and splits per slice.
-void check_map_dims(const forge::io::Array& a, const Problem& P, std::size_t perPixel, const std::string& what,
+void check_map_dims(const std::vector<std::size_t>& dims, const Problem& P, std::size_t perPixel, const std::string& what,
                     const std::string& expected) {
     std::size_t rest = 1;
-    for (std::size_t k = 2; k < a.dims.size(); ++k) rest *= a.dims[k];
-    if (a.dims.size() < 2 || a.dims[0] != P.Nx || a.dims[1] != P.Ny || rest != P.Nz * P.nslices * perPixel) {
-        throw UsageError(what + " has size " + dims_string(a.dims) + " but this reconstruction needs " + expected);
+    for (std::size_t k = 2; k < dims.size(); ++k) rest *= dims[k];
+    if (dims.size() < 2 || dims[0] != P.Nx || dims[1] != P.Ny || rest != P.Nz * P.nslices * perPixel) {
+        throw UsageError(what + " has size " + dims_string(dims) + " but this reconstruction needs " + expected);
     }
 }
 
-void attach_fieldmap(Problem& P, const forge::io::Array& a, const std::string& origin) {
+// NaN or Inf in a map would turn the whole image into NaN (or stop the solver): refused by name.
+void check_finite(const forge::io::Array& a, const std::string& what) {
+    for (std::size_t i = 0; i < a.data.size(); ++i)
+        if (!std::isfinite(a.data[i].real()) || !std::isfinite(a.data[i].imag()))
+            throw UsageError(what + " holds a non-finite value (NaN or Inf) at index " + std::to_string(i));
+}
+
+// Reads a map; the reader calls the DimsCheck before it allocates the values.
+using MapLoader = std::function<forge::io::Array(const forge::io::DimsCheck&)>;
+
+void attach_fieldmap(Problem& P, const MapLoader& load, const std::string& origin) {
     const std::string expected = std::to_string(P.Nx) + "x" + std::to_string(P.Ny) + "x" +
                                  std::to_string(P.Nz * P.nslices) + " (x, y, slices) in rad/s";
-    check_map_dims(a, P, 1, "field map " + origin, expected);
+    const forge::io::Array a = load([&](const std::vector<std::size_t>& d) { check_map_dims(d, P, 1, "field map " + origin, expected); });
+    check_finite(a, "field map " + origin);
     P.fieldmap.assign(P.nslices, arma::fvec(P.n2()));
     for (std::size_t s = 0; s < P.nslices; ++s)
         for (std::size_t k = 0; k < P.n2(); ++k) P.fieldmap[s][k] = static_cast<float>(a.data[s * P.n2() + k].real());
 }
 
-void attach_smaps(Problem& P, const forge::io::Array& a, const std::string& origin) {
+void check_memory(const Problem& P, const Settings& S, bool withMaps);
+
+void attach_smaps(Problem& P, const Settings& S, const MapLoader& load, const std::string& origin) {
     const std::string expected = std::to_string(P.Nx) + "x" + std::to_string(P.Ny) + "x" +
                                  std::to_string(P.Nz * P.nslices) + "x" + std::to_string(P.nc) +
                                  " (x, y, slices, coils), complex";
-    check_map_dims(a, P, P.nc, "sensitivity maps " + origin, expected);
+    const forge::io::Array a = load([&](const std::vector<std::size_t>& d) {
+        check_map_dims(d, P, P.nc, "sensitivity maps " + origin, expected);
+        check_memory(P, S, true);
+    });
+    check_finite(a, "sensitivity maps " + origin);
     const std::size_t n2 = P.n2();
     P.smaps.assign(P.nslices, arma::cx_fvec(n2 * P.nc));
     // file order: x, y, (z,) slice, coil
@@ -187,10 +282,11 @@ void attach_smaps(Problem& P, const forge::io::Array& a, const std::string& orig
             }
 }
 
-void attach_reference(Problem& P, const forge::io::Array& a, const std::string& origin) {
+void attach_reference(Problem& P, const MapLoader& load, const std::string& origin) {
     const std::string expected = std::to_string(P.Nx) + "x" + std::to_string(P.Ny) + "x" +
                                  std::to_string(P.Nz * P.nslices) + " (x, y, slices)";
-    check_map_dims(a, P, 1, "reference image " + origin, expected);
+    const forge::io::Array a = load([&](const std::vector<std::size_t>& d) { check_map_dims(d, P, 1, "reference image " + origin, expected); });
+    check_finite(a, "reference image " + origin);
     P.reference.assign(P.nslices, arma::fvec(P.n2()));
     for (std::size_t s = 0; s < P.nslices; ++s)
         for (std::size_t k = 0; k < P.n2(); ++k)
@@ -251,9 +347,23 @@ Problem build_problem(const forge::io::MrdFile& F, const Settings& S, const std:
     P.Ny = pick(H.reconMatrix[1], H.encodedMatrix[1]);
     P.Nz = is3D ? pick(H.reconMatrix[2], H.encodedMatrix[2]) : 1;
     if (P.Nx < 2 || P.Ny < 2) throw UsageError("the ISMRMRD header's matrix size is " + std::to_string(P.Nx) + "x" + std::to_string(P.Ny) + " (need at least 2x2)");
+    const std::string matrixField = std::string("the ISMRMRD header's ") +
+                                    (H.reconMatrix[0] > 0 && H.reconMatrix[1] > 0 ? "reconSpace" : "encodedSpace") +
+                                    "/matrixSize " + std::to_string(P.Nx) + "x" + std::to_string(P.Ny) + "x" +
+                                    std::to_string(P.Nz);
+    constexpr std::size_t kNiftiMax = 32767;  // NIfTI-1 stores each dimension as int16
+    if (P.Nx > kNiftiMax || P.Ny > kNiftiMax || P.Nz > kNiftiMax)
+        throw UsageError(matrixField + " exceeds the 32767 voxels per axis a NIfTI-1 image holds");
     for (std::size_t n : {P.Nx, P.Ny, P.Nz})
         if (n > 1 && n % 2) throw UsageError("the ISMRMRD header's recon matrix " + std::to_string(P.Nx) + "x" + std::to_string(P.Ny) + "x" + std::to_string(P.Nz) + " has an odd size (forge needs even sizes)");
     // FOV scaling: k in cycles per recon FOV = k in cycles per encoded FOV * reconFOV/encFOV
+    for (int k = 0; k < 3; ++k)
+        for (const auto& f : {std::make_pair("encodedSpace", H.encodedFov_mm[k]), std::make_pair("reconSpace", H.reconFov_mm[k])})
+            if (!std::isfinite(f.second) || f.second < 0)
+                throw UsageError(std::string("the ISMRMRD header's ") + f.first + "/fieldOfView_mm/" + "xyz"[k] + " is " +
+                                 std::to_string(f.second) + " (expected a finite, non-negative size in mm)");
+    if (H.hasTE && !std::isfinite(H.TE_ms))
+        throw UsageError("the ISMRMRD header's sequenceParameters/TE is " + std::to_string(H.TE_ms) + " (expected a finite time in ms)");
     std::array<double, 3> fovRatio{{1, 1, 1}};
     for (int k = 0; k < 3; ++k) {
         if (H.reconFov_mm[k] > 0 && H.encodedFov_mm[k] > 0) fovRatio[k] = H.reconFov_mm[k] / H.encodedFov_mm[k];
@@ -276,6 +386,14 @@ Problem build_problem(const forge::io::MrdFile& F, const Settings& S, const std:
             throw UsageError("acquisition " + std::to_string(i) + " has " + std::to_string(acqs[i].trajDims) +
                              " trajectory dimensions but acquisition 0 has " + std::to_string(trajDims));
         if (acqs[i].samples == 0) throw UsageError("acquisition " + std::to_string(i) + " has no samples");
+        const auto& a = acqs[i];
+        auto finite3 = [](const std::array<float, 3>& v) { return std::isfinite(v[0]) && std::isfinite(v[1]) && std::isfinite(v[2]); };
+        if (!std::isfinite(a.dwell_us) || !finite3(a.position) || !finite3(a.readDir) || !finite3(a.phaseDir) || !finite3(a.sliceDir))
+            throw UsageError("acquisition " + std::to_string(i) + " of '" + source +
+                             "' has a non-finite (NaN or Inf) sample_time_us, position or direction");
+        for (const auto& v : a.data)
+            if (!std::isfinite(v.real()) || !std::isfinite(v.imag()))
+                throw UsageError("acquisition " + std::to_string(i) + " of '" + source + "' holds a non-finite sample (NaN or Inf)");
     }
     const bool useTraj = trajDims > 0 && !S.cartesian;
     const bool cartHeader = H.trajectory == "cartesian" || H.trajectory == "epi";
@@ -315,6 +433,23 @@ Problem build_problem(const forge::io::MrdFile& F, const Settings& S, const std:
         groups[f * P.nslices + s].push_back(&a);
         if (!firstOfSlice[s]) firstOfSlice[s] = &a;
     }
+    // sizes against the output format, the data present and the memory there is, before anything the
+    // size of an image is allocated
+    if (P.Nz * P.nslices > kNiftiMax || P.nframes > kNiftiMax)
+        throw UsageError("'" + source + "' has " + std::to_string(P.Nz * P.nslices) + " planes (slices x z) and " +
+                         std::to_string(P.nframes) + " frames (repetitions x contrasts); a NIfTI-1 image holds at most 32767 of each");
+    for (const auto& g : groups) {
+        std::size_t n1 = 0;
+        for (auto* a : g) n1 += a->samples;
+        P.n1total += n1;
+        P.n1max = std::max(P.n1max, n1);
+    }
+    constexpr double kPixelsPerValue = 1024;  // far beyond any undersampling that reconstructs
+    if (double(P.n2()) > kPixelsPerValue * double(P.n1total) * double(P.nc))
+        throw UsageError(matrixField + " asks for " + std::to_string(P.n2()) + " pixels but '" + source + "' holds only " +
+                         std::to_string(P.n1total * P.nc) + " measured values (" + std::to_string(P.n1total) +
+                         " samples x " + std::to_string(P.nc) + " coils); forge-recon refuses more than 1024 pixels per value");
+    check_memory(P, S, false);
     const double centreE1 = H.hasCenterE1 ? double(H.centerE1) : double(H.encodedMatrix[1] / 2);
     const double centreE2 = H.hasCenterE2 ? double(H.centerE2) : double(H.encodedMatrix[2] / 2);
     const double kmax[3] = {double(P.Nx) / 2, double(P.Ny) / 2, double(P.Nz) / 2};
@@ -538,19 +673,75 @@ Quality compare(const std::vector<arma::fvec>& img, const std::vector<arma::fvec
 }
 
 // ------------------------------------------------------------------------------------------ outputs
-// Records files written by this run and removes them if the run fails before the end.
+// The files a run writes. Each is written under a temporary name next to its final one; only when all
+// are complete does commit() rename them into place, so a run that fails leaves every file that was
+// there before it as it was. An existing file of the same name is replaced (and reported as such).
 class OutputSet {
 public:
+    // Refuses output names that exist as something other than a file (a folder named mine.png).
+    static void check_paths(const std::vector<std::string>& paths) {
+        for (const auto& p : paths) {
+            struct stat st;
+            if (::stat(p.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+                throw UsageError("output '" + p + "' exists and is " +
+                                 (S_ISDIR(st.st_mode) ? "a folder" : "not a regular file") +
+                                 "; remove it or choose another -o prefix");
+        }
+    }
+    OutputSet() = default;
+    OutputSet(const OutputSet&) = delete;
+    OutputSet& operator=(const OutputSet&) = delete;
     ~OutputSet() {
         if (!committed_)
-            for (const auto& p : written_) std::remove(p.c_str());
+            for (const auto& o : outs_) std::remove(o.tmp.c_str());
     }
-    void add(const std::string& p) { written_.push_back(p); }
-    void commit() { committed_ = true; }
-    const std::vector<std::string>& files() const { return written_; }
+    // Registers 'path' and returns the temporary name to write it under.
+    std::string stage(const std::string& path) {
+        check_paths({path});
+        outs_.push_back({path, forge::io::temporary_name(path), std::string(), false});
+        return outs_.back().tmp;
+    }
+    // Renames every staged file into place. Earlier files are kept under a second name (a hard link,
+    // no copy) until all renames have succeeded, so a failure part-way puts them back.
+    void commit() {
+        std::vector<std::string> finals;
+        for (const auto& o : outs_) finals.push_back(o.path);
+        check_paths(finals);
+        for (auto& o : outs_) {
+            o.existed = is_file(o.path);
+            if (!o.existed) continue;
+            o.backup = o.path + ".old" + std::to_string(static_cast<long>(::getpid()));
+            std::remove(o.backup.c_str());
+            if (::link(o.path.c_str(), o.backup.c_str()) != 0) o.backup.clear();
+        }
+        for (std::size_t i = 0; i < outs_.size(); ++i) {
+            if (std::rename(outs_[i].tmp.c_str(), outs_[i].path.c_str()) == 0) continue;
+            const std::string why = std::strerror(errno);
+            for (std::size_t j = 0; j < outs_.size(); ++j) {
+                const Output& o = outs_[j];
+                if (j < i && !o.backup.empty()) std::rename(o.backup.c_str(), o.path.c_str());
+                else if (j < i && !o.existed) std::remove(o.path.c_str());
+                else if (!o.backup.empty()) std::remove(o.backup.c_str());
+            }
+            throw std::runtime_error("cannot rename '" + outs_[i].tmp + "' into '" + outs_[i].path + "': " + why);
+        }
+        for (const auto& o : outs_)
+            if (!o.backup.empty()) std::remove(o.backup.c_str());
+        committed_ = true;
+    }
+    // The final names in the order staged, each marked when it replaced an earlier file.
+    std::vector<std::string> report() const {
+        std::vector<std::string> r;
+        for (const auto& o : outs_) r.push_back(o.path + (o.existed ? " (replaced an existing file)" : ""));
+        return r;
+    }
 
 private:
-    std::vector<std::string> written_;
+    struct Output {
+        std::string path, tmp, backup;
+        bool existed = false;
+    };
+    std::vector<Output> outs_;
     bool committed_ = false;
 };
 
@@ -586,11 +777,11 @@ std::vector<cxf> volume(const Problem& P, const std::vector<arma::cx_fvec>& imgs
 void write_image(const std::string& path, const Problem& P, const std::vector<arma::cx_fvec>& imgs, bool complexOut,
                  OutputSet& outs, const std::string& descr) {
     const std::array<std::size_t, 4> dims{{P.Nx, P.Ny, P.Nz * P.nslices, imgs.size() / P.nslices}};
+    const std::string tmp = outs.stage(path);
     if (complexOut)
-        forge::io::write_nifti(path, volume<cxf>(P, imgs, true), dims, P.affine, descr);
+        forge::io::write_nifti(tmp, volume<cxf>(P, imgs, true), dims, P.affine, descr);
     else
-        forge::io::write_nifti(path, volume<float>(P, imgs, false), dims, P.affine, descr);
-    outs.add(path);
+        forge::io::write_nifti(tmp, volume<float>(P, imgs, false), dims, P.affine, descr);
 }
 
 // Tiles of the 2D slices (of every Nz plane) of the first frame of several images, one row per image set.
@@ -643,20 +834,27 @@ void resolve_device(Settings& S) {
 // and forge-recon --demo write).
 void attach_maps(Problem& P, const Settings& S, const std::string& mrdPath) {
     const std::string g = "/" + S.group + "/";
+    using forge::io::DimsCheck;
+    auto from_spec = [](const std::string& spec, const std::string& what) {
+        return [spec, what](const DimsCheck& c) { return load_map(spec, what, c); };
+    };
+    auto from_input = [&mrdPath](const std::string& object) {
+        return [&mrdPath, object](const DimsCheck& c) { return forge::io::read_hdf5_array(mrdPath, object, c); };
+    };
     if (!S.smaps.empty()) {
-        attach_smaps(P, load_map(S.smaps, "sensitivity maps"), "'" + S.smaps + "'");
+        attach_smaps(P, S, from_spec(S.smaps, "sensitivity maps"), "'" + S.smaps + "'");
     } else if (!mrdPath.empty() && forge::io::hdf5_has_object(mrdPath, g + "csm")) {
-        attach_smaps(P, forge::io::read_hdf5_array(mrdPath, g + "csm"), "(" + g + "csm in the input)");
+        attach_smaps(P, S, from_input(g + "csm"), "(" + g + "csm in the input)");
     }
     if (!S.fieldmap.empty()) {
-        attach_fieldmap(P, load_map(S.fieldmap, "field map"), "'" + S.fieldmap + "'");
+        attach_fieldmap(P, from_spec(S.fieldmap, "field map"), "'" + S.fieldmap + "'");
     } else if (!mrdPath.empty() && forge::io::hdf5_has_object(mrdPath, g + "fieldmap")) {
-        attach_fieldmap(P, forge::io::read_hdf5_array(mrdPath, g + "fieldmap"), "(" + g + "fieldmap in the input)");
+        attach_fieldmap(P, from_input(g + "fieldmap"), "(" + g + "fieldmap in the input)");
     }
     if (!S.reference.empty()) {
-        attach_reference(P, load_map(S.reference, "reference image"), "'" + S.reference + "'");
+        attach_reference(P, from_spec(S.reference, "reference image"), "'" + S.reference + "'");
     } else if (!mrdPath.empty() && forge::io::hdf5_has_object(mrdPath, g + "phantom")) {
-        attach_reference(P, forge::io::read_hdf5_array(mrdPath, g + "phantom"), "(" + g + "phantom in the input)");
+        attach_reference(P, from_input(g + "phantom"), "(" + g + "phantom in the input)");
     }
 }
 
@@ -672,6 +870,7 @@ int run_file(Settings& S) {
         S.output = base + "_recon";
     }
     check_output_prefix(S.output);
+    OutputSet::check_paths({S.output + ".nii", S.output + ".png"});
     forge::io::MrdFile F;
     try {
         F = forge::io::read_mrd(S.input, S.group);
@@ -709,8 +908,7 @@ int run_file(Settings& S) {
     OutputSet outs;
     write_image(S.output + ".nii", P, R.complexImage, S.complexOut, outs, "forge-recon");
     std::vector<std::vector<arma::fvec>> sets{{R.magnitude.begin(), R.magnitude.begin() + P.nslices}};
-    forge::io::write_png_montage(S.output + ".png", montage(P, sets), display_scale(sets[0]));
-    outs.add(S.output + ".png");
+    forge::io::write_png_montage(outs.stage(S.output + ".png"), montage(P, sets), display_scale(sets[0]));
     outs.commit();
 
     std::printf("forge-recon: reconstruction %.2f s (reading %.2f s) on %s\n", R.seconds, tRead,
@@ -725,7 +923,7 @@ int run_file(Settings& S) {
             std::printf("forge-recon: frame %zu NRMSE vs reference %.6f  PSNR %.2f dB\n", f + 1, qf.nrmse, qf.psnr);
         }
     }
-    for (const auto& f : outs.files()) std::printf("forge-recon: wrote %s\n", f.c_str());
+    for (const auto& f : outs.report()) std::printf("forge-recon: wrote %s\n", f.c_str());
     return 0;
 }
 
@@ -930,14 +1128,11 @@ int run_demo(Settings& S) {
     {
         std::vector<float> v;
         for (auto& f : fms) v.insert(v.end(), f.begin(), f.end());
-        forge::io::write_nifti(S.output + "_fieldmap.nii", v, {{N, N, ns, 1}}, P.affine, "field map rad/s");
-        outs.add(S.output + "_fieldmap.nii");
+        forge::io::write_nifti(outs.stage(S.output + "_fieldmap.nii"), v, {{N, N, ns, 1}}, P.affine, "field map rad/s");
     }
     const float scale = display_scale(truth);
-    forge::io::write_png_montage(S.output + "_comparison.png", montage(P, {truth, U.magnitude, C.magnitude}), scale);
-    outs.add(S.output + "_comparison.png");
-    forge::io::write_png_montage(S.output + "_corrected.png", montage(P, {C.magnitude}), scale);
-    outs.add(S.output + "_corrected.png");
+    forge::io::write_png_montage(outs.stage(S.output + "_comparison.png"), montage(P, {truth, U.magnitude, C.magnitude}), scale);
+    forge::io::write_png_montage(outs.stage(S.output + "_corrected.png"), montage(P, {C.magnitude}), scale);
     // ISMRMRD file with the maps and the truth, so 'forge-recon <prefix>.h5' reproduces the corrected image
     {
         std::vector<forge::io::MrdNamedArray> arrays(3);
@@ -956,9 +1151,8 @@ int run_demo(Settings& S) {
                 arrays[1].data.push_back(cxf(fms[s][k], 0));
                 arrays[2].data.push_back(cxf(truth[s][k], 0));
             }
-        forge::io::write_mrd(S.output + ".h5", forge::io::make_mrd_header_xml(H, "forge-demo"), F.acquisitions, arrays,
-                             S.group);
-        outs.add(S.output + ".h5");
+        forge::io::write_mrd(outs.stage(S.output + ".h5"), forge::io::make_mrd_header_xml(H, "forge-demo"), F.acquisitions,
+                             arrays, S.group);
     }
     outs.commit();
 
@@ -969,7 +1163,7 @@ int run_demo(Settings& S) {
     std::printf("  field-corrected  NRMSE %.6f  PSNR %6.2f dB  time %6.2f s\n", qc.nrmse, qc.psnr, C.seconds);
     std::printf("  NRMSE improvement %.2fx   simulation %.2f s   total %.2f s\n", qc.nrmse > 0 ? qu.nrmse / qc.nrmse : 0.0,
                 tSim, total);
-    for (const auto& f : outs.files()) std::printf("forge-recon: wrote %s\n", f.c_str());
+    for (const auto& f : outs.report()) std::printf("forge-recon: wrote %s\n", f.c_str());
     std::printf("forge-recon: reproduce the corrected image with: forge-recon %s.h5\n", S.output.c_str());
     return 0;
 }
@@ -1033,6 +1227,14 @@ int main(int argc, char** argv) {
         return 2;
     } catch (const forge::invalid_argument& e) {
         std::fprintf(stderr, "forge-recon: error: %s\n", e.what());
+        return 2;
+    } catch (const forge::io::input_error& e) {
+        std::fprintf(stderr, "forge-recon: error: %s\n", e.what());
+        return 2;
+    } catch (const std::bad_alloc&) {
+        // the size checks estimate from below: an input can still be too large for this machine
+        std::fprintf(stderr, "forge-recon: error: out of memory: %s is too large for the memory available\n",
+                     S.input.empty() ? "the demo" : ("'" + S.input + "'").c_str());
         return 2;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "forge-recon: error: %s\n", e.what());

@@ -4,13 +4,26 @@
 // partial output file behind.
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <unistd.h>
 
 namespace forge {
 namespace io {
+
+// An input file whose content is wrong (sizes, values, format): the readers throw it with one line
+// naming the file and the field; forge-recon turns it into exit code 2. Failures of the machine
+// (disk full, permissions) stay plain std::runtime_error.
+struct input_error : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// Called by a reader with an array's dims (fastest first) once its header is read and before its
+// values are allocated, so a caller that knows the size it needs can refuse a wrong one cheaply.
+using DimsCheck = std::function<void(const std::vector<std::size_t>& dims)>;
 
 // Temporary sibling name for 'path' (same folder, so the final rename is atomic).
 inline std::string temporary_name(const std::string& path) {

@@ -1,7 +1,11 @@
 #include "Mrd.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstddef>
+#include <cstdlib>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -11,6 +15,7 @@
 #include <ismrmrd/dataset.h>
 #include <ismrmrd/ismrmrd.h>
 #include <ismrmrd/xml.h>
+#include <pugixml.hpp>
 #include <sys/stat.h>
 
 #include "FileUtil.h"
@@ -59,9 +64,75 @@ bool object_exists(hid_t file, const std::string& object) {
 
 std::string normalise(const std::string& object) { return object.empty() || object[0] != '/' ? "/" + object : object; }
 
+// libismrmrd's exceptions carry its whole error stack, one frame a line: forge-recon prints one line.
+std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+// libismrmrd parses the header's whole numbers with atoi into 16-bit fields, so "-16" becomes 65520
+// and "100000" 34464 without a word. The fields forge-recon uses are read again from the XML text
+// (with pugixml, the parser libismrmrd uses) and must be whole numbers from 0 to 65535.
+void check_header_numbers(const std::string& xml, const std::string& path) {
+    pugi::xml_document doc;
+    if (!doc.load_string(xml.c_str())) return;  // malformed XML: ISMRMRD::deserialize reports it
+    const pugi::xml_node root = doc.child("ismrmrdHeader");
+    const pugi::xml_node enc = root.child("encoding");
+    struct Field {
+        pugi::xml_node base;
+        const char* prefix;
+        const char* path;
+    };
+    const Field fields[] = {
+        {enc, "encoding/", "encodedSpace/matrixSize/x"},
+        {enc, "encoding/", "encodedSpace/matrixSize/y"},
+        {enc, "encoding/", "encodedSpace/matrixSize/z"},
+        {enc, "encoding/", "reconSpace/matrixSize/x"},
+        {enc, "encoding/", "reconSpace/matrixSize/y"},
+        {enc, "encoding/", "reconSpace/matrixSize/z"},
+        {enc, "encoding/", "encodingLimits/kspace_encoding_step_1/center"},
+        {enc, "encoding/", "encodingLimits/kspace_encoding_step_2/center"},
+        {enc, "encoding/", "parallelImaging/accelerationFactor/kspace_encoding_step_1"},
+        {enc, "encoding/", "parallelImaging/accelerationFactor/kspace_encoding_step_2"},
+        {root, "", "acquisitionSystemInformation/receiverChannels"},
+    };
+    for (const auto& f : fields) {
+        if (!f.base) continue;
+        const pugi::xml_node n = f.base.first_element_by_path(f.path);
+        if (!n) continue;  // optional fields; required ones are libismrmrd's to report
+        const std::string text = n.child_value();
+        const char* begin = text.c_str();
+        char* end = nullptr;
+        errno = 0;
+        const long v = std::strtol(begin, &end, 10);
+        while (end && (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r')) ++end;
+        if (end == begin || *end != '\0' || errno == ERANGE || v < 0 || v > 65535)
+            throw input_error("'" + path + "': the ISMRMRD header's " + f.prefix + f.path + " is '" + text +
+                              "' (expected a whole number from 0 to 65535)");
+    }
+}
+
+// ISMRMRD's acquisition header is packed (2-byte alignment), so its float and uint64 fields sit at
+// addresses their types do not allow: they are copied by offset, never used through a pointer or a
+// reference of their own type (libismrmrd's accessors such as sample_time_us() hand out such references).
+using PackedHeader = ISMRMRD::ISMRMRD_AcquisitionHeader;
+template <typename T>
+T get_field(const PackedHeader& h, std::size_t offset, std::size_t index = 0) {
+    T v;
+    std::memcpy(&v, reinterpret_cast<const char*>(&h) + offset + index * sizeof(T), sizeof(T));
+    return v;
+}
+template <typename T>
+void set_field(PackedHeader& h, std::size_t offset, const T& v, std::size_t index = 0) {
+    std::memcpy(reinterpret_cast<char*>(&h) + offset + index * sizeof(T), &v, sizeof(T));
+}
+
 }  // namespace
 
 void quiet_hdf5_errors() {
+    // No HDF5 exit-time cleanup: after a write failed (disk full, file-size limit) the file libismrmrd
+    // could not close stays half-open and that cleanup crashes on it (SIGSEGV in H5F__close_cb after
+    // the error was reported). Every file here is closed by its owner. Only the first HDF5 call of the
+    // process can switch it off; later calls are refused harmlessly.
+    static const bool noAtexit = H5dont_atexit() >= 0;
+    (void)noAtexit;
     H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
     ISMRMRD::ismrmrd_set_error_handler(silent_ismrmrd_handler);
 }
@@ -73,37 +144,43 @@ bool hdf5_has_object(const std::string& path, const std::string& object) {
     return f.ok() && object_exists(f.id, normalise(object));
 }
 
-Array read_hdf5_array(const std::string& path, const std::string& objectIn) {
+Array read_hdf5_array(const std::string& path, const std::string& objectIn, const DimsCheck& check) {
     quiet_hdf5_errors();
     const std::string object = normalise(objectIn);
     const std::string where = "'" + path + ":" + object + "'";
-    if (!file_exists(path)) throw std::runtime_error("map file '" + path + "' does not exist");
-    if (H5Fis_hdf5(path.c_str()) <= 0) throw std::runtime_error("'" + path + "' is not an HDF5 file");
+    if (!file_exists(path)) throw input_error("map file '" + path + "' does not exist");
+    if (H5Fis_hdf5(path.c_str()) <= 0) throw input_error("'" + path + "' is not an HDF5 file");
     H5Id f(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
-    if (!f.ok()) throw std::runtime_error("cannot open HDF5 file '" + path + "'");
-    if (!object_exists(f.id, object)) throw std::runtime_error("HDF5 dataset " + where + " does not exist");
+    if (!f.ok()) throw input_error("cannot open HDF5 file '" + path + "'");
+    if (!object_exists(f.id, object)) throw input_error("HDF5 dataset " + where + " does not exist");
     H5Id d(H5Dopen2(f.id, object.c_str(), H5P_DEFAULT), H5Dclose);
-    if (!d.ok()) throw std::runtime_error(where + " is not an HDF5 dataset");
+    if (!d.ok()) throw input_error(where + " is not an HDF5 dataset");
     H5Id space(H5Dget_space(d.id), H5Sclose);
     int rank = H5Sget_simple_extent_ndims(space.id);
-    if (rank < 0) throw std::runtime_error(where + ": cannot read its dataspace");
+    if (rank < 0) throw input_error(where + ": cannot read its dataspace");
     std::vector<hsize_t> cdims(static_cast<std::size_t>(rank));
     if (rank > 0) H5Sget_simple_extent_dims(space.id, cdims.data(), nullptr);
     Array a;
     std::size_t n = 1;
+    bool overflow = false;
     for (int k = rank - 1; k >= 0; --k) {
         a.dims.push_back(static_cast<std::size_t>(cdims[static_cast<std::size_t>(k)]));
-        n *= static_cast<std::size_t>(cdims[static_cast<std::size_t>(k)]);
+        overflow = overflow || __builtin_mul_overflow(n, a.dims.back(), &n);
     }
     if (a.dims.empty()) a.dims.push_back(1);
-    if (n == 0) throw std::runtime_error(where + " is empty");
+    std::string shape;
+    for (std::size_t k = 0; k < a.dims.size(); ++k) shape += (k ? "x" : "") + std::to_string(a.dims[k]);
+    if (overflow || n > std::size_t(1) << 58)
+        throw input_error(where + " claims " + shape + " values, more than any memory holds");
+    if (n == 0) throw input_error(where + " is empty");
+    if (check) check(a.dims);
     H5Id ftype(H5Dget_type(d.id), H5Tclose);
     H5T_class_t cls = H5Tget_class(ftype.id);
     a.data.resize(n);
     if (cls == H5T_FLOAT || cls == H5T_INTEGER) {
         std::vector<double> buf(n);
         if (H5Dread(d.id, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()) < 0)
-            throw std::runtime_error(where + ": HDF5 read failed");
+            throw input_error(where + ": HDF5 read failed");
         for (std::size_t i = 0; i < n; ++i) a.data[i] = {buf[i], 0.0};
     } else if (cls == H5T_COMPOUND && H5Tget_nmembers(ftype.id) == 2 && H5Tget_member_class(ftype.id, 0) == H5T_FLOAT &&
                H5Tget_member_class(ftype.id, 1) == H5T_FLOAT) {
@@ -115,27 +192,27 @@ Array read_hdf5_array(const std::string& path, const std::string& objectIn) {
         H5free_memory(n0);
         H5free_memory(n1);
         if (H5Dread(d.id, mtype.id, H5S_ALL, H5S_ALL, H5P_DEFAULT, a.data.data()) < 0)
-            throw std::runtime_error(where + ": HDF5 read failed");
+            throw input_error(where + ": HDF5 read failed");
         a.is_complex = true;
     } else {
-        throw std::runtime_error(where + " is not numeric (expected a real array or a complex compound {re, im})");
+        throw input_error(where + " is not numeric (expected a real array or a complex compound {re, im})");
     }
     return a;
 }
 
 MrdFile read_mrd(const std::string& path, const std::string& group) {
     quiet_hdf5_errors();
-    if (!file_exists(path)) throw std::runtime_error("input file '" + path + "' does not exist");
+    if (!file_exists(path)) throw input_error("input file '" + path + "' does not exist");
     if (H5Fis_hdf5(path.c_str()) <= 0)
-        throw std::runtime_error("'" + path + "' is not an HDF5 file (forge-recon reads ISMRMRD/MRD .h5 files)");
+        throw input_error("'" + path + "' is not an HDF5 file (forge-recon reads ISMRMRD/MRD .h5 files)");
     {
         H5Id f(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
-        if (!f.ok()) throw std::runtime_error("cannot open HDF5 file '" + path + "'");
+        if (!f.ok()) throw input_error("cannot open HDF5 file '" + path + "'");
         if (!object_exists(f.id, "/" + group + "/xml"))
-            throw std::runtime_error("'" + path + "' is an HDF5 file but not an ISMRMRD dataset (no /" + group +
+            throw input_error("'" + path + "' is an HDF5 file but not an ISMRMRD dataset (no /" + group +
                                      "/xml header)");
         if (!object_exists(f.id, "/" + group + "/data"))
-            throw std::runtime_error("ISMRMRD file '" + path + "' has no acquisitions (no /" + group + "/data)");
+            throw input_error("ISMRMRD file '" + path + "' has no acquisitions (no /" + group + "/data)");
     }
     MrdFile out;
     std::string xml;
@@ -144,15 +221,16 @@ MrdFile read_mrd(const std::string& path, const std::string& group) {
         ds.reset(new ISMRMRD::Dataset(path.c_str(), group.c_str(), false));
         ds->readHeader(xml);
     } catch (const std::exception& e) {
-        throw std::runtime_error("cannot read the ISMRMRD header of '" + path + "'");
+        throw input_error("cannot read the ISMRMRD header of '" + path + "'");
     }
+    check_header_numbers(xml, path);
     ISMRMRD::IsmrmrdHeader h;
     try {
         ISMRMRD::deserialize(xml.c_str(), h);
     } catch (const std::exception& e) {
-        throw std::runtime_error("the ISMRMRD XML header of '" + path + "' is invalid: " + e.what());
+        throw input_error("the ISMRMRD XML header of '" + path + "' is invalid: " + first_line(e.what()));
     }
-    if (h.encoding.empty()) throw std::runtime_error("the ISMRMRD header of '" + path + "' has no encoding section");
+    if (h.encoding.empty()) throw input_error("the ISMRMRD header of '" + path + "' has no encoding section");
     const auto& e = h.encoding[0];
     MrdHeader& H = out.header;
     H.encodedMatrix = {e.encodedSpace.matrixSize.x, e.encodedSpace.matrixSize.y, e.encodedSpace.matrixSize.z};
@@ -197,29 +275,30 @@ MrdFile read_mrd(const std::string& path, const std::string& group) {
         try {
             ds->readAcquisition(i, acq);
         } catch (const std::exception&) {
-            throw std::runtime_error("cannot read acquisition " + std::to_string(i) + " of '" + path + "'");
+            throw input_error("cannot read acquisition " + std::to_string(i) + " of '" + path + "'");
         }
-        if (acq.isFlagSet(ISMRMRD::ISMRMRD_ACQ_IS_NOISE_MEASUREMENT)) {
+        const PackedHeader& h = acq.getHead();
+        MrdAcquisition a;
+        a.flags = get_field<uint64_t>(h, offsetof(PackedHeader, flags));
+        if (a.flags & (uint64_t(1) << (ISMRMRD::ISMRMRD_ACQ_IS_NOISE_MEASUREMENT - 1))) {
             ++out.noiseScans;
             continue;
         }
-        MrdAcquisition a;
-        a.samples = acq.number_of_samples();
-        a.channels = acq.active_channels();
-        a.trajDims = acq.trajectory_dimensions();
-        a.centerSample = acq.center_sample();
-        a.dwell_us = acq.sample_time_us();
-        a.e1 = acq.idx().kspace_encode_step_1;
-        a.e2 = acq.idx().kspace_encode_step_2;
-        a.slice = acq.idx().slice;
-        a.repetition = acq.idx().repetition;
-        a.contrast = acq.idx().contrast;
-        a.flags = acq.flags();
-        for (int k = 0; k < 3; ++k) {
-            a.position[k] = acq.position()[k];
-            a.readDir[k] = acq.read_dir()[k];
-            a.phaseDir[k] = acq.phase_dir()[k];
-            a.sliceDir[k] = acq.slice_dir()[k];
+        a.samples = h.number_of_samples;
+        a.channels = h.active_channels;
+        a.trajDims = h.trajectory_dimensions;
+        a.centerSample = h.center_sample;
+        a.dwell_us = get_field<float>(h, offsetof(PackedHeader, sample_time_us));
+        a.e1 = h.idx.kspace_encode_step_1;
+        a.e2 = h.idx.kspace_encode_step_2;
+        a.slice = h.idx.slice;
+        a.repetition = h.idx.repetition;
+        a.contrast = h.idx.contrast;
+        for (std::size_t k = 0; k < 3; ++k) {
+            a.position[k] = get_field<float>(h, offsetof(PackedHeader, position), k);
+            a.readDir[k] = get_field<float>(h, offsetof(PackedHeader, read_dir), k);
+            a.phaseDir[k] = get_field<float>(h, offsetof(PackedHeader, phase_dir), k);
+            a.sliceDir[k] = get_field<float>(h, offsetof(PackedHeader, slice_dir), k);
         }
         const std::size_t nd = static_cast<std::size_t>(a.samples) * a.channels;
         a.data.assign(acq.getDataPtr(), acq.getDataPtr() + nd);
@@ -230,7 +309,7 @@ MrdFile read_mrd(const std::string& path, const std::string& group) {
         out.acquisitions.push_back(std::move(a));
     }
     if (out.acquisitions.empty())
-        throw std::runtime_error("ISMRMRD file '" + path + "' has no acquisitions" +
+        throw input_error("ISMRMRD file '" + path + "' has no acquisitions" +
                                  (out.noiseScans ? std::string(" (only noise scans)") : std::string()));
     return out;
 }
@@ -292,23 +371,23 @@ void write_mrd(const std::string& path, const std::string& xmlHeader, const std:
         ISMRMRD::Acquisition acq;
         for (const auto& a : acqs) {
             acq.resize(a.samples, a.channels, a.trajDims);
-            acq.clearAllFlags();
-            for (uint64_t b = 0; b < 64; ++b)
-                if (a.flags & (uint64_t(1) << b)) acq.setFlag(b + 1);
-            acq.center_sample() = a.centerSample;
-            acq.sample_time_us() = a.dwell_us;
-            acq.available_channels() = a.channels;
-            acq.idx().kspace_encode_step_1 = a.e1;
-            acq.idx().kspace_encode_step_2 = a.e2;
-            acq.idx().slice = a.slice;
-            acq.idx().repetition = a.repetition;
-            acq.idx().contrast = a.contrast;
-            for (int k = 0; k < 3; ++k) {
-                acq.position()[k] = a.position[k];
-                acq.read_dir()[k] = a.readDir[k];
-                acq.phase_dir()[k] = a.phaseDir[k];
-                acq.slice_dir()[k] = a.sliceDir[k];
+            ISMRMRD::AcquisitionHeader h = acq.getHead();
+            set_field<uint64_t>(h, offsetof(PackedHeader, flags), a.flags);
+            h.center_sample = a.centerSample;
+            set_field<float>(h, offsetof(PackedHeader, sample_time_us), a.dwell_us);
+            h.available_channels = a.channels;
+            h.idx.kspace_encode_step_1 = a.e1;
+            h.idx.kspace_encode_step_2 = a.e2;
+            h.idx.slice = a.slice;
+            h.idx.repetition = a.repetition;
+            h.idx.contrast = a.contrast;
+            for (std::size_t k = 0; k < 3; ++k) {
+                set_field<float>(h, offsetof(PackedHeader, position), a.position[k], k);
+                set_field<float>(h, offsetof(PackedHeader, read_dir), a.readDir[k], k);
+                set_field<float>(h, offsetof(PackedHeader, phase_dir), a.phaseDir[k], k);
+                set_field<float>(h, offsetof(PackedHeader, slice_dir), a.sliceDir[k], k);
             }
+            acq.setHead(h);
             std::copy(a.data.begin(), a.data.end(), acq.getDataPtr());
             if (a.trajDims) std::copy(a.traj.begin(), a.traj.end(), acq.getTrajPtr());
             d.appendAcquisition(acq);
@@ -320,7 +399,7 @@ void write_mrd(const std::string& path, const std::string& xmlHeader, const std:
         }
     } catch (const std::exception& e) {
         std::remove(tmp.c_str());
-        throw std::runtime_error("writing ISMRMRD file '" + path + "' failed: " + e.what());
+        throw std::runtime_error("writing ISMRMRD file '" + path + "' failed: " + first_line(e.what()));
     }
     commit_temporary(tmp, path);
 }

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "FileUtil.h"
+
 namespace forge {
 namespace io {
 
@@ -50,8 +52,10 @@ struct MrdFile {
     std::size_t noiseScans = 0;
 };
 
-// Throws std::runtime_error with one line when 'path' is missing, not HDF5, not an ISMRMRD dataset
-// (no <group>/xml header), or has no acquisitions. HDF5's own error printing is switched off.
+// Throws input_error with one line when 'path' is missing, not HDF5, not an ISMRMRD dataset
+// (no <group>/xml header), has no acquisitions, or when a whole-number header field it uses (matrix
+// sizes, k-space centres, acceleration factors, receiver channels) is not a number from 0 to 65535:
+// libismrmrd would store such a value modulo 2^16. HDF5's own error printing is switched off.
 MrdFile read_mrd(const std::string& path, const std::string& group = "dataset");
 
 // True when 'path' is an HDF5 file holding an object (dataset or group) at 'object'.
@@ -60,7 +64,8 @@ bool hdf5_has_object(const std::string& path, const std::string& object);
 // Reads a numeric HDF5 dataset: real (float/integer) or complex (a compound of two float members,
 // e.g. h5py's {r, i} or ISMRMRD's complex_float). HDF5 stores C order (slowest first); the returned
 // dims are reversed, fastest first, so an ISMRMRD NDArray (x, y, c) comes back as dims {x, y, c, 1}.
-Array read_hdf5_array(const std::string& path, const std::string& object);
+// 'check' sees the dims before anything is allocated. Throws input_error naming the dataset.
+Array read_hdf5_array(const std::string& path, const std::string& object, const DimsCheck& check = {});
 
 // Writes an ISMRMRD file: XML header, acquisitions and NDArrays (name -> complex float array, dims
 // fastest first). Written under a temporary name, renamed when complete.
@@ -72,7 +77,9 @@ struct MrdNamedArray {
 void write_mrd(const std::string& path, const std::string& xmlHeader, const std::vector<MrdAcquisition>& acqs,
                const std::vector<MrdNamedArray>& arrays, const std::string& group = "dataset");
 
-// Switches off HDF5's and libismrmrd's printing of error stacks (forge-recon prints one line itself).
+// Switches off HDF5's and libismrmrd's printing of error stacks (forge-recon prints one line itself)
+// and, when it is the process's first HDF5 call, HDF5's exit-time cleanup (which crashes on a file
+// left half-open by a failed write).
 void quiet_hdf5_errors();
 
 }  // namespace io

@@ -17,8 +17,10 @@ namespace io {
 
 namespace {
 
+// Packed to the spec's byte layout; its fields fall on their natural alignment from a 4-aligned start,
+// so alignas(4) makes every member access through h.field aligned.
 #pragma pack(push, 1)
-struct Nifti1Header {
+struct alignas(4) Nifti1Header {
     int32_t sizeof_hdr;
     char data_type[10];
     char db_name[18];
@@ -227,29 +229,41 @@ template void write_nifti<float>(const std::string&, const std::vector<float>&, 
 template void write_nifti<std::complex<float>>(const std::string&, const std::vector<std::complex<float>>&,
                                                const std::array<std::size_t, 4>&, const Affine&, const std::string&);
 
-NiftiVolume read_nifti(const std::string& path) {
-    std::ifstream f(path, std::ios::binary);
-    if (!f) throw std::runtime_error("cannot open NIfTI file '" + path + "'");
+NiftiVolume read_nifti(const std::string& path, const DimsCheck& check) {
+    std::ifstream f(path, std::ios::binary | std::ios::ate);
+    if (!f) throw input_error("cannot open NIfTI file '" + path + "'");
+    const std::streamoff fileSize = f.tellg();
+    f.seekg(0);
     Nifti1Header h;
     f.read(reinterpret_cast<char*>(&h), sizeof h);
-    if (!f) throw std::runtime_error("'" + path + "' is too short to be a NIfTI-1 file (needs a 348-byte header)");
+    if (!f) throw input_error("'" + path + "' is too short to be a NIfTI-1 file (needs a 348-byte header)");
     if (h.sizeof_hdr != 348) {
         int32_t swapped = static_cast<int32_t>(__builtin_bswap32(static_cast<uint32_t>(h.sizeof_hdr)));
-        if (swapped == 348) throw std::runtime_error("'" + path + "' is a big-endian NIfTI file (not supported)");
-        throw std::runtime_error("'" + path + "' is not a NIfTI-1 file (sizeof_hdr is not 348)");
+        if (swapped == 348) throw input_error("'" + path + "' is a big-endian NIfTI file (not supported)");
+        throw input_error("'" + path + "' is not a NIfTI-1 file (sizeof_hdr is not 348)");
     }
     if (std::memcmp(h.magic, "n+1", 4) != 0)
-        throw std::runtime_error("'" + path + "' is not a single-file NIfTI-1 (.nii) file (magic is not n+1)");
+        throw input_error("'" + path + "' is not a single-file NIfTI-1 (.nii) file (magic is not n+1)");
     NiftiVolume v;
-    if (h.dim[0] < 1 || h.dim[0] > 7) throw std::runtime_error("'" + path + "' has an invalid dim[0]");
+    if (h.dim[0] < 1 || h.dim[0] > 7)
+        throw input_error("'" + path + "': header dim[0] = " + std::to_string(h.dim[0]) + " (expected 1 to 7)");
     v.ndim = static_cast<std::size_t>(h.dim[0]);
+    std::vector<std::size_t> dims;
+    std::string shape;
     std::size_t n = 1;
+    bool overflow = false;
     for (int k = 0; k < 7; ++k) {
-        std::size_t d = (k < h.dim[0]) ? static_cast<std::size_t>(std::max<int16_t>(h.dim[k + 1], 0)) : 1;
+        if (k < h.dim[0] && h.dim[k + 1] < 1)
+            throw input_error("'" + path + "': header dim[" + std::to_string(k + 1) + "] = " +
+                              std::to_string(h.dim[k + 1]) + " (each of dim[1..dim[0]] must be at least 1)");
+        const std::size_t d = k < h.dim[0] ? static_cast<std::size_t>(h.dim[k + 1]) : 1;
         v.dims[k] = d;
-        n *= d;
+        if (k < h.dim[0]) {
+            dims.push_back(d);
+            shape += (k ? "x" : "") + std::to_string(d);
+        }
+        overflow = overflow || __builtin_mul_overflow(n, d, &n);
     }
-    if (n == 0) throw std::runtime_error("'" + path + "' has an empty dimension");
     for (int k = 0; k < 3; ++k) v.voxel_mm[k] = h.pixdim[k + 1];
     std::size_t esize = 0;
     switch (h.datatype) {
@@ -259,13 +273,28 @@ NiftiVolume read_nifti(const std::string& path) {
         case DT_FLOAT64: case DT_COMPLEX64: esize = 8; break;
         case DT_COMPLEX128: esize = 16; break;
         default:
-            throw std::runtime_error("'" + path + "' has NIfTI datatype " + std::to_string(h.datatype) +
-                                     " (supported: integer, float32/64, complex64/128)");
+            throw input_error("'" + path + "' has NIfTI datatype " + std::to_string(h.datatype) +
+                              " (supported: integer, float32/64, complex64/128)");
     }
-    std::vector<char> raw(n * esize);
-    f.seekg(static_cast<std::streamoff>(h.vox_offset < 348 ? 352 : h.vox_offset));
+    // The voxels must be in the file: checked before allocating, so a header that claims gigabytes
+    // costs nothing (and a product of dimensions that overflows cannot pass as a small one).
+    std::size_t bytes = 0;
+    if (overflow || __builtin_mul_overflow(n, esize, &bytes))
+        throw input_error("'" + path + "': its header dim claims " + shape + " voxels, more than any memory holds");
+    if (!std::isfinite(h.vox_offset) || h.vox_offset < 0 || h.vox_offset > float(fileSize))
+        throw input_error("'" + path + "': header vox_offset = " + std::to_string(h.vox_offset) +
+                          " is not a position in the file (" + std::to_string(fileSize) + " bytes)");
+    const std::streamoff offset = h.vox_offset < 348 ? 352 : static_cast<std::streamoff>(h.vox_offset);
+    const std::size_t present = fileSize > offset ? static_cast<std::size_t>(fileSize - offset) : 0;
+    if (bytes > present)
+        throw input_error("'" + path + "' is truncated: its header (dim " + shape + ", datatype " +
+                          std::to_string(h.datatype) + ") needs " + std::to_string(bytes) + " bytes of voxels after offset " +
+                          std::to_string(offset) + " but the file has " + std::to_string(present));
+    if (check) check(dims);
+    std::vector<char> raw(bytes);
+    f.seekg(offset);
     f.read(raw.data(), static_cast<std::streamsize>(raw.size()));
-    if (!f) throw std::runtime_error("'" + path + "' is truncated: expected " + std::to_string(n) + " voxels");
+    if (!f) throw input_error("'" + path + "' could not be read (" + std::to_string(n) + " voxels expected)");
     v.data.resize(n);
     switch (h.datatype) {
         case DT_UINT8: convert_real<uint8_t>(raw.data(), n, v.data); break;

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "FileUtil.h"
+
 namespace forge {
 namespace io {
 
@@ -38,8 +40,9 @@ struct NiftiVolume {
 
 // Reads a .nii file (little-endian NIfTI-1, single file). Supports UINT8, INT8, INT16, UINT16, INT32,
 // UINT32, FLOAT32, FLOAT64, COMPLEX64, COMPLEX128 and applies scl_slope/scl_inter to real data.
-// Throws std::runtime_error with one line naming the file and the problem.
-NiftiVolume read_nifti(const std::string& path);
+// The header's sizes are checked against the file's length before anything is allocated; 'check'
+// then sees the dims (dim[1..dim[0]]). Throws input_error with one line naming the file and the field.
+NiftiVolume read_nifti(const std::string& path, const DimsCheck& check = {});
 
 }  // namespace io
 }  // namespace forge

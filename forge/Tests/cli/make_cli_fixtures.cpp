@@ -7,9 +7,25 @@
 //   fieldmap_10x12.nii  a field map of the wrong size for good.h5
 //   smaps_wrong.h5      /maps: sensitivity maps of the wrong size for good.h5 (16x16x3 instead of 16x16x2)
 //   smaps_right.h5      /maps: sensitivity maps of the right size (16x16x2), to show the map path works
+// Inputs whose sizes lie (forge/Tests/cli/test_input_limits.sh): each is a few KB to 3 MB.
+//   matrix_negative.h5  good.h5 with reconSpace/matrixSize/x = -16 (libismrmrd stores 65520)
+//   matrix_100000.h5    good.h5 with reconSpace/matrixSize/x = 100000 (libismrmrd stores 34464)
+//   matrix_65534.h5     good.h5 with a 65534x65534 matrix (valid 16-bit values, too big to write)
+//   matrix_sparse.h5    good.h5 with an 8192x8192 matrix: 67M pixels from 1024 measured values
+//   memory.h5           11584x11584, 2048 repetitions of 64 samples: ~5 TB of images from 3 MB
+//   nan_data.h5         good.h5 with one NaN sample
+//   fieldmap_nan.nii    a 16x16 field map (right size for good.h5) with one NaN
+//   fieldmap_claims_16384.nii  416 bytes whose header claims 16384x16384 float64 (2 GiB)
+//   fieldmap_overflow.nii      a header whose dim[1..5] = 16384: 2^70 voxels (wraps to 0 in 64 bits)
+//   fieldmap_huge.h5    /fm: a chunked 16384x16384 float64 dataset with no chunks written (a few KB)
 #include <cmath>
 #include <complex>
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -69,6 +85,46 @@ void write_h5_maps(const std::string& path, hsize_t nc, hsize_t ny, hsize_t nx) 
     H5Sclose(sp);
     H5Fclose(f);
 }
+// Replaces the text of <space><matrixSize><axis> (the header as libismrmrd serialises it).
+std::string set_matrix(std::string xml, const std::string& space, const std::string& axis, const std::string& value) {
+    const std::size_t s = xml.find("<" + space + ">");
+    const std::size_t m = xml.find("<matrixSize>", s);
+    const std::size_t a = xml.find("<" + axis + ">", m);
+    const std::size_t e = xml.find("</" + axis + ">", a);
+    if (s == std::string::npos || m == std::string::npos || a == std::string::npos || e == std::string::npos)
+        throw std::runtime_error("set_matrix: no " + space + "/matrixSize/" + axis + " in the header");
+    const std::size_t b = a + axis.size() + 2;
+    return xml.replace(b, e - b, value);
+}
+// Overwrites bytes of a file in place.
+void patch(const std::string& path, std::size_t offset, const void* bytes, std::size_t n) {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(offset));
+    f.write(static_cast<const char*>(bytes), static_cast<std::streamsize>(n));
+    if (!f) throw std::runtime_error("patch: cannot write " + path);
+}
+// NIfTI-1 header fields (nifti1.h offsets): dim[8] at 40, datatype at 70, bitpix at 72.
+void patch_nifti_dims(const std::string& path, const std::vector<int16_t>& dim, int16_t datatype, int16_t bitpix) {
+    int16_t d[8] = {int16_t(dim.size()), 1, 1, 1, 1, 1, 1, 1};
+    for (std::size_t k = 0; k < dim.size(); ++k) d[k + 1] = dim[k];
+    patch(path, 40, d, sizeof d);
+    patch(path, 70, &datatype, 2);
+    patch(path, 72, &bitpix, 2);
+}
+// A chunked dataset of the given C-order shape with no chunk ever written: HDF5 stores only its
+// metadata, so the file is a few KB whatever the shape says.
+void write_h5_unwritten(const std::string& path, hsize_t d0, hsize_t d1) {
+    hid_t f = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    hsize_t dims[2] = {d0, d1}, chunk[2] = {64, 64};
+    hid_t sp = H5Screate_simple(2, dims, nullptr);
+    hid_t pl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_chunk(pl, 2, chunk);
+    hid_t d = H5Dcreate2(f, "/fm", H5T_NATIVE_DOUBLE, sp, H5P_DEFAULT, pl, H5P_DEFAULT);
+    H5Dclose(d);
+    H5Pclose(pl);
+    H5Sclose(sp);
+    H5Fclose(f);
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -101,5 +157,53 @@ int main(int argc, char** argv) {
     }
     write_h5_maps(dir + "smaps_wrong.h5", 3, N, N);
     write_h5_maps(dir + "smaps_right.h5", 2, N, N);
+
+    // sizes that lie
+    const auto good = spiral_acqs(N, 2);
+    write_mrd(dir + "matrix_negative.h5", set_matrix(xml, "reconSpace", "x", "-16"), good, {});
+    write_mrd(dir + "matrix_100000.h5", set_matrix(xml, "reconSpace", "x", "100000"), good, {});
+    {
+        std::string x = xml;
+        for (const char* space : {"encodedSpace", "reconSpace"})
+            for (const char* axis : {"x", "y"}) x = set_matrix(x, space, axis, "65534");
+        write_mrd(dir + "matrix_65534.h5", x, good, {});
+        x = xml;
+        for (const char* space : {"encodedSpace", "reconSpace"})
+            for (const char* axis : {"x", "y"}) x = set_matrix(x, space, axis, "8192");
+        write_mrd(dir + "matrix_sparse.h5", x, good, {});
+    }
+    {
+        MrdHeader h = spiral_header(11584);
+        h.receiverChannels = 1;
+        std::vector<MrdAcquisition> acqs(2048);
+        for (std::size_t r = 0; r < acqs.size(); ++r) {
+            MrdAcquisition& a = acqs[r];
+            a.samples = 64;
+            a.channels = 1;
+            a.trajDims = 2;
+            a.dwell_us = 4;
+            a.repetition = static_cast<uint16_t>(r);
+            a.data.assign(64, std::complex<float>(1.0f, 0.0f));
+            a.traj.assign(128, 0.0f);
+        }
+        write_mrd(dir + "memory.h5", make_mrd_header_xml(h, "fixture"), acqs, {});
+    }
+    {
+        auto acqs = good;
+        acqs[0].data[5] = std::complex<float>(std::numeric_limits<float>::quiet_NaN(), 0.0f);
+        write_mrd(dir + "nan_data.h5", xml, acqs, {});
+    }
+    {
+        std::vector<float> fm(N * N, 10.0f);
+        fm[37] = std::numeric_limits<float>::quiet_NaN();
+        write_nifti(dir + "fieldmap_nan.nii", fm, {{N, N, 1, 1}}, centred_affine({{N, N, 1}}, {{1, 1, 1}}));
+        // 352 header bytes + 16 float32 = 416 bytes, then the header is made to claim 16384x16384 float64
+        std::vector<float> small(16, 1.0f);
+        write_nifti(dir + "fieldmap_claims_16384.nii", small, {{4, 4, 1, 1}}, centred_affine({{4, 4, 1}}, {{1, 1, 1}}));
+        patch_nifti_dims(dir + "fieldmap_claims_16384.nii", {16384, 16384}, 64, 64);
+        write_nifti(dir + "fieldmap_overflow.nii", small, {{4, 4, 1, 1}}, centred_affine({{4, 4, 1}}, {{1, 1, 1}}));
+        patch_nifti_dims(dir + "fieldmap_overflow.nii", {16384, 16384, 16384, 16384, 16384}, 16, 32);
+    }
+    write_h5_unwritten(dir + "fieldmap_huge.h5", 16384, 16384);
     return 0;
 }

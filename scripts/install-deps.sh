@@ -3,7 +3,7 @@
 # (non-interactive) when any is missing. As root it installs them; otherwise it uses sudo when that
 # needs no password, and else stops with the apt-get command to run.
 FORGE_DEB_PACKAGES=(build-essential cmake pkg-config libarmadillo-dev libopenblas-dev libfftw3-dev catch2
-                    libismrmrd-dev ismrmrd-tools libhdf5-dev libpng-dev libcli11-dev python3-nibabel)
+                    libismrmrd-dev ismrmrd-tools libpugixml-dev libhdf5-dev libpng-dev libcli11-dev python3-nibabel)
 
 forge_install_deps() {
     local missing=() p

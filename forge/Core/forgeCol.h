@@ -21,6 +21,7 @@
 #include "forge/Core/DeviceMemory.h"
 #include "forge/Core/DeviceOps.h"
 #include "forge/Core/Exceptions.h"
+#include "forge/Core/Validation.h"
 #include "forge/Core/forgeComplex.h"
 
 namespace forge {
@@ -126,7 +127,7 @@ public:
     static forgeCol device_uninitialized(uword n) {
         forgeCol c;
         c.n_elem = n;
-        c.dev_ = DeviceBuffer(n * sizeof(T));
+        c.dev_ = DeviceBuffer(checked_product("forgeCol::device_uninitialized", {{"n", n}, {"sizeof(T)", sizeof(T)}}));
         c.onGpu_ = true;
         c.hostValid_ = false;
         return c;

@@ -3,6 +3,7 @@
 // residency rules (putOnGPU / getFromGPU / on_gpu, no silent copies) and element-wise arithmetic.
 #include <sstream>
 
+#include "forge/Core/Validation.h"
 #include "forge/Core/forgeCol.h"
 
 namespace forge {
@@ -18,9 +19,10 @@ public:
     uword n_elem = 0;  // read-only
 
     forgeMat() = default;
-    forgeMat(uword rows, uword cols) : n_rows(rows), n_cols(cols), n_elem(rows * cols), data_(rows * cols) {}
+    forgeMat(uword rows, uword cols)
+        : n_rows(rows), n_cols(cols), n_elem(elems(rows, cols)), data_(n_elem) {}
     forgeMat(uword rows, uword cols, T value)
-        : n_rows(rows), n_cols(cols), n_elem(rows * cols), data_(rows * cols, value) {}
+        : n_rows(rows), n_cols(cols), n_elem(elems(rows, cols)), data_(n_elem, value) {}
     explicit forgeMat(const arma::Mat<arma_type>& m)
         : n_rows(m.n_rows), n_cols(m.n_cols), n_elem(m.n_elem), data_(arma::Col<arma_type>(m.memptr(), m.n_elem)) {}
 
@@ -102,6 +104,9 @@ public:
     }
 
 private:
+    static uword elems(uword rows, uword cols) {
+        return checked_product("forgeMat", {{"rows", rows}, {"cols", cols}});
+    }
     void check(uword r, uword c) const {
         if (r >= n_rows || c >= n_cols) {
             std::ostringstream m;

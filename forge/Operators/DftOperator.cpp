@@ -73,15 +73,21 @@ void DftOperator<T1>::make_pipeline() {
     if constexpr (std::is_same<T1, float>::value) {
         // Only when a device is present: a CUDA build must still work on a machine without a GPU.
         if (!device::available()) return;
+        // Sizes the kernels cannot index leave the operator host-only; device input then gets this reason.
+        try {
+            cuda::CudaDftPipeline::check_sizes(name_, n1_, n2_);
+        } catch (const invalid_argument& e) {
+            gpuRefusal_ = e.what();
+            return;
+        }
         if (hasGradients_) {
             pipeline_ = std::make_shared<cuda::CudaDftPipeline>(
                 kx_.memptr(), ky_.memptr(), kz_.memptr(), ix_.memptr(), iy_.memptr(), iz_.memptr(), FM_.memptr(),
-                t_.memptr(), Gx_.memptr(), Gy_.memptr(), Gz_.memptr(), int(n1_), int(n2_), int(numX_), int(numY_),
-                int(numZ_));
+                t_.memptr(), Gx_.memptr(), Gy_.memptr(), Gz_.memptr(), n1_, n2_, numX_, numY_, numZ_);
         } else {
             pipeline_ = std::make_shared<cuda::CudaDftPipeline>(kx_.memptr(), ky_.memptr(), kz_.memptr(), ix_.memptr(),
                                                                 iy_.memptr(), iz_.memptr(), FM_.memptr(), t_.memptr(),
-                                                                int(n1_), int(n2_));
+                                                                n1_, n2_);
         }
     }
 #endif
@@ -150,26 +156,31 @@ template <typename T1>
 typename DftOperator<T1>::ForgeVec DftOperator<T1>::apply(const ForgeVec& in, uword nbatch, bool forward) const {
     const uword nin = forward ? n2_ : n1_, nout = forward ? n1_ : n2_;
     if (nbatch == 0) throw invalid_argument(std::string(name_) + ": nbatch must be at least 1, got 0");
-    if (in.n_elem != nin * nbatch) {
+    const uword inLen = checked_product(name_, {{forward ? "n2" : "n1", nin}, {"nbatch", nbatch}});
+    const uword outLen = checked_product(name_, {{forward ? "n1" : "n2", nout}, {"nbatch", nbatch}});
+    if (in.n_elem != inLen) {
         std::ostringstream m;
         m << name_ << (forward ? " forward: image" : " adjoint: k-space data") << " has " << in.n_elem
-          << " entries, expected " << (forward ? "n2" : "n1") << (nbatch > 1 ? " x nbatch = " : " = ") << nin * nbatch;
+          << " entries, expected " << (forward ? "n2" : "n1") << (nbatch > 1 ? " x nbatch = " : " = ") << inLen;
         throw invalid_argument(m.str());
     }
     if (in.on_gpu()) {
 #ifdef CUDA_COMPUTE
         if constexpr (std::is_same<T1, float>::value) {
+            if (!pipeline_ && !gpuRefusal_.empty()) {
+                throw invalid_argument(gpuRefusal_ + "; the operator runs on host data only");
+            }
             if (!pipeline_) {
                 throw cuda_error(std::string(name_) + ": input is on the GPU but the operator has no CUDA pipeline "
                                                       "(no CUDA device was available when it was constructed)");
             }
-            ForgeVec out = ForgeVec::device_uninitialized(nout * nbatch);
+            ForgeVec out = ForgeVec::device_uninitialized(outLen);
             const float* din = reinterpret_cast<const float*>(in.device_memptr());
             float* dout = reinterpret_cast<float*>(out.device_memptr());
             if (forward) {
-                pipeline_->forward_device_batch(din, dout, int(nbatch));
+                pipeline_->forward_device_batch(din, dout, nbatch);
             } else {
-                pipeline_->adjoint_device_batch(din, dout, int(nbatch));
+                pipeline_->adjoint_device_batch(din, dout, nbatch);
             }
             return out;
         }
@@ -177,7 +188,7 @@ typename DftOperator<T1>::ForgeVec DftOperator<T1>::apply(const ForgeVec& in, uw
         throw residency_error(std::string(name_) + ": input is on the GPU, but the GPU path exists only for float "
                                                    "operators on CUDA builds; call getFromGPU() first");
     }
-    ForgeVec out(nout * nbatch);
+    ForgeVec out(outLen);
     apply_host(in.memptr(), out.memptr(), nbatch, forward);
     return out;
 }

@@ -11,6 +11,7 @@
 // forgeCol already on the GPU runs on the operator's CudaDftPipeline and its result stays there.
 #include <complex>
 #include <memory>
+#include <string>
 
 #include <armadillo>
 
@@ -73,6 +74,8 @@ private:
     uword numX_ = 1, numY_ = 1, numZ_ = 1;
     // Shared between copies of the operator: the pipeline's device geometry is immutable.
     std::shared_ptr<cuda::CudaDftPipeline> pipeline_;
+    // Why there is no pipeline although a device is present (sizes the kernels cannot index); else empty.
+    std::string gpuRefusal_;
 };
 
 extern template class DftOperator<float>;

@@ -93,7 +93,7 @@ public:
     // ------------------------------------------------------------------ residency
     bool on_gpu() const { return onGpu_; }
     // Uploads to the GPU (no-op if already there). Throws forge::cuda_error on CPU builds or
-    // without a device, naming the size when the allocation does not fit.
+    // without a device, empty vectors included, naming the size when the allocation does not fit.
     void putOnGPU() {
         if (onGpu_) return;
         DeviceBuffer buf(n_elem * sizeof(T));

@@ -622,3 +622,32 @@ TEST_CASE("forgeMat and forgeCol: sizes whose byte or element count wraps throw 
     forgeMat<float> m(0, 5);
     CHECK(m.n_elem == 0);
 }
+
+TEST_CASE("forgeCol: an empty vector goes to the GPU under the same rules as a full one", "[core][residency]") {
+    forgeCol<forgeComplex<float>> e;
+    forgeCol<double> z(0);
+    forgeMat<float> m(0, 3);
+    if (!forge::device::available()) {
+        // No device (CPU build, or CUDA build on a machine without a GPU): the same cuda_error as for data.
+        const char* why = forge::device::built_with_cuda() ? "no CUDA device" : "without CUDA";
+        CHECK_THROWS_AS(e.putOnGPU(), forge::cuda_error);
+        CHECK_THROWS_WITH(e.putOnGPU(), Catch::Contains(why));
+        CHECK_THROWS_WITH(z.putOnGPU(), Catch::Contains(why));
+        CHECK_THROWS_WITH(m.putOnGPU(), Catch::Contains(why));
+        CHECK_THROWS_WITH(forgeCol<float>::device_uninitialized(0), Catch::Contains(why));
+        CHECK_FALSE(e.on_gpu());
+        CHECK_FALSE(z.on_gpu());
+        CHECK_FALSE(m.on_gpu());
+    } else {
+        e.putOnGPU();
+        m.putOnGPU();
+        CHECK(e.on_gpu());
+        CHECK(m.on_gpu());
+        const forgeCol<forgeComplex<float>> s = e + e;  // runs on the device, stays there
+        CHECK(s.on_gpu());
+        CHECK(s.n_elem == 0);
+        e.getFromGPU();
+        CHECK_FALSE(e.on_gpu());
+        CHECK(e.n_elem == 0);
+    }
+}

@@ -623,6 +623,14 @@ TEST_CASE("forgeMat and forgeCol: sizes whose byte or element count wraps throw 
     CHECK(m.n_elem == 0);
 }
 
+TEST_CASE("forgeMat: columns of a matrix with no rows are empty, not out of range", "[core][forgeMat]") {
+    forgeMat<float> m(0, 5);
+    CHECK(m.col(4).n_elem == 0);
+    CHECK_NOTHROW(m.set_col(2, forgeCol<float>()));
+    CHECK_THROWS_AS(m.col(5), std::out_of_range);
+    CHECK_THROWS_WITH(m.col(5), Catch::Contains("column 5 out of range for 0x5"));
+}
+
 TEST_CASE("forgeCol: an empty vector goes to the GPU under the same rules as a full one", "[core][residency]") {
     forgeCol<forgeComplex<float>> e;
     forgeCol<double> z(0);

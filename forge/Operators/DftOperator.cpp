@@ -13,6 +13,29 @@
 
 namespace forge {
 
+namespace {
+template <typename T1>
+double max_abs(const arma::Col<T1>& v) {
+    return v.is_empty() ? 0.0 : double(arma::max(arma::abs(v)));
+}
+
+// Refuses a phase (or sinc argument) bound beyond what T1 evaluates accurately. 'what' names the quantity
+// and how the bound was formed.
+template <typename T1>
+void require_phase_bound(const char* name, const char* what, double turns) {
+    if (turns <= DftOperator<T1>::kMaxPhaseTurns) return;
+    std::ostringstream m;
+    m.precision(3);
+    m << name << "<" << (std::is_same<T1, float>::value ? "float" : "double") << ">: " << what << " can reach "
+      << turns << " turns, beyond the " << (std::is_same<T1, float>::value ? "4096 (2^12)" : "2199023255552 (2^41)")
+      << " turns that " << (std::is_same<T1, float>::value ? "float" : "double")
+      << " evaluates accurately (relative error a few 1e-4 there, growing in proportion); check the units (k in "
+         "cycles/FOV, positions in FOV units, FM in rad/s, t in s)";
+    if (std::is_same<T1, float>::value) m << " or use double (up to 2^41 turns)";
+    throw invalid_argument(m.str());
+}
+}  // namespace
+
 template <typename T1>
 DftOperator<T1>::DftOperator(const char* name, uword n1, uword n2, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
                              const arma::Col<T1>& kz, const arma::Col<T1>& ix, const arma::Col<T1>& iy,
@@ -36,6 +59,12 @@ DftOperator<T1>::DftOperator(const char* name, uword n1, uword n2, const arma::C
     require_finite(name, "iy", iy.memptr(), n2);
     require_finite(name, "iz", iz.memptr(), n2);
     require_finite(name, "FM", FM.memptr(), n2);
+    // In double, so that an overflow of the bound itself becomes inf (and is refused).
+    require_phase_bound<T1>(name,
+                            "the phase 2 pi k.r + FM t (bound: sum over axes of max|k| max|r|, plus max|FM| "
+                            "max|t| / 2 pi)",
+                            max_abs(kx) * max_abs(ix) + max_abs(ky) * max_abs(iy) + max_abs(kz) * max_abs(iz) +
+                                max_abs(FM) * max_abs(t) / dftcpu::kTwoPi);
     kx_ = kx;
     ky_ = ky;
     kz_ = kz;
@@ -58,6 +87,14 @@ void DftOperator<T1>::set_gradients(const char* name, const arma::Col<T1>& Gx, c
     require_finite(name, "Gx", Gx.memptr(), n2_);
     require_finite(name, "Gy", Gy.memptr(), n2_);
     require_finite(name, "Gz", Gz.memptr(), n2_);
+    // sincPG(x) = sin(pi x) / (pi x): its phase is x / 2 turns.
+    const double tmax = max_abs(t_);
+    require_phase_bound<T1>(name, "the sinc phase pi (kx/numX + Gx t) (bound: (max|kx|/numX + max|Gx| max|t|) / 2)",
+                            (max_abs(kx_) / double(numX) + max_abs(Gx) * tmax) / 2);
+    require_phase_bound<T1>(name, "the sinc phase pi (ky/numY + Gy t) (bound: (max|ky|/numY + max|Gy| max|t|) / 2)",
+                            (max_abs(ky_) / double(numY) + max_abs(Gy) * tmax) / 2);
+    require_phase_bound<T1>(name, "the sinc phase pi (kz/numZ + Gz t) (bound: (max|kz|/numZ + max|Gz| max|t|) / 2)",
+                            (max_abs(kz_) / double(numZ) + max_abs(Gz) * tmax) / 2);
     hasGradients_ = true;
     Gx_ = Gx;
     Gy_ = Gy;

@@ -129,11 +129,15 @@ __global__ void kernel_grid_sectors(const float2* __restrict__ in, float2* __res
     for (int c = threadIdx.x; c < ncell; c += blockDim.x) tile[c] = make_float2(0.f, 0.f);
     __syncthreads();
 
-    // Sector list offsets in 64 bits: the (sector, sample) entries pass 2^31 near 2.7e8 samples in 3D.
-    const long long beg = secStart[sec], end = secStart[sec + 1];
-    for (long long e = beg + threadIdx.x; e < end; e += blockDim.x) {
-        const float4 p = secU[e];
-        const float2 v = in[secIdx[e]];
+    // Sector list offsets in 64 bits (the (sector, sample) entries pass 2^31 near 2.7e8 samples in 3D); within
+    // a sector 32 bits suffice, as a sample is listed at most once per sector and n1 fits an int.
+    const long long beg = secStart[sec];
+    const int count = int(secStart[sec + 1] - beg);
+    const float4* __restrict__ su = secU + beg;
+    const int* __restrict__ si = secIdx + beg;
+    for (int e = threadIdx.x; e < count; e += blockDim.x) {
+        const float4 p = su[e];
+        const float2 v = in[si[e]];
         const float u[3] = {p.x, p.y, p.z};
         int first[3], taps[3];
         for (int d = 0; d < 3; ++d) {

@@ -55,6 +55,7 @@ public:
         }
         checked_product(where, {{"sectors along x", nsec[0]}, {"y", nsec[1]}, {"z", nsec[2]}}, kMaxIndex,
                         "CudaNufftPipeline::kMaxIndex: one thread block per sector, numbered with 32-bit ints");
+        // Sectors hold at most 32^3 cells, so this also bounds the grid to 2^46 cells: its byte count fits.
     }
 
     explicit CudaNufftPipeline(const NufftGeometry& geom);

@@ -274,6 +274,8 @@ TSErrorReport TimeSegmentation<T1, Tobj>::choose_segments(const arma::Col<T1>& f
         throw invalid_argument(m.str());
     }
     if (Lmax == 0) throw invalid_argument("TimeSegmentation::choose_segments: Lmax must be at least 1, got 0");
+    if (fieldMap.is_empty() || timeVec.is_empty())
+        throw invalid_argument("TimeSegmentation::choose_segments: fieldMap and timeVec must not be empty");
     // No more segments than samples (see require_segments).
     const uword last = std::min<uword>(Lmax, timeVec.n_elem);
     const double goal = 0.9 * targetError;

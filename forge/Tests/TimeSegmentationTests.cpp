@@ -190,6 +190,7 @@ TEST_CASE("TimeSegmentation error estimates reject non-finite inputs and say wha
     goal << 0.9 * target << " = 0.9 x the requested " << target;
     CHECK_THROWS_WITH(TS::choose_segments(big, tl, target, forge::TSInterp::Hanning, 3),
                       Catch::Contains("above " + goal.str()));
+    CHECK_THROWS_WITH(TS::choose_segments(big, arma::fvec(), 1e-2), Catch::Contains("must not be empty"));
     // With fewer samples than Lmax the search stops at n1 and says why.
     CHECK_THROWS_WITH(TS::choose_segments(big, tl, 1e-9, forge::TSInterp::Hanning, 100),
                       Catch::Contains("L = 64") && Catch::Contains("only 64 samples"));

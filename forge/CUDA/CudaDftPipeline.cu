@@ -89,7 +89,8 @@ __global__ void __launch_bounds__(kTile) dft_kernel(const float4* __restrict__ o
         sGeom[threadIdx.x] = inGeom[i];
         if (kGrad && kForward) sGrad[threadIdx.x] = grads[i];
 #pragma unroll
-        for (int b = 0; b < NB; ++b) sVal[threadIdx.x][b] = i < nIn ? in[b * inStride + i] : make_float2(0.f, 0.f);
+        for (int b = 0; b < NB; ++b)  // 64-bit offset: b * inStride passes 2^31 from 2^28 inputs on (once per tile)
+            sVal[threadIdx.x][b] = i < nIn ? in[size_t(b) * inStride + i] : make_float2(0.f, 0.f);
         __syncthreads();
 
         // Partial sums per tile, added to the running totals after it: two-level summation.
@@ -216,21 +217,32 @@ void require_pointer(const void* p, const char* name) {
 }  // namespace
 
 CudaDftPipeline::CudaDftPipeline(const float* kx, const float* ky, const float* kz, const float* ix, const float* iy,
-                                 const float* iz, const float* FM, const float* t, int numSamples, int numPixels)
-    : numSamples_(numSamples), numPixels_(numPixels) {
+                                 const float* iz, const float* FM, const float* t, uword numSamples, uword numPixels) {
+    check_sizes("CudaDftPipeline", numSamples, numPixels);
+    numSamples_ = int(numSamples);
+    numPixels_ = int(numPixels);
     upload(kx, ky, kz, ix, iy, iz, FM, t, nullptr, nullptr, nullptr);
 }
 
 CudaDftPipeline::CudaDftPipeline(const float* kx, const float* ky, const float* kz, const float* ix, const float* iy,
                                  const float* iz, const float* FM, const float* t, const float* Gx, const float* Gy,
-                                 const float* Gz, int numSamples, int numPixels, int numX, int numY, int numZ)
-    : numSamples_(numSamples), numPixels_(numPixels), numX_(numX), numY_(numY), numZ_(numZ), hasGradients_(true) {
-    if (numX < 1 || numY < 1 || numZ < 1 || (long long)numX * numY * numZ != numPixels) {
+                                 const float* Gz, uword numSamples, uword numPixels, uword numX, uword numY,
+                                 uword numZ)
+    : hasGradients_(true) {
+    check_sizes("CudaDftPipeline", numSamples, numPixels);
+    if (numX < 1 || numY < 1 || numZ < 1 ||
+        checked_product("CudaDftPipeline", {{"numX", numX}, {"numY", numY}, {"numZ", numZ}}) != numPixels) {
         std::ostringstream m;
         m << "CudaDftPipeline: grid " << numX << " x " << numY << " x " << numZ << " does not hold numPixels = "
           << numPixels << " pixels";
         throw invalid_argument(m.str());
     }
+    // Each axis is at most numPixels, which check_sizes bounded.
+    numSamples_ = int(numSamples);
+    numPixels_ = int(numPixels);
+    numX_ = int(numX);
+    numY_ = int(numY);
+    numZ_ = int(numZ);
     require_pointer(Gx, "Gx");
     require_pointer(Gy, "Gy");
     require_pointer(Gz, "Gz");
@@ -255,13 +267,14 @@ void CudaDftPipeline::upload(const float* kx, const float* ky, const float* kz, 
     // Padded to whole pairs of tiles: batched kernels read two tiles of outputs per block.
     const int ps = round_up(numSamples_, 2 * kTile), pp = round_up(numPixels_, 2 * kTile);
     std::vector<float> s(4 * size_t(ps), 0.f), p(4 * size_t(pp), 0.f);
-    for (int j = 0; j < numSamples_; ++j) {
+    // size_t indices: 4 * j passes 2^31 from 2^29 samples on.
+    for (size_t j = 0; j < size_t(numSamples_); ++j) {
         s[4 * j] = kx[j];
         s[4 * j + 1] = ky[j];
         s[4 * j + 2] = kz[j];
         s[4 * j + 3] = t[j];
     }
-    for (int k = 0; k < numPixels_; ++k) {
+    for (size_t k = 0; k < size_t(numPixels_); ++k) {
         p[4 * k] = ix[k];
         p[4 * k + 1] = iy[k];
         p[4 * k + 2] = iz[k];
@@ -273,7 +286,7 @@ void CudaDftPipeline::upload(const float* kx, const float* ky, const float* kz, 
     FORGE_CUDA_CHECK(cudaMemcpy(pixels_.get(), p.data(), p.size() * sizeof(float), cudaMemcpyHostToDevice));
     if (hasGradients_) {
         std::vector<float> g(4 * size_t(pp), 0.f);
-        for (int k = 0; k < numPixels_; ++k) {
+        for (size_t k = 0; k < size_t(numPixels_); ++k) {
             g[4 * k] = Gx[k];
             g[4 * k + 1] = Gy[k];
             g[4 * k + 2] = Gz[k];
@@ -294,10 +307,10 @@ CudaDftPipeline::~CudaDftPipeline() {
     }
 }
 
-void CudaDftPipeline::run(const float* d_in, float* d_out, int nbatch, bool forward) {
+void CudaDftPipeline::run(const float* d_in, float* d_out, uword nbatch, bool forward) {
     require_pointer(d_in, forward ? "d_image" : "d_kdata");
     require_pointer(d_out, forward ? "d_kdata" : "d_image");
-    if (nbatch < 1) throw invalid_argument("CudaDftPipeline: nbatch must be at least 1, got " + std::to_string(nbatch));
+    if (nbatch < 1) throw invalid_argument("CudaDftPipeline: nbatch must be at least 1, got 0");
     const int nOut = forward ? numSamples_ : numPixels_;
     const int nIn = forward ? numPixels_ : numSamples_;
     const float4* outGeom = forward ? samples_.as<float4>() : pixels_.as<float4>();
@@ -309,8 +322,9 @@ void CudaDftPipeline::run(const float* d_in, float* d_out, int nbatch, bool forw
 
     const float invNx = 1.0f / numX_, invNy = 1.0f / numY_, invNz = 1.0f / numZ_;
     const int nTiles = round_up(nIn, kTile) / kTile;
-    for (int b0 = 0; b0 < nbatch;) {
-        const int left = nbatch - b0;
+    // The batch is walked in 64 bits (its total length may pass 2^31); each launch takes at most 8 vectors.
+    for (uword b0 = 0; b0 < nbatch;) {
+        const uword left = nbatch - b0;
         const int nb = left >= 8 ? 8 : left >= 4 ? 4 : left >= 2 ? 2 : 1;
         const int opt = nb >= 2 ? outputs_per_thread<2>() : outputs_per_thread<1>();
         // Split the inner sum when the outputs alone would leave the GPU idle: aim for ~16 blocks of
@@ -353,10 +367,10 @@ void CudaDftPipeline::run(const float* d_in, float* d_out, int nbatch, bool forw
 
 void CudaDftPipeline::forward_device(const float* d_image, float* d_kdata) { run(d_image, d_kdata, 1, true); }
 void CudaDftPipeline::adjoint_device(const float* d_kdata, float* d_image) { run(d_kdata, d_image, 1, false); }
-void CudaDftPipeline::forward_device_batch(const float* d_images, float* d_kdata, int nbatch) {
+void CudaDftPipeline::forward_device_batch(const float* d_images, float* d_kdata, uword nbatch) {
     run(d_images, d_kdata, nbatch, true);
 }
-void CudaDftPipeline::adjoint_device_batch(const float* d_kdata, float* d_images, int nbatch) {
+void CudaDftPipeline::adjoint_device_batch(const float* d_kdata, float* d_images, uword nbatch) {
     run(d_kdata, d_images, nbatch, false);
 }
 

@@ -17,6 +17,7 @@
 // calls return once the work is queued; the host wrappers forward/adjoint return with the result copied.
 // The header includes no CUDA header: CUstream_st is the type behind cudaStream_t.
 #include "forge/Core/DeviceMemory.h"
+#include "forge/Core/Validation.h"
 
 struct CUstream_st;
 
@@ -25,13 +26,23 @@ namespace cuda {
 
 class CudaDftPipeline {
 public:
+    // The kernels index samples and pixels with 32-bit ints, over arrays padded to whole pairs of 256-thread
+    // tiles: numSamples and numPixels may not exceed 2^31 - 512. (The batch has no such limit.)
+    static constexpr uword kMaxLength = 2147483136;
+    // Throws forge::invalid_argument naming the size and the limit when the kernels cannot index it.
+    static void check_sizes(const char* where, uword numSamples, uword numPixels) {
+        const char* why = "CudaDftPipeline::kMaxLength: the GPU kernels index samples and pixels with 32-bit ints";
+        checked_product(where, {{"n1 (k-space samples)", numSamples}}, kMaxLength, why);
+        checked_product(where, {{"n2 (pixels)", numPixels}}, kMaxLength, why);
+    }
+
     // Gdft: no gradient factor. Arrays of length numSamples: kx, ky, kz, t; of length numPixels: ix, iy, iz, FM.
     CudaDftPipeline(const float* kx, const float* ky, const float* kz, const float* ix, const float* iy,
-                    const float* iz, const float* FM, const float* t, int numSamples, int numPixels);
+                    const float* iz, const float* FM, const float* t, uword numSamples, uword numPixels);
     // GdftR2: with gradient maps Gx, Gy, Gz (numPixels each) and the grid numX x numY x numZ = numPixels.
     CudaDftPipeline(const float* kx, const float* ky, const float* kz, const float* ix, const float* iy,
                     const float* iz, const float* FM, const float* t, const float* Gx, const float* Gy,
-                    const float* Gz, int numSamples, int numPixels, int numX, int numY, int numZ);
+                    const float* Gz, uword numSamples, uword numPixels, uword numX, uword numY, uword numZ);
     ~CudaDftPipeline();
     CudaDftPipeline(const CudaDftPipeline&) = delete;
     CudaDftPipeline& operator=(const CudaDftPipeline&) = delete;
@@ -40,8 +51,8 @@ public:
     void forward_device(const float* d_image, float* d_kdata);
     void adjoint_device(const float* d_kdata, float* d_image);
     // nbatch vectors back to back: images numPixels x nbatch, kdata numSamples x nbatch.
-    void forward_device_batch(const float* d_images, float* d_kdata, int nbatch);
-    void adjoint_device_batch(const float* d_kdata, float* d_images, int nbatch);
+    void forward_device_batch(const float* d_images, float* d_kdata, uword nbatch);
+    void adjoint_device_batch(const float* d_kdata, float* d_images, uword nbatch);
 
     // Host-pointer wrappers: upload, run, download, synchronise.
     void forward(const float* h_image, float* h_kdata);
@@ -57,7 +68,7 @@ public:
 private:
     void upload(const float* kx, const float* ky, const float* kz, const float* ix, const float* iy, const float* iz,
                 const float* FM, const float* t, const float* Gx, const float* Gy, const float* Gz);
-    void run(const float* d_in, float* d_out, int nbatch, bool forward);
+    void run(const float* d_in, float* d_out, uword nbatch, bool forward);
 
     int numSamples_ = 0, numPixels_ = 0;
     int numX_ = 1, numY_ = 1, numZ_ = 1;

@@ -12,19 +12,19 @@ namespace {
 }  // namespace
 
 CudaDftPipeline::CudaDftPipeline(const float*, const float*, const float*, const float*, const float*, const float*,
-                                 const float*, const float*, int, int) {
+                                 const float*, const float*, uword, uword) {
     no_cuda();
 }
 CudaDftPipeline::CudaDftPipeline(const float*, const float*, const float*, const float*, const float*, const float*,
-                                 const float*, const float*, const float*, const float*, const float*, int, int, int,
-                                 int, int) {
+                                 const float*, const float*, const float*, const float*, const float*, uword, uword,
+                                 uword, uword, uword) {
     no_cuda();
 }
 CudaDftPipeline::~CudaDftPipeline() = default;
 void CudaDftPipeline::forward_device(const float*, float*) { no_cuda(); }
 void CudaDftPipeline::adjoint_device(const float*, float*) { no_cuda(); }
-void CudaDftPipeline::forward_device_batch(const float*, float*, int) { no_cuda(); }
-void CudaDftPipeline::adjoint_device_batch(const float*, float*, int) { no_cuda(); }
+void CudaDftPipeline::forward_device_batch(const float*, float*, uword) { no_cuda(); }
+void CudaDftPipeline::adjoint_device_batch(const float*, float*, uword) { no_cuda(); }
 void CudaDftPipeline::forward(const float*, float*) { no_cuda(); }
 void CudaDftPipeline::adjoint(const float*, float*) { no_cuda(); }
 void CudaDftPipeline::synchronize() const { no_cuda(); }

@@ -118,7 +118,7 @@ __global__ void kernel_interp(const float2* __restrict__ grid, float2* __restric
 
 // Adjoint step 1: one block per sector; shared-memory tile; every cell of the sector written once.
 __global__ void kernel_grid_sectors(const float2* __restrict__ in, float2* __restrict__ grid, DevGeom g,
-                                    const int* __restrict__ secStart, const int* __restrict__ secIdx,
+                                    const long long* __restrict__ secStart, const int* __restrict__ secIdx,
                                     const float4* __restrict__ secU) {
     extern __shared__ float2 tile[];
     const int sec = blockIdx.x;
@@ -129,10 +129,15 @@ __global__ void kernel_grid_sectors(const float2* __restrict__ in, float2* __res
     for (int c = threadIdx.x; c < ncell; c += blockDim.x) tile[c] = make_float2(0.f, 0.f);
     __syncthreads();
 
-    const int beg = secStart[sec], end = secStart[sec + 1];
-    for (int e = beg + threadIdx.x; e < end; e += blockDim.x) {
-        const float4 p = secU[e];
-        const float2 v = in[secIdx[e]];
+    // Sector list offsets in 64 bits (the (sector, sample) entries pass 2^31 near 2.7e8 samples in 3D); within
+    // a sector 32 bits suffice, as a sample is listed at most once per sector and n1 fits an int.
+    const long long beg = secStart[sec];
+    const int count = int(secStart[sec + 1] - beg);
+    const float4* __restrict__ su = secU + beg;
+    const int* __restrict__ si = secIdx + beg;
+    for (int e = threadIdx.x; e < count; e += blockDim.x) {
+        const float4 p = su[e];
+        const float2 v = in[si[e]];
         const float u[3] = {p.x, p.y, p.z};
         int first[3], taps[3];
         for (int d = 0; d < 3; ++d) {
@@ -183,25 +188,25 @@ struct CudaNufftPipeline::Impl {
 };
 
 CudaNufftPipeline::CudaNufftPipeline(const NufftGeometry& geom) : impl_(new Impl) {
+    check_sizes("CudaNufftPipeline", geom);
+    if (geom.W > kMaxW) throw invalid_argument("CudaNufftPipeline: kernel width above 16");
+    // From here every size fits the int fields of DevGeom (check_sizes; N <= G).
     Impl& I = *impl_;
     DevGeom& g = I.g;
-    I.n1 = geom.n1;
-    g.W = geom.W;
+    I.n1 = int(geom.n1);
+    g.W = int(geom.W);
     g.half = float(geom.W) / 2.f;
-    const bool is3d = geom.N[2] > 1;
     for (int d = 0; d < 3; ++d) {
-        g.N[d] = geom.N[d];
-        g.G[d] = geom.G[d];
-        const int want = is3d ? 16 : 32;
-        g.S[d] = geom.G[d] > 1 ? std::min(want, geom.G[d]) : 1;
+        g.N[d] = int(geom.N[d]);
+        g.G[d] = int(geom.G[d]);
+        g.S[d] = int(sector_size(geom, d));
         g.nsec[d] = (g.G[d] + g.S[d] - 1) / g.S[d];
     }
-    if (g.W > kMaxW) throw invalid_argument("CudaNufftPipeline: kernel width above 16");
     I.nsectors = (long long)g.nsec[0] * g.nsec[1] * g.nsec[2];
     I.shmem = size_t(g.S[0]) * g.S[1] * g.S[2] * sizeof(float2);
 
     // Host presort: list every sample in each sector its footprint touches (counting sort, two passes).
-    const int n1 = geom.n1;
+    const int n1 = I.n1;
     auto sectors_along = [&](int d, float u, int* out) {
         if (g.N[d] == 1) {
             out[0] = 0;
@@ -219,9 +224,9 @@ CudaNufftPipeline::CudaNufftPipeline(const NufftGeometry& geom) : impl_(new Impl
         }
         return cnt;
     };
-    std::vector<int> start(I.nsectors + 1, 0);
+    std::vector<long long> start(I.nsectors + 1, 0);
     for (int pass = 0; pass < 2; ++pass) {
-        std::vector<int> fill;
+        std::vector<long long> fill;
         std::vector<int> idx;
         std::vector<float4> pu;
         if (pass == 1) {
@@ -242,7 +247,7 @@ CudaNufftPipeline::CudaNufftPipeline(const NufftGeometry& geom) : impl_(new Impl
                         if (pass == 0) {
                             start[s + 1]++;
                         } else {
-                            const int e = fill[s]++;
+                            const long long e = fill[s]++;
                             idx[e] = j;
                             pu[e] = make_float4(ux, uy, uz, 0.f);
                         }
@@ -266,9 +271,9 @@ CudaNufftPipeline::CudaNufftPipeline(const NufftGeometry& geom) : impl_(new Impl
     I.secStart = upload(start.data(), start.size());
     for (int d = 0; d < 3; ++d) {
         I.u[d] = upload(geom.u[d], size_t(n1));
-        I.deapod[d] = upload(geom.deapod[d], size_t(geom.N[d]));
+        I.deapod[d] = upload(geom.deapod[d], geom.N[d]);
     }
-    I.lut = upload(geom.lut, size_t(geom.lutSize));
+    I.lut = upload(geom.lut, geom.lutSize);
     g.lut = I.lut.as<float>();
     g.lutScale = geom.lutScale;
     g.lutMax = float(geom.lutSize - 2);
@@ -309,7 +314,7 @@ void CudaNufftPipeline::adjoint_device(const float* d_kdata, float* d_image) con
     float2* grid = I.grid.as<float2>();
     const long long n2 = (long long)g.N[0] * g.N[1] * g.N[2];
     kernel_grid_sectors<<<unsigned(I.nsectors), kThreads, I.shmem>>>(
-        reinterpret_cast<const float2*>(d_kdata), grid, g, I.secStart.as<int>(), I.secIdx.as<int>(),
+        reinterpret_cast<const float2*>(d_kdata), grid, g, I.secStart.as<long long>(), I.secIdx.as<int>(),
         I.secU.as<float4>());
     FORGE_CUDA_CHECK_LAUNCH("kernel_grid_sectors");
     I.fft->exec(reinterpret_cast<float*>(grid), false);

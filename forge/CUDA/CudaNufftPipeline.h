@@ -11,27 +11,53 @@
 //          Then inverse cuFFT, crop + deapodize (one kernel).
 // The trajectory (in grid units), the sector lists, the kernel table and the deapodization factors
 // live on the device for the pipeline's lifetime. Data are interleaved complex float device arrays.
+#include <algorithm>
 #include <memory>
 
 #include "forge/Core/Config.h"
+#include "forge/Core/Validation.h"
 
 namespace forge {
 namespace cuda {
 
 struct NufftGeometry {
-    int N[3];               // image size per axis (1 for unused axes)
-    int G[3];               // oversampled grid size per axis (1 for unused axes)
-    int W;                  // kernel width in grid cells
-    int n1;                 // number of samples
+    uword N[3];             // image size per axis (1 for unused axes)
+    uword G[3];             // oversampled grid size per axis (1 for unused axes)
+    uword W;                // kernel width in grid cells
+    uword n1;               // number of samples
     const float* u[3];      // host: sample positions in grid units, wrapped into [0, G)
     const float* deapod[3]; // host: per-axis deapodization multipliers 1/D, N[d] entries each
     const float* lut;       // host: kernel table, kernel(|t|) = lut[i] + frac * (lut[i+1]-lut[i]), i = |t| * lutScale
-    int lutSize;
+    uword lutSize;
     float lutScale;
 };
 
 class CudaNufftPipeline {
 public:
+    // Sector edge in grid cells (a 2D sector is 32 x 32, a 3D one 16 x 16 x 16), shorter axes whole.
+    static constexpr uword kSector2D = 32, kSector3D = 16;
+    // The kernels index samples, grid cells along an axis and sectors (one thread block each) with 32-bit
+    // ints; grid and image offsets and the sector lists use 64 bits.
+    static constexpr uword kMaxIndex = 2147483647;
+    static uword sector_size(const NufftGeometry& g, int axis) {
+        return g.G[axis] > 1 ? std::min(g.N[2] > 1 ? kSector3D : kSector2D, g.G[axis]) : 1;
+    }
+    // Throws forge::invalid_argument naming the size and the limit when the kernels cannot index it.
+    static void check_sizes(const char* where, const NufftGeometry& g) {
+        const char* why = "CudaNufftPipeline::kMaxIndex: the GPU kernels index it with 32-bit ints";
+        checked_product(where, {{"n1 (k-space samples)", g.n1}}, kMaxIndex, why);
+        const char* axes[3] = {"oversampled grid size x", "oversampled grid size y", "oversampled grid size z"};
+        uword nsec[3];
+        for (int d = 0; d < 3; ++d) {
+            checked_product(where, {{axes[d], g.G[d]}}, kMaxIndex, why);
+            const uword S = sector_size(g, d);
+            nsec[d] = (g.G[d] + S - 1) / S;
+        }
+        checked_product(where, {{"sectors along x", nsec[0]}, {"y", nsec[1]}, {"z", nsec[2]}}, kMaxIndex,
+                        "CudaNufftPipeline::kMaxIndex: one thread block per sector, numbered with 32-bit ints");
+        // Sectors hold at most 32^3 cells, so this also bounds the grid to 2^46 cells: its byte count fits.
+    }
+
     explicit CudaNufftPipeline(const NufftGeometry& geom);
     ~CudaNufftPipeline();
     CudaNufftPipeline(const CudaNufftPipeline&) = delete;

@@ -73,6 +73,7 @@ void* allocate(uword bytes) {
     if (!available()) {
         throw cuda_error("device allocation of " + std::to_string(bytes) + " bytes: no CUDA device is available");
     }
+    if (bytes == 0) return nullptr;
     size_t free_b = 0, total_b = 0;
     FORGE_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
     if (bytes > total_b) {

@@ -17,6 +17,8 @@ bool available();
 const char* device_name();
 
 // Allocations throw forge::cuda_error naming the byte count (and the free/total memory) on failure.
+// A request for 0 bytes returns nullptr but still needs a usable device, like any other: "on the GPU"
+// then means the same thing for an empty vector as for a full one.
 void* allocate(uword bytes);
 void release(void* ptr) noexcept;
 
@@ -45,7 +47,8 @@ void reset_transfer_stats();
 class DeviceBuffer {
 public:
     DeviceBuffer() = default;
-    explicit DeviceBuffer(uword bytes) : ptr_(bytes ? device::allocate(bytes) : nullptr), bytes_(bytes) {}
+    // Throws forge::cuda_error without a usable device, even for 0 bytes (see device::allocate).
+    explicit DeviceBuffer(uword bytes) : ptr_(device::allocate(bytes)), bytes_(bytes) {}
     ~DeviceBuffer() { device::release(ptr_); }
     DeviceBuffer(const DeviceBuffer&) = delete;
     DeviceBuffer& operator=(const DeviceBuffer&) = delete;

@@ -2,6 +2,8 @@
 // Argument checks used at forge's public boundaries: each failure names the argument and what was
 // expected, so a user sees "kx has 100 entries, expected n1 = 128" rather than a crash.
 #include <cmath>
+#include <initializer_list>
+#include <limits>
 #include <sstream>
 #include <string>
 
@@ -18,6 +20,54 @@ inline void require_length(const char* where, const char* name, uword actual, uw
             << " = " << expected;
         throw invalid_argument(msg.str());
     }
+}
+
+// One factor of a size product, named for the error message.
+struct SizeFactor {
+    const char* name;
+    uword value;
+};
+
+// The product of sizes (grid axes, samples times coils, elements of a batch, ...), computed without
+// wrapping: forge::invalid_argument when it exceeds 'limit' (by default the largest uword, i.e. the
+// product would wrap), naming each factor, the limit and 'why' it applies, e.g.
+//   "GdftR2: numX * numY * numZ = 64 * 288230376151711745 * 1 exceeds 18446744073709551615 (...)".
+// A zero factor gives 0 (other checks reject empty sizes where they are not allowed).
+inline uword checked_product(const char* where, std::initializer_list<SizeFactor> factors,
+                             uword limit = std::numeric_limits<uword>::max(),
+                             const char* why = "the largest size 64-bit arithmetic holds") {
+    for (const SizeFactor& f : factors) {
+        if (f.value == 0) return 0;
+    }
+    uword p = 1;
+    bool over = false;
+    for (const SizeFactor& f : factors) {
+        if (f.value > limit / p) {  // p * value > limit, tested without forming the product
+            over = true;
+            break;
+        }
+        p *= f.value;
+    }
+    if (!over) return p;
+    std::ostringstream msg;
+    msg << where << ": ";
+    const char* sep = "";
+    for (const SizeFactor& f : factors) {
+        msg << sep << f.name;
+        sep = " * ";
+    }
+    if (factors.size() > 1) {
+        msg << " = ";
+        sep = "";
+        for (const SizeFactor& f : factors) {
+            msg << sep << f.value;
+            sep = " * ";
+        }
+    } else {
+        msg << " = " << factors.begin()->value;
+    }
+    msg << " exceeds " << limit << " (" << why << ")";
+    throw invalid_argument(msg.str());
 }
 
 inline void require_positive(const char* where, const char* name, uword value) {

@@ -21,6 +21,7 @@
 #include "forge/Core/DeviceMemory.h"
 #include "forge/Core/DeviceOps.h"
 #include "forge/Core/Exceptions.h"
+#include "forge/Core/Validation.h"
 #include "forge/Core/forgeComplex.h"
 
 namespace forge {
@@ -92,7 +93,7 @@ public:
     // ------------------------------------------------------------------ residency
     bool on_gpu() const { return onGpu_; }
     // Uploads to the GPU (no-op if already there). Throws forge::cuda_error on CPU builds or
-    // without a device, naming the size when the allocation does not fit.
+    // without a device, empty vectors included, naming the size when the allocation does not fit.
     void putOnGPU() {
         if (onGpu_) return;
         DeviceBuffer buf(n_elem * sizeof(T));
@@ -126,7 +127,7 @@ public:
     static forgeCol device_uninitialized(uword n) {
         forgeCol c;
         c.n_elem = n;
-        c.dev_ = DeviceBuffer(n * sizeof(T));
+        c.dev_ = DeviceBuffer(checked_product("forgeCol::device_uninitialized", {{"n", n}, {"sizeof(T)", sizeof(T)}}));
         c.onGpu_ = true;
         c.hostValid_ = false;
         return c;

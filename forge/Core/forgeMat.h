@@ -3,6 +3,7 @@
 // residency rules (putOnGPU / getFromGPU / on_gpu, no silent copies) and element-wise arithmetic.
 #include <sstream>
 
+#include "forge/Core/Validation.h"
 #include "forge/Core/forgeCol.h"
 
 namespace forge {
@@ -18,9 +19,10 @@ public:
     uword n_elem = 0;  // read-only
 
     forgeMat() = default;
-    forgeMat(uword rows, uword cols) : n_rows(rows), n_cols(cols), n_elem(rows * cols), data_(rows * cols) {}
+    forgeMat(uword rows, uword cols)
+        : n_rows(rows), n_cols(cols), n_elem(elems(rows, cols)), data_(n_elem) {}
     forgeMat(uword rows, uword cols, T value)
-        : n_rows(rows), n_cols(cols), n_elem(rows * cols), data_(rows * cols, value) {}
+        : n_rows(rows), n_cols(cols), n_elem(elems(rows, cols)), data_(n_elem, value) {}
     explicit forgeMat(const arma::Mat<arma_type>& m)
         : n_rows(m.n_rows), n_cols(m.n_cols), n_elem(m.n_elem), data_(arma::Col<arma_type>(m.memptr(), m.n_elem)) {}
 
@@ -50,7 +52,7 @@ public:
 
     // Column j as a new vector placed where the matrix lives (device-to-device on the GPU).
     forgeCol<T> col(uword j) const {
-        check(0, j);
+        check_col(j);
         forgeCol<T> out = forgeCol<T>::same_place(data_, n_rows);
         if (on_gpu()) {
             device::copy_on_device(out.device_memptr(), data_.device_memptr() + j * n_rows, n_rows * sizeof(T));
@@ -61,7 +63,7 @@ public:
     }
     // Overwrites column j with v (both must live in the same place).
     void set_col(uword j, const forgeCol<T>& v) {
-        check(0, j);
+        check_col(j);
         if (v.n_elem != n_rows) {
             std::ostringstream m;
             m << "forgeMat::set_col: column has " << v.n_elem << " entries, expected n_rows = " << n_rows;
@@ -102,12 +104,22 @@ public:
     }
 
 private:
+    static uword elems(uword rows, uword cols) {
+        return checked_product("forgeMat", {{"rows", rows}, {"cols", cols}});
+    }
+    // The tests stay inline and the throwing part out of line, so the compiler sees that code after a check
+    // only runs with the index in range (and does not warn about copies from past the end).
     void check(uword r, uword c) const {
-        if (r >= n_rows || c >= n_cols) {
-            std::ostringstream m;
-            m << "forgeMat: index (" << r << ", " << c << ") out of range for " << n_rows << "x" << n_cols;
-            throw std::out_of_range(m.str());
-        }
+        if (r >= n_rows || c >= n_cols) out_of_range("index (" + std::to_string(r) + ", " + std::to_string(c) + ")");
+    }
+    // A column index alone: a matrix with 0 rows still has its (empty) columns.
+    void check_col(uword c) const {
+        if (c >= n_cols) out_of_range("column " + std::to_string(c));
+    }
+    [[noreturn]] void out_of_range(const std::string& what) const {
+        std::ostringstream m;
+        m << "forgeMat: " << what << " out of range for " << n_rows << "x" << n_cols;
+        throw std::out_of_range(m.str());
     }
     forgeCol<T> data_;
 };

@@ -13,6 +13,29 @@
 
 namespace forge {
 
+namespace {
+template <typename T1>
+double max_abs(const arma::Col<T1>& v) {
+    return v.is_empty() ? 0.0 : double(arma::max(arma::abs(v)));
+}
+
+// Refuses a phase (or sinc argument) bound beyond what T1 evaluates accurately. 'what' names the quantity
+// and how the bound was formed.
+template <typename T1>
+void require_phase_bound(const char* name, const char* what, double turns) {
+    if (turns <= DftOperator<T1>::kMaxPhaseTurns) return;
+    std::ostringstream m;
+    m.precision(3);
+    m << name << "<" << (std::is_same<T1, float>::value ? "float" : "double") << ">: " << what << " can reach "
+      << turns << " turns, beyond the " << (std::is_same<T1, float>::value ? "4096 (2^12)" : "2199023255552 (2^41)")
+      << " turns that " << (std::is_same<T1, float>::value ? "float" : "double")
+      << " evaluates accurately (relative error a few 1e-4 there, growing in proportion); check the units (k in "
+         "cycles/FOV, positions in FOV units, FM in rad/s, t in s)";
+    if (std::is_same<T1, float>::value) m << " or use double (up to 2^41 turns)";
+    throw invalid_argument(m.str());
+}
+}  // namespace
+
 template <typename T1>
 DftOperator<T1>::DftOperator(const char* name, uword n1, uword n2, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
                              const arma::Col<T1>& kz, const arma::Col<T1>& ix, const arma::Col<T1>& iy,
@@ -36,6 +59,12 @@ DftOperator<T1>::DftOperator(const char* name, uword n1, uword n2, const arma::C
     require_finite(name, "iy", iy.memptr(), n2);
     require_finite(name, "iz", iz.memptr(), n2);
     require_finite(name, "FM", FM.memptr(), n2);
+    // In double, so that an overflow of the bound itself becomes inf (and is refused).
+    require_phase_bound<T1>(name,
+                            "the phase 2 pi k.r + FM t (bound: sum over axes of max|k| max|r|, plus max|FM| "
+                            "max|t| / 2 pi)",
+                            max_abs(kx) * max_abs(ix) + max_abs(ky) * max_abs(iy) + max_abs(kz) * max_abs(iz) +
+                                max_abs(FM) * max_abs(t) / dftcpu::kTwoPi);
     kx_ = kx;
     ky_ = ky;
     kz_ = kz;
@@ -58,6 +87,14 @@ void DftOperator<T1>::set_gradients(const char* name, const arma::Col<T1>& Gx, c
     require_finite(name, "Gx", Gx.memptr(), n2_);
     require_finite(name, "Gy", Gy.memptr(), n2_);
     require_finite(name, "Gz", Gz.memptr(), n2_);
+    // sincPG(x) = sin(pi x) / (pi x): its phase is x / 2 turns.
+    const double tmax = max_abs(t_);
+    require_phase_bound<T1>(name, "the sinc phase pi (kx/numX + Gx t) (bound: (max|kx|/numX + max|Gx| max|t|) / 2)",
+                            (max_abs(kx_) / double(numX) + max_abs(Gx) * tmax) / 2);
+    require_phase_bound<T1>(name, "the sinc phase pi (ky/numY + Gy t) (bound: (max|ky|/numY + max|Gy| max|t|) / 2)",
+                            (max_abs(ky_) / double(numY) + max_abs(Gy) * tmax) / 2);
+    require_phase_bound<T1>(name, "the sinc phase pi (kz/numZ + Gz t) (bound: (max|kz|/numZ + max|Gz| max|t|) / 2)",
+                            (max_abs(kz_) / double(numZ) + max_abs(Gz) * tmax) / 2);
     hasGradients_ = true;
     Gx_ = Gx;
     Gy_ = Gy;
@@ -73,15 +110,21 @@ void DftOperator<T1>::make_pipeline() {
     if constexpr (std::is_same<T1, float>::value) {
         // Only when a device is present: a CUDA build must still work on a machine without a GPU.
         if (!device::available()) return;
+        // Sizes the kernels cannot index leave the operator host-only; device input then gets this reason.
+        try {
+            cuda::CudaDftPipeline::check_sizes(name_, n1_, n2_);
+        } catch (const invalid_argument& e) {
+            gpuRefusal_ = e.what();
+            return;
+        }
         if (hasGradients_) {
             pipeline_ = std::make_shared<cuda::CudaDftPipeline>(
                 kx_.memptr(), ky_.memptr(), kz_.memptr(), ix_.memptr(), iy_.memptr(), iz_.memptr(), FM_.memptr(),
-                t_.memptr(), Gx_.memptr(), Gy_.memptr(), Gz_.memptr(), int(n1_), int(n2_), int(numX_), int(numY_),
-                int(numZ_));
+                t_.memptr(), Gx_.memptr(), Gy_.memptr(), Gz_.memptr(), n1_, n2_, numX_, numY_, numZ_);
         } else {
             pipeline_ = std::make_shared<cuda::CudaDftPipeline>(kx_.memptr(), ky_.memptr(), kz_.memptr(), ix_.memptr(),
                                                                 iy_.memptr(), iz_.memptr(), FM_.memptr(), t_.memptr(),
-                                                                int(n1_), int(n2_));
+                                                                n1_, n2_);
         }
     }
 #endif
@@ -150,26 +193,31 @@ template <typename T1>
 typename DftOperator<T1>::ForgeVec DftOperator<T1>::apply(const ForgeVec& in, uword nbatch, bool forward) const {
     const uword nin = forward ? n2_ : n1_, nout = forward ? n1_ : n2_;
     if (nbatch == 0) throw invalid_argument(std::string(name_) + ": nbatch must be at least 1, got 0");
-    if (in.n_elem != nin * nbatch) {
+    const uword inLen = checked_product(name_, {{forward ? "n2" : "n1", nin}, {"nbatch", nbatch}});
+    const uword outLen = checked_product(name_, {{forward ? "n1" : "n2", nout}, {"nbatch", nbatch}});
+    if (in.n_elem != inLen) {
         std::ostringstream m;
         m << name_ << (forward ? " forward: image" : " adjoint: k-space data") << " has " << in.n_elem
-          << " entries, expected " << (forward ? "n2" : "n1") << (nbatch > 1 ? " x nbatch = " : " = ") << nin * nbatch;
+          << " entries, expected " << (forward ? "n2" : "n1") << (nbatch > 1 ? " x nbatch = " : " = ") << inLen;
         throw invalid_argument(m.str());
     }
     if (in.on_gpu()) {
 #ifdef CUDA_COMPUTE
         if constexpr (std::is_same<T1, float>::value) {
+            if (!pipeline_ && !gpuRefusal_.empty()) {
+                throw invalid_argument(gpuRefusal_ + "; the operator runs on host data only");
+            }
             if (!pipeline_) {
                 throw cuda_error(std::string(name_) + ": input is on the GPU but the operator has no CUDA pipeline "
                                                       "(no CUDA device was available when it was constructed)");
             }
-            ForgeVec out = ForgeVec::device_uninitialized(nout * nbatch);
+            ForgeVec out = ForgeVec::device_uninitialized(outLen);
             const float* din = reinterpret_cast<const float*>(in.device_memptr());
             float* dout = reinterpret_cast<float*>(out.device_memptr());
             if (forward) {
-                pipeline_->forward_device_batch(din, dout, int(nbatch));
+                pipeline_->forward_device_batch(din, dout, nbatch);
             } else {
-                pipeline_->adjoint_device_batch(din, dout, int(nbatch));
+                pipeline_->adjoint_device_batch(din, dout, nbatch);
             }
             return out;
         }
@@ -177,7 +225,7 @@ typename DftOperator<T1>::ForgeVec DftOperator<T1>::apply(const ForgeVec& in, uw
         throw residency_error(std::string(name_) + ": input is on the GPU, but the GPU path exists only for float "
                                                    "operators on CUDA builds; call getFromGPU() first");
     }
-    ForgeVec out(nout * nbatch);
+    ForgeVec out(outLen);
     apply_host(in.memptr(), out.memptr(), nbatch, forward);
     return out;
 }

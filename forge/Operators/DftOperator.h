@@ -11,6 +11,8 @@
 // forgeCol already on the GPU runs on the operator's CudaDftPipeline and its result stays there.
 #include <complex>
 #include <memory>
+#include <string>
+#include <type_traits>
 
 #include <armadillo>
 
@@ -45,6 +47,12 @@ public:
     ForgeVec forward_batch(const ForgeVec& images, uword nbatch) const;
     ForgeVec adjoint_batch(const ForgeVec& kdata, uword nbatch) const;
 
+    // Largest phase, in turns, that T1 evaluates accurately: the constructors refuse a geometry whose phase bound
+    // sum_axes max|k| max|r| + max|FM| max|t| / (2 pi) (and, for GdftR2, sinc argument max|k|/num + max|G| max|t|
+    // per axis) exceeds it. A float phase of 2^12 turns keeps 12 fractional bits: relative error ~2e-4 there,
+    // growing in proportion beyond (docs/conventions.md). Double has 29 more bits: 2^41 turns.
+    static constexpr double kMaxPhaseTurns = std::is_same<T1, float>::value ? 4096.0 : 2199023255552.0;
+
     uword n1() const { return n1_; }  // k-space samples
     uword n2() const { return n2_; }  // pixels
     bool has_gradients() const { return hasGradients_; }
@@ -73,6 +81,8 @@ private:
     uword numX_ = 1, numY_ = 1, numZ_ = 1;
     // Shared between copies of the operator: the pipeline's device geometry is immutable.
     std::shared_ptr<cuda::CudaDftPipeline> pipeline_;
+    // Why there is no pipeline although a device is present (sizes the kernels cannot index); else empty.
+    std::string gpuRefusal_;
 };
 
 extern template class DftOperator<float>;

@@ -8,7 +8,7 @@ namespace forge {
 template <typename T1>
 void GdftR2<T1>::field_map_gradients(const arma::Col<T1>& FM, uword numX, uword numY, uword numZ, arma::Col<T1>& Gx,
                                      arma::Col<T1>& Gy, arma::Col<T1>& Gz) {
-    const uword n = numX * numY * numZ;
+    const uword n = checked_product("GdftR2::field_map_gradients", {{"numX", numX}, {"numY", numY}, {"numZ", numZ}});
     require_length("GdftR2::field_map_gradients", "FM", FM.n_elem, n, "numX*numY*numZ");
     Gx.zeros(n);
     Gy.zeros(n);
@@ -37,10 +37,11 @@ void require_grid(uword n2, uword numX, uword numY, uword numZ) {
     require_positive("GdftR2", "numX", numX);
     require_positive("GdftR2", "numY", numY);
     require_positive("GdftR2", "numZ", numZ);
-    if (numX * numY * numZ != n2) {
+    const uword n = checked_product("GdftR2", {{"numX", numX}, {"numY", numY}, {"numZ", numZ}});
+    if (n != n2) {
         throw invalid_argument("GdftR2: grid numX x numY x numZ = " + std::to_string(numX) + " x " +
-                               std::to_string(numY) + " x " + std::to_string(numZ) + " = " +
-                               std::to_string(numX * numY * numZ) + " pixels, expected n2 = " + std::to_string(n2));
+                               std::to_string(numY) + " x " + std::to_string(numZ) + " = " + std::to_string(n) +
+                               " pixels, expected n2 = " + std::to_string(n2));
     }
 }
 }  // namespace

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "forge/Core/Exceptions.h"
+#include "forge/Core/Validation.h"
 
 #ifdef CUDA_COMPUTE
 #include "forge/CUDA/CudaFft.h"
@@ -21,7 +22,7 @@ std::mutex& fftw_planner_mutex() {
     static std::mutex m;
     return m;
 }
-// FFTW wants the slowest dimension first; forge stores x fastest.
+// FFTW wants the slowest dimension first; forge stores x fastest. Callers bound each axis by kMaxFftAxis.
 int fftw_dims(uword Nx, uword Ny, uword Nz, int* n) {
     if (Nz > 1) {
         n[0] = int(Nz), n[1] = int(Ny), n[2] = int(Nx);
@@ -36,7 +37,7 @@ int fftw_dims(uword Nx, uword Ny, uword Nz, int* n) {
 }
 }  // namespace
 
-void require_centred_grid(const char* where, uword Nx, uword Ny, uword Nz) {
+uword require_centred_grid(const char* where, uword Nx, uword Ny, uword Nz) {
     const uword N[3] = {Nx, Ny, Nz};
     const char* names[3] = {"Nx", "Ny", "Nz"};
     for (int d = 0; d < 3; ++d) {
@@ -46,7 +47,9 @@ void require_centred_grid(const char* where, uword Nx, uword Ny, uword Nz) {
               << "; each grid size must be 1 or an even number (the grid is centred at N/2)";
             throw invalid_argument(m.str());
         }
+        checked_product(where, {{names[d], N[d]}}, kMaxFftAxis, "FFTW and cuFFT take int dimensions");
     }
+    return checked_product(where, {{"Nx", Nx}, {"Ny", Ny}, {"Nz", Nz}});
 }
 
 template <>
@@ -109,8 +112,8 @@ void FftwPlan<float>::backward(std::complex<float>* d) const {
 }  // namespace detail
 
 template <typename T1>
-Gfft<T1>::Gfft(uword Nx, uword Ny, uword Nz) : Nx_(Nx), Ny_(Ny), Nz_(Nz), n_(Nx * Ny * Nz) {
-    detail::require_centred_grid("Gfft", Nx, Ny, Nz);
+Gfft<T1>::Gfft(uword Nx, uword Ny, uword Nz)
+    : Nx_(Nx), Ny_(Ny), Nz_(Nz), n_(detail::require_centred_grid("Gfft", Nx, Ny, Nz)) {
     plan_ = std::make_shared<detail::FftwPlan<T1>>(Nx, Ny, Nz);
 #ifdef CUDA_COMPUTE
     if (device::available()) gpuPlan_ = std::make_shared<cuda::CudaFftPlan<T1>>(int(Nx), int(Ny), int(Nz));
@@ -143,10 +146,11 @@ void Gfft<T1>::host_transform(forgeComplex<T1>* data, bool forward) const {
 template <typename T1>
 typename Gfft<T1>::ForgeVec Gfft<T1>::apply(const ForgeVec& in, uword nbatch, bool forward) const {
     if (nbatch == 0) throw invalid_argument("Gfft: nbatch must be at least 1, got 0");
-    if (in.n_elem != n_ * nbatch) {
+    const uword len = checked_product("Gfft", {{forward ? "n2" : "n1", n_}, {"nbatch", nbatch}});
+    if (in.n_elem != len) {
         std::ostringstream m;
         m << "Gfft " << (forward ? "forward: image" : "adjoint: k-space data") << " has " << in.n_elem
-          << " entries, expected " << (forward ? "n2" : "n1") << (nbatch > 1 ? " x nbatch = " : " = ") << n_ * nbatch
+          << " entries, expected " << (forward ? "n2" : "n1") << (nbatch > 1 ? " x nbatch = " : " = ") << len
           << " (grid " << Nx_ << " x " << Ny_ << " x " << Nz_ << ")";
         throw invalid_argument(m.str());
     }

@@ -41,8 +41,11 @@ private:
     uword n_ = 0;
 };
 
-// Validates a grid size for the centred transforms: every axis >= 1, and even when > 1.
-void require_centred_grid(const char* where, uword Nx, uword Ny, uword Nz);
+// FFTW's and cuFFT's plans take each dimension as an int.
+constexpr uword kMaxFftAxis = 2147483647;
+// Validates a grid size for the centred transforms: every axis >= 1, even when > 1 and at most
+// kMaxFftAxis; returns Nx*Ny*Nz (forge::invalid_argument if the product does not fit a uword).
+uword require_centred_grid(const char* where, uword Nx, uword Ny, uword Nz);
 }  // namespace detail
 
 namespace cuda {

@@ -40,10 +40,10 @@ double kb_ft(double nu, double W, double beta) {
 template <typename T1>
 Gnufft<T1>::Gnufft(uword n1, uword Nx, uword Ny, uword Nz, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
                    const arma::Col<T1>& kz, NufftOptions options)
-    : n1_(n1), n2_(Nx * Ny * Nz), N_{Nx, Ny, Nz}, W_(options.kernelWidth), alpha_(options.oversampling) {
+    : n1_(n1), n2_(0), N_{Nx, Ny, Nz}, W_(options.kernelWidth), alpha_(options.oversampling) {
     const char* where = "Gnufft";
     require_positive(where, "n1 (number of k-space samples)", n1);
-    detail::require_centred_grid(where, Nx, Ny, Nz);
+    n2_ = detail::require_centred_grid(where, Nx, Ny, Nz);
     require_length(where, "kx", kx.n_elem, n1, "n1");
     require_length(where, "ky", ky.n_elem, n1, "n1");
     require_length(where, "kz", kz.n_elem, n1, "n1");
@@ -62,6 +62,8 @@ Gnufft<T1>::Gnufft(uword n1, uword Nx, uword Ny, uword Nz, const arma::Col<T1>& 
 
     const arma::Col<T1>* k[3] = {&kx, &ky, &kz};
     const char* kn[3] = {"kx", "ky", "kz"};
+    const char* gridName[3] = {"oversampled grid size along x", "oversampled grid size along y",
+                               "oversampled grid size along z"};
     dims_ = 0;
     for (int d = 0; d < 3; ++d) {
         require_finite(where, kn[d], k[d]->memptr(), n1);
@@ -69,6 +71,7 @@ Gnufft<T1>::Gnufft(uword n1, uword Nx, uword Ny, uword Nz, const arma::Col<T1>& 
             ++dims_;
             uword g = uword(std::ceil(alpha_ * double(N_[d]) - 1e-9));
             G_[d] = g + (g & 1);
+            checked_product(where, {{gridName[d], G_[d]}}, detail::kMaxFftAxis, "FFTW and cuFFT take int dimensions");
             if (G_[d] < W_) {
                 std::ostringstream m;
                 m << where << ": the oversampled grid along " << "xyz"[d] << " has " << G_[d]
@@ -99,6 +102,8 @@ Gnufft<T1>::Gnufft(uword n1, uword Nx, uword Ny, uword Nz, const arma::Col<T1>& 
             }
         }
     }
+
+    checked_product(where, {{"oversampled grid x", G_[0]}, {"y", G_[1]}, {"z", G_[2]}});
 
     // Kernel table over |t| in [0, W/2] (two zero guard entries past the end).
     lutScale_ = T1(kLutPerCell);
@@ -154,17 +159,23 @@ Gnufft<T1>::Gnufft(uword n1, uword Nx, uword Ny, uword Nz, const arma::Col<T1>& 
         if (device::available()) {
             cuda::NufftGeometry g{};
             for (int d = 0; d < 3; ++d) {
-                g.N[d] = int(N_[d]);
-                g.G[d] = int(G_[d]);
+                g.N[d] = N_[d];
+                g.G[d] = G_[d];
                 g.u[d] = u_[d].data();
                 g.deapod[d] = deapod_[d].data();
             }
-            g.W = int(W_);
-            g.n1 = int(n1_);
+            g.W = W_;
+            g.n1 = n1_;
             g.lut = lut_.data();
-            g.lutSize = int(lut_.size());
+            g.lutSize = lut_.size();
             g.lutScale = lutScale_;
-            pipeline_ = std::make_shared<cuda::CudaNufftPipeline>(g);
+            // Sizes the kernels cannot index leave the operator host-only; device input then gets this reason.
+            try {
+                cuda::CudaNufftPipeline::check_sizes(where, g);
+            } catch (const invalid_argument& e) {
+                gpuRefusal_ = e.what();
+            }
+            if (gpuRefusal_.empty()) pipeline_ = std::make_shared<cuda::CudaNufftPipeline>(g);
         }
     }
 #endif
@@ -321,20 +332,25 @@ template <typename T1>
 typename Gnufft<T1>::ForgeVec Gnufft<T1>::apply(const ForgeVec& in, uword nbatch, bool forward) const {
     const uword nin = forward ? n2_ : n1_, nout = forward ? n1_ : n2_;
     if (nbatch == 0) throw invalid_argument("Gnufft: nbatch must be at least 1, got 0");
-    if (in.n_elem != nin * nbatch) {
+    const uword inLen = checked_product("Gnufft", {{forward ? "n2" : "n1", nin}, {"nbatch", nbatch}});
+    const uword outLen = checked_product("Gnufft", {{forward ? "n1" : "n2", nout}, {"nbatch", nbatch}});
+    if (in.n_elem != inLen) {
         std::ostringstream m;
         m << "Gnufft " << (forward ? "forward: image" : "adjoint: k-space data") << " has " << in.n_elem
-          << " entries, expected " << (forward ? "n2" : "n1") << (nbatch > 1 ? " x nbatch = " : " = ") << nin * nbatch;
+          << " entries, expected " << (forward ? "n2" : "n1") << (nbatch > 1 ? " x nbatch = " : " = ") << inLen;
         throw invalid_argument(m.str());
     }
     if (in.on_gpu()) {
 #ifdef CUDA_COMPUTE
         if constexpr (std::is_same<T1, float>::value) {
+            if (!pipeline_ && !gpuRefusal_.empty()) {
+                throw invalid_argument(gpuRefusal_ + "; the operator runs on host data only");
+            }
             if (!pipeline_) {
                 throw cuda_error("Gnufft: input is on the GPU but the operator has no CUDA pipeline (no CUDA device "
                                  "was available when it was constructed)");
             }
-            ForgeVec out = ForgeVec::device_uninitialized(nout * nbatch);
+            ForgeVec out = ForgeVec::device_uninitialized(outLen);
             const float* din = reinterpret_cast<const float*>(in.device_memptr());
             float* dout = reinterpret_cast<float*>(out.device_memptr());
             for (uword b = 0; b < nbatch; ++b) {
@@ -350,7 +366,7 @@ typename Gnufft<T1>::ForgeVec Gnufft<T1>::apply(const ForgeVec& in, uword nbatch
         throw residency_error("Gnufft: input is on the GPU, but the GPU path exists only for Gnufft<float> on CUDA "
                               "builds; call getFromGPU() first");
     }
-    ForgeVec out(nout * nbatch);
+    ForgeVec out(outLen);
     const auto* pin = reinterpret_cast<const std::complex<T1>*>(in.memptr());
     auto* pout = reinterpret_cast<std::complex<T1>*>(out.memptr());
     for (uword b = 0; b < nbatch; ++b) {

@@ -22,6 +22,7 @@
 // CudaNufftPipeline (sector-based shared-memory gridding) and the result stays on the GPU.
 #include <complex>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <armadillo>
@@ -109,6 +110,8 @@ private:
     std::vector<T1> deapod_[3];
     std::shared_ptr<detail::FftwPlan<T1>> plan_;
     std::shared_ptr<cuda::CudaNufftPipeline> pipeline_;
+    // Why there is no pipeline although a device is present (sizes the kernels cannot index); else empty.
+    std::string gpuRefusal_;
 };
 
 extern template class Gnufft<float>;

@@ -64,7 +64,7 @@ public:
     uword n_coils() const { return nc_; }
     uword n_shots() const { return nshots_; }
     uword samples_per_shot() const { return nsamp_; }
-    uword n_data() const { return nsamp_ * nshots_ * nc_; }  // length of A * x
+    uword n_data() const { return nData_; }  // length of A * x: samplesPerShot * nShots * nc
 
 protected:
     // Checks the arguments every multi-shot operator takes (trajectory and time matrices of
@@ -80,7 +80,8 @@ protected:
         require_shape(name, "ky", ky, nsamp_, nshots_, "size(kx)");
         require_shape(name, "kz", kz, nsamp_, nshots_, "size(kx)");
         require_shape(name, "t", t, nsamp_, nshots_, "size(kx)");
-        require_length(name, "maps", maps.n_elem, n2 * nc, "n2 * nc");
+        nData_ = checked_product(name, {{"samplesPerShot", nsamp_}, {"nShots", nshots_}, {"nc", nc}});
+        require_length(name, "maps", maps.n_elem, checked_product(name, {{"n2", n2}, {"nc", nc}}), "n2 * nc");
         require_shape(name, "shotPhases", shotPhases, n2, nshots_, "n2 x nShots");
         shots_.reserve(nshots_);
     }
@@ -100,6 +101,7 @@ protected:
 private:
     const char* name_;
     uword nsamp_, nshots_, n2_, nc_;
+    uword nData_ = 0;
     std::vector<SENSE<T1, ShotOp>> shots_;
 };
 

@@ -32,6 +32,7 @@
 #include "forge/CUDA/SenseKernels.h"
 #include "forge/Core/DeviceMemory.h"
 #include "forge/Core/Exceptions.h"
+#include "forge/Core/Validation.h"
 #include "forge/Core/forgeCol.h"
 
 namespace forge {
@@ -87,10 +88,12 @@ public:
     SENSE(const Tobj& G, const ArmaVec& maps, uword nc)
         : G_(G), n1_(G.n1()), n2_(G.n2()), nc_(nc), maps_(maps), dev_(std::make_shared<DeviceMaps>()) {
         if (nc == 0) throw invalid_argument("SENSE: nc (number of coils) must be at least 1, got 0");
-        if (maps.n_elem != n2_ * nc) {
+        const uword nmaps = checked_product("SENSE", {{"G.n2()", n2_}, {"nc", nc}});
+        nData_ = checked_product("SENSE", {{"G.n1()", n1_}, {"nc", nc}});
+        if (maps.n_elem != nmaps) {
             std::ostringstream m;
             m << "SENSE: maps has " << maps.n_elem << " entries, expected G.n2() * nc = " << n2_ << " * " << nc
-              << " = " << n2_ * nc << " (coil c's map at [c*n2, (c+1)*n2))";
+              << " = " << nmaps << " (coil c's map at [c*n2, (c+1)*n2))";
             throw invalid_argument(m.str());
         }
     }
@@ -102,7 +105,7 @@ public:
     }
     // x = S / y (adjoint: n1*nc samples -> n2 pixels)
     ForgeVec operator/(const ForgeVec& y) const {
-        check_len(y.n_elem, n1_ * nc_, "operator/", "y", "n1 * nc");
+        check_len(y.n_elem, nData_, "operator/", "y", "n1 * nc");
         return (batching_ && can_batch) ? adjoint_batched(y) : adjoint_coil_by_coil(y);
     }
     ArmaVec operator*(const ArmaVec& x) const { return (*this * ForgeVec(x)).getArma(); }
@@ -111,7 +114,7 @@ public:
     // Coil-by-coil transforms (always available): one G * or G / per coil.
     ForgeVec forward_coil_by_coil(const ForgeVec& x) const {
         check_len(x.n_elem, n2_, "forward_coil_by_coil", "x", "n2");
-        ForgeVec out = ForgeVec::same_place(x, n1_ * nc_);
+        ForgeVec out = ForgeVec::same_place(x, nData_);
         ForgeVec tmp = ForgeVec::same_place(x, n2_);
         for (uword c = 0; c < nc_; ++c) {
             expand(x, tmp, c, 1);
@@ -121,7 +124,7 @@ public:
         return out;
     }
     ForgeVec adjoint_coil_by_coil(const ForgeVec& y) const {
-        check_len(y.n_elem, n1_ * nc_, "adjoint_coil_by_coil", "y", "n1 * nc");
+        check_len(y.n_elem, nData_, "adjoint_coil_by_coil", "y", "n1 * nc");
         ForgeVec out = ForgeVec::same_place(y, n2_);
         ForgeVec yc = ForgeVec::same_place(y, n1_);
         for (uword c = 0; c < nc_; ++c) {
@@ -137,7 +140,7 @@ public:
     ForgeVec forward_batched(const ForgeVec& x) const {
         check_len(x.n_elem, n2_, "forward_batched", "x", "n2");
         if constexpr (can_batch) {
-            ForgeVec big = ForgeVec::same_place(x, n2_ * nc_);
+            ForgeVec big = ForgeVec::same_place(x, maps_.n_elem);
             expand(x, big, 0, nc_);
             return G_.forward_batch(big, nc_);
         } else {
@@ -145,7 +148,7 @@ public:
         }
     }
     ForgeVec adjoint_batched(const ForgeVec& y) const {
-        check_len(y.n_elem, n1_ * nc_, "adjoint_batched", "y", "n1 * nc");
+        check_len(y.n_elem, nData_, "adjoint_batched", "y", "n1 * nc");
         if constexpr (can_batch) {
             ForgeVec imgs = G_.adjoint_batch(y, nc_);
             ForgeVec out = ForgeVec::same_place(y, n2_);
@@ -166,7 +169,7 @@ public:
     uword n1() const { return n1_; }           // samples per coil
     uword n2() const { return n2_; }           // pixels
     uword n_coils() const { return nc_; }
-    uword n_data() const { return n1_ * nc_; }  // length of S * x
+    uword n_data() const { return nData_; }  // length of S * x: n1 * nc
     const Tobj& encoding_operator() const { return G_; }
     const ForgeVec& maps() const { return maps_; }
 
@@ -216,6 +219,7 @@ private:
 
     Tobj G_;
     uword n1_, n2_, nc_;
+    uword nData_ = 0;  // n1 * nc, checked once
     ForgeVec maps_;
     std::shared_ptr<DeviceMaps> dev_;
     bool batching_ = true;

@@ -1,5 +1,7 @@
 #include "forge/Operators/TimeSegmentation.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <sstream>
@@ -43,9 +45,10 @@ void histogram(const arma::vec& v, uword nb, arma::vec& centres, arma::vec& weig
     for (uword i = 0; i < nz.n_elem; ++i) centres(i) = lo + (double(nz(i)) + 0.5) * w;
 }
 
+// Bin counts are clamped in double before the conversion: a huge span would not fit a uword.
 uword field_bins(const arma::vec& fm, const arma::vec& t) {
     const double span = (fm.max() - fm.min()) * (t.max() - t.min());
-    return std::min<uword>(4096, std::max<uword>(64, uword(std::ceil(span / 0.02))));
+    return uword(std::min(4096.0, std::max(64.0, std::ceil(span / 0.02))));
 }
 
 arma::cx_rowvec hanning_at(double t, const Nodes& n) {
@@ -100,7 +103,7 @@ arma::cx_mat coefficients(const arma::vec& fm, const arma::vec& t, const Nodes& 
     }
     // a(t) is smooth on the scale 1/max|w|: tabulate it finely and interpolate linearly.
     const double wmax = std::max(std::abs(fm.min()), std::abs(fm.max()));
-    const uword nt = std::min<uword>(65536, std::max<uword>(1024, uword(64 * wmax * T)));
+    const uword nt = uword(std::min(65536.0, std::max(1024.0, 64 * wmax * T)));
     const arma::cx_mat tab = minmax_at(centres, weights, n, arma::linspace(t.min(), t.max(), nt + 1));
     for (uword j = 0; j < t.n_elem; ++j) {
         const double x = (t(j) - t.min()) / T * double(nt);
@@ -111,14 +114,55 @@ arma::cx_mat coefficients(const arma::vec& fm, const arma::vec& t, const Nodes& 
     return A;
 }
 
+double physical_memory_bytes() {
+#if defined(_SC_PHYS_PAGES) && defined(_SC_PAGE_SIZE)
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    if (pages > 0 && page > 0) return double(pages) * double(page);
+#endif
+    return 0;  // unknown: no memory check
+}
+
+// Bounds L before anything of size L is allocated. More segments than samples only add applications of G
+// (n1 of them cost more than the exact Gdft), so L <= n1. The memory the interpolators, phase maps and, for
+// min-max, the least-squares tables take must fit in this machine's memory. 'operatorFactors': the n1 x
+// (L+1) interpolators and 2 (L+1) vectors of n1 and of n2 entries the operator keeps; else (the error
+// estimate) the interpolators at <= 256 time bins only.
+void require_segments(const char* where, uword L, uword n1, uword n2, TSInterp type, double complexBytes,
+                      bool operatorFactors) {
+    if (L == 0) {
+        throw invalid_argument(std::string(where) + ": L (number of time segments) must be at least 1, got 0");
+    }
+    if (L > n1) {
+        std::ostringstream m;
+        m << where << ": L = " << L << " time segments exceed the " << n1
+          << " samples (timeVec entries); more segments than samples only add applications of G (from there on "
+             "the exact Gdft is cheaper): use L <= "
+          << n1;
+        throw invalid_argument(m.str());
+    }
+    const double nodes = double(L) + 1, cd = 16;  // complex<double>
+    double bytes = operatorFactors ? nodes * (double(n1) * (cd + 2 * complexBytes) + double(n2) * 2 * complexBytes)
+                                   : nodes * 256 * cd * 2;
+    if (type == TSInterp::MinMax) bytes += nodes * (65537.0 + 4096.0) * cd * 2 + nodes * nodes * cd * 4;
+    const double mem = physical_memory_bytes();
+    if (mem > 0 && bytes > mem) {
+        std::ostringstream m;
+        m.precision(3);
+        m << where << ": L = " << L << " time segments need about " << bytes / double(1ull << 30)
+          << " GiB for the interpolators and phase maps (n1 = " << n1 << " samples, n2 = " << n2
+          << " pixels), more than this machine's " << mem / double(1ull << 30) << " GiB of memory; use fewer segments";
+        throw invalid_argument(m.str());
+    }
+}
+
 template <typename T1>
-void check_inputs(uword n1, uword n2, const arma::Col<T1>& fm, const arma::Col<T1>& t, uword L) {
+void check_inputs(uword n1, uword n2, const arma::Col<T1>& fm, const arma::Col<T1>& t, uword L, TSInterp type) {
     const char* where = "TimeSegmentation";
     require_length(where, "fieldMap", fm.n_elem, n2, "n2 (pixels of G)");
     require_length(where, "timeVec", t.n_elem, n1, "n1 (samples of G)");
     require_finite(where, "fieldMap", fm.memptr(), fm.n_elem);
     require_finite(where, "timeVec", t.memptr(), t.n_elem);
-    if (L == 0) throw invalid_argument("TimeSegmentation: L (number of time segments) must be at least 1, got 0");
+    require_segments(where, L, n1, n2, type, double(sizeof(std::complex<T1>)), true);
 }
 }  // namespace
 
@@ -126,7 +170,7 @@ template <typename T1, typename Tobj>
 TimeSegmentation<T1, Tobj>::TimeSegmentation(const Tobj& G, const arma::Col<T1>& fieldMap,
                                              const arma::Col<T1>& timeVec, uword L, TSInterp type)
     : G_(G), n1_(G.n1()), n2_(G.n2()), L_(L), type_(type), deviceMutex_(std::make_shared<std::mutex>()) {
-    check_inputs(n1_, n2_, fieldMap, timeVec, L);
+    check_inputs(n1_, n2_, fieldMap, timeVec, L, type);
     const arma::vec fm = arma::conv_to<arma::vec>::from(fieldMap), t = arma::conv_to<arma::vec>::from(timeVec);
     const Nodes n = make_nodes(t.min(), t.max(), L);
     const arma::cx_mat A = coefficients(fm, t, n, field_bins(fm, t), type);
@@ -200,9 +244,13 @@ typename TimeSegmentation<T1, Tobj>::ArmaVec TimeSegmentation<T1, Tobj>::operato
 template <typename T1, typename Tobj>
 TSErrorReport TimeSegmentation<T1, Tobj>::approximation_error(const arma::Col<T1>& fieldMap,
                                                               const arma::Col<T1>& timeVec, uword L, TSInterp type) {
-    if (L == 0) throw invalid_argument("TimeSegmentation::approximation_error: L must be at least 1, got 0");
+    const char* where = "TimeSegmentation::approximation_error";
     if (fieldMap.is_empty() || timeVec.is_empty())
-        throw invalid_argument("TimeSegmentation::approximation_error: fieldMap and timeVec must not be empty");
+        throw invalid_argument(std::string(where) + ": fieldMap and timeVec must not be empty");
+    // NaN would drop out of the histograms and leave a falsely small error.
+    require_finite(where, "fieldMap", fieldMap.memptr(), fieldMap.n_elem);
+    require_finite(where, "timeVec", timeVec.memptr(), timeVec.n_elem);
+    require_segments(where, L, timeVec.n_elem, fieldMap.n_elem, type, double(sizeof(std::complex<T1>)), false);
     const arma::vec fm = arma::conv_to<arma::vec>::from(fieldMap), t = arma::conv_to<arma::vec>::from(timeVec);
     arma::vec wc, ww, tc, tw;
     histogram(fm, field_bins(fm, t), wc, ww);
@@ -226,14 +274,25 @@ TSErrorReport TimeSegmentation<T1, Tobj>::choose_segments(const arma::Col<T1>& f
         throw invalid_argument(m.str());
     }
     if (Lmax == 0) throw invalid_argument("TimeSegmentation::choose_segments: Lmax must be at least 1, got 0");
+    if (fieldMap.is_empty() || timeVec.is_empty())
+        throw invalid_argument("TimeSegmentation::choose_segments: fieldMap and timeVec must not be empty");
+    // No more segments than samples (see require_segments).
+    const uword last = std::min<uword>(Lmax, timeVec.n_elem);
+    const double goal = 0.9 * targetError;
     TSErrorReport r;
-    for (uword L = 1; L <= Lmax; ++L) {
+    for (uword L = 1; L <= last; ++L) {
         r = approximation_error(fieldMap, timeVec, L, type);
-        if (r.rms_error <= 0.9 * targetError) return r;
+        if (r.rms_error <= goal) return r;
     }
     std::ostringstream m;
-    m << "TimeSegmentation::choose_segments: even L = " << Lmax << " segments give an estimated RMS error of "
-      << r.rms_error << ", above the requested " << targetError << "; raise Lmax or use Gdft";
+    m << "TimeSegmentation::choose_segments: even L = " << last << " segments give an estimated RMS error of "
+      << r.rms_error << ", above " << goal << " = 0.9 x the requested " << targetError
+      << " (the 10% margin covers the estimate's binning); ";
+    if (last < Lmax) {
+        m << "there are only " << timeVec.n_elem << " samples, and more segments than samples do not help: use Gdft";
+    } else {
+        m << "raise Lmax or use Gdft";
+    }
     throw invalid_argument(m.str());
 }
 

@@ -7,7 +7,9 @@
 //   adjoint  m = sum_l exp(+i FM tau_l) .* G^H (conj(a_l) .* s)      (the exact adjoint of the forward)
 //
 // so that TimeSegmentation(G, FM, t, L) approximates Gdft(..., FM, t) (forward exp(-i(2 pi k.r + FM t))).
-// L segments use L+1 nodes, i.e. L+1 applications of G per transform. Interpolators:
+// L segments use L+1 nodes, i.e. L+1 applications of G per transform. 1 <= L <= n1 (more segments than
+// samples cost more than the exact Gdft), and the interpolators and phase maps, about
+// (L+1) (n1 + 2 n1 + 2 n2) complex values, must fit in the machine's memory. Interpolators:
 //   TSInterp::Hanning  a_l(t) = 1/2 (1 + cos(pi (t - tau_l) / dtau)) for |t - tau_l| < dtau (Sutton et al. 2003)
 //   TSInterp::MinMax   least-squares (min-max) interpolators a(t) = (E^H D E)^-1 E^H D e(t) over the
 //                      field-map histogram D (Fessler et al. 2005)
@@ -57,11 +59,12 @@ public:
     // Interpolator values a_l(t_j): n1 x (L+1).
     arma::Mat<std::complex<T1>> interpolators() const;
 
-    // Estimated approximation error of L segments for this field map and these times.
+    // Estimated approximation error of L segments for this field map and these times (finite values; L as for
+    // the operator, with n1 = timeVec's length).
     static TSErrorReport approximation_error(const arma::Col<T1>& fieldMap, const arma::Col<T1>& timeVec, uword L,
                                              TSInterp type);
-    // Smallest L (1..Lmax) with estimated RMS error <= 0.9 * target (a 10% margin for the binning of the
-    // estimate); throws forge::invalid_argument when even Lmax does not reach it.
+    // Smallest L (1..min(Lmax, n1)) with estimated RMS error <= 0.9 * target (a 10% margin for the binning of
+    // the estimate); throws forge::invalid_argument, giving both numbers, when even the largest L does not.
     static TSErrorReport choose_segments(const arma::Col<T1>& fieldMap, const arma::Col<T1>& timeVec,
                                          double targetError, TSInterp type = TSInterp::MinMax, uword Lmax = 64);
 

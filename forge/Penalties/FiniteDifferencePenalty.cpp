@@ -5,6 +5,7 @@
 
 #include "forge/CUDA/PenaltyKernels.h"
 #include "forge/Core/Exceptions.h"
+#include "forge/Core/Validation.h"
 #include "forge/Penalties/QuadPenalty.h"
 #include "forge/Penalties/TVPenalty.h"
 
@@ -31,6 +32,8 @@ FiniteDifferencePenalty<T1>::FiniteDifferencePenalty(const char* name, uword Nx,
     require_dim(name, "Nx", Nx);
     require_dim(name, "Ny", Ny);
     require_dim(name, "Nz", Nz);
+    // The pixel count and the z stride Nx*Ny must not wrap (a wrapped count would accept a wrong-size x).
+    checked_product(name, {{"Nx", Nx}, {"Ny", Ny}, {"Nz", Nz}});
     require_nonneg_finite(name, "beta", beta);
     if (kind == fd::Potential::Charbonnier && !(std::isfinite(delta) && delta > 0)) {
         std::ostringstream m;

@@ -580,3 +580,82 @@ TEST_CASE("forgeCol: without a usable GPU putOnGPU throws forge::cuda_error and 
     CHECK(rel(v, a) == 0.0);
     CHECK(rel(v + v, arma::cx_fvec(a + a)) < 1e-6);
 }
+
+// ============================================================================ size arithmetic
+#include "forge/Core/Validation.h"
+
+TEST_CASE("checked_product: products that exceed the limit throw, naming each factor and the limit",
+          "[core][errors][sizes]") {
+    using forge::checked_product;
+    const uword big = (uword(1) << 58) + 1, max = std::numeric_limits<uword>::max();
+    // 64 * (2^58 + 1) wraps to 64 in uword arithmetic.
+    CHECK(uword(64) * big == 64);
+    CHECK_THROWS_AS(checked_product("Op", {{"numX", 64}, {"numY", big}, {"numZ", 1}}), forge::invalid_argument);
+    CHECK_THROWS_WITH(checked_product("Op", {{"numX", 64}, {"numY", big}, {"numZ", 1}}),
+                      Catch::Contains("Op: numX * numY * numZ = 64 * 288230376151711745 * 1 exceeds " +
+                                      std::to_string(max)));
+    // Exact products up to and at the limit pass; one more throws and names the limit and why.
+    CHECK(checked_product("Op", {{"a", uword(1) << 32}, {"b", (uword(1) << 32) - 1}}) ==
+          (uword(1) << 32) * ((uword(1) << 32) - 1));
+    CHECK(checked_product("Op", {{"a", max}, {"b", 1}}) == max);
+    CHECK_THROWS(checked_product("Op", {{"a", uword(1) << 32}, {"b", uword(1) << 32}}));
+    CHECK(checked_product("Op", {{"n", 100}, {"m", 21}}, 2100, "test limit") == 2100);
+    CHECK_THROWS_WITH(checked_product("Op", {{"n", 100}, {"m", 22}}, 2100, "test limit"),
+                      Catch::Contains("n * m = 100 * 22 exceeds 2100 (test limit)"));
+    CHECK_THROWS_WITH(checked_product("Op", {{"n1", 2101}}, 2100, "test limit"),
+                      Catch::Contains("Op: n1 = 2101 exceeds 2100 (test limit)"));
+    // A zero factor makes the product 0 whatever the others are.
+    CHECK(checked_product("Op", {{"a", max}, {"b", max}, {"c", 0}}) == 0);
+}
+
+TEST_CASE("forgeMat and forgeCol: sizes whose byte or element count wraps throw instead of allocating less",
+          "[core][errors][sizes]") {
+    // 2^32 x 2^32 wraps to 0 elements.
+    CHECK_THROWS_AS(forgeMat<float>(uword(1) << 32, uword(1) << 32), forge::invalid_argument);
+    CHECK_THROWS_WITH(forgeMat<float>(uword(1) << 32, uword(1) << 32), Catch::Contains("rows * cols"));
+    CHECK_THROWS_AS(forgeMat<double>(uword(1) << 40, uword(1) << 30, 1.0), forge::invalid_argument);
+    // 2^62 complex floats are 2^65 bytes: the byte count wraps to 0.
+    CHECK_THROWS_AS(forgeCol<forgeComplex<float>>::device_uninitialized(uword(1) << 62), forge::invalid_argument);
+    CHECK_THROWS_WITH(forgeCol<forgeComplex<float>>::device_uninitialized(uword(1) << 62),
+                      Catch::Contains("sizeof(T)"));
+    // An empty matrix of many columns is still fine, and its columns are empty.
+    forgeMat<float> m(0, 5);
+    CHECK(m.n_elem == 0);
+}
+
+TEST_CASE("forgeMat: columns of a matrix with no rows are empty, not out of range", "[core][forgeMat]") {
+    forgeMat<float> m(0, 5);
+    CHECK(m.col(4).n_elem == 0);
+    CHECK_NOTHROW(m.set_col(2, forgeCol<float>()));
+    CHECK_THROWS_AS(m.col(5), std::out_of_range);
+    CHECK_THROWS_WITH(m.col(5), Catch::Contains("column 5 out of range for 0x5"));
+}
+
+TEST_CASE("forgeCol: an empty vector goes to the GPU under the same rules as a full one", "[core][residency]") {
+    forgeCol<forgeComplex<float>> e;
+    forgeCol<double> z(0);
+    forgeMat<float> m(0, 3);
+    if (!forge::device::available()) {
+        // No device (CPU build, or CUDA build on a machine without a GPU): the same cuda_error as for data.
+        const char* why = forge::device::built_with_cuda() ? "no CUDA device" : "without CUDA";
+        CHECK_THROWS_AS(e.putOnGPU(), forge::cuda_error);
+        CHECK_THROWS_WITH(e.putOnGPU(), Catch::Contains(why));
+        CHECK_THROWS_WITH(z.putOnGPU(), Catch::Contains(why));
+        CHECK_THROWS_WITH(m.putOnGPU(), Catch::Contains(why));
+        CHECK_THROWS_WITH(forgeCol<float>::device_uninitialized(0), Catch::Contains(why));
+        CHECK_FALSE(e.on_gpu());
+        CHECK_FALSE(z.on_gpu());
+        CHECK_FALSE(m.on_gpu());
+    } else {
+        e.putOnGPU();
+        m.putOnGPU();
+        CHECK(e.on_gpu());
+        CHECK(m.on_gpu());
+        const forgeCol<forgeComplex<float>> s = e + e;  // runs on the device, stays there
+        CHECK(s.on_gpu());
+        CHECK(s.n_elem == 0);
+        e.getFromGPU();
+        CHECK_FALSE(e.on_gpu());
+        CHECK(e.n_elem == 0);
+    }
+}

@@ -66,3 +66,16 @@ TEST_CASE("Gfft rejects bad sizes", "[Gfft][fft][errors]") {
     CHECK_THROWS_WITH(G * wrong, Catch::Contains("expected n2 = 64"));
     CHECK_THROWS_AS(G / wrong, forge::invalid_argument);
 }
+
+TEST_CASE("Gfft rejects grids whose size product wraps or whose axes FFTW cannot plan", "[Gfft][fft][errors][sizes]") {
+    const forge::uword a = forge::uword(1) << 22;  // a^3 = 2^66 wraps to 0 pixels
+    CHECK_THROWS_AS(forge::Gfft<float>(a, a, a), forge::invalid_argument);
+    CHECK_THROWS_WITH(forge::Gfft<double>(a, a, a), Catch::Contains("Nx * Ny * Nz = 4194304 * 4194304 * 4194304"));
+    // FFTW and cuFFT take int dimensions: 2^32 would become 0.
+    CHECK_THROWS_WITH(forge::Gfft<float>(forge::uword(1) << 32, 1, 1),
+                      Catch::Contains("Nx = 4294967296 exceeds 2147483647") && Catch::Contains("int"));
+    // A batch whose length wraps: 64 * 2^58 = 2^64 -> 0.
+    forge::Gfft<float> G(8, 8);
+    CHECK_THROWS_WITH(G.forward_batch(forge::forgeCol<forge::forgeComplex<float>>(), forge::uword(1) << 58),
+                      Catch::Contains("nbatch"));
+}

@@ -132,6 +132,48 @@ TEST_CASE("Gnufft rejects bad inputs with clear messages", "[Gnufft][nufft][erro
     CHECK_THROWS_WITH(G / arma::cx_fvec(9, arma::fill::ones), Catch::Contains("expected n1 = 10"));
 }
 
+#include "forge/CUDA/CudaNufftPipeline.h"
+
+TEST_CASE("Gnufft rejects sizes whose products wrap or that FFTW and the GPU kernels cannot index",
+          "[Gnufft][nufft][errors][sizes]") {
+    using forge::uword;
+    const arma::fvec k(4, arma::fill::zeros);
+    // 2^22 per axis: the pixel count 2^66 wraps to 0.
+    const uword a = uword(1) << 22;
+    CHECK_THROWS_WITH(forge::Gnufft<float>(4, a, a, a, k, k, k), Catch::Contains("Nx * Ny * Nz"));
+    // Nx = 2^30 + 2 fits FFTW's int, its oversampled grid (2^31 + 4) does not.
+    CHECK_THROWS_WITH(forge::Gnufft<float>(4, (uword(1) << 30) + 2, 1, 1, k, k, k),
+                      Catch::Contains("oversampled grid size along x = 2147483652 exceeds 2147483647"));
+    // Batches: 256 * 2^56 = 2^64 wraps to 0.
+    forge::Gnufft<float> G(4, 16, 16, 1, k, k, k);
+    CHECK_THROWS_WITH(G.forward_batch(forge::forgeCol<forge::forgeComplex<float>>(), uword(1) << 56),
+                      Catch::Contains("nbatch"));
+
+    // The GPU pipeline's own limits (checked on every build; CUDA builds leave an operator beyond them
+    // host-only and say why when given device data).
+    using forge::cuda::CudaNufftPipeline;
+    forge::cuda::NufftGeometry g{};
+    for (int d = 0; d < 3; ++d) g.N[d] = g.G[d] = 1;
+    g.N[0] = g.N[1] = 256;
+    g.G[0] = g.G[1] = 512;
+    g.W = 5;
+    g.n1 = CudaNufftPipeline::kMaxIndex;
+    CHECK_NOTHROW(CudaNufftPipeline::check_sizes("Gnufft", g));
+    CHECK(CudaNufftPipeline::sector_size(g, 0) == 32);
+    g.n1 = CudaNufftPipeline::kMaxIndex + 1;
+    CHECK_THROWS_WITH(CudaNufftPipeline::check_sizes("Gnufft", g),
+                      Catch::Contains("n1 (k-space samples) = 2147483648 exceeds 2147483647"));
+    g.n1 = 1000;
+    g.G[0] = uword(1) << 31;
+    CHECK_THROWS_WITH(CudaNufftPipeline::check_sizes("Gnufft", g), Catch::Contains("oversampled grid size x"));
+    // 3D: 16^3 sectors; 2^20 x 2^20 x 2^16 cells make 2^44 sectors, more thread blocks than an int numbers.
+    g.N[2] = 2;
+    g.G[0] = g.G[1] = uword(1) << 20;
+    g.G[2] = uword(1) << 16;
+    CHECK(CudaNufftPipeline::sector_size(g, 2) == 16);
+    CHECK_THROWS_WITH(CudaNufftPipeline::check_sizes("Gnufft", g), Catch::Contains("sectors along x * y * z"));
+}
+
 // ---------------------------------------------------------------------------- density compensation
 #include "forge/Operators/DensityCompensation.h"
 

@@ -176,3 +176,12 @@ TEST_CASE("Penalties reject bad arguments with clear messages", "[penalty][error
     CHECK_THROWS_AS(R.Gradient(wrong), forge::invalid_argument);
     CHECK_THROWS_AS(R.Denom(wrong, arma::cx_fvec(16, arma::fill::ones)), forge::invalid_argument);
 }
+
+TEST_CASE("Penalties reject grids whose pixel count wraps", "[penalty][errors][sizes]") {
+    // 2^22 per axis: 2^66 pixels wrap to 0, which an empty image would match.
+    const forge::uword a = forge::uword(1) << 22;
+    CHECK_THROWS_WITH(QuadPenalty<float>(a, a, a, 1.0f), Catch::Contains("QuadPenalty: Nx * Ny * Nz"));
+    CHECK_THROWS_WITH(TVPenalty<double>(a, a, a, 1.0, 0.1), Catch::Contains("TVPenalty: Nx * Ny * Nz"));
+    // Nx * Ny alone (the z stride) wraps to 0 here.
+    CHECK_THROWS_AS(QuadPenalty<double>(forge::uword(1) << 32, forge::uword(1) << 32, 1, 1.0), forge::invalid_argument);
+}

@@ -160,6 +160,11 @@ TEST_CASE("SENSE rejects bad sizes", "[sense][errors]") {
     SENSE<float, Gdft<float>> S(make_gdft<float>(g), arma::cx_fvec(g.n2 * 2, arma::fill::ones), 2);
     CHECK_THROWS_AS(S * arma::cx_fvec(g.n2 + 1, arma::fill::ones), forge::invalid_argument);
     CHECK_THROWS_WITH(S / arma::cx_fvec(g.n1, arma::fill::ones), Catch::Contains("expected n1 * nc"));
+    // n2 * nc = 48 * (2^60 + 1) wraps to 48: one coil's maps must not pass for 2^60 + 1 coils.
+    const arma::uword huge = (arma::uword(1) << 60) + 1;
+    REQUIRE(g.n2 * huge == g.n2);
+    CHECK_THROWS_WITH((SENSE<float, Gdft<float>>(make_gdft<float>(g), arma::cx_fvec(g.n2, arma::fill::ones), huge)),
+                      Catch::Contains("G.n2() * nc = 48 * 1152921504606846977 exceeds"));
 }
 
 namespace {
@@ -244,4 +249,11 @@ TEST_CASE("pcSENSE is adjoint and rejects bad shapes", "[pcsense][adjoint]") {
                                      m(arma::mat(p.phases.cols(0, 1))), p.nc),
                       Catch::Contains("shotPhases"));
     CHECK_THROWS_AS(P * arma::cx_fvec(p.g.n2 - 1, arma::fill::ones), forge::invalid_argument);
+    // n2 * nc = 48 * (2^60 + 1) wraps to 48, the length of one coil's map.
+    const arma::uword huge = (arma::uword(1) << 60) + 1;
+    CHECK_THROWS_WITH(pcSENSE<float>(m(p.kx), m(p.ky), m(p.kz), m(p.t), cv<float>(p.g.ix), cv<float>(p.g.iy),
+                                     cv<float>(p.g.iz), cv<float>(p.g.FM),
+                                     arma::conv_to<arma::cx_fvec>::from(arma::cx_vec(p.maps.head(p.g.n2))),
+                                     m(p.phases), huge),
+                      Catch::Contains("nc"));
 }

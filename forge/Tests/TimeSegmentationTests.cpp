@@ -1,6 +1,9 @@
 // TimeSegmentation: field-corrected operators built from Gfft/Gnufft against the exact Gdft with a field map.
 #include <cmath>
 #include <complex>
+#include <limits>
+#include <sstream>
+#include <string>
 
 #include "TestHelpers.h"
 #include "forge/Operators/Gdft.h"
@@ -143,6 +146,54 @@ TEST_CASE("TimeSegmentation rejects bad inputs", "[TimeSegmentation][ts][errors]
     CHECK_THROWS_WITH(TS::choose_segments(big, tl, 1e-6, forge::TSInterp::Hanning, 3), Catch::Contains("L = 3"));
     TS A(F, fm, t, 2);
     CHECK_THROWS_WITH(A * arma::cx_fvec(10), Catch::Contains("expected n2 = 64"));
+}
+
+TEST_CASE("TimeSegmentation bounds L by the samples and the memory it needs", "[TimeSegmentation][ts][errors]") {
+    forge::Gfft<float> F(8, 8);
+    const arma::fvec fm = arma::linspace<arma::fvec>(-300, 300, 64), t = arma::linspace<arma::fvec>(0, 0.01f, 64);
+    using TS = forge::TimeSegmentation<float, forge::Gfft<float>>;
+    CHECK_NOTHROW(TS(F, fm, t, 64));
+    // 65 segments for 64 samples: more nodes than samples.
+    REQUIRE_THROWS_WITH(TS(F, fm, t, 65), Catch::Contains("L = 65 time segments exceed the 64 samples"));
+    CHECK_THROWS_AS(TS(F, fm, t, 1000000, forge::TSInterp::MinMax), forge::invalid_argument);
+    CHECK_THROWS_WITH(TS::approximation_error(fm, t, 1000000, forge::TSInterp::Hanning), Catch::Contains("L <= 64"));
+    // Within the sample count but beyond any machine's memory: 2e5 samples and 2e5 segments would need
+    // 2e5 x 2e5 interpolators (~1 TiB); refused before anything is allocated.
+    const arma::uword n1 = 200000;
+    const arma::fvec k(n1, arma::fill::zeros), r(4, arma::fill::zeros), tl = arma::linspace<arma::fvec>(0, 0.02f, n1);
+    const forge::Gdft<float> G(n1, 4, k, k, k, r, r, r, r, tl);
+    CHECK_THROWS_WITH((forge::TimeSegmentation<float, forge::Gdft<float>>(G, r, tl, n1)),
+                      Catch::Contains("GiB") && Catch::Contains("memory"));
+}
+
+TEST_CASE("TimeSegmentation error estimates reject non-finite inputs and say what they compare",
+          "[TimeSegmentation][ts][errors]") {
+    using TS = forge::TimeSegmentation<float, forge::Gfft<float>>;
+    FORGE_INFO_SEED();
+    arma::fvec fm = uniform<float>(64, -600, 600), t = arma::linspace<arma::fvec>(0, 0.01f, 64);
+    CHECK(TS::approximation_error(fm, t, 2, forge::TSInterp::Hanning).rms_error > 0);
+    for (arma::uword i : {arma::uword(0), arma::uword(17)}) {
+        arma::fvec bad = fm;
+        bad(i) = std::numeric_limits<float>::quiet_NaN();
+        CHECK_THROWS_WITH(TS::approximation_error(bad, t, 4, forge::TSInterp::Hanning),
+                          Catch::Contains("fieldMap[" + std::to_string(i) + "] is nan"));
+        CHECK_THROWS_WITH(TS::choose_segments(bad, t, 1e-2), Catch::Contains("fieldMap"));
+        arma::fvec badt = t;
+        badt(i) = std::numeric_limits<float>::infinity();
+        CHECK_THROWS_WITH(TS::approximation_error(fm, badt, 4, forge::TSInterp::MinMax), Catch::Contains("timeVec"));
+    }
+    // The failure message gives the RMS estimate, the value it was compared with (0.9 x the target) and the target.
+    const arma::fvec big = arma::linspace<arma::fvec>(-3000, 3000, 64), tl = arma::linspace<arma::fvec>(0, 0.05f, 64);
+    const double est = TS::approximation_error(big, tl, 3, forge::TSInterp::Hanning).rms_error;
+    const double target = est / 0.95;  // est < target, but est > 0.9 x target
+    std::ostringstream goal;
+    goal << 0.9 * target << " = 0.9 x the requested " << target;
+    CHECK_THROWS_WITH(TS::choose_segments(big, tl, target, forge::TSInterp::Hanning, 3),
+                      Catch::Contains("above " + goal.str()));
+    CHECK_THROWS_WITH(TS::choose_segments(big, arma::fvec(), 1e-2), Catch::Contains("must not be empty"));
+    // With fewer samples than Lmax the search stops at n1 and says why.
+    CHECK_THROWS_WITH(TS::choose_segments(big, tl, 1e-9, forge::TSInterp::Hanning, 100),
+                      Catch::Contains("L = 64") && Catch::Contains("only 64 samples"));
 }
 
 // ---------------------------------------------------------------------------- pcSenseTimeSeg

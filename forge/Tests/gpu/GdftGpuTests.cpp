@@ -305,3 +305,16 @@ TEST_CASE("A device allocation larger than the GPU's memory throws a clear error
         CHECK(msg.find("GiB") != std::string::npos);
     }
 }
+
+TEST_CASE("CudaDftPipeline refuses sample and pixel counts beyond its 32-bit kernel indices", "[gpu][pipeline][sizes]") {
+    // The sizes are checked before any array is read: a few valid floats stand in for the geometry.
+    const arma::fvec a(8, arma::fill::zeros);
+    const float* p = a.memptr();
+    const uword over = cuda::CudaDftPipeline::kMaxLength + 1;
+    CHECK_THROWS_AS(cuda::CudaDftPipeline(p, p, p, p, p, p, p, p, over, 1), forge::invalid_argument);
+    CHECK_THROWS_WITH(cuda::CudaDftPipeline(p, p, p, p, p, p, p, p, over, 1),
+                      Catch::Contains("n1 (k-space samples) = 2147483137 exceeds 2147483136"));
+    // 2^32 pixels would have become 0 as an int.
+    CHECK_THROWS_WITH(cuda::CudaDftPipeline(p, p, p, p, p, p, p, p, p, p, p, 1, uword(1) << 32, uword(1) << 32, 1, 1),
+                      Catch::Contains("n2 (pixels) = 4294967296"));
+}

@@ -3,6 +3,7 @@
 #include <complex>
 
 #include "TestHelpers.h"
+#include "forge/CUDA/CudaNufftPipeline.h"
 #include "forge/Core/DeviceMemory.h"
 #include "forge/Operators/Gdft.h"
 #include "forge/Operators/Gfft.h"
@@ -97,4 +98,26 @@ TEST_CASE("GPU TimeSegmentation(Gnufft): CPU == GPU", "[gpu][TimeSegmentation]")
     arma::cx_fvec x = complex_normal<float>(A.n2()), y = complex_normal<float>(A.n1());
     CHECK(rel_error(on_gpu_fwd(A, x), A * x) < 1e-5);
     CHECK(rel_error(on_gpu_adj(A, y), A / y) < 1e-5);
+}
+
+TEST_CASE("CudaNufftPipeline refuses sizes beyond its 32-bit kernel indices", "[gpu][Gnufft][sizes]") {
+    // Checked before any array is read: a few valid floats stand in for the trajectory and tables.
+    const arma::fvec a(8, arma::fill::zeros);
+    forge::cuda::NufftGeometry g{};
+    for (int d = 0; d < 3; ++d) {
+        g.N[d] = g.G[d] = 1;
+        g.u[d] = g.deapod[d] = a.memptr();
+    }
+    g.N[0] = g.N[1] = 16;
+    g.G[0] = g.G[1] = 32;
+    g.W = 5;
+    g.lut = a.memptr();
+    g.lutSize = 8;
+    g.lutScale = 1;
+    g.n1 = arma::uword(1) << 32;  // would have been 0 as an int
+    CHECK_THROWS_AS(forge::cuda::CudaNufftPipeline(g), forge::invalid_argument);
+    CHECK_THROWS_WITH(forge::cuda::CudaNufftPipeline(g), Catch::Contains("n1 (k-space samples) = 4294967296"));
+    g.n1 = 4;
+    g.G[1] = arma::uword(1) << 31;
+    CHECK_THROWS_WITH(forge::cuda::CudaNufftPipeline(g), Catch::Contains("oversampled grid size y"));
 }

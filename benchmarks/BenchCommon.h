@@ -7,6 +7,7 @@
 #include <fstream>
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #ifdef _OPENMP
@@ -82,6 +83,14 @@ inline double load_average() {
     double l = -1;
     if (!(f >> l)) l = -1;
     return l;
+}
+// "CPU <model> (N online), T OpenMP threads, load average L": the machine a table was measured on,
+// printed by every benchmark (development machines and GPU hosts differ from session to session).
+inline std::string machine_line() {
+    char load[32];
+    std::snprintf(load, sizeof load, "%.2f", load_average());
+    return "CPU " + cpu_model() + " (" + std::to_string(std::thread::hardware_concurrency()) + " online), " +
+           std::to_string(max_threads()) + " OpenMP threads, load average " + load;
 }
 // "CPU <model>, N threads" for the device column.
 inline std::string cpu_device_string() {

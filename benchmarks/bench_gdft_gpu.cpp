@@ -21,6 +21,7 @@
 #include "forge/Core/forgeCol.h"
 #include "forge/Operators/Gdft.h"
 #include "forge/Operators/GdftR2.h"
+#include "BenchCommon.h"
 
 using namespace forge;
 using cvec = forgeCol<forgeComplex<float>>;
@@ -190,8 +191,8 @@ int main(int argc, char** argv) {
         bench_op<Gdft<float>>("Gdft", g, reps, cpuSamples, errRows, rows);
         bench_op<GdftR2<float>>("GdftR2", g, reps, cpuSamples, errRows, rows);
     }
-    std::printf("\nGPU: %s | CPU: %d OpenMP threads | float32 | median of %d runs after a warm-up\n",
-                device::device_name(), omp_get_max_threads(), reps);
+    std::printf("\nGPU: %s | %s | float32 | median of %d runs after a warm-up\n", device::device_name(),
+                forge_bench::machine_line().c_str(), reps);
     std::printf("%-7s %-8s %9s %8s %10s %14s %10s %14s %10s %9s\n", "op", "dir", "pixels", "samples", "GPU ms",
                 "GPU pairs/s", "GPU err", "CPU pairs/s", "CPU err", "GPU/CPU");
     for (const Row& r : rows) {

@@ -15,6 +15,7 @@
 #include "forge/Operators/Gfft.h"
 #include "forge/Operators/Gnufft.h"
 #include "forge/Operators/TimeSegmentation.h"
+#include "BenchCommon.h"
 
 using namespace forge;
 using FVec = forgeCol<forgeComplex<float>>;
@@ -158,8 +159,8 @@ int main(int argc, char** argv) {
         if (!std::strcmp(argv[i], "--no-gdft")) gdft = false;
     }
     const bool gpu = device::available();
-    std::printf("bench_nufft: GPU %s; default Gnufft accuracy (oversampling 2, kernel width 5)\n",
-                gpu ? device::device_name() : "none");
+    std::printf("bench_nufft: GPU %s; %s; default Gnufft accuracy (oversampling 2, kernel width 5)\n",
+                gpu ? device::device_name() : "none", forge_bench::machine_line().c_str());
     std::printf("| dev  | case                                         |   samples |  fwd [s]   |  adj [s]   | rel. err  |\n");
     std::printf("|------|----------------------------------------------|-----------|------------|------------|-----------|\n");
     nufft_case(256, 256, 1, 256 * 256 * 2, false);

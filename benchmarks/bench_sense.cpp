@@ -24,6 +24,7 @@
 #include "forge/Operators/SENSE.h"
 #include "forge/Penalties/QuadPenalty.h"
 #include "forge/Solvers/solve_pwls_pcg.hpp"
+#include "BenchCommon.h"
 
 namespace {
 
@@ -166,7 +167,8 @@ void run_cpu() {
 }  // namespace
 
 int main() {
-    std::printf("bench_sense: exact field-corrected SENSE, 8 coils, 131072 samples/coil (stack of spirals)\n");
+    std::printf("bench_sense: exact field-corrected SENSE, 8 coils, 131072 samples/coil (stack of spirals); %s\n",
+                forge_bench::machine_line().c_str());
     if (!forge::device::built_with_cuda() || !forge::device::available()) {
         std::printf("bench_sense: SKIPPED the GPU measurements (%s); the CPU cannot do these sizes in reasonable time "
                     "(one 128x128x32 SENSE apply is 5.5e11 sample-pixel pairs)\n",

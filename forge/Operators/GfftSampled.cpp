@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <new>
 #include <numeric>
 #include <sstream>
 
@@ -27,6 +29,22 @@ long long lattice_index(double k, uword N, uword M) {
     long long i = (static_cast<long long>(r) + m / 2) % m;
     return i < 0 ? i + m : i;
 }
+
+uword centring_half(const uword* M) {
+    return (M[0] > 1 ? M[0] / 2 : 0) + (M[1] > 1 ? M[1] / 2 : 0) + (M[2] > 1 ? M[2] / 2 : 0);
+}
+
+// Uninitialised scratch grid (the transforms overwrite every entry they read).
+template <typename T>
+struct Scratch {
+    explicit Scratch(uword n) : p(static_cast<T*>(std::malloc(n * sizeof(T)))) {
+        if (n && !p) throw std::bad_alloc();
+    }
+    ~Scratch() { std::free(p); }
+    Scratch(const Scratch&) = delete;
+    Scratch& operator=(const Scratch&) = delete;
+    T* p;
+};
 
 void check_grids(const uword* N, const uword* M) {
     detail::require_centred_grid("GfftSampled (image)", N[0], N[1], N[2]);
@@ -69,8 +87,8 @@ GfftSampled<T1>::GfftSampled(uword Nx, uword Ny, uword Nz, uword Mx, uword My, u
       n2_(Nx * Ny * Nz),
       N_{Nx, Ny, Nz},
       M_{Mx, My, Mz},
-      off_{0, 0, 0},
-      fft_((check_grids(N_, M_), Mx), My, Mz) {
+      off_{0, 0, 0} {
+    check_grids(N_, M_);
     if (n1_ == 0) throw invalid_argument("GfftSampled: kx is empty; give at least one sample");
     if (ky.n_elem != n1_ || kz.n_elem != n1_) {
         std::ostringstream m;
@@ -95,6 +113,9 @@ GfftSampled<T1>::GfftSampled(uword Nx, uword Ny, uword Nz, uword Mx, uword My, u
             }
         }
         sel_[j] = uword(idx[0]) + M_[0] * (uword(idx[1]) + M_[1] * uword(idx[2]));
+        // Gfft's centred transform is sN (-1)^k FFT((-1)^r x), sN = prod (-1)^(M/2) over axes longer than 1
+        const bool odd = ((idx[0] + idx[1] + idx[2]) & 1) != ((centring_half(M_) & 1) != 0);
+        sign_.push_back(odd ? T1(-1) : T1(1));
     }
     // S^T: samples grouped by grid point (stable: data order within a point), one entry per distinct point.
     src_.resize(n1_);
@@ -107,8 +128,10 @@ GfftSampled<T1>::GfftSampled(uword Nx, uword Ny, uword Nz, uword Mx, uword My, u
         dest_.push_back(sel_[src_[p]]);
     }
     start_.push_back(n1_);
+    plan_ = std::make_shared<detail::FftwPlan<T1>>(M_[0], M_[1], M_[2]);
 #ifdef CUDA_COMPUTE
     if (device::available()) {
+        gpuFft_ = std::make_shared<Gfft<T1>>(M_[0], M_[1], M_[2]);
         auto d = std::make_shared<DeviceIndex>();
         auto upload = [](const std::vector<uword>& v) {
             DeviceBuffer b(v.size() * sizeof(uword));
@@ -125,9 +148,47 @@ GfftSampled<T1>::GfftSampled(uword Nx, uword Ny, uword Nz, uword Mx, uword My, u
 }
 
 template <typename T1>
+void GfftSampled<T1>::forward_host(const forgeComplex<T1>* image, forgeComplex<T1>* kdata,
+                                   forgeComplex<T1>* grid) const {
+    // pad: the image rows, times the centring signs (-1)^(x+y+z) of their grid points, into a zero grid
+    std::memset(static_cast<void*>(grid), 0, grid_elems() * sizeof(forgeComplex<T1>));
+    for (uword z = 0; z < N_[2]; ++z)
+        for (uword y = 0; y < N_[1]; ++y) {
+            const uword gy = y + off_[1], gz = z + off_[2];
+            forgeComplex<T1>* row = grid + off_[0] + M_[0] * (gy + M_[1] * gz);
+            const forgeComplex<T1>* src = image + N_[0] * (y + N_[1] * z);
+            T1 f = ((off_[0] + gy + gz) & 1) ? T1(-1) : T1(1);
+            for (uword x = 0; x < N_[0]; ++x, f = -f) row[x] = src[x] * f;
+        }
+    plan_->forward(reinterpret_cast<std::complex<T1>*>(grid));
+    for (uword j = 0; j < n1_; ++j) kdata[j] = grid[sel_[j]] * sign_[j];
+}
+
+template <typename T1>
+void GfftSampled<T1>::adjoint_host(const forgeComplex<T1>* kdata, forgeComplex<T1>* image,
+                                   forgeComplex<T1>* grid) const {
+    // S^T: each sampled grid point gets the sum of its samples (in data order), times its centring sign
+    std::memset(static_cast<void*>(grid), 0, grid_elems() * sizeof(forgeComplex<T1>));
+    for (uword u = 0; u < dest_.size(); ++u) {
+        forgeComplex<T1> s(0, 0);
+        for (uword p = start_[u]; p < start_[u + 1]; ++p) s += kdata[src_[p]];
+        grid[dest_[u]] = s * sign_[src_[start_[u]]];
+    }
+    plan_->backward(reinterpret_cast<std::complex<T1>*>(grid));
+    for (uword z = 0; z < N_[2]; ++z)
+        for (uword y = 0; y < N_[1]; ++y) {
+            const uword gy = y + off_[1], gz = z + off_[2];
+            const forgeComplex<T1>* row = grid + off_[0] + M_[0] * (gy + M_[1] * gz);
+            forgeComplex<T1>* dst = image + N_[0] * (y + N_[1] * z);
+            T1 f = ((off_[0] + gy + gz) & 1) ? T1(-1) : T1(1);
+            for (uword x = 0; x < N_[0]; ++x, f = -f) dst[x] = row[x] * f;
+        }
+}
+
+template <typename T1>
 typename GfftSampled<T1>::ForgeVec GfftSampled<T1>::apply(const ForgeVec& in, uword nbatch, bool forward) const {
     if (nbatch == 0) throw invalid_argument("GfftSampled: nbatch must be at least 1, got 0");
-    const uword nin = forward ? n2_ : n1_, nout = forward ? n1_ : n2_, M = grid_elems();
+    const uword nin = forward ? n2_ : n1_, nout = forward ? n1_ : n2_;
     if (in.n_elem != nin * nbatch) {
         std::ostringstream m;
         m << "GfftSampled " << (forward ? "forward: image" : "adjoint: k-space data") << " has " << in.n_elem
@@ -135,66 +196,47 @@ typename GfftSampled<T1>::ForgeVec GfftSampled<T1>::apply(const ForgeVec& in, uw
           << " (image " << N_[0] << " x " << N_[1] << " x " << N_[2] << ", " << n1_ << " samples)";
         throw invalid_argument(m.str());
     }
-    const cuda::BoxGeometry box{N_[0], N_[1], N_[2], M_[0], M_[1], M_[2], off_[0], off_[1], off_[2]};
-    if (in.on_gpu()) {
-        if (!dev_) {
-            throw cuda_error("GfftSampled: input is on the GPU but the operator has no device index arrays (no "
-                             "CUDA device was available when it was constructed)");
-        }
-        ForgeVec grid = ForgeVec::device_uninitialized(M * nbatch);
-        ForgeVec out = ForgeVec::device_uninitialized(nout * nbatch);
-        if (forward) {
-            cuda::box_pad<T1>(in.device_memptr(), grid.device_memptr(), box, nbatch);
-            ForgeVec k = fft_.forward_batch(grid, nbatch);
-            cuda::gather<T1>(k.device_memptr(), M, dev_->sel.template as<uword>(), out.device_memptr(), n1_, nbatch);
-        } else {
-            cuda::scatter_sorted<T1>(in.device_memptr(), n1_, dev_->dest.template as<uword>(),
-                                     dev_->start.template as<uword>(), dev_->src.template as<uword>(), dest_.size(),
-                                     grid.device_memptr(), M, nbatch);
-            ForgeVec img = fft_.adjoint_batch(grid, nbatch);
-            cuda::box_crop<T1>(img.device_memptr(), out.device_memptr(), box, nbatch);
-        }
-        return out;
-    }
-    ForgeVec grid(M * nbatch);
+    if (in.on_gpu()) return apply_device(in, nbatch, forward);
     ForgeVec out(nout * nbatch);
     const forgeComplex<T1>* pin = in.memptr();
-    forgeComplex<T1>* pg = grid.memptr();
     forgeComplex<T1>* pout = out.memptr();
-    const long long rows = static_cast<long long>(N_[1] * N_[2] * nbatch);
-    if (forward) {
-        std::memset(static_cast<void*>(pg), 0, M * nbatch * sizeof(forgeComplex<T1>));
-#pragma omp parallel for if (rows * N_[0] > (1 << 16))
-        for (long long r = 0; r < rows; ++r) {  // image row (y, z, batch) into the middle of its grid row
-            const uword y = uword(r) % N_[1], z = (uword(r) / N_[1]) % N_[2], b = uword(r) / (N_[1] * N_[2]);
-            std::memcpy(static_cast<void*>(pg + b * M + off_[0] + M_[0] * ((y + off_[1]) + M_[1] * (z + off_[2]))),
-                        pin + uword(r) * N_[0], N_[0] * sizeof(forgeComplex<T1>));
+    // batches (coils) in parallel, each thread on its own grid (FFTW plans execute thread-safely)
+#pragma omp parallel if (nbatch > 1)
+    {
+        Scratch<forgeComplex<T1>> grid(grid_elems());
+#pragma omp for schedule(static)
+        for (long long b = 0; b < static_cast<long long>(nbatch); ++b) {
+            if (forward) {
+                forward_host(pin + uword(b) * n2_, pout + uword(b) * n1_, grid.p);
+            } else {
+                adjoint_host(pin + uword(b) * n1_, pout + uword(b) * n2_, grid.p);
+            }
         }
-        const ForgeVec k = fft_.forward_batch(grid, nbatch);
-        const forgeComplex<T1>* pk = k.memptr();
-        const long long total = static_cast<long long>(n1_ * nbatch);
-#pragma omp parallel for if (total > (1 << 16))
-        for (long long i = 0; i < total; ++i) pout[i] = pk[(uword(i) / n1_) * M + sel_[uword(i) % n1_]];
-        return out;
     }
-    std::memset(static_cast<void*>(pg), 0, M * nbatch * sizeof(forgeComplex<T1>));
-    const uword nu = dest_.size();
-    const long long total = static_cast<long long>(nu * nbatch);
-#pragma omp parallel for if (total > (1 << 16))
-    for (long long i = 0; i < total; ++i) {
-        const uword b = uword(i) / nu, u = uword(i) % nu;
-        forgeComplex<T1> s(0, 0);
-        for (uword p = start_[u]; p < start_[u + 1]; ++p) s += pin[b * n1_ + src_[p]];
-        pg[b * M + dest_[u]] = s;
+    return out;
+}
+
+template <typename T1>
+typename GfftSampled<T1>::ForgeVec GfftSampled<T1>::apply_device(const ForgeVec& in, uword nbatch,
+                                                                  bool forward) const {
+    if (!dev_ || !gpuFft_) {
+        throw cuda_error("GfftSampled: input is on the GPU but the operator has no device index arrays (no "
+                         "CUDA device was available when it was constructed)");
     }
-    const ForgeVec img = fft_.adjoint_batch(grid, nbatch);
-    const forgeComplex<T1>* pimg = img.memptr();
-#pragma omp parallel for if (rows * N_[0] > (1 << 16))
-    for (long long r = 0; r < rows; ++r) {
-        const uword y = uword(r) % N_[1], z = (uword(r) / N_[1]) % N_[2], b = uword(r) / (N_[1] * N_[2]);
-        std::memcpy(static_cast<void*>(pout + uword(r) * N_[0]),
-                    pimg + b * M + off_[0] + M_[0] * ((y + off_[1]) + M_[1] * (z + off_[2])),
-                    N_[0] * sizeof(forgeComplex<T1>));
+    const uword M = grid_elems();
+    const cuda::BoxGeometry box{N_[0], N_[1], N_[2], M_[0], M_[1], M_[2], off_[0], off_[1], off_[2]};
+    ForgeVec grid = ForgeVec::device_uninitialized(M * nbatch);
+    ForgeVec out = ForgeVec::device_uninitialized((forward ? n1_ : n2_) * nbatch);
+    if (forward) {
+        cuda::box_pad<T1>(in.device_memptr(), grid.device_memptr(), box, nbatch);
+        const ForgeVec k = gpuFft_->forward_batch(grid, nbatch);
+        cuda::gather<T1>(k.device_memptr(), M, dev_->sel.template as<uword>(), out.device_memptr(), n1_, nbatch);
+    } else {
+        cuda::scatter_sorted<T1>(in.device_memptr(), n1_, dev_->dest.template as<uword>(),
+                                 dev_->start.template as<uword>(), dev_->src.template as<uword>(), dest_.size(),
+                                 grid.device_memptr(), M, nbatch);
+        const ForgeVec img = gpuFft_->adjoint_batch(grid, nbatch);
+        cuda::box_crop<T1>(img.device_memptr(), out.device_memptr(), box, nbatch);
     }
     return out;
 }

@@ -17,7 +17,9 @@
 // pixel lattice. So A equals Gdft(k, the image grid, zero field map) to rounding. ISMRMRD's readout
 // oversampling (encoded FOV twice the recon FOV) is Mx = 2 Nx with kx on half-integers.
 // Each axis: N = 1 or even, M = N (when N = 1) or even and >= N.
-// Host data runs on FFTW (and OpenMP); a forgeCol on the GPU runs on cuFFT and the result stays there.
+// Host data runs on FFTW, batches (coils) in parallel with OpenMP, the centring signs folded into the
+// pad/crop and the selection (no extra pass over the grid); a forgeCol on the GPU runs on cuFFT and the
+// result stays there.
 #include <complex>
 #include <memory>
 #include <vector>
@@ -63,13 +65,18 @@ public:
 private:
     struct DeviceIndex;
     ForgeVec apply(const ForgeVec& in, uword nbatch, bool forward) const;
+    ForgeVec apply_device(const ForgeVec& in, uword nbatch, bool forward) const;
+    void forward_host(const forgeComplex<T1>* image, forgeComplex<T1>* kdata, forgeComplex<T1>* grid) const;
+    void adjoint_host(const forgeComplex<T1>* kdata, forgeComplex<T1>* image, forgeComplex<T1>* grid) const;
 
     uword n1_, n2_;
     uword N_[3], M_[3], off_[3];
-    Gfft<T1> fft_;
-    std::vector<uword> sel_;                 // n1: grid point of each sample
-    std::vector<uword> dest_, start_, src_;  // S^T: distinct grid points, and their samples in order
-    std::shared_ptr<DeviceIndex> dev_;       // the index arrays on the GPU (CUDA builds with a device)
+    std::shared_ptr<detail::FftwPlan<T1>> plan_;  // host: one in-place FFT of the grid
+    std::vector<uword> sel_;                       // n1: grid point of each sample
+    std::vector<T1> sign_;                         // n1: the centring sign of each sample's grid point
+    std::vector<uword> dest_, start_, src_;        // S^T: distinct grid points, and their samples in order
+    std::shared_ptr<Gfft<T1>> gpuFft_;             // GPU: cuFFT (CUDA builds with a device)
+    std::shared_ptr<DeviceIndex> dev_;             // GPU: the index arrays
 };
 
 extern template class GfftSampled<float>;

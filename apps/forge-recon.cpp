@@ -26,6 +26,7 @@
 #include "forge/Core/Exceptions.h"
 #include "forge/Core/forgeCol.h"
 #include "forge/Operators/Gdft.h"
+#include "forge/Operators/GfftSampled.h"
 #include "forge/Operators/SENSE.h"
 #include "forge/Penalties/QuadPenalty.h"
 #include "forge/Penalties/TVPenalty.h"
@@ -65,7 +66,8 @@ struct Settings {
     std::string input;
     std::string output;
     bool demo = false;
-    std::string op = "dft";
+    std::string op = "auto";  // resolved to dft, fft, nufft or timeseg by resolve_operator()
+    std::string opReason;    // why auto chose it
     int segments = 0;  // timeseg: L (0 = smallest L with estimated RMS error <= 1%)
     std::string penalty = "quad";
     double beta = 1e-3;
@@ -106,6 +108,8 @@ struct Problem {
     std::vector<arma::fvec> reference;     // per slice: n2 magnitudes; empty: none
     std::size_t accel = 1;
     std::string source;
+    std::array<double, 3> fovRatio{{1, 1, 1}};  // recon FOV / encoded FOV per axis
+    std::array<std::size_t, 3> fftGrid{{0, 0, 0}};  // FFT grid holding every sample (0: none); see fft_grid()
     std::size_t n2() const { return Nx * Ny * Nz; }
 };
 
@@ -261,6 +265,7 @@ Problem build_problem(const forge::io::MrdFile& F, const Settings& S, const std:
         const std::size_t n = k == 0 ? P.Nx : (k == 1 ? P.Ny : P.Nz);
         P.voxel_mm[k] = fov > 0 ? fov / double(n) : 1.0;
     }
+    P.fovRatio = fovRatio;
     P.accel = H.accelE1 * H.accelE2;
 
     // channels must agree
@@ -462,6 +467,20 @@ arma::cx_fvec recon_frame(const Problem& P, const Frame& fr, const Enc& G, const
 arma::cx_fvec recon_one(const Problem& P, const Frame& fr, bool fieldCorrection, const Settings& S,
                         forge::io::Progress& prog, const std::string& label) {
     const std::size_t n1 = fr.kx.n_elem, n2 = P.n2();
+    if (S.op == "fft") {
+        forge::GfftSampled<float> G(P.Nx, P.Ny, P.Nz, P.fftGrid[0], P.fftGrid[1], P.fftGrid[2], fr.kx, fr.ky, fr.kz);
+        if (!fieldCorrection || P.fieldmap.empty()) return recon_frame(P, fr, G, S, prog, label);
+#ifdef FORGE_RECON_HAVE_TIMESEG
+        using TS = forge::TimeSegmentation<float, forge::GfftSampled<float>>;
+        const arma::fvec& fmap = P.fieldmap[fr.slice];
+        forge::uword L = static_cast<forge::uword>(S.segments);
+        if (L == 0) L = TS::choose_segments(fmap, fr.t, 0.01, forge::TSInterp::MinMax, 64).L;
+        TS T(G, fmap, fr.t, L, forge::TSInterp::MinMax);
+        return recon_frame(P, fr, T, S, prog, label + " (L=" + std::to_string(L) + ")");
+#else
+        throw UsageError("--operator fft with a field map: this build has no TimeSegmentation");
+#endif
+    }
     if (S.op == "nufft") {
 #ifdef FORGE_RECON_HAVE_NUFFT
         forge::Gnufft<float> G(n1, P.Nx, P.Ny, P.Nz, fr.kx, fr.ky, fr.kz);
@@ -660,6 +679,125 @@ void attach_maps(Problem& P, const Settings& S, const std::string& mrdPath) {
     }
 }
 
+// ------------------------------------------------------------------------------------------ operator choice
+// The FFT grid on whose k-space lattice every sample of every frame lies, per axis the first that fits of:
+// the recon grid itself (k integer in cycles per recon FOV), and the encoded FOV's grid at the recon pixel
+// size (M = N * encodedFOV / reconFOV: ISMRMRD's readout oversampling puts k on half-integers, M = 2N).
+// {0, 0, 0} when none fits (non-Cartesian data): then the FFT cannot reproduce the exact model.
+std::array<std::size_t, 3> fft_grid(const Problem& P) {
+    const std::size_t N[3] = {P.Nx, P.Ny, P.Nz};
+    std::array<std::size_t, 3> M{{0, 0, 0}};
+    for (int d = 0; d < 3; ++d) {
+        std::vector<std::size_t> candidates{N[d]};
+        const double enc = double(N[d]) / P.fovRatio[d];
+        const std::size_t Me = static_cast<std::size_t>(std::llround(enc));
+        if (N[d] > 1 && std::fabs(enc - double(Me)) < 1e-6 && Me > N[d] && Me % 2 == 0) candidates.push_back(Me);
+        for (std::size_t m : candidates) {
+            std::size_t n[3] = {1, 1, 1}, g[3] = {1, 1, 1};  // this axis only: the others are ignored
+            n[d] = N[d];
+            g[d] = m;
+            bool ok = true;
+            for (const auto& fr : P.frames)
+                if (!forge::GfftSampled<float>::on_grid(n[0], n[1], n[2], g[0], g[1], g[2], fr.kx, fr.ky, fr.kz)) {
+                    ok = false;
+                    break;
+                }
+            if (ok) {
+                M[d] = m;
+                break;
+            }
+        }
+        if (M[d] == 0) return {{0, 0, 0}};
+    }
+    return M;
+}
+
+// Sample-pixel products of one reconstruction with the exact DFT: forward and adjoint, every coil, frame
+// and iteration. --operator auto takes the DFT for non-Cartesian data while this is at most
+// kDftAutoLimit (CPU) / kDftAutoLimitGpu: about 20 s at the throughputs below.
+constexpr double kDftAutoLimit = 2e10, kDftAutoLimitGpu = 4e12;
+double dft_cost(const Problem& P, const Settings& S) {
+    double c = 0;
+    for (const auto& fr : P.frames) c += double(fr.kx.n_elem) * double(P.n2()) * double(P.nc);
+    return 2.0 * double(S.iterations) * c;
+}
+
+// Rough solve time (seconds) of one reconstruction with an operator: throughputs measured with forge-recon
+// on a 2-core Xeon and on an H100 (docs/forge-recon.md); good to a factor of a few, which is all the
+// operator choice and the long-run notice need.
+double estimate_seconds(const Problem& P, const Settings& S, const std::string& op) {
+    const double dftRate = S.gpu ? 2e11 : 1e9;  // sample-pixel products per second
+    const double fftRate = S.gpu ? 2e11 : 1e9;  // 5 N log2 N FFT flops (and gridding work) per second
+    if (op == "dft") return dft_cost(P, S) / dftRate;
+    const double dims = P.Nz > 1 ? 3 : 2;
+    double perIter = 0;
+    for (const auto& fr : P.frames) {
+        const double n1 = double(fr.kx.n_elem);
+        double grid = double(P.n2()), extra = 2 * n1;
+        if (op == "fft") {
+            grid = double(P.fftGrid[0] * P.fftGrid[1] * P.fftGrid[2]);
+        } else {  // nufft, timeseg: 2x oversampled grid, 5^d kernel taps per sample
+            grid *= std::pow(2.0, dims);
+            extra = 8 * n1 * std::pow(5.0, dims);
+        }
+        double segs = 1;
+        if (op == "timeseg" && !P.fieldmap.empty() && !S.noFieldCorrection) segs = S.segments > 0 ? S.segments + 1 : 9;
+        perIter += segs * double(P.nc) * 2 * (5 * grid * std::log2(std::max(grid, 2.0)) + extra);
+    }
+    return double(S.iterations) * perIter / fftRate;
+}
+
+// Resolves --operator auto (rule in docs/forge-recon.md): data on an FFT grid -> fft (the exact model at
+// FFT cost); otherwise the exact DFT while its cost is small, else the time-segmented NUFFT. Checks that
+// an explicit --operator fft fits the data.
+void resolve_operator(Problem& P, Settings& S) {
+    P.fftGrid = fft_grid(P);
+    const bool onGrid = P.fftGrid[0] > 0;
+    const std::string grid = std::to_string(P.fftGrid[0]) + "x" + std::to_string(P.fftGrid[1]) + "x" +
+                             std::to_string(P.fftGrid[2]);
+    if (S.op == "fft" && !onGrid)
+        throw UsageError("--operator fft: the samples are not on the k-space grid of an FFT (neither the recon grid "
+                         "nor the encoded FOV's grid); use --operator dft, timeseg or nufft");
+    if (S.op != "auto") return;
+    if (onGrid) {
+        S.op = "fft";
+        S.opReason = "the samples lie on the " + grid + " FFT grid";
+        return;
+    }
+    const double cost = dft_cost(P, S), limit = S.gpu ? kDftAutoLimitGpu : kDftAutoLimit;
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "non-Cartesian, DFT cost %.1e sample-pixel products %s %.0e", cost,
+                  cost <= limit ? "<=" : ">", limit);
+    S.opReason = buf;
+#ifdef FORGE_RECON_HAVE_TIMESEG
+    S.op = cost <= limit ? "dft" : "timeseg";
+#else
+    S.op = "dft";
+#endif
+}
+
+// Before a long run (estimated over a minute) says how long, and which operator would be faster.
+void notice_long_run(const Problem& P, const Settings& S, int reconstructions) {
+    const double est = reconstructions * estimate_seconds(P, S, S.op);
+    if (est <= 60) return;
+    std::string faster = P.fftGrid[0] ? "fft" : "timeseg";
+#ifndef FORGE_RECON_HAVE_TIMESEG
+    if (!P.fftGrid[0]) faster = "dft";
+#endif
+    char buf[400];
+    std::snprintf(buf, sizeof buf, "--operator %s will take about %.0f s on %s (estimate)", S.op.c_str(), est,
+                  device_description(S).c_str());
+    std::string msg = buf;
+    const double alt = reconstructions * estimate_seconds(P, S, faster);
+    if (faster != S.op && alt < est) {
+        std::snprintf(buf, sizeof buf, "; --operator %s takes about %.2g s%s", faster.c_str(), alt,
+                      faster == "fft" ? " for the same exact model (the samples lie on an FFT grid)"
+                                      : " (NUFFT, time-segmented field correction: about 1% operator error)");
+        msg += buf;
+    }
+    warn(msg);
+}
+
 // ------------------------------------------------------------------------------------------ file mode
 int run_file(Settings& S) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -683,6 +821,7 @@ int run_file(Settings& S) {
     Problem P = build_problem(F, S, S.input);
     attach_maps(P, S, S.input);
     resolve_device(S);
+    resolve_operator(P, S);
     const double tRead = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
     const bool correct = !P.fieldmap.empty() && !S.noFieldCorrection;
@@ -698,10 +837,11 @@ int run_file(Settings& S) {
     if (P.fieldmap.empty()) note("forge-recon: no field map: no off-resonance correction", S.quiet);
     if (correct && S.op == "nufft") warn("--operator nufft has no field correction: the field map is ignored");
     if (correct && !F.header.hasTE) warn("the header has no echo time (TE): sample times start at 0");
-    note(std::string("forge-recon: operator ") + S.op + (P.smaps.empty() ? "" : " + SENSE") + ", penalty " + S.penalty +
-             " beta " + std::to_string(S.beta) + ", " + std::to_string(S.iterations) + " iterations on " +
-             device_description(S),
+    note(std::string("forge-recon: operator ") + S.op + (S.opReason.empty() ? "" : " (auto: " + S.opReason + ")") +
+             (P.smaps.empty() ? "" : " + SENSE") + ", penalty " + S.penalty + " beta " + std::to_string(S.beta) + ", " +
+             std::to_string(S.iterations) + " iterations on " + device_description(S),
          S.quiet);
+    notice_long_run(P, S, 1);
 
     forge::io::Progress prog(solves_per_recon(P, S), S.quiet);
     ReconOutput R = reconstruct(P, correct && S.op != "nufft", S, prog, "recon");
@@ -903,6 +1043,7 @@ int run_demo(Settings& S) {
     P.fieldmap = fms;
     P.smaps = maps;
     P.reference = truth;
+    resolve_operator(P, S);
 
     note("forge-recon --demo: " + std::to_string(N) + "x" + std::to_string(N) + " x " + std::to_string(ns) +
              " slices, " + std::to_string(nc) + " coils, spiral " + std::to_string(shots) + " x " +
@@ -911,6 +1052,9 @@ int run_demo(Settings& S) {
              std::to_string(int(std::lround(double(arma::max(arma::abs(arma::join_cols(fms[0], fms.back())))) / (2 * M_PI)))) +
              " Hz, simulated with Gdft in " + std::to_string(tSim).substr(0, 5) + " s on " + device_description(S),
          S.quiet);
+    note("forge-recon: operator " + S.op + (S.opReason.empty() ? "" : " (auto: " + S.opReason + ")") + " + SENSE",
+         S.quiet);
+    notice_long_run(P, S, 2);
 
     forge::io::Progress prog(2 * solves_per_recon(P, S), S.quiet);
     ReconOutput U = reconstruct(P, false, S, prog, "uncorrected");
@@ -963,8 +1107,8 @@ int run_demo(Settings& S) {
     outs.commit();
 
     const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - tStart).count();
-    std::printf("forge-recon --demo results (%s, %d iterations, penalty %s beta %g)\n", device_description(S).c_str(),
-                S.iterations, S.penalty.c_str(), S.beta);
+    std::printf("forge-recon --demo results (%s, operator %s, %d iterations, penalty %s beta %g)\n",
+                device_description(S).c_str(), S.op.c_str(), S.iterations, S.penalty.c_str(), S.beta);
     std::printf("  uncorrected      NRMSE %.6f  PSNR %6.2f dB  time %6.2f s\n", qu.nrmse, qu.psnr, U.seconds);
     std::printf("  field-corrected  NRMSE %.6f  PSNR %6.2f dB  time %6.2f s\n", qc.nrmse, qc.psnr, C.seconds);
     std::printf("  NRMSE improvement %.2fx   simulation %.2f s   total %.2f s\n", qc.nrmse > 0 ? qu.nrmse / qc.nrmse : 0.0,
@@ -983,9 +1127,11 @@ int main(int argc, char** argv) {
     app.add_flag("--demo", S.demo, "synthesise a phantom, simulate spiral data with a field map, reconstruct with and without field correction");
     app.add_option("-o,--output", S.output, "output prefix: writes PREFIX.nii and PREFIX.png (demo: PREFIX_*.nii/png and PREFIX.h5)");
     app.add_option("--operator", S.op,
-                   "encoding operator: dft (exact, field-corrected; default), nufft (no field correction) or "
-                   "timeseg (NUFFT with time-segmented field correction)")
-        ->check(CLI::IsMember({"dft", "nufft", "timeseg"}));
+                   "encoding operator: auto (default: fft for samples on an FFT grid, else dft when cheap, else "
+                   "timeseg), fft (Cartesian: exact at FFT cost; time-segmented field correction), dft (exact, "
+                   "field-corrected), nufft (no field correction) or timeseg (NUFFT with time-segmented field "
+                   "correction)")
+        ->check(CLI::IsMember({"auto", "fft", "dft", "nufft", "timeseg"}));
     app.add_option("-L,--segments", S.segments, "timeseg: number of time segments L (default: the smallest L with "
                                                 "an estimated RMS error of at most 1%)")
         ->check(CLI::Range(0, 256));

@@ -1121,6 +1121,9 @@ int run_demo(Settings& S) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    // Line-buffered even into a pipe or a log file: a long run shows its summary at once, and a killed
+    // run keeps the lines saying what it was reconstructing.
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);
     Settings S;
     CLI::App app{"forge-recon: iterative MRI reconstruction (ISMRMRD in, NIfTI and PNG out)", "forge-recon"};
     app.add_option("input", S.input, "ISMRMRD (MRD) HDF5 raw data file");

@@ -943,7 +943,11 @@ arma::fvec demo_fieldmap(std::size_t N, std::size_t slice) {
 
 int run_demo(Settings& S) {
     const auto tStart = std::chrono::steady_clock::now();
-    if (S.output.empty()) S.output = "forge_demo";
+    if (S.output.empty()) {  // a folder of its own, not the current one (often the repository root)
+        S.output = "forge_demo/demo";
+        if (!is_dir("forge_demo") && ::mkdir("forge_demo", 0777) != 0)
+            throw UsageError("cannot create the output folder 'forge_demo' in the current folder (give -o PREFIX)");
+    }
     check_output_prefix(S.output);
     if (S.demoSize < 16 || S.demoSize > 256 || S.demoSize % 2)
         throw UsageError("--demo-size must be an even number in [16, 256], got " + std::to_string(S.demoSize));
@@ -1128,7 +1132,7 @@ int main(int argc, char** argv) {
     CLI::App app{"forge-recon: iterative MRI reconstruction (ISMRMRD in, NIfTI and PNG out)", "forge-recon"};
     app.add_option("input", S.input, "ISMRMRD (MRD) HDF5 raw data file");
     app.add_flag("--demo", S.demo, "synthesise a phantom, simulate spiral data with a field map, reconstruct with and without field correction");
-    app.add_option("-o,--output", S.output, "output prefix: writes PREFIX.nii and PREFIX.png (demo: PREFIX_*.nii/png and PREFIX.h5)");
+    app.add_option("-o,--output", S.output, "output prefix: writes PREFIX.nii and PREFIX.png (demo: PREFIX_*.nii/png and PREFIX.h5; default forge_demo/demo)");
     app.add_option("--operator", S.op,
                    "encoding operator: auto (default: fft for samples on an FFT grid, else dft when cheap, else "
                    "timeseg), fft (Cartesian: exact at FFT cost; time-segmented field correction), dft (exact, "

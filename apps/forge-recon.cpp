@@ -73,6 +73,7 @@ struct Settings {
     double beta = 1e-3;
     double delta = 0.05;
     int iterations = 10;
+    double tolerance = 0;  // PCG: stop at ||gradient|| <= tolerance * initial (0 = off)
     std::string device = "auto";
     std::string fieldmap, smaps, reference;
     bool noFieldCorrection = false;
@@ -396,6 +397,8 @@ template <typename Op>
 arma::cx_fvec run_pcg(const Op& A, const arma::cx_fvec& y, std::size_t n2, const forge::Robject<float>& R,
                       const Settings& S, forge::io::Progress& prog, const std::string& label) {
     forge::PcgOptions<float> opts;
+    opts.tolerance = static_cast<float>(S.tolerance);
+    forge::SolverReport rep;
     const std::size_t niter = static_cast<std::size_t>(S.iterations);
     std::size_t last = 0;
     opts.callback = [&](const forge::PcgIterationInfo& i) {
@@ -409,15 +412,19 @@ arma::cx_fvec run_pcg(const Op& A, const arma::cx_fvec& y, std::size_t n2, const
         x0.putOnGPU();
         yy.putOnGPU();
         W.putOnGPU();
-        auto xg = forge::solve_pwls_pcg<float>(x0, A, W, yy, R, niter, opts);
+        auto xg = forge::solve_pwls_pcg<float>(x0, A, W, yy, R, niter, opts, &rep);
         xg.getFromGPU();
         x = xg.getArma();
     } else {
         arma::cx_fvec x0(n2, arma::fill::zeros);
         arma::fvec W(y.n_elem, arma::fill::ones);
-        x = forge::solve_pwls_pcg<float>(x0, A, W, y, R, niter, opts);
+        x = forge::solve_pwls_pcg<float>(x0, A, W, y, R, niter, opts, &rep);
     }
     prog.finish_solve(last, niter);
+    if (rep.converged)
+        prog.converged(label, rep.iterations,
+                       rep.initial_gradient_norm > 0 ? rep.final_gradient_norm / rep.initial_gradient_norm : 0.0,
+                       S.tolerance);
     return x;
 }
 
@@ -662,17 +669,21 @@ void resolve_device(Settings& S) {
 // and forge-recon --demo write).
 void attach_maps(Problem& P, const Settings& S, const std::string& mrdPath) {
     const std::string g = "/" + S.group + "/";
-    if (!S.smaps.empty()) {
+    // 'none': neither a file nor the map stored in the input
+    if (S.smaps == "none") {
+    } else if (!S.smaps.empty()) {
         attach_smaps(P, load_map(S.smaps, "sensitivity maps"), "'" + S.smaps + "'");
     } else if (!mrdPath.empty() && forge::io::hdf5_has_object(mrdPath, g + "csm")) {
         attach_smaps(P, forge::io::read_hdf5_array(mrdPath, g + "csm"), "(" + g + "csm in the input)");
     }
-    if (!S.fieldmap.empty()) {
+    if (S.fieldmap == "none") {
+    } else if (!S.fieldmap.empty()) {
         attach_fieldmap(P, load_map(S.fieldmap, "field map"), "'" + S.fieldmap + "'");
     } else if (!mrdPath.empty() && forge::io::hdf5_has_object(mrdPath, g + "fieldmap")) {
         attach_fieldmap(P, forge::io::read_hdf5_array(mrdPath, g + "fieldmap"), "(" + g + "fieldmap in the input)");
     }
-    if (!S.reference.empty()) {
+    if (S.reference == "none") {
+    } else if (!S.reference.empty()) {
         attach_reference(P, load_map(S.reference, "reference image"), "'" + S.reference + "'");
     } else if (!mrdPath.empty() && forge::io::hdf5_has_object(mrdPath, g + "phantom")) {
         attach_reference(P, forge::io::read_hdf5_array(mrdPath, g + "phantom"), "(" + g + "phantom in the input)");
@@ -1150,11 +1161,14 @@ int main(int argc, char** argv) {
         ->check(CLI::PositiveNumber);
     app.add_option("-n,--iterations", S.iterations, "conjugate-gradient iterations (default 10)")
         ->check(CLI::Range(1, 10000));
+    app.add_option("--tolerance", S.tolerance,
+                   "stop a solve early once ||gradient|| <= TOL * ||initial gradient|| (default 0: run all iterations)")
+        ->check(CLI::Range(0.0, 1.0));
     app.add_option("--device", S.device, "cpu, gpu or auto (GPU when one is usable; default)")
         ->check(CLI::IsMember({"cpu", "gpu", "auto"}));
-    app.add_option("--fieldmap", S.fieldmap, "field map in rad/s: FILE.nii or FILE.h5:/dataset (default: <group>/fieldmap in the input)");
-    app.add_option("--smaps", S.smaps, "coil sensitivity maps: FILE.nii or FILE.h5:/dataset (default: <group>/csm in the input)");
-    app.add_option("--reference", S.reference, "reference image for NRMSE/PSNR: FILE.nii or FILE.h5:/dataset (default: <group>/phantom in the input)");
+    app.add_option("--fieldmap", S.fieldmap, "field map in rad/s: FILE.nii or FILE.h5:/dataset (default: <group>/fieldmap in the input); none: no field map");
+    app.add_option("--smaps", S.smaps, "coil sensitivity maps: FILE.nii or FILE.h5:/dataset (default: <group>/csm in the input); none: coil by coil, root-sum-of-squares");
+    app.add_option("--reference", S.reference, "reference image for NRMSE/PSNR: FILE.nii or FILE.h5:/dataset (default: <group>/phantom in the input); none: no comparison");
     app.add_flag("--no-field-correction", S.noFieldCorrection, "ignore the field map");
     app.add_flag("--complex", S.complexOut, "write complex64 NIfTI instead of magnitude float32");
     app.add_flag("--cartesian", S.cartesian, "take k-space from the encoding counters even when the acquisitions carry trajectories");

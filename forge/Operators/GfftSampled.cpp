@@ -204,7 +204,7 @@ typename GfftSampled<T1>::ForgeVec GfftSampled<T1>::apply(const ForgeVec& in, uw
 #pragma omp parallel if (nbatch > 1)
     {
         Scratch<forgeComplex<T1>> grid(grid_elems());
-#pragma omp for schedule(static)
+#pragma omp for schedule(dynamic, 1)
         for (long long b = 0; b < static_cast<long long>(nbatch); ++b) {
             if (forward) {
                 forward_host(pin + uword(b) * n2_, pout + uword(b) * n1_, grid.p);

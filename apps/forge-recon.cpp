@@ -1150,8 +1150,9 @@ int main(int argc, char** argv) {
                    "field-corrected), nufft (no field correction) or timeseg (NUFFT with time-segmented field "
                    "correction)")
         ->check(CLI::IsMember({"auto", "fft", "dft", "nufft", "timeseg"}));
-    app.add_option("-L,--segments", S.segments, "timeseg: number of time segments L (default: the smallest L with "
-                                                "an estimated RMS error of at most 1%)")
+    app.add_option("-L,--segments", S.segments,
+                   "timeseg, and fft with a field map: number of time segments L (default: the smallest L with "
+                   "an estimated RMS error of at most 1%)")
         ->check(CLI::Range(0, 256));
     app.add_option("--penalty", S.penalty, "regulariser: quad (Tikhonov on finite differences) or tv")
         ->check(CLI::IsMember({"quad", "tv"}));

@@ -33,6 +33,7 @@
 #include "forge/Core/Exceptions.h"
 #include "forge/Core/forgeCol.h"
 #include "forge/Operators/Gdft.h"
+#include "forge/Operators/GfftSampled.h"
 #include "forge/Operators/SENSE.h"
 #include "forge/Penalties/QuadPenalty.h"
 #include "forge/Penalties/TVPenalty.h"
@@ -72,12 +73,14 @@ struct Settings {
     std::string input;
     std::string output;
     bool demo = false;
-    std::string op = "dft";
+    std::string op = "auto";  // resolved to dft, fft, nufft or timeseg by resolve_operator()
+    std::string opReason;    // why auto chose it
     int segments = 0;  // timeseg: L (0 = smallest L with estimated RMS error <= 1%)
     std::string penalty = "quad";
     double beta = 1e-3;
     double delta = 0.05;
     int iterations = 10;
+    double tolerance = 0;  // PCG: stop at ||gradient|| <= tolerance * initial (0 = off)
     std::string device = "auto";
     std::string fieldmap, smaps, reference;
     bool noFieldCorrection = false;
@@ -114,6 +117,8 @@ struct Problem {
     std::size_t accel = 1;
     std::string source;
     std::size_t n1total = 0, n1max = 0;    // samples per coil: in all frames, in the largest frame
+    std::array<double, 3> fovRatio{{1, 1, 1}};  // recon FOV / encoded FOV per axis
+    std::array<std::size_t, 3> fftGrid{{0, 0, 0}};  // FFT grid holding every sample (0: none); see fft_grid()
     std::size_t n2() const { return Nx * Ny * Nz; }
 };
 
@@ -371,6 +376,7 @@ Problem build_problem(const forge::io::MrdFile& F, const Settings& S, const std:
         const std::size_t n = k == 0 ? P.Nx : (k == 1 ? P.Ny : P.Nz);
         P.voxel_mm[k] = fov > 0 ? fov / double(n) : 1.0;
     }
+    P.fovRatio = fovRatio;
     P.accel = H.accelE1 * H.accelE2;
 
     // channels must agree
@@ -526,6 +532,8 @@ template <typename Op>
 arma::cx_fvec run_pcg(const Op& A, const arma::cx_fvec& y, std::size_t n2, const forge::Robject<float>& R,
                       const Settings& S, forge::io::Progress& prog, const std::string& label) {
     forge::PcgOptions<float> opts;
+    opts.tolerance = static_cast<float>(S.tolerance);
+    forge::SolverReport rep;
     const std::size_t niter = static_cast<std::size_t>(S.iterations);
     std::size_t last = 0;
     opts.callback = [&](const forge::PcgIterationInfo& i) {
@@ -539,15 +547,19 @@ arma::cx_fvec run_pcg(const Op& A, const arma::cx_fvec& y, std::size_t n2, const
         x0.putOnGPU();
         yy.putOnGPU();
         W.putOnGPU();
-        auto xg = forge::solve_pwls_pcg<float>(x0, A, W, yy, R, niter, opts);
+        auto xg = forge::solve_pwls_pcg<float>(x0, A, W, yy, R, niter, opts, &rep);
         xg.getFromGPU();
         x = xg.getArma();
     } else {
         arma::cx_fvec x0(n2, arma::fill::zeros);
         arma::fvec W(y.n_elem, arma::fill::ones);
-        x = forge::solve_pwls_pcg<float>(x0, A, W, y, R, niter, opts);
+        x = forge::solve_pwls_pcg<float>(x0, A, W, y, R, niter, opts, &rep);
     }
     prog.finish_solve(last, niter);
+    if (rep.converged)
+        prog.converged(label, rep.iterations,
+                       rep.initial_gradient_norm > 0 ? rep.final_gradient_norm / rep.initial_gradient_norm : 0.0,
+                       S.tolerance);
     return x;
 }
 
@@ -597,6 +609,20 @@ arma::cx_fvec recon_frame(const Problem& P, const Frame& fr, const Enc& G, const
 arma::cx_fvec recon_one(const Problem& P, const Frame& fr, bool fieldCorrection, const Settings& S,
                         forge::io::Progress& prog, const std::string& label) {
     const std::size_t n1 = fr.kx.n_elem, n2 = P.n2();
+    if (S.op == "fft") {
+        forge::GfftSampled<float> G(P.Nx, P.Ny, P.Nz, P.fftGrid[0], P.fftGrid[1], P.fftGrid[2], fr.kx, fr.ky, fr.kz);
+        if (!fieldCorrection || P.fieldmap.empty()) return recon_frame(P, fr, G, S, prog, label);
+#ifdef FORGE_RECON_HAVE_TIMESEG
+        using TS = forge::TimeSegmentation<float, forge::GfftSampled<float>>;
+        const arma::fvec& fmap = P.fieldmap[fr.slice];
+        forge::uword L = static_cast<forge::uword>(S.segments);
+        if (L == 0) L = TS::choose_segments(fmap, fr.t, 0.01, forge::TSInterp::MinMax, 64).L;
+        TS T(G, fmap, fr.t, L, forge::TSInterp::MinMax);
+        return recon_frame(P, fr, T, S, prog, label + " (L=" + std::to_string(L) + ")");
+#else
+        throw UsageError("--operator fft with a field map: this build has no TimeSegmentation");
+#endif
+    }
     if (S.op == "nufft") {
 #ifdef FORGE_RECON_HAVE_NUFFT
         forge::Gnufft<float> G(n1, P.Nx, P.Ny, P.Nz, fr.kx, fr.ky, fr.kz);
@@ -841,21 +867,144 @@ void attach_maps(Problem& P, const Settings& S, const std::string& mrdPath) {
     auto from_input = [&mrdPath](const std::string& object) {
         return [&mrdPath, object](const DimsCheck& c) { return forge::io::read_hdf5_array(mrdPath, object, c); };
     };
-    if (!S.smaps.empty()) {
+    // 'none': neither a file nor the map stored in the input
+    if (S.smaps == "none") {
+    } else if (!S.smaps.empty()) {
         attach_smaps(P, S, from_spec(S.smaps, "sensitivity maps"), "'" + S.smaps + "'");
     } else if (!mrdPath.empty() && forge::io::hdf5_has_object(mrdPath, g + "csm")) {
         attach_smaps(P, S, from_input(g + "csm"), "(" + g + "csm in the input)");
     }
-    if (!S.fieldmap.empty()) {
+    if (S.fieldmap == "none") {
+    } else if (!S.fieldmap.empty()) {
         attach_fieldmap(P, from_spec(S.fieldmap, "field map"), "'" + S.fieldmap + "'");
     } else if (!mrdPath.empty() && forge::io::hdf5_has_object(mrdPath, g + "fieldmap")) {
         attach_fieldmap(P, from_input(g + "fieldmap"), "(" + g + "fieldmap in the input)");
     }
-    if (!S.reference.empty()) {
+    if (S.reference == "none") {
+    } else if (!S.reference.empty()) {
         attach_reference(P, from_spec(S.reference, "reference image"), "'" + S.reference + "'");
     } else if (!mrdPath.empty() && forge::io::hdf5_has_object(mrdPath, g + "phantom")) {
         attach_reference(P, from_input(g + "phantom"), "(" + g + "phantom in the input)");
     }
+}
+
+// ------------------------------------------------------------------------------------------ operator choice
+// The FFT grid on whose k-space lattice every sample of every frame lies, per axis the first that fits of:
+// the recon grid itself (k integer in cycles per recon FOV), and the encoded FOV's grid at the recon pixel
+// size (M = N * encodedFOV / reconFOV: ISMRMRD's readout oversampling puts k on half-integers, M = 2N).
+// {0, 0, 0} when none fits (non-Cartesian data): then the FFT cannot reproduce the exact model.
+std::array<std::size_t, 3> fft_grid(const Problem& P) {
+    const std::size_t N[3] = {P.Nx, P.Ny, P.Nz};
+    std::array<std::size_t, 3> M{{0, 0, 0}};
+    for (int d = 0; d < 3; ++d) {
+        std::vector<std::size_t> candidates{N[d]};
+        const double enc = double(N[d]) / P.fovRatio[d];
+        const std::size_t Me = static_cast<std::size_t>(std::llround(enc));
+        if (N[d] > 1 && std::fabs(enc - double(Me)) < 1e-6 && Me > N[d] && Me % 2 == 0) candidates.push_back(Me);
+        for (std::size_t m : candidates) {
+            std::size_t n[3] = {1, 1, 1}, g[3] = {1, 1, 1};  // this axis only: the others are ignored
+            n[d] = N[d];
+            g[d] = m;
+            bool ok = true;
+            for (const auto& fr : P.frames)
+                if (!forge::GfftSampled<float>::on_grid(n[0], n[1], n[2], g[0], g[1], g[2], fr.kx, fr.ky, fr.kz)) {
+                    ok = false;
+                    break;
+                }
+            if (ok) {
+                M[d] = m;
+                break;
+            }
+        }
+        if (M[d] == 0) return {{0, 0, 0}};
+    }
+    return M;
+}
+
+// Sample-pixel products of one reconstruction with the exact DFT: forward and adjoint, every coil, frame
+// and iteration. --operator auto takes the DFT for non-Cartesian data while this is at most
+// kDftAutoLimit (CPU) / kDftAutoLimitGpu: about 20 s at the throughputs below.
+constexpr double kDftAutoLimit = 2e10, kDftAutoLimitGpu = 4e12;
+double dft_cost(const Problem& P, const Settings& S) {
+    double c = 0;
+    for (const auto& fr : P.frames) c += double(fr.kx.n_elem) * double(P.n2()) * double(P.nc);
+    return 2.0 * double(S.iterations) * c;
+}
+
+// Rough solve time (seconds) of one reconstruction with an operator: throughputs measured with forge-recon
+// on a 2-core Xeon and on an H100 (docs/forge-recon.md); good to a factor of a few, which is all the
+// operator choice and the long-run notice need.
+double estimate_seconds(const Problem& P, const Settings& S, const std::string& op) {
+    const double dftRate = S.gpu ? 2e11 : 1e9;  // sample-pixel products per second
+    const double fftRate = S.gpu ? 2e11 : 1e9;  // 5 N log2 N FFT flops (and gridding work) per second
+    if (op == "dft") return dft_cost(P, S) / dftRate;
+    const double dims = P.Nz > 1 ? 3 : 2;
+    double perIter = 0;
+    for (const auto& fr : P.frames) {
+        const double n1 = double(fr.kx.n_elem);
+        double grid = double(P.n2()), extra = 2 * n1;
+        if (op == "fft") {
+            grid = double(P.fftGrid[0] * P.fftGrid[1] * P.fftGrid[2]);
+        } else {  // nufft, timeseg: 2x oversampled grid, 5^d kernel taps per sample
+            grid *= std::pow(2.0, dims);
+            extra = 8 * n1 * std::pow(5.0, dims);
+        }
+        double segs = 1;
+        if (op == "timeseg" && !P.fieldmap.empty() && !S.noFieldCorrection) segs = S.segments > 0 ? S.segments + 1 : 9;
+        perIter += segs * double(P.nc) * 2 * (5 * grid * std::log2(std::max(grid, 2.0)) + extra);
+    }
+    return double(S.iterations) * perIter / fftRate;
+}
+
+// Resolves --operator auto (rule in docs/forge-recon.md): data on an FFT grid -> fft (the exact model at
+// FFT cost); otherwise the exact DFT while its cost is small, else the time-segmented NUFFT. Checks that
+// an explicit --operator fft fits the data.
+void resolve_operator(Problem& P, Settings& S) {
+    P.fftGrid = fft_grid(P);
+    const bool onGrid = P.fftGrid[0] > 0;
+    const std::string grid = std::to_string(P.fftGrid[0]) + "x" + std::to_string(P.fftGrid[1]) + "x" +
+                             std::to_string(P.fftGrid[2]);
+    if (S.op == "fft" && !onGrid)
+        throw UsageError("--operator fft: the samples are not on the k-space grid of an FFT (neither the recon grid "
+                         "nor the encoded FOV's grid); use --operator dft, timeseg or nufft");
+    if (S.op != "auto") return;
+    if (onGrid) {
+        S.op = "fft";
+        S.opReason = "the samples lie on the " + grid + " FFT grid";
+        return;
+    }
+    const double cost = dft_cost(P, S), limit = S.gpu ? kDftAutoLimitGpu : kDftAutoLimit;
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "non-Cartesian, DFT cost %.1e sample-pixel products %s %.0e", cost,
+                  cost <= limit ? "<=" : ">", limit);
+    S.opReason = buf;
+#ifdef FORGE_RECON_HAVE_TIMESEG
+    S.op = cost <= limit ? "dft" : "timeseg";
+#else
+    S.op = "dft";
+#endif
+}
+
+// Before a long run (estimated over a minute) says how long, and which operator would be faster.
+void notice_long_run(const Problem& P, const Settings& S, int reconstructions) {
+    const double est = reconstructions * estimate_seconds(P, S, S.op);
+    if (est <= 60) return;
+    std::string faster = P.fftGrid[0] ? "fft" : "timeseg";
+#ifndef FORGE_RECON_HAVE_TIMESEG
+    if (!P.fftGrid[0]) faster = "dft";
+#endif
+    char buf[400];
+    std::snprintf(buf, sizeof buf, "--operator %s will take about %.0f s on %s (estimate)", S.op.c_str(), est,
+                  device_description(S).c_str());
+    std::string msg = buf;
+    const double alt = reconstructions * estimate_seconds(P, S, faster);
+    if (faster != S.op && alt < est) {
+        std::snprintf(buf, sizeof buf, "; --operator %s takes about %.2g s%s", faster.c_str(), alt,
+                      faster == "fft" ? " for the same exact model (the samples lie on an FFT grid)"
+                                      : " (NUFFT, time-segmented field correction: about 1% operator error)");
+        msg += buf;
+    }
+    warn(msg);
 }
 
 // ------------------------------------------------------------------------------------------ file mode
@@ -882,6 +1031,7 @@ int run_file(Settings& S) {
     Problem P = build_problem(F, S, S.input);
     attach_maps(P, S, S.input);
     resolve_device(S);
+    resolve_operator(P, S);
     const double tRead = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
     const bool correct = !P.fieldmap.empty() && !S.noFieldCorrection;
@@ -897,10 +1047,11 @@ int run_file(Settings& S) {
     if (P.fieldmap.empty()) note("forge-recon: no field map: no off-resonance correction", S.quiet);
     if (correct && S.op == "nufft") warn("--operator nufft has no field correction: the field map is ignored");
     if (correct && !F.header.hasTE) warn("the header has no echo time (TE): sample times start at 0");
-    note(std::string("forge-recon: operator ") + S.op + (P.smaps.empty() ? "" : " + SENSE") + ", penalty " + S.penalty +
-             " beta " + std::to_string(S.beta) + ", " + std::to_string(S.iterations) + " iterations on " +
-             device_description(S),
+    note(std::string("forge-recon: operator ") + S.op + (S.opReason.empty() ? "" : " (auto: " + S.opReason + ")") +
+             (P.smaps.empty() ? "" : " + SENSE") + ", penalty " + S.penalty + " beta " + std::to_string(S.beta) + ", " +
+             std::to_string(S.iterations) + " iterations on " + device_description(S),
          S.quiet);
+    notice_long_run(P, S, 1);
 
     forge::io::Progress prog(solves_per_recon(P, S), S.quiet);
     ReconOutput R = reconstruct(P, correct && S.op != "nufft", S, prog, "recon");
@@ -1001,7 +1152,11 @@ arma::fvec demo_fieldmap(std::size_t N, std::size_t slice) {
 
 int run_demo(Settings& S) {
     const auto tStart = std::chrono::steady_clock::now();
-    if (S.output.empty()) S.output = "forge_demo";
+    if (S.output.empty()) {  // a folder of its own, not the current one (often the repository root)
+        S.output = "forge_demo/demo";
+        if (!is_dir("forge_demo") && ::mkdir("forge_demo", 0777) != 0)
+            throw UsageError("cannot create the output folder 'forge_demo' in the current folder (give -o PREFIX)");
+    }
     check_output_prefix(S.output);
     if (S.demoSize < 16 || S.demoSize > 256 || S.demoSize % 2)
         throw UsageError("--demo-size must be an even number in [16, 256], got " + std::to_string(S.demoSize));
@@ -1101,6 +1256,7 @@ int run_demo(Settings& S) {
     P.fieldmap = fms;
     P.smaps = maps;
     P.reference = truth;
+    resolve_operator(P, S);
 
     note("forge-recon --demo: " + std::to_string(N) + "x" + std::to_string(N) + " x " + std::to_string(ns) +
              " slices, " + std::to_string(nc) + " coils, spiral " + std::to_string(shots) + " x " +
@@ -1109,6 +1265,9 @@ int run_demo(Settings& S) {
              std::to_string(int(std::lround(double(arma::max(arma::abs(arma::join_cols(fms[0], fms.back())))) / (2 * M_PI)))) +
              " Hz, simulated with Gdft in " + std::to_string(tSim).substr(0, 5) + " s on " + device_description(S),
          S.quiet);
+    note("forge-recon: operator " + S.op + (S.opReason.empty() ? "" : " (auto: " + S.opReason + ")") + " + SENSE",
+         S.quiet);
+    notice_long_run(P, S, 2);
 
     forge::io::Progress prog(2 * solves_per_recon(P, S), S.quiet);
     ReconOutput U = reconstruct(P, false, S, prog, "uncorrected");
@@ -1157,8 +1316,8 @@ int run_demo(Settings& S) {
     outs.commit();
 
     const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - tStart).count();
-    std::printf("forge-recon --demo results (%s, %d iterations, penalty %s beta %g)\n", device_description(S).c_str(),
-                S.iterations, S.penalty.c_str(), S.beta);
+    std::printf("forge-recon --demo results (%s, operator %s, %d iterations, penalty %s beta %g)\n",
+                device_description(S).c_str(), S.op.c_str(), S.iterations, S.penalty.c_str(), S.beta);
     std::printf("  uncorrected      NRMSE %.6f  PSNR %6.2f dB  time %6.2f s\n", qu.nrmse, qu.psnr, U.seconds);
     std::printf("  field-corrected  NRMSE %.6f  PSNR %6.2f dB  time %6.2f s\n", qc.nrmse, qc.psnr, C.seconds);
     std::printf("  NRMSE improvement %.2fx   simulation %.2f s   total %.2f s\n", qc.nrmse > 0 ? qu.nrmse / qc.nrmse : 0.0,
@@ -1171,17 +1330,23 @@ int run_demo(Settings& S) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    // Line-buffered even into a pipe or a log file: a long run shows its summary at once, and a killed
+    // run keeps the lines saying what it was reconstructing.
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);
     Settings S;
     CLI::App app{"forge-recon: iterative MRI reconstruction (ISMRMRD in, NIfTI and PNG out)", "forge-recon"};
     app.add_option("input", S.input, "ISMRMRD (MRD) HDF5 raw data file");
     app.add_flag("--demo", S.demo, "synthesise a phantom, simulate spiral data with a field map, reconstruct with and without field correction");
-    app.add_option("-o,--output", S.output, "output prefix: writes PREFIX.nii and PREFIX.png (demo: PREFIX_*.nii/png and PREFIX.h5)");
+    app.add_option("-o,--output", S.output, "output prefix: writes PREFIX.nii and PREFIX.png (demo: PREFIX_*.nii/png and PREFIX.h5; default forge_demo/demo)");
     app.add_option("--operator", S.op,
-                   "encoding operator: dft (exact, field-corrected; default), nufft (no field correction) or "
-                   "timeseg (NUFFT with time-segmented field correction)")
-        ->check(CLI::IsMember({"dft", "nufft", "timeseg"}));
-    app.add_option("-L,--segments", S.segments, "timeseg: number of time segments L (default: the smallest L with "
-                                                "an estimated RMS error of at most 1%)")
+                   "encoding operator: auto (default: fft for samples on an FFT grid, else dft when cheap, else "
+                   "timeseg), fft (Cartesian: exact at FFT cost; time-segmented field correction), dft (exact, "
+                   "field-corrected), nufft (no field correction) or timeseg (NUFFT with time-segmented field "
+                   "correction)")
+        ->check(CLI::IsMember({"auto", "fft", "dft", "nufft", "timeseg"}));
+    app.add_option("-L,--segments", S.segments,
+                   "timeseg, and fft with a field map: number of time segments L (default: the smallest L with "
+                   "an estimated RMS error of at most 1%)")
         ->check(CLI::Range(0, 256));
     app.add_option("--penalty", S.penalty, "regulariser: quad (Tikhonov on finite differences) or tv")
         ->check(CLI::IsMember({"quad", "tv"}));
@@ -1191,11 +1356,14 @@ int main(int argc, char** argv) {
         ->check(CLI::PositiveNumber);
     app.add_option("-n,--iterations", S.iterations, "conjugate-gradient iterations (default 10)")
         ->check(CLI::Range(1, 10000));
+    app.add_option("--tolerance", S.tolerance,
+                   "stop a solve early once ||gradient|| <= TOL * ||initial gradient|| (default 0: run all iterations)")
+        ->check(CLI::Range(0.0, 1.0));
     app.add_option("--device", S.device, "cpu, gpu or auto (GPU when one is usable; default)")
         ->check(CLI::IsMember({"cpu", "gpu", "auto"}));
-    app.add_option("--fieldmap", S.fieldmap, "field map in rad/s: FILE.nii or FILE.h5:/dataset (default: <group>/fieldmap in the input)");
-    app.add_option("--smaps", S.smaps, "coil sensitivity maps: FILE.nii or FILE.h5:/dataset (default: <group>/csm in the input)");
-    app.add_option("--reference", S.reference, "reference image for NRMSE/PSNR: FILE.nii or FILE.h5:/dataset (default: <group>/phantom in the input)");
+    app.add_option("--fieldmap", S.fieldmap, "field map in rad/s: FILE.nii or FILE.h5:/dataset (default: <group>/fieldmap in the input); none: no field map");
+    app.add_option("--smaps", S.smaps, "coil sensitivity maps: FILE.nii or FILE.h5:/dataset (default: <group>/csm in the input); none: coil by coil, root-sum-of-squares");
+    app.add_option("--reference", S.reference, "reference image for NRMSE/PSNR: FILE.nii or FILE.h5:/dataset (default: <group>/phantom in the input); none: no comparison");
     app.add_flag("--no-field-correction", S.noFieldCorrection, "ignore the field map");
     app.add_flag("--complex", S.complexOut, "write complex64 NIfTI instead of magnitude float32");
     app.add_flag("--cartesian", S.cartesian, "take k-space from the encoding counters even when the acquisitions carry trajectories");

@@ -2,7 +2,8 @@
 # forge's main job, from a fresh Debian 12 machine: install the Debian dependencies if missing, build
 # forge-recon and run its demo. The demo synthesises a phantom, 8 coil maps, a spiral trajectory and a
 # field map, simulates data with the exact Gdft, reconstructs with and without field correction, and
-# writes NIfTI + PNG images, the simulated ISMRMRD file, NRMSE/PSNR and timings (see docs/forge-recon.md).
+# writes NIfTI + PNG images and the simulated ISMRMRD file into ./forge_demo/ (created when missing:
+# demo_*.nii, demo_*.png, demo.h5), and prints NRMSE/PSNR and timings (see docs/forge-recon.md).
 #
 #   bash scripts/setup-and-run-demo.sh [forge-recon options, e.g. -o PREFIX]
 # Environment: FORGE_BUILD_DIR (default <repo>/build), FORGE_CMAKE_ARGS (extra configure arguments).

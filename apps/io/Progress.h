@@ -46,6 +46,12 @@ public:
             if (tty_ && !quiet_) std::fprintf(stderr, "\n");
         }
     }
+    // A solve stopped by its tolerance after 'it' iterations, at relative gradient 'rel' <= 'tol'.
+    void converged(const std::string& label, std::size_t it, double rel, double tol) {
+        if (quiet_) return;
+        std::fprintf(stderr, "forge-recon: %s: converged after %zu iterations (relative gradient %.3e <= tolerance %g)\n",
+                     label.c_str(), it, rel, tol);
+    }
     double seconds() const {
         return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
     }

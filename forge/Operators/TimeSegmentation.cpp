@@ -10,6 +10,7 @@
 #include "forge/Core/Validation.h"
 #include "forge/Operators/Gdft.h"
 #include "forge/Operators/Gfft.h"
+#include "forge/Operators/GfftSampled.h"
 #include "forge/Operators/Gnufft.h"
 
 namespace forge {
@@ -300,6 +301,8 @@ template class TimeSegmentation<float, Gnufft<float>>;
 template class TimeSegmentation<double, Gnufft<double>>;
 template class TimeSegmentation<float, Gfft<float>>;
 template class TimeSegmentation<double, Gfft<double>>;
+template class TimeSegmentation<float, GfftSampled<float>>;
+template class TimeSegmentation<double, GfftSampled<double>>;
 template class TimeSegmentation<float, Gdft<float>>;
 template class TimeSegmentation<double, Gdft<double>>;
 

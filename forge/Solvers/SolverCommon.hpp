@@ -96,6 +96,34 @@ inline void require_len(const char* solver, const char* name, uword actual, uwor
     }
 }
 
+// W: one finite weight >= 0 per sample. A negative weight makes the cost unbounded below (the step
+// denominator turns negative and the solver would stop without a word); NaN/Inf poison every iterate.
+template <typename T1>
+void require_valid_weights(const char* solver, const T1* w, uword n) {
+    for (uword i = 0; i < n; ++i) {
+        if (!(std::isfinite(w[i]) && w[i] >= T1(0))) {
+            std::ostringstream m;
+            m << solver << ": W[" << i << "] is " << w[i] << "; the weights must be finite and >= 0";
+            throw invalid_argument(m.str());
+        }
+    }
+}
+template <typename T1>
+void require_valid_weights(const char* solver, const arma::Col<T1>& W) {
+    require_valid_weights(solver, W.memptr(), W.n_elem);
+}
+// On the GPU without copying W to the host, from two exact tests: 0 * W is 0 exactly where W is finite
+// (NaN where it is NaN or Inf), and W - |W| is 0 exactly where W >= 0.
+template <typename T1>
+void require_valid_weights(const char* solver, const forgeCol<T1>& W) {
+    if (!W.on_gpu()) return require_valid_weights(solver, W.host_data(), W.n_elem);
+    const bool finite = double(norm(forgeCol<T1>(W * T1(0)))) == 0;
+    if (!finite || !(double(norm(forgeCol<T1>(W - abs(W)))) == 0)) {
+        throw invalid_argument(std::string(solver) + ": W has " + (finite ? "a negative entry" : "a NaN or Inf entry") +
+                               "; the weights must be finite and >= 0");
+    }
+}
+
 template <typename XV, typename WV, typename YV>
 void require_same_place(const char* solver, const XV& x0, const WV& W, const YV& y) {
     const bool gx = on_gpu(x0), gw = on_gpu(W), gy = on_gpu(y);

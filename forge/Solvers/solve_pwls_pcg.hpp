@@ -5,7 +5,8 @@
 //
 //   x0    initial image (n2), e.g. zeros
 //   G     any operator with G * x (image -> data) and G / y (adjoint), e.g. Gdft, GdftR2, SENSE, pcSENSE
-//   W     real, non-negative data weights (one per data sample), e.g. ones
+//   W     real, finite, non-negative data weights (one per data sample), e.g. ones; others throw
+//         forge::invalid_argument naming W
 //   y     measured data
 //   R     penalty (Robject<T1>: QuadPenalty, TVPenalty, ...)
 //   niter maximum number of iterations (each costs one G * and one G /)
@@ -32,6 +33,7 @@ V pwls_core(const char* name, const V& x0, const Op& G, const WV& W, const V& y,
     const auto t0 = std::chrono::steady_clock::now();
     require_same_place(name, x0, W, y);
     require_len(name, "W", W.n_elem, y.n_elem, "the length of y");
+    require_valid_weights<T1>(name, W);
     if (!(opts.tolerance >= T1(0))) throw invalid_argument(std::string(name) + ": tolerance must be >= 0");
 
     V x = x0;

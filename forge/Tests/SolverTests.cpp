@@ -216,3 +216,68 @@ TEST_CASE("Solvers reject inconsistent arguments", "[solver][errors]") {
     ro.weights = arma::vec(3, arma::fill::ones);
     CHECK_THROWS_AS(reconSolve<double>(p.y, G, R, 5, ro), forge::invalid_argument);
 }
+
+TEST_CASE("solve_pwls_pcg rejects negative, NaN and Inf weights, naming W", "[solver][errors][weights]") {
+    FORGE_INFO_SEED();
+    const Problem p = make_problem();
+    DenseOp<double> G{p.A};
+    QuadPenalty<double> R(p.Nx, p.Ny, 1, p.beta);
+    const arma::cx_vec x0(p.n, arma::fill::zeros);
+    const arma::uword bad = arma::uword(uniform<double>(1, 0, double(p.m) - 1e-9)(0));
+    INFO("bad weight at " << bad);
+    for (double v : {-1.0, -1e-30, std::nan(""), HUGE_VAL, -HUGE_VAL}) {
+        INFO("W[bad] = " << v);
+        arma::vec W = p.W;
+        W(bad) = v;
+        CHECK_THROWS_AS(solve_pwls_pcg<double>(x0, G, W, p.y, R, 5), forge::invalid_argument);
+        CHECK_THROWS_WITH(solve_pwls_pcg<double>(x0, G, W, p.y, R, 5),
+                          Catch::Contains("W[" + std::to_string(bad) + "]") && Catch::Contains(">= 0"));
+        forgeCol<float> fW(arma::conv_to<arma::fvec>::from(W));
+        forgeCol<forgeComplex<float>> fx0(arma::cx_fvec(p.n, arma::fill::zeros)),
+            fy(arma::conv_to<arma::cx_fvec>::from(p.y));
+        DenseOp<float> Gf{arma::conv_to<arma::cx_fmat>::from(p.A)};
+        QuadPenalty<float> Rf(p.Nx, p.Ny, 1, float(p.beta));
+        CHECK_THROWS_WITH(solve_pwls_pcg<float>(fx0, Gf, fW, fy, Rf, 5), Catch::Contains("W["));
+        CHECK_THROWS_AS(solve_grad_desc<double>(x0, G, W, p.y, R, 5), forge::invalid_argument);
+    }
+    // Zero weights are allowed (samples left out): the solve equals the one without those samples.
+    arma::vec W0 = p.W;
+    W0(bad) = 0;
+    PcgOptions<double> opts;
+    opts.tolerance = 1e-12;
+    const arma::cx_vec x = solve_pwls_pcg<double>(x0, G, W0, p.y, R, 300, opts);
+    arma::uvec keep = arma::find(W0 > 0);
+    DenseOp<double> Gk{arma::cx_mat(p.A.rows(keep))};
+    const arma::cx_vec xk = solve_pwls_pcg<double>(x0, Gk, arma::vec(p.W(keep)), arma::cx_vec(p.y(keep)), R, 300, opts);
+    CHECK(rel_error(x, xk) < 1e-8);
+}
+
+TEST_CASE("solve_pwls_pcg tolerance: stops early and the returned image meets it", "[solver][pcg][tolerance]") {
+    FORGE_INFO_SEED();
+    const Problem p = make_problem();
+    DenseOp<double> G{p.A};
+    QuadPenalty<double> R(p.Nx, p.Ny, 1, p.beta);
+    const arma::cx_vec x0(p.n, arma::fill::zeros);
+    // Gradient of ||W^{1/2}(y - A x)||^2 + beta/2 ||C x||^2 from the explicit matrices.
+    const arma::cx_mat C = difference_matrix(p.Nx, p.Ny);
+    const auto grad = [&](const arma::cx_vec& x) {
+        return arma::cx_vec(2.0 * p.A.t() * (arma::conv_to<arma::cx_vec>::from(p.W) % (p.A * x - p.y)) +
+                            p.beta * C.t() * (C * x));
+    };
+    const double g0 = arma::norm(grad(x0));
+    for (double tol : {1e-2, 1e-4, 1e-7}) {
+        INFO("tolerance " << tol);
+        PcgOptions<double> opts;
+        opts.tolerance = tol;
+        SolverReport rep;
+        const arma::cx_vec x = solve_pwls_pcg<double>(x0, G, p.W, p.y, R, 1000, opts, &rep);
+        CHECK(rep.converged);
+        CHECK(rep.iterations < 1000);
+        CHECK(arma::norm(grad(x)) <= tol * g0 * (1 + 1e-9));
+        // and it stopped at the first iterate that met it: one iteration fewer does not
+        if (rep.iterations > 0) {
+            const arma::cx_vec xm = solve_pwls_pcg<double>(x0, G, p.W, p.y, R, rep.iterations - 1);
+            CHECK(arma::norm(grad(xm)) > tol * g0);
+        }
+    }
+}

@@ -35,3 +35,17 @@ rtu=$(sed -n 's/.*NRMSE vs reference \([0-9.]*\).*/\1/p' "$W/rtu.stdout" | head 
 awk -v a="$rtu" -v b="$unc" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 1e-4 + 1e-3 * b) }' \
     || fail "uncorrected round trip NRMSE $rtu differs from the demo's $unc"
 echo "ok  round trip: corrected $rt, uncorrected $rtu"
+
+# without -o the demo writes into ./forge_demo/ (created when missing), nothing into the current folder
+mkdir -p "$W/cwd" && cd "$W/cwd" || fail "cd $W/cwd"
+for run in 1 2; do  # the second run finds the folder there
+    "$RECON" --demo --demo-size 16 --demo-slices 1 -n 2 --device cpu >"$W/default.stdout" 2>"$W/default.stderr" \
+        || { cat "$W/default.stderr" >&2; fail "demo without -o failed (run $run)"; }
+done
+for f in demo.h5 demo_truth.nii demo_uncorrected.nii demo_corrected.nii demo_fieldmap.nii demo_comparison.png demo_corrected.png; do
+    [ -s "$W/cwd/forge_demo/$f" ] || fail "demo without -o did not write forge_demo/$f"
+done
+[ "$(ls -A "$W/cwd")" = "forge_demo" ] || fail "demo without -o wrote into the current folder: $(ls -A "$W/cwd" | tr '\n' ' ')"
+grep -q 'reproduce the corrected image with: forge-recon forge_demo/demo.h5' "$W/default.stdout" \
+    || fail "the demo does not point at forge_demo/demo.h5"
+echo "ok  demo without -o: outputs in forge_demo/"

@@ -1,0 +1,63 @@
+#!/bin/bash
+# forge-recon's operator choice. ISMRMRD's Shepp-Logan (Cartesian, 2x readout oversampling) runs on the
+# FFT by default (GfftSampled on the encoded grid) and gives the exact DFT's image; so do its accelerated
+# interleaves with stored trajectories; with a field map the FFT runs inside time segmentation and stays
+# close to the field-corrected DFT. Spiral data (the demo's file) run on the exact DFT when that is cheap,
+# and --operator fft refuses them.
+#   usage: test_operators.sh FORGE_RECON WORKDIR        (exit 77 = skipped without ismrmrd-tools)
+source "$(dirname "$0")/common.sh"
+RECON=$1; W=$2
+GEN=$(command -v ismrmrd_generate_cartesian_shepp_logan) || { echo "SKIP: ismrmrd-tools not installed"; exit 77; }
+workdir "$W"
+cd "$W" || fail "cd"
+nrmses() { sed -n 's/.*NRMSE vs reference \([0-9.]*\).*/\1/p' "$W/$1.stdout"; }
+run() {  # name, forge-recon arguments
+    local name=$1; shift
+    "$RECON" "$@" -o "$W/$name" --device cpu >"$W/$name.stdout" 2>"$W/$name.stderr" \
+        || { cat "$W/$name.stderr" >&2; fail "$name: forge-recon failed"; }
+}
+# a and b agree to 1e-4 relative (the same model, float rounding apart)
+same() { awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 1e-4 * b + 1e-6) }'; }
+
+"$GEN" -m 64 -c 4 -n 0.01 -o "$W/sl.h5" >/dev/null || fail "generator failed"
+run auto "$W/sl.h5"
+grep -q 'operator fft (auto: the samples lie on the 128x64x1 FFT grid)' "$W/auto.stdout" \
+    || { cat "$W/auto.stdout"; fail "auto did not choose fft on the 2x oversampled encoded grid"; }
+run dft "$W/sl.h5" --operator dft
+a=$(nrmses auto); d=$(nrmses dft)
+[ -n "$a" ] && [ -n "$d" ] || fail "no NRMSE printed"
+same "$a" "$d" || fail "fft NRMSE $a differs from the exact DFT's $d"
+le "$a" 0.08 || fail "fft NRMSE $a above 0.08"
+echo "ok  Cartesian 64x64, 4 coils: auto = fft NRMSE $a, dft NRMSE $d"
+
+"$GEN" -m 64 -c 4 -n 0.01 -a 2 -k -o "$W/slk.h5" >/dev/null || fail "generator -a 2 -k failed"
+run autok "$W/slk.h5"
+grep -q 'operator fft (auto' "$W/autok.stdout" || fail "auto did not choose fft for stored Cartesian trajectories"
+run dftk "$W/slk.h5" --operator dft
+paste <(nrmses autok) <(nrmses dftk) >"$W/k.pairs"
+[ "$(wc -l <"$W/k.pairs")" -eq 2 ] || fail "expected 2 frames"
+while read -r f g; do same "$f" "$g" || fail "accelerated frame: fft NRMSE $f differs from dft $g"; done <"$W/k.pairs"
+echo "ok  accelerated R=2 with stored trajectories: fft == dft per frame ($(tr '\n\t' '  ' <"$W/k.pairs"))"
+
+# a field map (the demo's, 32x32, rad/s) on 32x32 Cartesian data: time segmentation around the FFT
+"$RECON" --demo --demo-size 32 --demo-slices 1 -n 2 -q -o "$W/demo" --device cpu >/dev/null 2>"$W/demo.stderr" \
+    || { cat "$W/demo.stderr" >&2; fail "demo failed"; }
+"$GEN" -m 32 -c 4 -n 0.01 -o "$W/sl32.h5" >/dev/null || fail "generator -m 32 failed"
+run fmfft "$W/sl32.h5" --fieldmap "$W/demo.h5:/dataset/fieldmap"
+grep -q 'operator fft (auto' "$W/fmfft.stdout" || fail "auto did not choose fft with a field map"
+grep -q 'recon (L=[0-9]*): iteration 1/' "$W/fmfft.stderr" || fail "no time segmentation around the FFT"
+run fmdft "$W/sl32.h5" --fieldmap "$W/demo.h5:/dataset/fieldmap" --operator dft
+f=$(nrmses fmfft); g=$(nrmses fmdft)
+awk -v a="$f" -v b="$g" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 0.02 * b) }' \
+    || fail "field-corrected fft NRMSE $f is not within 2% of the DFT's $g"
+echo "ok  Cartesian with a field map: fft + time segmentation NRMSE $f, dft $g"
+
+# spiral: the exact DFT when cheap; fft refused
+run spiral "$W/demo.h5"
+grep -q 'operator dft (auto: non-Cartesian' "$W/spiral.stdout" || { cat "$W/spiral.stdout"; fail "auto did not choose dft for a small spiral"; }
+"$RECON" "$W/demo.h5" --operator fft -o "$W/spiral_fft" --device cpu >"$W/sf.stdout" 2>"$W/sf.stderr"
+rc=$?
+[ $rc -eq 2 ] || fail "--operator fft on spiral data: exit $rc, expected 2"
+grep -q 'not on the k-space grid of an FFT' "$W/sf.stderr" || { cat "$W/sf.stderr"; fail "no clear error for fft on spiral data"; }
+[ -e "$W/spiral_fft.nii" ] && fail "--operator fft on spiral data left an output"
+echo "ok  spiral: auto = dft, --operator fft refused"

@@ -102,9 +102,11 @@ arma::cx_mat coefficients(const arma::vec& fm, const arma::vec& t, const Nodes& 
         A.each_row() = minmax_at(centres, weights, n, arma::vec{t(0)});
         return A;
     }
-    // a(t) is smooth on the scale 1/max|w|: tabulate it finely and interpolate linearly.
+    // a(t) is smooth on the scale 1/max|w|: tabulate it finely and interpolate linearly (relative error
+    // about (max|w| T / nt)^2 / 8), unless there are fewer times than table entries: then exactly.
     const double wmax = std::max(std::abs(fm.min()), std::abs(fm.max()));
     const uword nt = uword(std::min(65536.0, std::max(1024.0, 64 * wmax * T)));
+    if (t.n_elem <= nt) return minmax_at(centres, weights, n, t);
     const arma::cx_mat tab = minmax_at(centres, weights, n, arma::linspace(t.min(), t.max(), nt + 1));
     for (uword j = 0; j < t.n_elem; ++j) {
         const double x = (t(j) - t.min()) / T * double(nt);

@@ -82,6 +82,8 @@ public:
     void spread(const std::complex<T1>* samples, std::complex<T1>* grid) const;
     // Integral of the 1D kernel (= its Fourier transform at 0), for normalising density weights.
     double kernel_integral() const;
+    // Sample positions along an axis in grid cells, wrapped into [0, grid_size(axis)) (0 on axes of length 1).
+    const std::vector<T1>& grid_positions(int axis) const { return u_[axis]; }
 
 private:
     ForgeVec apply(const ForgeVec& in, uword nbatch, bool forward) const;

@@ -1,0 +1,206 @@
+// bench_threads: OpenMP on a shared CPU. Times (1) one element-wise complex float multiply, c = a % b, as
+// a raw loop forced onto 1 or 2 threads (where threads pay off: the source of forge's element-wise
+// threshold, forge/Core/Parallel.h) and as forgeCol's operator% (forge's policy), and (2) the
+// time-segmented operator TimeSegmentation<float, Gnufft<float>> (forward + adjoint, 128x128 spiral,
+// 65536 samples) with 1 and 2 threads, each on an idle machine and next to a competing load: a child
+// process that spins on the last CPU for the duration of the measurement.
+//   bench_threads [--quick]     (--quick: fewer sizes, shorter timings)
+// Prints the CPU model and /proc/loadavg; times are medians of repeated calls (a loaded machine makes
+// the typical call slow, not the fastest one), plus the process CPU time per call (threads spinning
+// while they wait show up there).
+#include <signal.h>
+#include <sched.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "BenchCommon.h"
+#include "forge/Operators/Gfft.h"
+#include "forge/Operators/Gnufft.h"
+#include "forge/Operators/TimeSegmentation.h"
+
+using namespace forge;
+using namespace forge_bench;
+using FVec = forgeCol<forgeComplex<float>>;
+
+namespace {
+constexpr double kPi = 3.14159265358979323846;
+
+std::string loadavg_line() {
+    std::ifstream f("/proc/loadavg");
+    std::string s;
+    std::getline(f, s);
+    return s.empty() ? "unknown" : s;
+}
+
+double cpu_seconds() {
+    rusage r{};
+    getrusage(RUSAGE_SELF, &r);
+    return double(r.ru_utime.tv_sec + r.ru_stime.tv_sec) + 1e-6 * double(r.ru_utime.tv_usec + r.ru_stime.tv_usec);
+}
+
+// A process spinning on one CPU while it lives (the competing load).
+class BusyProcess {
+public:
+    explicit BusyProcess(int cpu) {
+        pid_ = fork();
+        if (pid_ == 0) {
+            cpu_set_t set;
+            CPU_ZERO(&set);
+            CPU_SET(cpu, &set);
+            sched_setaffinity(0, sizeof set, &set);
+            volatile unsigned long long x = 0;
+            for (;;) x = x + 1;
+        }
+    }
+    ~BusyProcess() {
+        if (pid_ > 0) {
+            kill(pid_, SIGKILL);
+            waitpid(pid_, nullptr, 0);
+        }
+    }
+    BusyProcess(const BusyProcess&) = delete;
+    BusyProcess& operator=(const BusyProcess&) = delete;
+
+private:
+    pid_t pid_ = -1;
+};
+
+struct Timing {
+    double median, cpu;  // wall seconds per call (median), process CPU seconds per call (mean)
+};
+// Median wall time of calls repeated for at least min_seconds (and min_reps calls), after one warm-up.
+Timing time_median(const std::function<void()>& fn, double min_seconds, int min_reps) {
+    fn();
+    std::vector<double> t;
+    const double c0 = cpu_seconds();
+    CpuTimer total;
+    while (int(t.size()) < min_reps || total.seconds() < min_seconds) {
+        CpuTimer one;
+        fn();
+        t.push_back(one.seconds());
+    }
+    const double cpu = (cpu_seconds() - c0) / double(t.size());
+    std::nth_element(t.begin(), t.begin() + t.size() / 2, t.end());
+    return {t[t.size() / 2], cpu};
+}
+
+// c = a % b as a raw OpenMP loop on 'threads' threads (no threshold): what a forked loop costs.
+void forced_multiply(const FVec& a, const FVec& b, FVec& c, int threads) {
+    const forgeComplex<float>* pa = a.memptr();
+    const forgeComplex<float>* pb = b.memptr();
+    forgeComplex<float>* pc = c.memptr();
+    const long long n = (long long)a.n_elem;
+#pragma omp parallel for num_threads(threads)
+    for (long long i = 0; i < n; ++i) pc[i] = pa[i] * pb[i];
+}
+
+FVec random_vec(arma::uword n, std::mt19937_64& rng) {
+    std::normal_distribution<float> d;
+    FVec v(n);
+    for (arma::uword i = 0; i < n; ++i) v[i] = forgeComplex<float>(d(rng), d(rng));
+    return v;
+}
+
+void elementwise_table(bool quick, int load_cpu) {
+    std::mt19937_64 rng(7);
+    std::vector<arma::uword> sizes;
+    for (int p = 10; p <= (quick ? 20 : 22); p += (quick ? 2 : 1)) sizes.push_back(arma::uword(1) << p);
+    Table t({"n", "bytes", "load", "forced 1 thr (us)", "forced 2 thr (us)", "2 thr / 1 thr",
+             "forgeCol % , 2 thr (us)", "CPU/call (us)"});
+    for (int loaded = 0; loaded < 2; ++loaded) {
+        for (arma::uword n : sizes) {
+            const FVec a = random_vec(n, rng), b = random_vec(n, rng);
+            FVec c(n);
+            const double secs = quick ? 0.05 : 0.2;
+            BusyProcess* busy = loaded ? new BusyProcess(load_cpu) : nullptr;
+            const Timing t1 = time_median([&] { forced_multiply(a, b, c, 1); }, secs, 20);
+            const Timing t2 = time_median([&] { forced_multiply(a, b, c, 2); }, secs, 20);
+            set_threads(2);
+            const Timing tf = time_median([&] { c = a % b; }, secs, 20);
+            delete busy;
+            t.add({std::to_string(n), fmt("%.2g", double(3 * n * sizeof(forgeComplex<float>))),
+                   loaded ? "1 spinning process" : "none", fmt("%.1f", 1e6 * t1.median), fmt("%.1f", 1e6 * t2.median),
+                   fmt("%.2f", t2.median / t1.median), fmt("%.1f", 1e6 * tf.median), fmt("%.1f", 1e6 * tf.cpu)});
+        }
+    }
+    t.print();
+}
+
+void timeseg_table(bool quick, int load_cpu) {
+    // 2D 128x128, 16-interleave spiral, 25 ms readouts, field map up to +-120 Hz (as bench_nufft).
+    const arma::uword N = 128, il = 16, per = 4096, n1 = il * per;
+    arma::fvec kx(n1), ky(n1), kz(n1, arma::fill::zeros), tv(n1);
+    for (arma::uword j = 0; j < n1; ++j) {
+        const double f = double(j % per) / per, th = 2 * kPi * (12 * f + double(j / per) / il);
+        kx(j) = float(f * (N / 2 - 1) * std::cos(th));
+        ky(j) = float(f * (N / 2 - 1) * std::sin(th));
+        tv(j) = float(25e-3 * f);
+    }
+    arma::fvec fm(N * N);
+    for (arma::uword y = 0; y < N; ++y)
+        for (arma::uword x = 0; x < N; ++x) {
+            const double u = (double(x) - N / 2.0) / N, v = (double(y) - N / 2.0) / N;
+            fm(x + N * y) = float(2 * kPi * 120 * std::exp(-(u * u + (v - 0.1) * (v - 0.1)) * 12) - 2 * kPi * 30 * u);
+        }
+    Gnufft<float> G(n1, N, N, 1, kx, ky, kz);
+    using TS = TimeSegmentation<float, Gnufft<float>>;
+    const TSErrorReport rep = TS::choose_segments(fm, tv, 1e-3, TSInterp::MinMax);
+    TS A(G, fm, tv, rep.L, TSInterp::MinMax);
+    std::mt19937_64 rng(11);
+    const FVec x = random_vec(N * N, rng), yk = random_vec(n1, rng);
+    Table t({"case", "load", "threads", "forward+adjoint (ms)", "CPU/call (ms)", "vs 1 thread"});
+    for (int loaded = 0; loaded < 2; ++loaded) {
+        double one = 0;
+        for (int threads : {1, 2}) {
+            set_threads(threads);
+            BusyProcess* busy = loaded ? new BusyProcess(load_cpu) : nullptr;
+            const Timing tm = time_median([&] {
+                FVec y = A * x;
+                FVec z = A / yk;
+            }, quick ? 0.5 : 2.0, 5);
+            delete busy;
+            if (threads == 1) one = tm.median;
+            t.add({fmt("TS(Gnufft) 128x128, %llu samples, L=%llu", (unsigned long long)n1, (unsigned long long)rep.L),
+                   loaded ? "1 spinning process" : "none", std::to_string(threads), fmt("%.2f", 1e3 * tm.median),
+                   fmt("%.2f", 1e3 * tm.cpu), fmt("%.2f", tm.median / one)});
+        }
+    }
+    t.print();
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+    bool quick = false;
+    for (int i = 1; i < argc; ++i) {
+        if (std::strcmp(argv[i], "--quick") == 0) {
+            quick = true;
+        } else {
+            std::fprintf(stderr, "usage: bench_threads [--quick]\n");
+            return 2;
+        }
+    }
+    const long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    const int load_cpu = int(std::max(1L, ncpu) - 1);
+    const char* wp = std::getenv("OMP_WAIT_POLICY");
+    std::printf("bench_threads: CPU %s, %ld CPUs online, OMP_WAIT_POLICY=%s\n", cpu_model().c_str(), ncpu,
+                wp ? wp : "(unset)");
+    std::printf("/proc/loadavg at start: %s; competing load: one process spinning on CPU %d while each loaded row "
+                "is measured\n\n",
+                loadavg_line().c_str(), load_cpu);
+    elementwise_table(quick, load_cpu);
+    std::printf("\n");
+    timeseg_table(quick, load_cpu);
+    std::printf("\n/proc/loadavg at end: %s\n", loadavg_line().c_str());
+    return 0;
+}

@@ -4,10 +4,11 @@
 // time-segmented operator TimeSegmentation<float, Gnufft<float>> (forward + adjoint, 128x128 spiral,
 // 65536 samples) with 1 and 2 threads, each on an idle machine and next to a competing load: a child
 // process that spins on the last CPU for the duration of the measurement.
-//   bench_threads [--quick]     (--quick: fewer sizes, shorter timings)
-// Prints the CPU model and /proc/loadavg; times are medians of repeated calls (a loaded machine makes
-// the typical call slow, not the fastest one), plus the process CPU time per call (threads spinning
-// while they wait show up there).
+//   bench_threads [--quick] [--part elementwise|timeseg]   (--quick: fewer sizes, shorter timings;
+//                                                         --part: one table only)
+// Prints the CPU model and /proc/loadavg; the variants of a row are called in turn (so that they see the
+// same background load) and reported as medians (a loaded machine makes the typical call slow, not the
+// fastest one), with the process CPU time per call (threads spinning while they wait show up there).
 #include <signal.h>
 #include <sched.h>
 #include <sys/resource.h>
@@ -79,20 +80,32 @@ private:
 struct Timing {
     double median, cpu;  // wall seconds per call (median), process CPU seconds per call (mean)
 };
-// Median wall time of calls repeated for at least min_seconds (and min_reps calls), after one warm-up.
-Timing time_median(const std::function<void()>& fn, double min_seconds, int min_reps) {
-    fn();
-    std::vector<double> t;
-    const double c0 = cpu_seconds();
+// Calls the functions in turn (one warm-up round, then rounds until min_seconds and min_rounds), so
+// that each sees the same background load; the median wall time and the mean CPU time of each.
+std::vector<Timing> time_interleaved(const std::vector<std::function<void()>>& fns, double min_seconds,
+                                     int min_rounds) {
+    for (const auto& f : fns) f();
+    std::vector<std::vector<double>> wall(fns.size());
+    std::vector<double> cpu(fns.size(), 0.0);
     CpuTimer total;
-    while (int(t.size()) < min_reps || total.seconds() < min_seconds) {
-        CpuTimer one;
-        fn();
-        t.push_back(one.seconds());
+    int rounds = 0;
+    while (rounds < min_rounds || total.seconds() < min_seconds) {
+        for (size_t i = 0; i < fns.size(); ++i) {
+            const double c0 = cpu_seconds();
+            CpuTimer one;
+            fns[i]();
+            wall[i].push_back(one.seconds());
+            cpu[i] += cpu_seconds() - c0;
+        }
+        ++rounds;
     }
-    const double cpu = (cpu_seconds() - c0) / double(t.size());
-    std::nth_element(t.begin(), t.begin() + t.size() / 2, t.end());
-    return {t[t.size() / 2], cpu};
+    std::vector<Timing> out;
+    for (size_t i = 0; i < fns.size(); ++i) {
+        auto& w = wall[i];
+        std::nth_element(w.begin(), w.begin() + w.size() / 2, w.end());
+        out.push_back({w[w.size() / 2], cpu[i] / rounds});
+    }
+    return out;
 }
 
 // c = a % b as a raw OpenMP loop on 'threads' threads (no threshold): what a forked loop costs.
@@ -122,13 +135,16 @@ void elementwise_table(bool quick, int load_cpu) {
         for (arma::uword n : sizes) {
             const FVec a = random_vec(n, rng), b = random_vec(n, rng);
             FVec c(n);
-            const double secs = quick ? 0.05 : 0.2;
             BusyProcess* busy = loaded ? new BusyProcess(load_cpu) : nullptr;
-            const Timing t1 = time_median([&] { forced_multiply(a, b, c, 1); }, secs, 20);
-            const Timing t2 = time_median([&] { forced_multiply(a, b, c, 2); }, secs, 20);
-            set_threads(2);
-            const Timing tf = time_median([&] { c = a % b; }, secs, 20);
+            const std::vector<Timing> tm = time_interleaved(
+                {[&] { forced_multiply(a, b, c, 1); }, [&] { forced_multiply(a, b, c, 2); },
+                 [&] {
+                     set_threads(2);
+                     c = a % b;
+                 }},
+                quick ? 0.1 : 0.5, 20);
             delete busy;
+            const Timing &t1 = tm[0], &t2 = tm[1], &tf = tm[2];
             t.add({std::to_string(n), fmt("%.2g", double(3 * n * sizeof(forgeComplex<float>))),
                    loaded ? "1 spinning process" : "none", fmt("%.1f", 1e6 * t1.median), fmt("%.1f", 1e6 * t2.median),
                    fmt("%.2f", t2.median / t1.median), fmt("%.1f", 1e6 * tf.median), fmt("%.1f", 1e6 * tf.cpu)});
@@ -161,19 +177,21 @@ void timeseg_table(bool quick, int load_cpu) {
     const FVec x = random_vec(N * N, rng), yk = random_vec(n1, rng);
     Table t({"case", "load", "threads", "forward+adjoint (ms)", "CPU/call (ms)", "vs 1 thread"});
     for (int loaded = 0; loaded < 2; ++loaded) {
-        double one = 0;
-        for (int threads : {1, 2}) {
-            set_threads(threads);
-            BusyProcess* busy = loaded ? new BusyProcess(load_cpu) : nullptr;
-            const Timing tm = time_median([&] {
+        auto call = [&](int threads) {
+            return [&, threads] {
+                set_threads(threads);
                 FVec y = A * x;
                 FVec z = A / yk;
-            }, quick ? 0.5 : 2.0, 5);
-            delete busy;
-            if (threads == 1) one = tm.median;
+            };
+        };
+        BusyProcess* busy = loaded ? new BusyProcess(load_cpu) : nullptr;
+        const std::vector<Timing> tm = time_interleaved({call(1), call(2)}, quick ? 1.0 : 4.0, 5);
+        delete busy;
+        for (int threads : {1, 2}) {
+            const Timing& r = tm[size_t(threads - 1)];
             t.add({fmt("TS(Gnufft) 128x128, %llu samples, L=%llu", (unsigned long long)n1, (unsigned long long)rep.L),
-                   loaded ? "1 spinning process" : "none", std::to_string(threads), fmt("%.2f", 1e3 * tm.median),
-                   fmt("%.2f", 1e3 * tm.cpu), fmt("%.2f", tm.median / one)});
+                   loaded ? "1 spinning process" : "none", std::to_string(threads), fmt("%.2f", 1e3 * r.median),
+                   fmt("%.2f", 1e3 * r.cpu), fmt("%.2f", r.median / tm[0].median)});
         }
     }
     t.print();
@@ -182,11 +200,15 @@ void timeseg_table(bool quick, int load_cpu) {
 
 int main(int argc, char** argv) {
     bool quick = false;
+    std::string part = "all";
     for (int i = 1; i < argc; ++i) {
         if (std::strcmp(argv[i], "--quick") == 0) {
             quick = true;
+        } else if (std::strcmp(argv[i], "--part") == 0 && i + 1 < argc &&
+                   (std::strcmp(argv[i + 1], "elementwise") == 0 || std::strcmp(argv[i + 1], "timeseg") == 0)) {
+            part = argv[++i];
         } else {
-            std::fprintf(stderr, "usage: bench_threads [--quick]\n");
+            std::fprintf(stderr, "usage: bench_threads [--quick] [--part elementwise|timeseg]\n");
             return 2;
         }
     }
@@ -198,9 +220,9 @@ int main(int argc, char** argv) {
     std::printf("/proc/loadavg at start: %s; competing load: one process spinning on CPU %d while each loaded row "
                 "is measured\n\n",
                 loadavg_line().c_str(), load_cpu);
-    elementwise_table(quick, load_cpu);
-    std::printf("\n");
-    timeseg_table(quick, load_cpu);
+    if (part != "timeseg") elementwise_table(quick, load_cpu);
+    if (part == "all") std::printf("\n");
+    if (part != "elementwise") timeseg_table(quick, load_cpu);
     std::printf("\n/proc/loadavg at end: %s\n", loadavg_line().c_str());
     return 0;
 }

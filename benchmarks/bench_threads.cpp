@@ -3,7 +3,8 @@
 // threshold, forge/Core/Parallel.h) and as forgeCol's operator% (forge's policy), and (2) the
 // time-segmented operator TimeSegmentation<float, Gnufft<float>> (forward + adjoint, 128x128 spiral,
 // 65536 samples) with 1 and 2 threads, each on an idle machine and next to a competing load: a child
-// process that spins on the last CPU for the duration of the measurement.
+// process that spins on the last CPU for the duration of the measurement. A first line reports how long an
+// idle OpenMP thread spins after a region under the wait policy in effect.
 //   bench_threads [--quick] [--part elementwise|timeseg]   (--quick: fewer sizes, shorter timings;
 //                                                         --part: one table only)
 // Prints the CPU model and /proc/loadavg; the variants of a row are called in turn (so that they see the
@@ -153,6 +154,27 @@ void elementwise_table(bool quick, int load_cpu) {
     t.print();
 }
 
+// CPU time the process burns while its master thread sleeps 100 ms after a 2-thread region: how long
+// the idle OpenMP thread spins before it sleeps (libgomp: OMP_WAIT_POLICY, GOMP_SPINCOUNT).
+void spin_line() {
+    set_threads(2);
+    volatile double sink = 0;
+    double burnt = 0;
+    const int rounds = 10;
+    for (int r = 0; r <= rounds; ++r) {
+#pragma omp parallel
+        {
+            sink = sink + 1;
+        }
+        const double c0 = cpu_seconds();
+        usleep(100000);
+        if (r > 0) burnt += cpu_seconds() - c0;  // the first region also starts the thread
+    }
+    std::printf("idle OpenMP thread after a 2-thread region: %.2f ms of CPU per 100 ms sleep of the master "
+                "(mean of %d)\n",
+                1e3 * burnt / rounds, rounds);
+}
+
 void timeseg_table(bool quick, int load_cpu) {
     // 2D 128x128, 16-interleave spiral, 25 ms readouts, field map up to +-120 Hz (as bench_nufft).
     const arma::uword N = 128, il = 16, per = 4096, n1 = il * per;
@@ -220,6 +242,8 @@ int main(int argc, char** argv) {
     std::printf("/proc/loadavg at start: %s; competing load: one process spinning on CPU %d while each loaded row "
                 "is measured\n\n",
                 loadavg_line().c_str(), load_cpu);
+    spin_line();
+    std::printf("\n");
     if (part != "timeseg") elementwise_table(quick, load_cpu);
     if (part == "all") std::printf("\n");
     if (part != "elementwise") timeseg_table(quick, load_cpu);

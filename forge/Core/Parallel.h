@@ -16,8 +16,8 @@ namespace detail {
 // Where the number comes from: benchmarks/bench_threads, first table (docs/benchmarks.md, "Threads on a
 // shared machine"), a complex float product c = a % b on the 2-core development machine, shared with
 // other jobs. With OMP_WAIT_POLICY=passive two threads first beat one at 2^21 elements (50 MB touched:
-// 0.92-0.96 of the one-thread time; 0.98-1.5 at 2^20, 25 MB; slower below). With libgomp's default
-// policy they take 0.45-0.6 of it from 2^14 to 2^20 elements when the partner thread is ready, and
+// 0.78-1.00 of the one-thread time; 1.00-1.5 at 2^20, 25 MB; slower below). With libgomp's default
+// policy they take 0.45-0.75 of it from 2^14 to 2^20 elements when the partner thread is ready, and
 // stall 4-12 ms when it is not, at any size. 32 MiB lies between the break-even and the first gain;
 // a loop that large takes over a millisecond on one thread.
 constexpr std::size_t kParallelElementwiseBytes = std::size_t(32) << 20;

@@ -1,12 +1,13 @@
 // bench_threads: OpenMP on a shared CPU. Times (1) one element-wise complex float multiply, c = a % b, as
-// a raw loop forced onto 1 or 2 threads (where threads pay off: the source of forge's element-wise
+// a raw loop forced onto 1 or N threads (where threads pay off: the source of forge's element-wise
 // threshold, forge/Core/Parallel.h) and as forgeCol's operator% (forge's policy), and (2) the
 // time-segmented operator TimeSegmentation<float, Gnufft<float>> (forward + adjoint, 128x128 spiral,
-// 65536 samples) with 1 and 2 threads, each on an idle machine and next to a competing load: a child
+// 65536 samples) with 1 and N threads (N = 2 unless --threads), each on an idle machine and next to a competing load: a child
 // process that spins on the last CPU for the duration of the measurement. A first line reports how long an
 // idle OpenMP thread spins after a region under the wait policy in effect.
-//   bench_threads [--quick] [--part elementwise|timeseg]   (--quick: fewer sizes, shorter timings;
-//                                                         --part: one table only)
+//   bench_threads [--quick] [--part elementwise|timeseg] [--threads N]
+//   (--quick: fewer sizes, shorter timings; --part: one table only; --threads: compare 1 thread with N,
+//   default 2)
 // Prints the CPU model and /proc/loadavg; the variants of a row are called in turn (so that they see the
 // same background load) and reported as medians (a loaded machine makes the typical call slow, not the
 // fastest one), with the process CPU time per call (threads spinning while they wait show up there).
@@ -37,6 +38,7 @@ using FVec = forgeCol<forgeComplex<float>>;
 
 namespace {
 constexpr double kPi = 3.14159265358979323846;
+int g_threads = 2;  // the team size compared with 1 thread (--threads)
 
 std::string loadavg_line() {
     std::ifstream f("/proc/loadavg");
@@ -130,17 +132,18 @@ void elementwise_table(bool quick, int load_cpu) {
     std::mt19937_64 rng(7);
     std::vector<arma::uword> sizes;
     for (int p = 10; p <= (quick ? 20 : 22); p += (quick ? 2 : 1)) sizes.push_back(arma::uword(1) << p);
-    Table t({"n", "bytes", "load", "forced 1 thr (us)", "forced 2 thr (us)", "2 thr / 1 thr",
-             "forgeCol % , 2 thr (us)", "CPU/call (us)"});
+    const std::string m = std::to_string(g_threads) + " thr";
+    Table t({"n", "bytes", "load", "forced 1 thr (us)", "forced " + m + " (us)", m + " / 1 thr",
+             "forgeCol % , " + m + " (us)", "CPU/call (us)"});
     for (int loaded = 0; loaded < 2; ++loaded) {
         for (arma::uword n : sizes) {
             const FVec a = random_vec(n, rng), b = random_vec(n, rng);
             FVec c(n);
             BusyProcess* busy = loaded ? new BusyProcess(load_cpu) : nullptr;
             const std::vector<Timing> tm = time_interleaved(
-                {[&] { forced_multiply(a, b, c, 1); }, [&] { forced_multiply(a, b, c, 2); },
+                {[&] { forced_multiply(a, b, c, 1); }, [&] { forced_multiply(a, b, c, g_threads); },
                  [&] {
-                     set_threads(2);
+                     set_threads(g_threads);
                      c = a % b;
                  }},
                 quick ? 0.1 : 0.5, 20);
@@ -154,10 +157,10 @@ void elementwise_table(bool quick, int load_cpu) {
     t.print();
 }
 
-// CPU time the process burns while its master thread sleeps 100 ms after a 2-thread region: how long
+// CPU time the process burns while its master thread sleeps 100 ms after a region: how long
 // the idle OpenMP thread spins before it sleeps (libgomp: OMP_WAIT_POLICY, GOMP_SPINCOUNT).
 void spin_line() {
-    set_threads(2);
+    set_threads(g_threads);
     volatile double sink = 0;
     double burnt = 0;
     const int rounds = 10;
@@ -170,7 +173,7 @@ void spin_line() {
         usleep(100000);
         if (r > 0) burnt += cpu_seconds() - c0;  // the first region also starts the thread
     }
-    std::printf("idle OpenMP thread after a 2-thread region: %.2f ms of CPU per 100 ms sleep of the master "
+    std::printf("idle OpenMP threads after a region of the team: %.2f ms of CPU per 100 ms sleep of the master "
                 "(mean of %d)\n",
                 1e3 * burnt / rounds, rounds);
 }
@@ -207,10 +210,10 @@ void timeseg_table(bool quick, int load_cpu) {
             };
         };
         BusyProcess* busy = loaded ? new BusyProcess(load_cpu) : nullptr;
-        const std::vector<Timing> tm = time_interleaved({call(1), call(2)}, quick ? 1.0 : 4.0, 5);
+        const std::vector<Timing> tm = time_interleaved({call(1), call(g_threads)}, quick ? 1.0 : 4.0, 5);
         delete busy;
-        for (int threads : {1, 2}) {
-            const Timing& r = tm[size_t(threads - 1)];
+        for (int threads : {1, g_threads}) {
+            const Timing& r = tm[threads == 1 ? 0 : 1];
             t.add({fmt("TS(Gnufft) 128x128, %llu samples, L=%llu", (unsigned long long)n1, (unsigned long long)rep.L),
                    loaded ? "1 spinning process" : "none", std::to_string(threads), fmt("%.2f", 1e3 * r.median),
                    fmt("%.2f", 1e3 * r.cpu), fmt("%.2f", r.median / tm[0].median)});
@@ -226,11 +229,13 @@ int main(int argc, char** argv) {
     for (int i = 1; i < argc; ++i) {
         if (std::strcmp(argv[i], "--quick") == 0) {
             quick = true;
+        } else if (std::strcmp(argv[i], "--threads") == 0 && i + 1 < argc && std::atoi(argv[i + 1]) >= 2) {
+            g_threads = std::atoi(argv[++i]);
         } else if (std::strcmp(argv[i], "--part") == 0 && i + 1 < argc &&
                    (std::strcmp(argv[i + 1], "elementwise") == 0 || std::strcmp(argv[i + 1], "timeseg") == 0)) {
             part = argv[++i];
         } else {
-            std::fprintf(stderr, "usage: bench_threads [--quick] [--part elementwise|timeseg]\n");
+            std::fprintf(stderr, "usage: bench_threads [--quick] [--part elementwise|timeseg] [--threads N]\n");
             return 2;
         }
     }

@@ -2,9 +2,9 @@
 // a raw loop forced onto 1 or N threads (where threads pay off: the source of forge's element-wise
 // threshold, forge/Core/Parallel.h) and as forgeCol's operator% (forge's policy), and (2) the
 // time-segmented operator TimeSegmentation<float, Gnufft<float>> (forward + adjoint, 128x128 spiral,
-// 65536 samples) with 1 and N threads (N = 2 unless --threads), each on an idle machine and next to a competing load: a child
-// process that spins on the last CPU for the duration of the measurement. A first line reports how long an
-// idle OpenMP thread spins after a region under the wait policy in effect.
+// 65536 samples) with 1 and N threads (N = 2 unless --threads), each on an idle machine and next to a
+// competing load: a child process that spins on the last CPU for the duration of the measurement. A
+// first line reports how long an idle OpenMP thread spins after a region under the wait policy in effect.
 //   bench_threads [--quick] [--part elementwise|timeseg] [--threads N]
 //   (--quick: fewer sizes, shorter timings; --part: one table only; --threads: compare 1 thread with N,
 //   default 2)

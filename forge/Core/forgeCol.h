@@ -21,6 +21,7 @@
 #include "forge/Core/DeviceMemory.h"
 #include "forge/Core/DeviceOps.h"
 #include "forge/Core/Exceptions.h"
+#include "forge/Core/Parallel.h"
 #include "forge/Core/Validation.h"
 #include "forge/Core/forgeComplex.h"
 
@@ -30,7 +31,8 @@ namespace detail {
 // The arma element type that matches a forge element type (forgeComplex<T> <-> std::complex<T>).
 template <typename T> struct arma_elem { using type = T; };
 template <typename T> struct arma_elem<forgeComplex<T>> { using type = std::complex<T>; };
-// Host loops above this length run with OpenMP; below it threads cost more than they save.
+// Compute-heavier host loops (the penalties) above this length run with OpenMP. Element-wise loops,
+// which are memory-bound, follow parallel_elementwise() (forge/Core/Parallel.h).
 constexpr uword kParallelThreshold = 1u << 15;
 // Host reductions accumulate in double (or complex<double>) like the device ones.
 template <typename T> struct accum { using type = double; };
@@ -268,7 +270,7 @@ forgeCol<TO> binary(device::BinOp op, const forgeCol<TA>& a, const forgeCol<TB>&
     const TA* pa = a.host_data();
     const TB* pb = b.host_data();
     TO* po = out.memptr();
-#pragma omp parallel for if (n > kParallelThreshold)
+#pragma omp parallel for if (parallel_elementwise(n, sizeof(TA) + sizeof(TB) + sizeof(TO)))
     for (long long i = 0; i < static_cast<long long>(n); ++i) po[i] = apply_op<TO>(op, pa[i], pb[i]);
     return out;
 }
@@ -284,7 +286,7 @@ forgeCol<T> binary_scalar(device::BinOp op, const forgeCol<T>& a, T s, bool scal
     forgeCol<T> out(n);
     const T* pa = a.host_data();
     T* po = out.memptr();
-#pragma omp parallel for if (n > kParallelThreshold)
+#pragma omp parallel for if (parallel_elementwise(n, 2 * sizeof(T)))
     for (long long i = 0; i < static_cast<long long>(n); ++i)
         po[i] = scalar_left ? apply_op<T>(op, s, pa[i]) : apply_op<T>(op, pa[i], s);
     return out;
@@ -302,7 +304,7 @@ forgeCol<TO> unary(const forgeCol<T>& a, HostFn host_fn, DevFn dev_fn) {
     forgeCol<TO> out(n);
     const T* pa = a.host_data();
     TO* po = out.memptr();
-#pragma omp parallel for if (n > kParallelThreshold)
+#pragma omp parallel for if (parallel_elementwise(n, sizeof(T) + sizeof(TO)))
     for (long long i = 0; i < static_cast<long long>(n); ++i) po[i] = host_fn(pa[i]);
     return out;
 }
@@ -321,7 +323,7 @@ forgeCol<T>& forgeCol<T>::inplace(device::BinOp op, const forgeCol& b, const cha
     }
     T* pa = host_.data();
     const T* pb = b.host_data();
-#pragma omp parallel for if (n_elem > detail::kParallelThreshold)
+#pragma omp parallel for if (detail::parallel_elementwise(n_elem, 3 * sizeof(T)))
     for (long long i = 0; i < static_cast<long long>(n_elem); ++i) pa[i] = detail::apply_op<T>(op, pa[i], pb[i]);
     return *this;
 }
@@ -386,7 +388,7 @@ void axpy(T a, const forgeCol<T>& x, forgeCol<T>& y) {
     }
     const T* px = x.host_data();
     T* py = y.memptr();
-#pragma omp parallel for if (y.n_elem > detail::kParallelThreshold)
+#pragma omp parallel for if (detail::parallel_elementwise(y.n_elem, 3 * sizeof(T)))
     for (long long i = 0; i < static_cast<long long>(y.n_elem); ++i) py[i] += a * px[i];
 }
 // y = a*x + b*y
@@ -399,7 +401,7 @@ void axpby(T a, const forgeCol<T>& x, T b, forgeCol<T>& y) {
     }
     const T* px = x.host_data();
     T* py = y.memptr();
-#pragma omp parallel for if (y.n_elem > detail::kParallelThreshold)
+#pragma omp parallel for if (detail::parallel_elementwise(y.n_elem, 3 * sizeof(T)))
     for (long long i = 0; i < static_cast<long long>(y.n_elem); ++i) py[i] = a * px[i] + b * py[i];
 }
 
@@ -435,7 +437,7 @@ T cdot(const forgeCol<T>& a, const forgeCol<T>& b) {
     const T* pa = a.host_data();
     const T* pb = b.host_data();
     double re = 0, im = 0;
-#pragma omp parallel for reduction(+ : re, im) if (a.n_elem > detail::kParallelThreshold)
+#pragma omp parallel for reduction(+ : re, im) if (detail::parallel_elementwise(a.n_elem, 2 * sizeof(T)))
     for (long long i = 0; i < static_cast<long long>(a.n_elem); ++i) {
         A v = A(forge::conj(pa[i])) * A(pb[i]);
         re += forge::real(v);
@@ -453,7 +455,7 @@ real_t<T> norm(const forgeCol<T>& a) {
     if (a.on_gpu()) return real_t<T>(std::sqrt(double(device::norm2_squared(a.device_memptr(), a.n_elem))));
     const T* pa = a.host_data();
     double s = 0;
-#pragma omp parallel for reduction(+ : s) if (a.n_elem > detail::kParallelThreshold)
+#pragma omp parallel for reduction(+ : s) if (detail::parallel_elementwise(a.n_elem, sizeof(T)))
     for (long long i = 0; i < static_cast<long long>(a.n_elem); ++i) {
         double r = forge::real(pa[i]), m = forge::imag(pa[i]);
         s += r * r + m * m;
@@ -465,7 +467,7 @@ T sum(const forgeCol<T>& a) {
     if (a.on_gpu()) return device::sum(a.device_memptr(), a.n_elem);
     const T* pa = a.host_data();
     double re = 0, im = 0;
-#pragma omp parallel for reduction(+ : re, im) if (a.n_elem > detail::kParallelThreshold)
+#pragma omp parallel for reduction(+ : re, im) if (detail::parallel_elementwise(a.n_elem, sizeof(T)))
     for (long long i = 0; i < static_cast<long long>(a.n_elem); ++i) {
         re += forge::real(pa[i]);
         im += forge::imag(pa[i]);

@@ -1,7 +1,9 @@
 #pragma once
 // Density compensation weights by Pipe's iterative method (Pipe & Menon, MRM 1999):
-//   W <- W / (C W),   C = K K^T: spread W onto the oversampled grid with the Kaiser-Bessel kernel of a
-//   Gnufft, interpolate back at the samples with the same kernel. 2D and 3D; ~20 iterations suffice.
+//   W <- W / (C W),   C W = sum_j W_j c(k - k_j), c = K * K for a Kaiser-Bessel kernel K (6 cells,
+//   beta = 16) gridded on G's oversampled grid and on that grid shifted by half a cell (Zwart et al.,
+//   MRM 2012): a convolution to ~3e-7, so the weights converge sample by sample (docs/nufft.md).
+//   2D and 3D; ~20 iterations suffice.
 // Normalisation: the weights are returned so that G^H diag(W) G ~= I for a fully sampled field of view
 // (W_j ~= 1 / (rho(k_j) * n2), rho = samples per (cycle/FOV)^d, n2 = pixels). A density-compensated
 // gridding reconstruction is then simply  x = G / (W % y).

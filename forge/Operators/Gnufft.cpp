@@ -290,7 +290,7 @@ template <typename T1>
 void Gnufft<T1>::forward_host(const std::complex<T1>* image, std::complex<T1>* kdata) const {
     const uword Gx = G_[0], Gy = G_[1];
     std::vector<std::complex<T1>> grid(grid_elems(), std::complex<T1>(0));
-#pragma omp parallel for collapse(2) if (n2_ > 32768)
+#pragma omp parallel for collapse(2) if (detail::parallel_elementwise(n2_, 2 * sizeof(std::complex<T1>)))
     for (long long z = 0; z < (long long)N_[2]; ++z)
         for (long long y = 0; y < (long long)N_[1]; ++y) {
             const long long gz = wrap(z - (long long)(N_[2] / 2), (long long)G_[2]);
@@ -313,7 +313,7 @@ void Gnufft<T1>::adjoint_host(const std::complex<T1>* kdata, std::complex<T1>* i
     std::vector<std::complex<T1>> grid(grid_elems());
     spread(kdata, grid.data());
     plan_->backward(grid.data());
-#pragma omp parallel for collapse(2) if (n2_ > 32768)
+#pragma omp parallel for collapse(2) if (detail::parallel_elementwise(n2_, 2 * sizeof(std::complex<T1>)))
     for (long long z = 0; z < (long long)N_[2]; ++z)
         for (long long y = 0; y < (long long)N_[1]; ++y) {
             const long long gz = wrap(z - (long long)(N_[2] / 2), (long long)G_[2]);

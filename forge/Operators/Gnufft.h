@@ -77,12 +77,14 @@ public:
     bool gpu_enabled() const { return static_cast<bool>(pipeline_); }
 
     // Building blocks on the oversampled grid (grid_elems() entries, x fastest, unshifted FFT layout),
-    // used by the density compensation. interpolate: s_j = sum_g K(u_j - g) grid_g;
+    // for gridding of other quantities. interpolate: s_j = sum_g K(u_j - g) grid_g;
     // spread (its adjoint): grid_g = sum_j K(u_j - g) s_j, overwriting grid.
     void interpolate(const std::complex<T1>* grid, std::complex<T1>* samples) const;
     void spread(const std::complex<T1>* samples, std::complex<T1>* grid) const;
-    // Integral of the 1D kernel (= its Fourier transform at 0), for normalising density weights.
+    // Integral of the 1D kernel (= its Fourier transform at 0), for normalising gridded sums.
     double kernel_integral() const;
+    // Sample positions along an axis in grid cells, wrapped into [0, grid_size(axis)) (0 on axes of length 1).
+    const std::vector<T1>& grid_positions(int axis) const { return u_[axis]; }
 
 private:
     ForgeVec apply(const ForgeVec& in, uword nbatch, bool forward) const;

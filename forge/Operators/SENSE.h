@@ -60,13 +60,13 @@ void copy_block(const forgeCol<T>& src, uword so, forgeCol<T>& dst, uword doff, 
 template <typename T1>
 void host_expand(const forgeComplex<T1>* x, const forgeComplex<T1>* maps, forgeComplex<T1>* out, uword n2, uword nc) {
     const long long total = static_cast<long long>(n2 * nc);
-#pragma omp parallel for if (total > (1 << 15))
+#pragma omp parallel for if (detail::parallel_elementwise(uword(total), 3 * sizeof(forgeComplex<T1>)))
     for (long long i = 0; i < total; ++i) out[i] = maps[i] * x[uword(i) % n2];
 }
 template <typename T1>
 void host_combine(const forgeComplex<T1>* imgs, const forgeComplex<T1>* maps, forgeComplex<T1>* out, uword n2, uword nc,
                   bool accumulate) {
-#pragma omp parallel for if (n2 > (1 << 15))
+#pragma omp parallel for if (detail::parallel_elementwise(n2, (2 * nc + 1) * sizeof(forgeComplex<T1>)))
     for (long long k = 0; k < static_cast<long long>(n2); ++k) {
         forgeComplex<T1> s = accumulate ? out[k] : forgeComplex<T1>(0, 0);
         for (uword c = 0; c < nc; ++c) s += conj(maps[c * n2 + k]) * imgs[c * n2 + k];

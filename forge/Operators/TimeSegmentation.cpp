@@ -4,7 +4,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
 #include <sstream>
+#include <vector>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "forge/Core/Exceptions.h"
 #include "forge/Core/Validation.h"
@@ -158,6 +164,18 @@ void require_segments(const char* where, uword L, uword n1, uword n2, TSInterp t
     }
 }
 
+// Threads for a loop over the segments: all of them when every thread gets at least one segment (and
+// not inside another parallel region); otherwise 1, and G's own loops use the threads.
+int segment_threads(uword segments) {
+#ifdef _OPENMP
+    const int t = omp_get_max_threads();
+    return (t > 1 && !omp_in_parallel() && segments >= uword(t)) ? t : 1;
+#else
+    (void)segments;
+    return 1;
+#endif
+}
+
 template <typename T1>
 void check_inputs(uword n1, uword n2, const arma::Col<T1>& fm, const arma::Col<T1>& t, uword L, TSInterp type) {
     const char* where = "TimeSegmentation";
@@ -214,15 +232,55 @@ typename TimeSegmentation<T1, Tobj>::ForgeVec TimeSegmentation<T1, Tobj>::apply(
     require_length(forward ? "TimeSegmentation forward" : "TimeSegmentation adjoint",
                    forward ? "image" : "k-space data", in.n_elem, forward ? n2_ : n1_, forward ? "n2" : "n1");
     const Factors& f = factors_for(in.on_gpu());
+    auto segment = [&](uword l) {
+        return forward ? ForgeVec(f.a[l] % (G_ * (in % f.phase[l])))
+                       : ForgeVec(f.phaseConj[l] % (G_ / (in % f.aConj[l])));
+    };
     ForgeVec out;
-    for (uword l = 0; l <= L_; ++l) {
-        ForgeVec term = forward ? ForgeVec(f.a[l] % (G_ * (in % f.phase[l])))
-                                : ForgeVec(f.phaseConj[l] % (G_ / (in % f.aConj[l])));
+    auto add = [&out](uword l, ForgeVec& term) {
         if (l == 0) {
             out = std::move(term);
         } else {
             out += term;
         }
+    };
+    // Host data with at least as many segments as threads: one parallel region per application, whole
+    // segments per thread (G's own loops run on that thread), rather than G's several short regions per
+    // segment, each of which waits for every thread of the team (docs/conventions.md, "Threads").
+    // Segments are handed out dynamically (a thread that shares its CPU takes fewer) and the terms are
+    // added in segment order as they become available, so the result does not depend on the threads.
+    const int threads = in.on_gpu() ? 1 : segment_threads(L_ + 1);
+    if (threads > 1) {
+        std::vector<ForgeVec> pending(L_ + 1);
+        std::vector<char> done(L_ + 1, 0);
+        uword next = 0;
+        std::exception_ptr error;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+        for (long long l = 0; l <= (long long)L_; ++l) {
+            ForgeVec term;
+            std::exception_ptr failed;
+            try {
+                term = segment(uword(l));
+            } catch (...) {
+                failed = std::current_exception();
+            }
+#pragma omp critical(forge_time_segmentation_sum)
+            {
+                if (failed && !error) error = failed;
+                pending[size_t(l)] = std::move(term);
+                done[size_t(l)] = 1;
+                for (; next <= L_ && done[next]; ++next) {
+                    if (!error) add(next, pending[next]);
+                    pending[next] = ForgeVec();
+                }
+            }
+        }
+        if (error) std::rethrow_exception(error);
+        return out;
+    }
+    for (uword l = 0; l <= L_; ++l) {
+        ForgeVec term = segment(l);
+        add(l, term);
     }
     return out;
 }

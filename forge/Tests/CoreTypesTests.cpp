@@ -15,6 +15,7 @@
 #include "TestHelpers.h"
 #include "forge/Core/DeviceMemory.h"
 #include "forge/Core/Exceptions.h"
+#include "forge/Core/Parallel.h"
 #include "forge/Core/forgeCol.h"
 #include "forge/Core/forgeComplex.h"
 #include "forge/Core/forgeMat.h"
@@ -50,7 +51,8 @@ std::complex<R> cx_scalar() {
     return s[0];
 }
 
-// Lengths: trivial, odd, and one above forgeCol's OpenMP threshold so the threaded loops run too.
+// Lengths: trivial, odd, and mid-sized (below the element-wise threshold of forge/Core/Parallel.h: one
+// thread; the threaded loops have their own test below).
 const uword kSizes[] = {1, 37, (uword(1) << 15) + 123};
 
 template <typename FC, typename AC>
@@ -658,4 +660,57 @@ TEST_CASE("forgeCol: an empty vector goes to the GPU under the same rules as a f
         CHECK_FALSE(e.on_gpu());
         CHECK(e.n_elem == 0);
     }
+}
+
+TEST_CASE("parallel_elementwise: forks exactly from kParallelElementwiseBytes touched", "[core][threads]") {
+    using forge::detail::kParallelElementwiseBytes;
+    using forge::detail::parallel_elementwise;
+    const uword cf = sizeof(forgeComplex<float>), cd = sizeof(forgeComplex<double>);
+    // c = a % b on complex float touches 3 x 8 bytes per element: the boundary is where 24 n reaches the
+    // threshold (rounded up to whole elements).
+    const uword first = (kParallelElementwiseBytes + 3 * cf - 1) / (3 * cf);
+    CHECK_FALSE(parallel_elementwise(first - 1, 3 * cf));
+    CHECK(parallel_elementwise(first, 3 * cf));
+    CHECK((first - 1) * 3 * cf < kParallelElementwiseBytes);
+    CHECK(first * 3 * cf >= kParallelElementwiseBytes);
+    // An exact multiple: n bytes_per_element == threshold forks, one element less does not.
+    CHECK(parallel_elementwise(kParallelElementwiseBytes / 8, 8));
+    CHECK_FALSE(parallel_elementwise(kParallelElementwiseBytes / 8 - 1, 8));
+    // The product that ran 12-16 ms on two threads of a loaded 2-core machine stays on one thread.
+    CHECK_FALSE(parallel_elementwise(65536, 3 * cf));
+    CHECK_FALSE(parallel_elementwise(65536, 3 * cd));
+    // Larger elements reach the threshold sooner; no elements or no bytes never fork; no overflow.
+    CHECK(parallel_elementwise(first, 3 * cd));
+    CHECK_FALSE(parallel_elementwise(0, 3 * cf));
+    CHECK_FALSE(parallel_elementwise(first, 0));
+    CHECK(parallel_elementwise(std::numeric_limits<uword>::max(), std::numeric_limits<uword>::max()));
+    CHECK(parallel_elementwise(std::numeric_limits<uword>::max(), 1));
+}
+
+TEST_CASE("forgeCol: loops above the element-wise threshold (threaded) match Armadillo", "[core][forgeCol][threads]") {
+    FORGE_INFO_SEED();
+    using C = std::complex<float>;
+    using FV = forgeCol<forgeComplex<float>>;
+    // Just above the threshold for a complex float a op b (3 x 8 bytes per element).
+    const uword n = forge::detail::kParallelElementwiseBytes / (3 * sizeof(forgeComplex<float>)) + 123;
+    REQUIRE(forge::detail::parallel_elementwise(n, 3 * sizeof(forgeComplex<float>)));
+    const arma::Col<C> a = forge_test::complex_normal<float>(n), b = cx_divisor<float>(n);
+    const FV fa(a), fb(b);
+    const double tol = elem_tol<float>();
+    CHECK(rel(fa + fb, arma::Col<C>(a + b)) < tol);
+    CHECK(rel(fa % fb, arma::Col<C>(a % b)) < tol);
+    CHECK(rel(fa / fb, arma::Col<C>(a / b)) < tol);
+    CHECK(rel(fa * forgeComplex<float>(2.f, -1.f), arma::Col<C>(a * C(2.f, -1.f))) < tol);
+    CHECK(rel(forge::conj(fa), arma::Col<C>(arma::conj(a))) < tol);
+    FV acc(a);
+    acc += fb;
+    CHECK(rel(acc, arma::Col<C>(a + b)) < tol);
+    FV y(b);
+    forge::axpy(forgeComplex<float>(0.5f, 0.f), fa, y);
+    CHECK(rel(y, arma::Col<C>(b + 0.5f * a)) < tol);
+    const arma::cx_vec ad = arma::conv_to<arma::cx_vec>::from(a), bd = arma::conv_to<arma::cx_vec>::from(b);
+    const std::complex<double> dot = arma::cdot(ad, bd);
+    const forgeComplex<float> fdot = forge::cdot(fa, fb);
+    CHECK(std::abs(std::complex<double>(fdot.re, fdot.im) - dot) / std::abs(dot) < 1e-5);
+    CHECK(double(forge::norm(fa)) == Approx(arma::norm(ad)).epsilon(1e-6));
 }

@@ -1,0 +1,31 @@
+#pragma once
+// forge's OpenMP policy for host loops (docs/conventions.md, "Threads").
+//
+// An element-wise loop (a multiply or an add per element) is memory-bound and short, and every parallel
+// region ends in a barrier that waits for each thread of the team. On a loaded machine a team thread may
+// wait for a CPU while its partner spins at the barrier (libgomp spins ~300000 times, milliseconds,
+// before it sleeps): measured with benchmarks/bench_threads on the 2-core development machine, a
+// 2-thread product of 65536 complex floats took 12-17 ms when the machine was loaded, 0.05 ms on one
+// thread. Element-wise loops therefore fork only when they touch at least kParallelElementwiseBytes.
+#include <cstddef>
+
+namespace forge {
+namespace detail {
+
+// Bytes (operands and result) an element-wise loop must touch before it runs on several threads.
+// Where the number comes from: benchmarks/bench_threads, first table (docs/benchmarks.md, "Threads on a
+// shared machine"), a complex float product c = a % b on the 2-core development machine, shared with
+// other jobs. With OMP_WAIT_POLICY=passive two threads first beat one at 2^21 elements (50 MB touched:
+// 0.78-1.00 of the one-thread time; 1.00-1.5 at 2^20, 25 MB; slower below). With libgomp's default
+// policy they take 0.45-0.75 of it from 2^14 to 2^20 elements when the partner thread is ready, and
+// stall 4-12 ms when it is not, at any size. 32 MiB lies between the break-even and the first gain;
+// a loop that large takes over a millisecond on one thread.
+constexpr std::size_t kParallelElementwiseBytes = std::size_t(32) << 20;
+
+// Whether an element-wise loop over n elements, each touching bytes_per_element bytes, should fork.
+constexpr bool parallel_elementwise(std::size_t n, std::size_t bytes_per_element) {
+    return bytes_per_element > 0 && n >= (kParallelElementwiseBytes + bytes_per_element - 1) / bytes_per_element;
+}
+
+}  // namespace detail
+}  // namespace forge

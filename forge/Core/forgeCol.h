@@ -11,6 +11,8 @@
 //    the two copies. Read-only access is allowed while the host copy is still valid.
 // T is float, double, forgeComplex<float> or forgeComplex<double>.
 #include <algorithm>
+#include <atomic>
+#include <cstdint>
 #include <cstring>
 #include <sstream>
 #include <type_traits>
@@ -39,6 +41,28 @@ template <typename T> struct accum { using type = double; };
 template <typename T> struct accum<forgeComplex<T>> { using type = forgeComplex<double>; };
 }  // namespace detail
 
+// Whole-vector conversions between arma::Col and forgeCol (each one a copy of the vector), counted so
+// that tests can prove a solver iteration makes none: arma::Col is the API boundary only.
+struct ArmaConversionStats {
+    std::uint64_t to_forge = 0;  // forgeCol(const arma::Col&)
+    std::uint64_t to_arma = 0;   // forgeCol::getArma()
+};
+namespace detail {
+enum class ArmaConversion { ToForge, ToArma };
+inline std::atomic<std::uint64_t>* arma_conversion_counters() {
+    static std::atomic<std::uint64_t> counters[2];
+    return counters;
+}
+inline void count_arma_conversion(ArmaConversion c) { ++arma_conversion_counters()[int(c)]; }
+}  // namespace detail
+inline ArmaConversionStats arma_conversion_stats() {
+    return {detail::arma_conversion_counters()[0].load(), detail::arma_conversion_counters()[1].load()};
+}
+inline void reset_arma_conversion_stats() {
+    detail::arma_conversion_counters()[0] = 0;
+    detail::arma_conversion_counters()[1] = 0;
+}
+
 template <typename T>
 class forgeCol {
     static_assert(std::is_floating_point<real_t<T>>::value, "forgeCol element must be real or forgeComplex");
@@ -55,6 +79,7 @@ public:
     explicit forgeCol(uword n) : n_elem(n), host_(n) {}
     forgeCol(uword n, T value) : n_elem(n), host_(n, value) {}
     explicit forgeCol(const arma::Col<arma_type>& c) : n_elem(c.n_elem), host_(c.n_elem) {
+        detail::count_arma_conversion(detail::ArmaConversion::ToForge);
         if (n_elem) std::memcpy(static_cast<void*>(host_.data()), c.memptr(), n_elem * sizeof(T));
     }
 
@@ -86,6 +111,7 @@ public:
     // ------------------------------------------------------------------ conversion
     arma::Col<arma_type> getArma() const {
         require_host_readable("getArma");
+        detail::count_arma_conversion(detail::ArmaConversion::ToArma);
         arma::Col<arma_type> c(n_elem);
         if (n_elem) std::memcpy(static_cast<void*>(c.memptr()), host_.data(), n_elem * sizeof(T));
         return c;
@@ -115,6 +141,9 @@ public:
         onGpu_ = false;
         hostValid_ = true;
     }
+    // The data where they live: the device pointer on the GPU, the host pointer otherwise.
+    T* data_ptr() { return onGpu_ ? device_memptr() : memptr(); }
+    const T* data_ptr() const { return onGpu_ ? device_memptr() : memptr(); }
     // Device pointer of a GPU-resident vector. The writable overload marks the host copy stale.
     T* device_memptr() {
         require_gpu("device_memptr");

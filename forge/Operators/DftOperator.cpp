@@ -40,7 +40,7 @@ template <typename T1>
 DftOperator<T1>::DftOperator(const char* name, uword n1, uword n2, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
                              const arma::Col<T1>& kz, const arma::Col<T1>& ix, const arma::Col<T1>& iy,
                              const arma::Col<T1>& iz, const arma::Col<T1>& FM, const arma::Col<T1>& t)
-    : name_(name), n1_(n1), n2_(n2) {
+    : LinearOperator<T1>(name, n1, n2), name_(name), n1_(n1), n2_(n2) {
     require_positive(name, "n1 (number of k-space samples)", n1);
     require_positive(name, "n2 (number of pixels)", n2);
     require_length(name, "kx", kx.n_elem, n1, "n1");
@@ -190,69 +190,27 @@ void DftOperator<T1>::apply_host(const forgeComplex<T1>* in, forgeComplex<T1>* o
 }
 
 template <typename T1>
-typename DftOperator<T1>::ForgeVec DftOperator<T1>::apply(const ForgeVec& in, uword nbatch, bool forward) const {
-    const uword nin = forward ? n2_ : n1_, nout = forward ? n1_ : n2_;
-    if (nbatch == 0) throw invalid_argument(std::string(name_) + ": nbatch must be at least 1, got 0");
-    const uword inLen = checked_product(name_, {{forward ? "n2" : "n1", nin}, {"nbatch", nbatch}});
-    const uword outLen = checked_product(name_, {{forward ? "n1" : "n2", nout}, {"nbatch", nbatch}});
-    if (in.n_elem != inLen) {
-        std::ostringstream m;
-        m << name_ << (forward ? " forward: image" : " adjoint: k-space data") << " has " << in.n_elem
-          << " entries, expected " << (forward ? "n2" : "n1") << (nbatch > 1 ? " x nbatch = " : " = ") << inLen;
-        throw invalid_argument(m.str());
-    }
-    if (in.on_gpu()) {
+void DftOperator<T1>::apply_device(const forgeComplex<T1>* in, forgeComplex<T1>* out, uword nbatch, bool forward) const {
 #ifdef CUDA_COMPUTE
-        if constexpr (std::is_same<T1, float>::value) {
-            if (!pipeline_ && !gpuRefusal_.empty()) {
-                throw invalid_argument(gpuRefusal_ + "; the operator runs on host data only");
-            }
-            if (!pipeline_) {
-                throw cuda_error(std::string(name_) + ": input is on the GPU but the operator has no CUDA pipeline "
-                                                      "(no CUDA device was available when it was constructed)");
-            }
-            ForgeVec out = ForgeVec::device_uninitialized(outLen);
-            const float* din = reinterpret_cast<const float*>(in.device_memptr());
-            float* dout = reinterpret_cast<float*>(out.device_memptr());
-            if (forward) {
-                pipeline_->forward_device_batch(din, dout, nbatch);
-            } else {
-                pipeline_->adjoint_device_batch(din, dout, nbatch);
-            }
-            return out;
+    if constexpr (std::is_same<T1, float>::value) {
+        if (!pipeline_ && !gpuRefusal_.empty()) throw invalid_argument(gpuRefusal_ + "; the operator runs on host data only");
+        if (!pipeline_) {
+            throw cuda_error(std::string(name_) + ": input is on the GPU but the operator has no CUDA pipeline "
+                                                  "(no CUDA device was available when it was constructed)");
         }
-#endif
-        throw residency_error(std::string(name_) + ": input is on the GPU, but the GPU path exists only for float "
-                                                   "operators on CUDA builds; call getFromGPU() first");
+        const float* din = reinterpret_cast<const float*>(in);
+        float* dout = reinterpret_cast<float*>(out);
+        if (forward) {
+            pipeline_->forward_device_batch(din, dout, nbatch);
+        } else {
+            pipeline_->adjoint_device_batch(din, dout, nbatch);
+        }
+        return;
     }
-    ForgeVec out(outLen);
-    apply_host(in.memptr(), out.memptr(), nbatch, forward);
-    return out;
-}
-
-template <typename T1>
-typename DftOperator<T1>::ForgeVec DftOperator<T1>::operator*(const ForgeVec& image) const {
-    return apply(image, 1, true);
-}
-template <typename T1>
-typename DftOperator<T1>::ForgeVec DftOperator<T1>::operator/(const ForgeVec& kdata) const {
-    return apply(kdata, 1, false);
-}
-template <typename T1>
-typename DftOperator<T1>::ForgeVec DftOperator<T1>::forward_batch(const ForgeVec& images, uword nbatch) const {
-    return apply(images, nbatch, true);
-}
-template <typename T1>
-typename DftOperator<T1>::ForgeVec DftOperator<T1>::adjoint_batch(const ForgeVec& kdata, uword nbatch) const {
-    return apply(kdata, nbatch, false);
-}
-template <typename T1>
-typename DftOperator<T1>::ArmaVec DftOperator<T1>::operator*(const ArmaVec& image) const {
-    return apply(ForgeVec(image), 1, true).getArma();
-}
-template <typename T1>
-typename DftOperator<T1>::ArmaVec DftOperator<T1>::operator/(const ArmaVec& kdata) const {
-    return apply(ForgeVec(kdata), 1, false).getArma();
+#endif
+    (void)in, (void)out, (void)nbatch, (void)forward;
+    throw residency_error(std::string(name_) + ": input is on the GPU, but the GPU path exists only for float "
+                                               "operators on CUDA builds; call getFromGPU() first");
 }
 
 template class DftOperator<float>;

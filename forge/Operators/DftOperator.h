@@ -16,7 +16,7 @@
 
 #include <armadillo>
 
-#include "forge/Core/forgeCol.h"
+#include "forge/Operators/LinearOperator.h"
 
 namespace forge {
 namespace cuda {
@@ -26,26 +26,15 @@ namespace dftcpu {
 template <typename T> struct DftGeometryView;
 }
 
+// A LinearOperator: G * x (image, n2 -> k-space, n1), G / y (adjoint), forward/adjoint(v, nbatch) on nbatch
+// vectors stored one after another; on the GPU each sample-pixel phase is evaluated once for the whole batch.
 template <typename T1>
-class DftOperator {
-    static_assert(std::is_same<T1, float>::value || std::is_same<T1, double>::value, "T1 must be float or double");
-
+class DftOperator : public LinearOperator<T1> {
 public:
+    using typename LinearOperator<T1>::Elem;
+    using typename LinearOperator<T1>::ArmaVec;
+    using typename LinearOperator<T1>::ForgeVec;
     using complex_type = std::complex<T1>;
-    using ArmaVec = arma::Col<complex_type>;
-    using ForgeVec = forgeCol<forgeComplex<T1>>;
-
-    // G * x: image (n2) -> k-space (n1).
-    ArmaVec operator*(const ArmaVec& image) const;
-    ForgeVec operator*(const ForgeVec& image) const;
-    // G / y: k-space (n1) -> image (n2), the adjoint.
-    ArmaVec operator/(const ArmaVec& kdata) const;
-    ForgeVec operator/(const ForgeVec& kdata) const;
-
-    // Batched transforms of nbatch vectors stored one after another (column-major n2 x nbatch images,
-    // n1 x nbatch k-space). On the GPU each sample-pixel phase is evaluated once for the whole batch.
-    ForgeVec forward_batch(const ForgeVec& images, uword nbatch) const;
-    ForgeVec adjoint_batch(const ForgeVec& kdata, uword nbatch) const;
 
     // Largest phase, in turns, that T1 evaluates accurately: the constructors refuse a geometry whose phase bound
     // sum_axes max|k| max|r| + max|FM| max|t| / (2 pi) (and, for GdftR2, sinc argument max|k|/num + max|G| max|t|
@@ -54,7 +43,6 @@ public:
     static constexpr double kMaxPhaseTurns = std::is_same<T1, float>::value ? 4096.0 : 2199023255552.0;
 
     uword n1() const { return n1_; }  // k-space samples
-    uword n2() const { return n2_; }  // pixels
     bool has_gradients() const { return hasGradients_; }
     // True when device-resident forgeCol input runs on a CudaDftPipeline (CUDA float builds with a GPU).
     bool gpu_enabled() const { return static_cast<bool>(pipeline_); }
@@ -67,10 +55,11 @@ protected:
                        uword numX, uword numY, uword numZ);
     void make_pipeline();
 
+    void apply_host(const forgeComplex<T1>* in, forgeComplex<T1>* out, uword nbatch, bool forward) const override;
+    void apply_device(const forgeComplex<T1>* in, forgeComplex<T1>* out, uword nbatch, bool forward) const override;
+
 private:
     dftcpu::DftGeometryView<T1> cpu_view() const;
-    void apply_host(const forgeComplex<T1>* in, forgeComplex<T1>* out, uword nbatch, bool forward) const;
-    ForgeVec apply(const ForgeVec& in, uword nbatch, bool forward) const;
 
     const char* name_;
     uword n1_, n2_;

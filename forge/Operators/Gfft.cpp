@@ -2,6 +2,8 @@
 
 #include <fftw3.h>
 
+#include <cstring>
+
 #include <mutex>
 #include <sstream>
 #include <vector>
@@ -113,7 +115,8 @@ void FftwPlan<float>::backward(std::complex<float>* d) const {
 
 template <typename T1>
 Gfft<T1>::Gfft(uword Nx, uword Ny, uword Nz)
-    : Nx_(Nx), Ny_(Ny), Nz_(Nz), n_(detail::require_centred_grid("Gfft", Nx, Ny, Nz)) {
+    : LinearOperator<T1>("Gfft", 0, 0), Nx_(Nx), Ny_(Ny), Nz_(Nz), n_(detail::require_centred_grid("Gfft", Nx, Ny, Nz)) {
+    this->set_sizes(n_, n_);
     plan_ = std::make_shared<detail::FftwPlan<T1>>(Nx, Ny, Nz);
 #ifdef CUDA_COMPUTE
     if (device::available()) gpuPlan_ = std::make_shared<cuda::CudaFftPlan<T1>>(int(Nx), int(Ny), int(Nz));
@@ -144,59 +147,25 @@ void Gfft<T1>::host_transform(forgeComplex<T1>* data, bool forward) const {
 }
 
 template <typename T1>
-typename Gfft<T1>::ForgeVec Gfft<T1>::apply(const ForgeVec& in, uword nbatch, bool forward) const {
-    if (nbatch == 0) throw invalid_argument("Gfft: nbatch must be at least 1, got 0");
-    const uword len = checked_product("Gfft", {{forward ? "n2" : "n1", n_}, {"nbatch", nbatch}});
-    if (in.n_elem != len) {
-        std::ostringstream m;
-        m << "Gfft " << (forward ? "forward: image" : "adjoint: k-space data") << " has " << in.n_elem
-          << " entries, expected " << (forward ? "n2" : "n1") << (nbatch > 1 ? " x nbatch = " : " = ") << len
-          << " (grid " << Nx_ << " x " << Ny_ << " x " << Nz_ << ")";
-        throw invalid_argument(m.str());
-    }
-    if (in.on_gpu()) {
+void Gfft<T1>::apply_device(const forgeComplex<T1>* in, forgeComplex<T1>* out, uword nbatch, bool forward) const {
 #ifdef CUDA_COMPUTE
-        if (!gpuPlan_) {
-            throw cuda_error("Gfft: input is on the GPU but the operator has no cuFFT plan (no CUDA device was "
-                             "available when it was constructed)");
-        }
-        ForgeVec out = ForgeVec::device_uninitialized(in.n_elem);
-        const T1* din = reinterpret_cast<const T1*>(in.device_memptr());
-        T1* dout = reinterpret_cast<T1*>(out.device_memptr());
-        for (uword b = 0; b < nbatch; ++b) gpuPlan_->centred(din + 2 * b * n_, dout + 2 * b * n_, forward);
-        return out;
-#else
-        throw residency_error("Gfft: input is on the GPU but forge was built without CUDA");
-#endif
+    if (!gpuPlan_) {
+        throw cuda_error("Gfft: input is on the GPU but the operator has no cuFFT plan (no CUDA device was "
+                         "available when it was constructed)");
     }
-    ForgeVec out(in);
-    for (uword b = 0; b < nbatch; ++b) host_transform(out.memptr() + b * n_, forward);
-    return out;
+    const T1* din = reinterpret_cast<const T1*>(in);
+    T1* dout = reinterpret_cast<T1*>(out);
+    for (uword b = 0; b < nbatch; ++b) gpuPlan_->centred(din + 2 * b * n_, dout + 2 * b * n_, forward);
+#else
+    (void)in, (void)out, (void)nbatch, (void)forward;
+    throw residency_error("Gfft: input is on the GPU but forge was built without CUDA");
+#endif
 }
 
 template <typename T1>
-typename Gfft<T1>::ForgeVec Gfft<T1>::operator*(const ForgeVec& image) const {
-    return apply(image, 1, true);
-}
-template <typename T1>
-typename Gfft<T1>::ForgeVec Gfft<T1>::operator/(const ForgeVec& kdata) const {
-    return apply(kdata, 1, false);
-}
-template <typename T1>
-typename Gfft<T1>::ArmaVec Gfft<T1>::operator*(const ArmaVec& image) const {
-    return apply(ForgeVec(image), 1, true).getArma();
-}
-template <typename T1>
-typename Gfft<T1>::ArmaVec Gfft<T1>::operator/(const ArmaVec& kdata) const {
-    return apply(ForgeVec(kdata), 1, false).getArma();
-}
-template <typename T1>
-typename Gfft<T1>::ForgeVec Gfft<T1>::forward_batch(const ForgeVec& images, uword nbatch) const {
-    return apply(images, nbatch, true);
-}
-template <typename T1>
-typename Gfft<T1>::ForgeVec Gfft<T1>::adjoint_batch(const ForgeVec& kdata, uword nbatch) const {
-    return apply(kdata, nbatch, false);
+void Gfft<T1>::apply_host(const forgeComplex<T1>* in, forgeComplex<T1>* out, uword nbatch, bool forward) const {
+    if (in != out) std::memcpy(static_cast<void*>(out), in, nbatch * n_ * sizeof(Elem));
+    for (uword b = 0; b < nbatch; ++b) host_transform(out + b * n_, forward);
 }
 
 template <typename T1>

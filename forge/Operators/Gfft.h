@@ -17,7 +17,7 @@
 
 #include <armadillo>
 
-#include "forge/Core/forgeCol.h"
+#include "forge/Operators/LinearOperator.h"
 
 namespace forge {
 
@@ -54,26 +54,16 @@ class CudaFftPlan;
 }
 
 template <typename T1>
-class Gfft {
-    static_assert(std::is_same<T1, float>::value || std::is_same<T1, double>::value, "T1 must be float or double");
-
+class Gfft : public LinearOperator<T1> {
 public:
+    using typename LinearOperator<T1>::Elem;
+    using typename LinearOperator<T1>::ArmaVec;
+    using typename LinearOperator<T1>::ForgeVec;
     using complex_type = std::complex<T1>;
-    using ArmaVec = arma::Col<complex_type>;
-    using ForgeVec = forgeCol<forgeComplex<T1>>;
 
     Gfft(uword Nx, uword Ny, uword Nz = 1);
 
-    ArmaVec operator*(const ArmaVec& image) const;
-    ForgeVec operator*(const ForgeVec& image) const;
-    ArmaVec operator/(const ArmaVec& kdata) const;
-    ForgeVec operator/(const ForgeVec& kdata) const;
-    // nbatch vectors stored back to back (column-major n2 x nbatch / n1 x nbatch).
-    ForgeVec forward_batch(const ForgeVec& images, uword nbatch) const;
-    ForgeVec adjoint_batch(const ForgeVec& kdata, uword nbatch) const;
-
-    uword n1() const { return n_; }  // k-space samples (= Nx*Ny*Nz)
-    uword n2() const { return n_; }  // pixels
+    uword n1() const { return n_; }  // k-space samples (= Nx*Ny*Nz = n2, the pixels)
     uword Nx() const { return Nx_; }
     uword Ny() const { return Ny_; }
     uword Nz() const { return Nz_; }
@@ -82,8 +72,11 @@ public:
     arma::Mat<T1> image_coords() const;
     arma::Mat<T1> kspace_coords() const;
 
+protected:
+    void apply_host(const forgeComplex<T1>* in, forgeComplex<T1>* out, uword nbatch, bool forward) const override;
+    void apply_device(const forgeComplex<T1>* in, forgeComplex<T1>* out, uword nbatch, bool forward) const override;
+
 private:
-    ForgeVec apply(const ForgeVec& in, uword nbatch, bool forward) const;
     void host_transform(forgeComplex<T1>* data, bool forward) const;
 
     uword Nx_, Ny_, Nz_, n_;

@@ -83,7 +83,8 @@ bool GfftSampled<T1>::on_grid(uword Nx, uword Ny, uword Nz, uword Mx, uword My, 
 template <typename T1>
 GfftSampled<T1>::GfftSampled(uword Nx, uword Ny, uword Nz, uword Mx, uword My, uword Mz, const arma::Col<T1>& kx,
                              const arma::Col<T1>& ky, const arma::Col<T1>& kz)
-    : n1_(kx.n_elem),
+    : LinearOperator<T1>("GfftSampled", kx.n_elem, Nx * Ny * Nz),
+      n1_(kx.n_elem),
       n2_(Nx * Ny * Nz),
       N_{Nx, Ny, Nz},
       M_{Mx, My, Mz},
@@ -186,20 +187,7 @@ void GfftSampled<T1>::adjoint_host(const forgeComplex<T1>* kdata, forgeComplex<T
 }
 
 template <typename T1>
-typename GfftSampled<T1>::ForgeVec GfftSampled<T1>::apply(const ForgeVec& in, uword nbatch, bool forward) const {
-    if (nbatch == 0) throw invalid_argument("GfftSampled: nbatch must be at least 1, got 0");
-    const uword nin = forward ? n2_ : n1_, nout = forward ? n1_ : n2_;
-    if (in.n_elem != nin * nbatch) {
-        std::ostringstream m;
-        m << "GfftSampled " << (forward ? "forward: image" : "adjoint: k-space data") << " has " << in.n_elem
-          << " entries, expected " << (forward ? "n2" : "n1") << (nbatch > 1 ? " x nbatch = " : " = ") << nin * nbatch
-          << " (image " << N_[0] << " x " << N_[1] << " x " << N_[2] << ", " << n1_ << " samples)";
-        throw invalid_argument(m.str());
-    }
-    if (in.on_gpu()) return apply_device(in, nbatch, forward);
-    ForgeVec out(nout * nbatch);
-    const forgeComplex<T1>* pin = in.memptr();
-    forgeComplex<T1>* pout = out.memptr();
+void GfftSampled<T1>::apply_host(const forgeComplex<T1>* pin, forgeComplex<T1>* pout, uword nbatch, bool forward) const {
     // batches (coils) in parallel, each thread on its own grid (FFTW plans execute thread-safely)
 #pragma omp parallel if (nbatch > 1)
     {
@@ -213,12 +201,10 @@ typename GfftSampled<T1>::ForgeVec GfftSampled<T1>::apply(const ForgeVec& in, uw
             }
         }
     }
-    return out;
 }
 
 template <typename T1>
-typename GfftSampled<T1>::ForgeVec GfftSampled<T1>::apply_device(const ForgeVec& in, uword nbatch,
-                                                                  bool forward) const {
+void GfftSampled<T1>::apply_device(const forgeComplex<T1>* in, forgeComplex<T1>* out, uword nbatch, bool forward) const {
     if (!dev_ || !gpuFft_) {
         throw cuda_error("GfftSampled: input is on the GPU but the operator has no device index arrays (no "
                          "CUDA device was available when it was constructed)");
@@ -226,44 +212,17 @@ typename GfftSampled<T1>::ForgeVec GfftSampled<T1>::apply_device(const ForgeVec&
     const uword M = grid_elems();
     const cuda::BoxGeometry box{N_[0], N_[1], N_[2], M_[0], M_[1], M_[2], off_[0], off_[1], off_[2]};
     ForgeVec grid = ForgeVec::device_uninitialized(M * nbatch);
-    ForgeVec out = ForgeVec::device_uninitialized((forward ? n1_ : n2_) * nbatch);
+    ForgeVec spectrum = ForgeVec::device_uninitialized(M * nbatch);
     if (forward) {
-        cuda::box_pad<T1>(in.device_memptr(), grid.device_memptr(), box, nbatch);
-        const ForgeVec k = gpuFft_->forward_batch(grid, nbatch);
-        cuda::gather<T1>(k.device_memptr(), M, dev_->sel.template as<uword>(), out.device_memptr(), n1_, nbatch);
+        cuda::box_pad<T1>(in, grid.device_memptr(), box, nbatch);
+        gpuFft_->apply(grid.device_memptr(), spectrum.device_memptr(), nbatch, true, Residency::Device);
+        cuda::gather<T1>(spectrum.device_memptr(), M, dev_->sel.template as<uword>(), out, n1_, nbatch);
     } else {
-        cuda::scatter_sorted<T1>(in.device_memptr(), n1_, dev_->dest.template as<uword>(),
-                                 dev_->start.template as<uword>(), dev_->src.template as<uword>(), dest_.size(),
-                                 grid.device_memptr(), M, nbatch);
-        const ForgeVec img = gpuFft_->adjoint_batch(grid, nbatch);
-        cuda::box_crop<T1>(img.device_memptr(), out.device_memptr(), box, nbatch);
+        cuda::scatter_sorted<T1>(in, n1_, dev_->dest.template as<uword>(), dev_->start.template as<uword>(),
+                                 dev_->src.template as<uword>(), dest_.size(), grid.device_memptr(), M, nbatch);
+        gpuFft_->apply(grid.device_memptr(), spectrum.device_memptr(), nbatch, false, Residency::Device);
+        cuda::box_crop<T1>(spectrum.device_memptr(), out, box, nbatch);
     }
-    return out;
-}
-
-template <typename T1>
-typename GfftSampled<T1>::ForgeVec GfftSampled<T1>::operator*(const ForgeVec& image) const {
-    return apply(image, 1, true);
-}
-template <typename T1>
-typename GfftSampled<T1>::ForgeVec GfftSampled<T1>::operator/(const ForgeVec& kdata) const {
-    return apply(kdata, 1, false);
-}
-template <typename T1>
-typename GfftSampled<T1>::ArmaVec GfftSampled<T1>::operator*(const ArmaVec& image) const {
-    return apply(ForgeVec(image), 1, true).getArma();
-}
-template <typename T1>
-typename GfftSampled<T1>::ArmaVec GfftSampled<T1>::operator/(const ArmaVec& kdata) const {
-    return apply(ForgeVec(kdata), 1, false).getArma();
-}
-template <typename T1>
-typename GfftSampled<T1>::ForgeVec GfftSampled<T1>::forward_batch(const ForgeVec& images, uword nbatch) const {
-    return apply(images, nbatch, true);
-}
-template <typename T1>
-typename GfftSampled<T1>::ForgeVec GfftSampled<T1>::adjoint_batch(const ForgeVec& kdata, uword nbatch) const {
-    return apply(kdata, nbatch, false);
 }
 
 template class GfftSampled<float>;

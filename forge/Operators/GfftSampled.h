@@ -26,19 +26,17 @@
 
 #include <armadillo>
 
-#include "forge/Core/forgeCol.h"
 #include "forge/Operators/Gfft.h"
 
 namespace forge {
 
 template <typename T1>
-class GfftSampled {
-    static_assert(std::is_same<T1, float>::value || std::is_same<T1, double>::value, "T1 must be float or double");
-
+class GfftSampled : public LinearOperator<T1> {
 public:
+    using typename LinearOperator<T1>::Elem;
+    using typename LinearOperator<T1>::ArmaVec;
+    using typename LinearOperator<T1>::ForgeVec;
     using complex_type = std::complex<T1>;
-    using ArmaVec = arma::Col<complex_type>;
-    using ForgeVec = forgeCol<forgeComplex<T1>>;
 
     GfftSampled(uword Nx, uword Ny, uword Nz, uword Mx, uword My, uword Mz, const arma::Col<T1>& kx,
                 const arma::Col<T1>& ky, const arma::Col<T1>& kz);
@@ -47,25 +45,19 @@ public:
     static bool on_grid(uword Nx, uword Ny, uword Nz, uword Mx, uword My, uword Mz, const arma::Col<T1>& kx,
                         const arma::Col<T1>& ky, const arma::Col<T1>& kz);
 
-    ArmaVec operator*(const ArmaVec& image) const;
-    ForgeVec operator*(const ForgeVec& image) const;
-    ArmaVec operator/(const ArmaVec& kdata) const;
-    ForgeVec operator/(const ForgeVec& kdata) const;
-    // nbatch vectors stored back to back (n2 x nbatch images, n1 x nbatch k-space).
-    ForgeVec forward_batch(const ForgeVec& images, uword nbatch) const;
-    ForgeVec adjoint_batch(const ForgeVec& kdata, uword nbatch) const;
-
-    uword n1() const { return n1_; }  // samples
-    uword n2() const { return n2_; }  // image pixels Nx*Ny*Nz
+    uword n1() const { return n1_; }  // samples (n2(): image pixels Nx*Ny*Nz)
     uword grid_size(int axis) const { return M_[axis]; }
     uword grid_elems() const { return M_[0] * M_[1] * M_[2]; }
     // Grid point (x fastest on the FFT grid) of sample j.
     const std::vector<uword>& sample_grid_index() const { return sel_; }
 
+protected:
+    // Batches (coils, segments) run in parallel on the host, each thread on its own grid.
+    void apply_host(const forgeComplex<T1>* in, forgeComplex<T1>* out, uword nbatch, bool forward) const override;
+    void apply_device(const forgeComplex<T1>* in, forgeComplex<T1>* out, uword nbatch, bool forward) const override;
+
 private:
     struct DeviceIndex;
-    ForgeVec apply(const ForgeVec& in, uword nbatch, bool forward) const;
-    ForgeVec apply_device(const ForgeVec& in, uword nbatch, bool forward) const;
     void forward_host(const forgeComplex<T1>* image, forgeComplex<T1>* kdata, forgeComplex<T1>* grid) const;
     void adjoint_host(const forgeComplex<T1>* kdata, forgeComplex<T1>* image, forgeComplex<T1>* grid) const;
 

@@ -40,10 +40,11 @@ double kb_ft(double nu, double W, double beta) {
 template <typename T1>
 Gnufft<T1>::Gnufft(uword n1, uword Nx, uword Ny, uword Nz, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
                    const arma::Col<T1>& kz, NufftOptions options)
-    : n1_(n1), n2_(0), N_{Nx, Ny, Nz}, W_(options.kernelWidth), alpha_(options.oversampling) {
+    : LinearOperator<T1>("Gnufft", n1, 0), n1_(n1), n2_(0), N_{Nx, Ny, Nz}, W_(options.kernelWidth), alpha_(options.oversampling) {
     const char* where = "Gnufft";
     require_positive(where, "n1 (number of k-space samples)", n1);
     n2_ = detail::require_centred_grid(where, Nx, Ny, Nz);
+    this->set_sizes(n1, n2_);
     require_length(where, "kx", kx.n_elem, n1, "n1");
     require_length(where, "ky", ky.n_elem, n1, "n1");
     require_length(where, "kz", kz.n_elem, n1, "n1");
@@ -329,46 +330,37 @@ void Gnufft<T1>::adjoint_host(const std::complex<T1>* kdata, std::complex<T1>* i
 }
 
 template <typename T1>
-typename Gnufft<T1>::ForgeVec Gnufft<T1>::apply(const ForgeVec& in, uword nbatch, bool forward) const {
+void Gnufft<T1>::apply_device(const forgeComplex<T1>* in, forgeComplex<T1>* out, uword nbatch, bool forward) const {
     const uword nin = forward ? n2_ : n1_, nout = forward ? n1_ : n2_;
-    if (nbatch == 0) throw invalid_argument("Gnufft: nbatch must be at least 1, got 0");
-    const uword inLen = checked_product("Gnufft", {{forward ? "n2" : "n1", nin}, {"nbatch", nbatch}});
-    const uword outLen = checked_product("Gnufft", {{forward ? "n1" : "n2", nout}, {"nbatch", nbatch}});
-    if (in.n_elem != inLen) {
-        std::ostringstream m;
-        m << "Gnufft " << (forward ? "forward: image" : "adjoint: k-space data") << " has " << in.n_elem
-          << " entries, expected " << (forward ? "n2" : "n1") << (nbatch > 1 ? " x nbatch = " : " = ") << inLen;
-        throw invalid_argument(m.str());
-    }
-    if (in.on_gpu()) {
 #ifdef CUDA_COMPUTE
-        if constexpr (std::is_same<T1, float>::value) {
-            if (!pipeline_ && !gpuRefusal_.empty()) {
-                throw invalid_argument(gpuRefusal_ + "; the operator runs on host data only");
-            }
-            if (!pipeline_) {
-                throw cuda_error("Gnufft: input is on the GPU but the operator has no CUDA pipeline (no CUDA device "
-                                 "was available when it was constructed)");
-            }
-            ForgeVec out = ForgeVec::device_uninitialized(outLen);
-            const float* din = reinterpret_cast<const float*>(in.device_memptr());
-            float* dout = reinterpret_cast<float*>(out.device_memptr());
-            for (uword b = 0; b < nbatch; ++b) {
-                if (forward) {
-                    pipeline_->forward_device(din + 2 * b * nin, dout + 2 * b * nout);
-                } else {
-                    pipeline_->adjoint_device(din + 2 * b * nin, dout + 2 * b * nout);
-                }
-            }
-            return out;
+    if constexpr (std::is_same<T1, float>::value) {
+        if (!pipeline_ && !gpuRefusal_.empty()) throw invalid_argument(gpuRefusal_ + "; the operator runs on host data only");
+        if (!pipeline_) {
+            throw cuda_error("Gnufft: input is on the GPU but the operator has no CUDA pipeline (no CUDA device "
+                             "was available when it was constructed)");
         }
-#endif
-        throw residency_error("Gnufft: input is on the GPU, but the GPU path exists only for Gnufft<float> on CUDA "
-                              "builds; call getFromGPU() first");
+        const float* din = reinterpret_cast<const float*>(in);
+        float* dout = reinterpret_cast<float*>(out);
+        for (uword b = 0; b < nbatch; ++b) {
+            if (forward) {
+                pipeline_->forward_device(din + 2 * b * nin, dout + 2 * b * nout);
+            } else {
+                pipeline_->adjoint_device(din + 2 * b * nin, dout + 2 * b * nout);
+            }
+        }
+        return;
     }
-    ForgeVec out(outLen);
-    const auto* pin = reinterpret_cast<const std::complex<T1>*>(in.memptr());
-    auto* pout = reinterpret_cast<std::complex<T1>*>(out.memptr());
+#endif
+    (void)in, (void)out, (void)nbatch, (void)forward, (void)nin, (void)nout;
+    throw residency_error("Gnufft: input is on the GPU, but the GPU path exists only for Gnufft<float> on CUDA "
+                          "builds; call getFromGPU() first");
+}
+
+template <typename T1>
+void Gnufft<T1>::apply_host(const forgeComplex<T1>* in, forgeComplex<T1>* out, uword nbatch, bool forward) const {
+    const uword nin = forward ? n2_ : n1_, nout = forward ? n1_ : n2_;
+    const auto* pin = reinterpret_cast<const std::complex<T1>*>(in);
+    auto* pout = reinterpret_cast<std::complex<T1>*>(out);
     for (uword b = 0; b < nbatch; ++b) {
         if (forward) {
             forward_host(pin + b * nin, pout + b * nout);
@@ -376,38 +368,6 @@ typename Gnufft<T1>::ForgeVec Gnufft<T1>::apply(const ForgeVec& in, uword nbatch
             adjoint_host(pin + b * nin, pout + b * nout);
         }
     }
-    return out;
-}
-
-template <typename T1>
-typename Gnufft<T1>::ForgeVec Gnufft<T1>::operator*(const ForgeVec& image) const {
-    return apply(image, 1, true);
-}
-template <typename T1>
-typename Gnufft<T1>::ForgeVec Gnufft<T1>::operator/(const ForgeVec& kdata) const {
-    return apply(kdata, 1, false);
-}
-template <typename T1>
-typename Gnufft<T1>::ArmaVec Gnufft<T1>::operator*(const ArmaVec& image) const {
-    require_length("Gnufft forward", "image", image.n_elem, n2_, "n2");
-    ArmaVec out(n1_);
-    forward_host(image.memptr(), out.memptr());
-    return out;
-}
-template <typename T1>
-typename Gnufft<T1>::ArmaVec Gnufft<T1>::operator/(const ArmaVec& kdata) const {
-    require_length("Gnufft adjoint", "k-space data", kdata.n_elem, n1_, "n1");
-    ArmaVec out(n2_);
-    adjoint_host(kdata.memptr(), out.memptr());
-    return out;
-}
-template <typename T1>
-typename Gnufft<T1>::ForgeVec Gnufft<T1>::forward_batch(const ForgeVec& images, uword nbatch) const {
-    return apply(images, nbatch, true);
-}
-template <typename T1>
-typename Gnufft<T1>::ForgeVec Gnufft<T1>::adjoint_batch(const ForgeVec& kdata, uword nbatch) const {
-    return apply(kdata, nbatch, false);
 }
 
 template class Gnufft<float>;

@@ -27,7 +27,7 @@
 
 #include <armadillo>
 
-#include "forge/Core/forgeCol.h"
+#include "forge/Operators/LinearOperator.h"
 
 namespace forge {
 
@@ -45,26 +45,17 @@ struct NufftOptions {
 };
 
 template <typename T1>
-class Gnufft {
-    static_assert(std::is_same<T1, float>::value || std::is_same<T1, double>::value, "T1 must be float or double");
-
+class Gnufft : public LinearOperator<T1> {
 public:
+    using typename LinearOperator<T1>::Elem;
+    using typename LinearOperator<T1>::ArmaVec;
+    using typename LinearOperator<T1>::ForgeVec;
     using complex_type = std::complex<T1>;
-    using ArmaVec = arma::Col<complex_type>;
-    using ForgeVec = forgeCol<forgeComplex<T1>>;
 
     Gnufft(uword n1, uword Nx, uword Ny, uword Nz, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
            const arma::Col<T1>& kz, NufftOptions options = NufftOptions());
 
-    ArmaVec operator*(const ArmaVec& image) const;
-    ForgeVec operator*(const ForgeVec& image) const;
-    ArmaVec operator/(const ArmaVec& kdata) const;
-    ForgeVec operator/(const ForgeVec& kdata) const;
-    ForgeVec forward_batch(const ForgeVec& images, uword nbatch) const;
-    ForgeVec adjoint_batch(const ForgeVec& kdata, uword nbatch) const;
-
     uword n1() const { return n1_; }  // k-space samples
-    uword n2() const { return n2_; }  // pixels
     uword Nx() const { return N_[0]; }
     uword Ny() const { return N_[1]; }
     uword Nz() const { return N_[2]; }
@@ -86,8 +77,11 @@ public:
     // Sample positions along an axis in grid cells, wrapped into [0, grid_size(axis)) (0 on axes of length 1).
     const std::vector<T1>& grid_positions(int axis) const { return u_[axis]; }
 
+protected:
+    void apply_host(const forgeComplex<T1>* in, forgeComplex<T1>* out, uword nbatch, bool forward) const override;
+    void apply_device(const forgeComplex<T1>* in, forgeComplex<T1>* out, uword nbatch, bool forward) const override;
+
 private:
-    ForgeVec apply(const ForgeVec& in, uword nbatch, bool forward) const;
     void forward_host(const std::complex<T1>* image, std::complex<T1>* kdata) const;
     void adjoint_host(const std::complex<T1>* kdata, std::complex<T1>* image) const;
     // W kernel weights and the first (wrapped) grid index along one axis for position u.

@@ -4,20 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <exception>
 #include <sstream>
-#include <vector>
-
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 #include "forge/Core/Exceptions.h"
 #include "forge/Core/Validation.h"
-#include "forge/Operators/Gdft.h"
-#include "forge/Operators/Gfft.h"
-#include "forge/Operators/GfftSampled.h"
-#include "forge/Operators/Gnufft.h"
 
 namespace forge {
 
@@ -164,18 +154,6 @@ void require_segments(const char* where, uword L, uword n1, uword n2, TSInterp t
     }
 }
 
-// Threads for a loop over the segments: all of them when every thread gets at least one segment (and
-// not inside another parallel region); otherwise 1, and G's own loops use the threads.
-int segment_threads(uword segments) {
-#ifdef _OPENMP
-    const int t = omp_get_max_threads();
-    return (t > 1 && !omp_in_parallel() && segments >= uword(t)) ? t : 1;
-#else
-    (void)segments;
-    return 1;
-#endif
-}
-
 template <typename T1>
 void check_inputs(uword n1, uword n2, const arma::Col<T1>& fm, const arma::Col<T1>& t, uword L, TSInterp type) {
     const char* where = "TimeSegmentation";
@@ -187,124 +165,42 @@ void check_inputs(uword n1, uword n2, const arma::Col<T1>& fm, const arma::Col<T
 }
 }  // namespace
 
-template <typename T1, typename Tobj>
-TimeSegmentation<T1, Tobj>::TimeSegmentation(const Tobj& G, const arma::Col<T1>& fieldMap,
-                                             const arma::Col<T1>& timeVec, uword L, TSInterp type)
-    : G_(G), n1_(G.n1()), n2_(G.n2()), L_(L), type_(type), deviceMutex_(std::make_shared<std::mutex>()) {
-    check_inputs(n1_, n2_, fieldMap, timeVec, L, type);
+template <typename T1>
+TimeSegmentationCore<T1>::TimeSegmentationCore(OperatorPtr<T1> G, const arma::Col<T1>& fieldMap,
+                                               const arma::Col<T1>& timeVec, uword L, TSInterp type)
+    : LinearOperator<T1>("TimeSegmentation", 0, 0), L_(L), type_(type) {
+    if (!G) throw invalid_argument("TimeSegmentation: G is a null operator");
+    const uword n1 = G->codomain_size(), n2 = G->domain_size();
+    check_inputs(n1, n2, fieldMap, timeVec, L, type);
+    this->set_sizes(n1, n2);
     const arma::vec fm = arma::conv_to<arma::vec>::from(fieldMap), t = arma::conv_to<arma::vec>::from(timeVec);
     const Nodes n = make_nodes(t.min(), t.max(), L);
     const arma::cx_mat A = coefficients(fm, t, n, field_bins(fm, t), type);
+    using C = std::complex<T1>;
+    arma::Col<C> aConj((L + 1) * n1), phase((L + 1) * n2);
     for (uword l = 0; l <= L; ++l) {
-        arma::Col<complex_type> a = arma::conv_to<arma::Col<complex_type>>::from(A.col(l));
-        arma::Col<complex_type> ph(n2_);
-        for (uword k = 0; k < n2_; ++k) ph(k) = complex_type(std::polar(1.0, -fm(k) * n.tau(l)));
-        host_.a.emplace_back(a);
-        host_.aConj.emplace_back(arma::Col<complex_type>(arma::conj(a)));
-        host_.phase.emplace_back(ph);
-        host_.phaseConj.emplace_back(arma::Col<complex_type>(arma::conj(ph)));
+        for (uword j = 0; j < n1; ++j) aConj[l * n1 + j] = C(std::conj(A(j, l)));
+        for (uword k = 0; k < n2; ++k) phase[l * n2 + k] = C(std::polar(1.0, -fm(k) * n.tau(l)));
     }
+    auto phases = std::make_shared<StackedDiagonal<T1>>(phase, L + 1, "TimeSegmentation phase maps");
+    interp_ = std::make_shared<StackedDiagonal<T1>>(aConj, L + 1, "TimeSegmentation interpolators");
+    parts_ = chain<T1>(phases, std::make_shared<Batched<T1>>(std::move(G), L + 1),
+                       std::make_shared<AdjointOf<T1>>(interp_));
 }
 
-template <typename T1, typename Tobj>
-arma::Mat<std::complex<T1>> TimeSegmentation<T1, Tobj>::interpolators() const {
-    arma::Mat<std::complex<T1>> A(n1_, L_ + 1);
-    for (uword l = 0; l <= L_; ++l) A.col(l) = host_.a[l].getArma();
+template <typename T1>
+arma::Mat<std::complex<T1>> TimeSegmentationCore<T1>::interpolators() const {
+    const uword n1 = this->codomain_size();
+    arma::Mat<std::complex<T1>> A(n1, L_ + 1);
+    const forgeComplex<T1>* w = interp_->weights().host_data();
+    for (uword l = 0; l <= L_; ++l)
+        for (uword j = 0; j < n1; ++j) A(j, l) = std::conj(std::complex<T1>(w[l * n1 + j].re, w[l * n1 + j].im));
     return A;
 }
 
-template <typename T1, typename Tobj>
-const typename TimeSegmentation<T1, Tobj>::Factors& TimeSegmentation<T1, Tobj>::factors_for(bool gpu) const {
-    if (!gpu) return host_;
-    std::lock_guard<std::mutex> lock(*deviceMutex_);
-    if (!device_) {
-        auto d = std::make_shared<Factors>(host_);
-        for (auto* v : {&d->a, &d->aConj, &d->phase, &d->phaseConj})
-            for (auto& x : *v) x.putOnGPU();
-        device_ = d;
-    }
-    return *device_;
-}
-
-template <typename T1, typename Tobj>
-typename TimeSegmentation<T1, Tobj>::ForgeVec TimeSegmentation<T1, Tobj>::apply(const ForgeVec& in,
-                                                                                 bool forward) const {
-    require_length(forward ? "TimeSegmentation forward" : "TimeSegmentation adjoint",
-                   forward ? "image" : "k-space data", in.n_elem, forward ? n2_ : n1_, forward ? "n2" : "n1");
-    const Factors& f = factors_for(in.on_gpu());
-    auto segment = [&](uword l) {
-        return forward ? ForgeVec(f.a[l] % (G_ * (in % f.phase[l])))
-                       : ForgeVec(f.phaseConj[l] % (G_ / (in % f.aConj[l])));
-    };
-    ForgeVec out;
-    auto add = [&out](uword l, ForgeVec& term) {
-        if (l == 0) {
-            out = std::move(term);
-        } else {
-            out += term;
-        }
-    };
-    // Host data with at least as many segments as threads: one parallel region per application, whole
-    // segments per thread (G's own loops run on that thread), rather than G's several short regions per
-    // segment, each of which waits for every thread of the team (docs/conventions.md, "Threads").
-    // Segments are handed out dynamically (a thread that shares its CPU takes fewer) and the terms are
-    // added in segment order as they become available, so the result does not depend on the threads.
-    const int threads = in.on_gpu() ? 1 : segment_threads(L_ + 1);
-    if (threads > 1) {
-        std::vector<ForgeVec> pending(L_ + 1);
-        std::vector<char> done(L_ + 1, 0);
-        uword next = 0;
-        std::exception_ptr error;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-        for (long long l = 0; l <= (long long)L_; ++l) {
-            ForgeVec term;
-            std::exception_ptr failed;
-            try {
-                term = segment(uword(l));
-            } catch (...) {
-                failed = std::current_exception();
-            }
-#pragma omp critical(forge_time_segmentation_sum)
-            {
-                if (failed && !error) error = failed;
-                pending[size_t(l)] = std::move(term);
-                done[size_t(l)] = 1;
-                for (; next <= L_ && done[next]; ++next) {
-                    if (!error) add(next, pending[next]);
-                    pending[next] = ForgeVec();
-                }
-            }
-        }
-        if (error) std::rethrow_exception(error);
-        return out;
-    }
-    for (uword l = 0; l <= L_; ++l) {
-        ForgeVec term = segment(l);
-        add(l, term);
-    }
-    return out;
-}
-
-template <typename T1, typename Tobj>
-typename TimeSegmentation<T1, Tobj>::ForgeVec TimeSegmentation<T1, Tobj>::operator*(const ForgeVec& x) const {
-    return apply(x, true);
-}
-template <typename T1, typename Tobj>
-typename TimeSegmentation<T1, Tobj>::ForgeVec TimeSegmentation<T1, Tobj>::operator/(const ForgeVec& y) const {
-    return apply(y, false);
-}
-template <typename T1, typename Tobj>
-typename TimeSegmentation<T1, Tobj>::ArmaVec TimeSegmentation<T1, Tobj>::operator*(const ArmaVec& x) const {
-    return apply(ForgeVec(x), true).getArma();
-}
-template <typename T1, typename Tobj>
-typename TimeSegmentation<T1, Tobj>::ArmaVec TimeSegmentation<T1, Tobj>::operator/(const ArmaVec& y) const {
-    return apply(ForgeVec(y), false).getArma();
-}
-
-template <typename T1, typename Tobj>
-TSErrorReport TimeSegmentation<T1, Tobj>::approximation_error(const arma::Col<T1>& fieldMap,
-                                                              const arma::Col<T1>& timeVec, uword L, TSInterp type) {
+template <typename T1>
+TSErrorReport TimeSegmentationCore<T1>::approximation_error(const arma::Col<T1>& fieldMap,
+                                                            const arma::Col<T1>& timeVec, uword L, TSInterp type) {
     const char* where = "TimeSegmentation::approximation_error";
     if (fieldMap.is_empty() || timeVec.is_empty())
         throw invalid_argument(std::string(where) + ": fieldMap and timeVec must not be empty");
@@ -326,9 +222,9 @@ TSErrorReport TimeSegmentation<T1, Tobj>::approximation_error(const arma::Col<T1
     return {L, std::sqrt(sum / wsum), mx};
 }
 
-template <typename T1, typename Tobj>
-TSErrorReport TimeSegmentation<T1, Tobj>::choose_segments(const arma::Col<T1>& fieldMap, const arma::Col<T1>& timeVec,
-                                                          double targetError, TSInterp type, uword Lmax) {
+template <typename T1>
+TSErrorReport TimeSegmentationCore<T1>::choose_segments(const arma::Col<T1>& fieldMap, const arma::Col<T1>& timeVec,
+                                                        double targetError, TSInterp type, uword Lmax) {
     if (!(targetError > 0)) {
         std::ostringstream m;
         m << "TimeSegmentation::choose_segments: targetError = " << targetError << "; expected a positive value";
@@ -357,13 +253,7 @@ TSErrorReport TimeSegmentation<T1, Tobj>::choose_segments(const arma::Col<T1>& f
     throw invalid_argument(m.str());
 }
 
-template class TimeSegmentation<float, Gnufft<float>>;
-template class TimeSegmentation<double, Gnufft<double>>;
-template class TimeSegmentation<float, Gfft<float>>;
-template class TimeSegmentation<double, Gfft<double>>;
-template class TimeSegmentation<float, GfftSampled<float>>;
-template class TimeSegmentation<double, GfftSampled<double>>;
-template class TimeSegmentation<float, Gdft<float>>;
-template class TimeSegmentation<double, Gdft<double>>;
+template class TimeSegmentationCore<float>;
+template class TimeSegmentationCore<double>;
 
 }  // namespace forge

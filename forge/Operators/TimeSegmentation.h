@@ -17,15 +17,17 @@
 // choose_segments() picks the smallest L whose estimated RMS error over the (field map, time) pairs is below a
 // requested value and reports the achieved RMS and maximum errors; for random images the relative error of
 // the operator against Gdft is close to that RMS value.
-// Host data runs on the host; a forgeCol on the GPU runs wherever G runs it (all element-wise work on the GPU).
+// Built from parts (Composition.h): Chain(StackedDiagonal(exp(-i FM tau_l), L+1), Batched(G, L+1),
+// AdjointOf(StackedDiagonal(conj(a_l), L+1))): the L+1 segments go to G as one batch (one batched Gnufft,
+// Gfft or Gdft call), and the adjoint follows by construction. G is any LinearOperator<T1>, user-written
+// ones included. Host data runs on the host; a forgeCol on the GPU runs wherever G runs it (all
+// element-wise work on the GPU).
 #include <complex>
 #include <memory>
-#include <mutex>
-#include <vector>
 
 #include <armadillo>
 
-#include "forge/Core/forgeCol.h"
+#include "forge/Operators/Composition.h"
 
 namespace forge {
 
@@ -37,27 +39,22 @@ struct TSErrorReport {
     double max_error = 0;    // its maximum over the same pairs
 };
 
-template <typename T1, typename Tobj>
-class TimeSegmentation {
+// The segmented operator for any G (compiled for float and double); TimeSegmentation<T1, Tobj> below adds
+// the typed access to G.
+template <typename T1>
+class TimeSegmentationCore : public LinearOperator<T1> {
 public:
-    using complex_type = std::complex<T1>;
-    using ArmaVec = arma::Col<complex_type>;
-    using ForgeVec = forgeCol<forgeComplex<T1>>;
+    using typename LinearOperator<T1>::Elem;
 
-    TimeSegmentation(const Tobj& G, const arma::Col<T1>& fieldMap, const arma::Col<T1>& timeVec, uword L,
-                     TSInterp type = TSInterp::Hanning);
+    TimeSegmentationCore(OperatorPtr<T1> G, const arma::Col<T1>& fieldMap, const arma::Col<T1>& timeVec, uword L,
+                         TSInterp type);
 
-    ArmaVec operator*(const ArmaVec& image) const;
-    ForgeVec operator*(const ForgeVec& image) const;
-    ArmaVec operator/(const ArmaVec& kdata) const;
-    ForgeVec operator/(const ForgeVec& kdata) const;
-
-    uword n1() const { return n1_; }
-    uword n2() const { return n2_; }
+    uword n1() const { return this->codomain_size(); }
     uword L() const { return L_; }
     TSInterp interpolator() const { return type_; }
     // Interpolator values a_l(t_j): n1 x (L+1).
     arma::Mat<std::complex<T1>> interpolators() const;
+    void prepare_device() const override { parts_->prepare_device(); }
 
     // Estimated approximation error of L segments for this field map and these times (finite values; L as for
     // the operator, with n1 = timeVec's length).
@@ -68,24 +65,50 @@ public:
     static TSErrorReport choose_segments(const arma::Col<T1>& fieldMap, const arma::Col<T1>& timeVec,
                                          double targetError, TSInterp type = TSInterp::MinMax, uword Lmax = 64);
 
-private:
-    ForgeVec apply(const ForgeVec& in, bool forward) const;
-    struct Factors {
-        std::vector<ForgeVec> a, aConj, phase, phaseConj;  // per node
-    };
-    const Factors& factors_for(bool gpu) const;
+protected:
+    void apply_host(const Elem* in, Elem* out, uword nbatch, bool forward) const override {
+        parts_->apply(in, out, nbatch, forward, Residency::Host);
+    }
+    void apply_device(const Elem* in, Elem* out, uword nbatch, bool forward) const override {
+        parts_->apply(in, out, nbatch, forward, Residency::Device);
+    }
+    void normal_impl(const Elem* in, Elem* out, uword nbatch, Residency where) const override {
+        parts_->apply_normal(in, out, nbatch, where);
+    }
 
-    Tobj G_;
-    uword n1_, n2_, L_;
+private:
+    uword L_;
     TSInterp type_;
-    Factors host_;
-    mutable std::shared_ptr<Factors> device_;
-    mutable std::shared_ptr<std::mutex> deviceMutex_;
+    std::shared_ptr<const StackedDiagonal<T1>> interp_;  // conj(a_l): its adjoint is the weighted segment sum
+    OperatorPtr<T1> parts_;
 };
+
+template <typename T1, typename Tobj = LinearOperator<T1>>
+class TimeSegmentation : public TimeSegmentationCore<T1> {
+    static_assert(std::is_base_of<LinearOperator<T1>, Tobj>::value,
+                  "TimeSegmentation: G must be a forge::LinearOperator<T1>");
+
+public:
+    // G is copied (Tobj by value) or shared (a pointer).
+    TimeSegmentation(const Tobj& G, const arma::Col<T1>& fieldMap, const arma::Col<T1>& timeVec, uword L,
+                     TSInterp type = TSInterp::Hanning)
+        : TimeSegmentation(std::make_shared<Tobj>(G), fieldMap, timeVec, L, type) {}
+    TimeSegmentation(std::shared_ptr<const Tobj> G, const arma::Col<T1>& fieldMap, const arma::Col<T1>& timeVec,
+                     uword L, TSInterp type = TSInterp::Hanning)
+        : TimeSegmentationCore<T1>(G, fieldMap, timeVec, L, type), G_(std::move(G)) {}
+    const Tobj& encoding_operator() const { return *G_; }
+
+private:
+    std::shared_ptr<const Tobj> G_;
+};
+
+extern template class TimeSegmentationCore<float>;
+extern template class TimeSegmentationCore<double>;
 
 }  // namespace forge
 
 #ifndef FORGE_NO_GLOBAL_NAMES
 using forge::TimeSegmentation;
+using forge::TimeSegmentationCore;
 using forge::TSInterp;
 #endif

@@ -13,9 +13,9 @@ pcSENSE<T1>::pcSENSE(const arma::Mat<T1>& kx, const arma::Mat<T1>& ky, const arm
     require_length("pcSENSE", "iz", iz.n_elem, n2, "length(ix)");
     require_length("pcSENSE", "FM", FM.n_elem, n2, "length(ix)");
     for (uword s = 0; s < kx.n_cols; ++s) {
-        this->add_shot(Gdft<T1>(kx.n_rows, n2, kx.col(s), ky.col(s), kz.col(s), ix, iy, iz, FM, t.col(s)), maps,
-                       shotPhases);
+        this->add_shot(Gdft<T1>(kx.n_rows, n2, kx.col(s), ky.col(s), kz.col(s), ix, iy, iz, FM, t.col(s)));
     }
+    this->finish();
 }
 
 template class pcSENSE<float>;

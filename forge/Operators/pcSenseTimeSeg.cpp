@@ -14,8 +14,9 @@ pcSenseTimeSeg<T1>::pcSenseTimeSeg(const arma::Mat<T1>& kx, const arma::Mat<T1>&
     require_length("pcSenseTimeSeg", "FM", FM.n_elem, this->n2(), "Nx*Ny*Nz");
     for (uword s = 0; s < kx.n_cols; ++s) {
         const Gnufft<T1> G(kx.n_rows, Nx, Ny, Nz, kx.col(s), ky.col(s), kz.col(s), options);
-        this->add_shot(ShotOp(G, FM, t.col(s), L, type), maps, shotPhases);
+        this->add_shot(ShotOp(G, FM, t.col(s), L, type));
     }
+    this->finish();
 }
 
 template class pcSenseTimeSeg<float>;

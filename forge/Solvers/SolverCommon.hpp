@@ -1,7 +1,8 @@
 #pragma once
 // Shared pieces of forge's iterative solvers: options, per-iteration information, and the small set of
-// vector operations the loops need, overloaded for arma::Col (host) and forgeCol (host or device).
-// With device-resident forgeCol every operation runs on the GPU; only scalars come back to the host.
+// vector operations the loops need, on forgeCol (host or device). The solvers' arma::Col overloads convert
+// once at entry and once at exit; inside the loop every vector is a forgeCol (arma_conversion_stats() counts
+// the conversions). With device-resident forgeCol every operation runs on the GPU; only scalars come back.
 #include <chrono>
 #include <complex>
 #include <functional>
@@ -49,43 +50,25 @@ struct SolverReport {
 
 namespace solver_detail {
 
-template <typename T1> using ACx = arma::Col<std::complex<T1>>;
 template <typename T1> using FCx = forgeCol<forgeComplex<T1>>;
 
 // Re(a^H b), accumulated in double.
-template <typename T1> double re_dot(const ACx<T1>& a, const ACx<T1>& b) {
-    double s = 0;
-    const std::complex<T1>* pa = a.memptr();
-    const std::complex<T1>* pb = b.memptr();
-    for (arma::uword i = 0; i < a.n_elem; ++i) s += double(pa[i].real()) * pb[i].real() + double(pa[i].imag()) * pb[i].imag();
-    return s;
-}
 template <typename T1> double re_dot(const FCx<T1>& a, const FCx<T1>& b) { return double(cdot(a, b).re); }
 
 // Re(a^H diag(w) a) = sum w |a|^2
-template <typename T1> double weighted_norm2(const ACx<T1>& a, const arma::Col<T1>& w) {
-    double s = 0;
-    for (arma::uword i = 0; i < a.n_elem; ++i) s += double(w[i]) * std::norm(a[i]);
-    return s;
-}
 template <typename T1> double weighted_norm2(const FCx<T1>& a, const forgeCol<T1>& w) {
     return re_dot<T1>(a, FCx<T1>(a % w));
 }
 
-template <typename T1> ACx<T1> times_w(const arma::Col<T1>& w, const ACx<T1>& a) { return a % arma::conv_to<ACx<T1>>::from(w); }
 template <typename T1> FCx<T1> times_w(const forgeCol<T1>& w, const FCx<T1>& a) { return a % w; }
 
 // y += a x
-template <typename T1> void add_scaled(ACx<T1>& y, T1 a, const ACx<T1>& x) { y += std::complex<T1>(a) * x; }
 template <typename T1> void add_scaled(FCx<T1>& y, T1 a, const FCx<T1>& x) { axpy(forgeComplex<T1>(a), x, y); }
 // y = x + b y
-template <typename T1> void scale_add(ACx<T1>& y, T1 b, const ACx<T1>& x) { y = x + std::complex<T1>(b) * y; }
 template <typename T1> void scale_add(FCx<T1>& y, T1 b, const FCx<T1>& x) { axpby(forgeComplex<T1>(1), x, forgeComplex<T1>(b), y); }
 
-template <typename T1> double vnorm(const ACx<T1>& a) { return double(arma::norm(a)); }
 template <typename T1> double vnorm(const FCx<T1>& a) { return double(norm(a)); }
 
-template <typename T> bool on_gpu(const arma::Col<T>&) { return false; }
 template <typename T> bool on_gpu(const forgeCol<T>& v) { return v.on_gpu(); }
 
 inline void require_len(const char* solver, const char* name, uword actual, uword expected, const char* what) {

@@ -11,7 +11,7 @@ template <typename T1, typename Op>
 arma::Col<std::complex<T1>> solve_grad_desc(const arma::Col<std::complex<T1>>& x0, const Op& G, const arma::Col<T1>& W,
                                             const arma::Col<std::complex<T1>>& y, const Robject<T1>& R, uword niter,
                                             const PcgOptions<T1>& opts = {}, SolverReport* report = nullptr) {
-    return solver_detail::pwls_core<T1>("solve_grad_desc", x0, G, W, y, R, niter, opts, false, report);
+    return solver_detail::pwls_at_boundary<T1>("solve_grad_desc", x0, G, W, y, R, niter, opts, false, report);
 }
 
 template <typename T1, typename Op>

@@ -4,7 +4,8 @@
 //   xhat = argmin_x  Phi(x) = ||W^{1/2} (y - G x)||^2 + R(x)
 //
 //   x0    initial image (n2), e.g. zeros
-//   G     any operator with G * x (image -> data) and G / y (adjoint), e.g. Gdft, GdftR2, SENSE, pcSENSE
+//   G     any LinearOperator<T1> (forge/Operators/LinearOperator.h: Gdft, GdftR2, SENSE, pcSENSE, ..., or
+//         one of your own), or any type with G * x and G / y on forgeCol<forgeComplex<T1>>
 //   W     real, finite, non-negative data weights (one per data sample), e.g. ones; others throw
 //         forge::invalid_argument naming W
 //   y     measured data
@@ -18,7 +19,7 @@
 // For QuadPenalty with R = beta/2 ||C x||^2 the fixed point solves the normal equations
 //   (G^H W G + beta/2 C^H C) x = G^H W y.
 //
-// Residency: with arma::Col everything runs on the host. With forgeCol the result lives where x0 lives;
+// Residency: with arma::Col everything runs on the host, on forgeCol copies made once at entry. With forgeCol the result lives where x0 lives;
 // x0, W and y must all be on the host or all on the GPU. On the GPU every vector operation of the loop
 // runs on the device (no host/device vector copies; only scalar reductions come back).
 #include "forge/Solvers/SolverCommon.hpp"
@@ -100,13 +101,24 @@ V pwls_core(const char* name, const V& x0, const Op& G, const WV& W, const V& y,
     return x;
 }
 
+// arma::Col in and out: one conversion of x0, W and y at entry and of the result at exit.
+template <typename T1, typename Op>
+arma::Col<std::complex<T1>> pwls_at_boundary(const char* name, const arma::Col<std::complex<T1>>& x0, const Op& G,
+                                             const arma::Col<T1>& W, const arma::Col<std::complex<T1>>& y,
+                                             const Robject<T1>& R, uword niter, const PcgOptions<T1>& opts,
+                                             bool conjugate, SolverReport* report) {
+    const FCx<T1> fx0(x0), fy(y);
+    const forgeCol<T1> fW(W);
+    return pwls_core<T1>(name, fx0, G, fW, fy, R, niter, opts, conjugate, report).getArma();
+}
+
 }  // namespace solver_detail
 
 template <typename T1, typename Op>
 arma::Col<std::complex<T1>> solve_pwls_pcg(const arma::Col<std::complex<T1>>& x0, const Op& G, const arma::Col<T1>& W,
                                            const arma::Col<std::complex<T1>>& y, const Robject<T1>& R, uword niter,
                                            const PcgOptions<T1>& opts = {}, SolverReport* report = nullptr) {
-    return solver_detail::pwls_core<T1>("solve_pwls_pcg", x0, G, W, y, R, niter, opts, true, report);
+    return solver_detail::pwls_at_boundary<T1>("solve_pwls_pcg", x0, G, W, y, R, niter, opts, true, report);
 }
 
 template <typename T1, typename Op>

@@ -1,0 +1,162 @@
+#pragma once
+// Operators built from operators. Each is a LinearOperator whose adjoint (and normal) follows from its parts',
+// so a composite is right once its parts are right:
+//
+//   Chain(first, then)          x -> then(first(x));            adjoint first^H(then^H(y));
+//                               normal first^H(then.normal(first(x))), so a fast normal of 'then' is used
+//   Batched(A, copies)          block diagonal of 'copies' copies of A: 'copies' vectors back to back, handed
+//                               to A as one batch (A's own batching, e.g. one phase evaluation for all coils)
+//   StackedDiagonal(w, copies)  x (n) -> [w_0 .* x; ...; w_{copies-1} .* x] (n * copies); the adjoint sums
+//                               conj(w_j) .* y_j. One copy is a plain diagonal (a fixed multiplier).
+//   AdjointOf(A)                A^H as an operator (the adjoint of a StackedDiagonal is a weighted sum)
+//   VerticalStack({A_0, ...})   x -> [A_0 x; A_1 x; ...] (equal domains); the adjoint sums A_j^H y_j
+//
+// The MRI operators are these parts put together:
+//   SENSE            Chain(StackedDiagonal(coil maps, nc), Batched(G, nc))                  (coil stack)
+//   TimeSegmentation Chain(StackedDiagonal(exp(-i FM tau_l), L+1), Batched(G, L+1),
+//                          AdjointOf(StackedDiagonal(conj(a_l), L+1)))                      (segment sum)
+//   pcSENSE          Chain(StackedDiagonal(coil maps, nc),
+//                          Batched(VerticalStack_s(Chain(Diagonal(exp(-i P_s)), G_s)), nc)) (shot stack)
+//
+// Data layout of a batch: vector b of a batch at [b * size, (b+1) * size); a stacked codomain holds block j of
+// vector b at [(b * blocks + j) * blockSize, ...).
+#include <vector>
+
+#include "forge/Operators/LinearOperator.h"
+
+namespace forge {
+
+template <typename T1>
+class Chain : public LinearOperator<T1> {
+public:
+    using typename LinearOperator<T1>::Elem;
+    // first's codomain must be then's domain.
+    Chain(OperatorPtr<T1> first, OperatorPtr<T1> then);
+    const LinearOperator<T1>& first() const { return *first_; }
+    const LinearOperator<T1>& then() const { return *then_; }
+    void prepare_device() const override;
+
+protected:
+    void apply_host(const Elem* in, Elem* out, uword nbatch, bool forward) const override;
+    void apply_device(const Elem* in, Elem* out, uword nbatch, bool forward) const override;
+    void normal_impl(const Elem* in, Elem* out, uword nbatch, Residency where) const override;
+
+private:
+    void run(const Elem* in, Elem* out, uword nbatch, bool forward, Residency where) const;
+    OperatorPtr<T1> first_, then_;
+};
+
+template <typename T1>
+class Batched : public LinearOperator<T1> {
+public:
+    using typename LinearOperator<T1>::Elem;
+    // oneAtATime: apply A to one vector per call instead of one batch (for comparisons, and to bound the
+    // memory of A's batched path).
+    Batched(OperatorPtr<T1> A, uword copies, bool oneAtATime = false);
+    const LinearOperator<T1>& block() const { return *A_; }
+    uword copies() const { return copies_; }
+    bool one_at_a_time() const { return oneAtATime_; }
+    void prepare_device() const override { A_->prepare_device(); }
+
+protected:
+    void apply_host(const Elem* in, Elem* out, uword nbatch, bool forward) const override;
+    void apply_device(const Elem* in, Elem* out, uword nbatch, bool forward) const override;
+    void normal_impl(const Elem* in, Elem* out, uword nbatch, Residency where) const override;
+
+private:
+    void run(const Elem* in, Elem* out, uword nbatch, bool forward, Residency where) const;
+    OperatorPtr<T1> A_;
+    uword copies_;
+    bool oneAtATime_;
+};
+
+template <typename T1>
+class StackedDiagonal : public LinearOperator<T1> {
+public:
+    using typename LinearOperator<T1>::Elem;
+    using typename LinearOperator<T1>::ArmaVec;
+    using typename LinearOperator<T1>::ForgeVec;
+    // weights: 'copies' vectors of n entries back to back (n = weights.n_elem / copies); finite values.
+    StackedDiagonal(const ArmaVec& weights, uword copies, std::string name = "StackedDiagonal");
+    uword copies() const { return copies_; }
+    const ForgeVec& weights() const { return host_; }
+    void prepare_device() const override { (void)device_weights(); }
+
+protected:
+    void apply_host(const Elem* in, Elem* out, uword nbatch, bool forward) const override;
+    void apply_device(const Elem* in, Elem* out, uword nbatch, bool forward) const override;
+
+private:
+    const ForgeVec& device_weights() const;
+    struct DeviceCopy;
+    uword n_, copies_;
+    ForgeVec host_;
+    std::shared_ptr<DeviceCopy> dev_;
+};
+
+template <typename T1>
+class AdjointOf : public LinearOperator<T1> {
+public:
+    using typename LinearOperator<T1>::Elem;
+    explicit AdjointOf(OperatorPtr<T1> A);
+    void prepare_device() const override { A_->prepare_device(); }
+
+protected:
+    void apply_host(const Elem* in, Elem* out, uword nbatch, bool forward) const override {
+        A_->apply(in, out, nbatch, !forward, Residency::Host);
+    }
+    void apply_device(const Elem* in, Elem* out, uword nbatch, bool forward) const override {
+        A_->apply(in, out, nbatch, !forward, Residency::Device);
+    }
+
+private:
+    OperatorPtr<T1> A_;
+};
+
+template <typename T1>
+class VerticalStack : public LinearOperator<T1> {
+public:
+    using typename LinearOperator<T1>::Elem;
+    // All blocks share one domain size; the codomain is their codomains one after another.
+    explicit VerticalStack(std::vector<OperatorPtr<T1>> blocks, std::string name = "VerticalStack");
+    uword n_blocks() const { return blocks_.size(); }
+    const LinearOperator<T1>& block(uword j) const { return *blocks_.at(j); }
+    void prepare_device() const override;
+
+protected:
+    void apply_host(const Elem* in, Elem* out, uword nbatch, bool forward) const override;
+    void apply_device(const Elem* in, Elem* out, uword nbatch, bool forward) const override;
+
+private:
+    void run(const Elem* in, Elem* out, uword nbatch, bool forward, Residency where) const;
+    std::vector<OperatorPtr<T1>> blocks_;
+    std::vector<uword> offset_;  // start of block j within one codomain vector
+};
+
+// Shorthands returning shared operators.
+template <typename T1>
+OperatorPtr<T1> chain(OperatorPtr<T1> first, OperatorPtr<T1> then) {
+    return std::make_shared<Chain<T1>>(std::move(first), std::move(then));
+}
+template <typename T1>
+OperatorPtr<T1> chain(OperatorPtr<T1> first, OperatorPtr<T1> second, OperatorPtr<T1> third) {
+    return chain<T1>(chain<T1>(std::move(first), std::move(second)), std::move(third));
+}
+// A copy of an operator held by value, as a shared part.
+template <typename Op>
+OperatorPtr<typename Op::real_type> share(const Op& A) {
+    return std::make_shared<Op>(A);
+}
+
+extern template class Chain<float>;
+extern template class Chain<double>;
+extern template class Batched<float>;
+extern template class Batched<double>;
+extern template class StackedDiagonal<float>;
+extern template class StackedDiagonal<double>;
+extern template class AdjointOf<float>;
+extern template class AdjointOf<double>;
+extern template class VerticalStack<float>;
+extern template class VerticalStack<double>;
+
+}  // namespace forge

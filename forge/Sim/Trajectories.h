@@ -44,19 +44,17 @@ inline Trajectory2D constant_speed_spiral(uword n, double kmax, double turns, do
     return k;
 }
 
-// Radial spokes through the centre: spoke s at angle pi s / spokes, nread samples from -kmax to
-// kmax (1 - 2/nread) (the +kmax edge left out, as an FFT grid would), spoke-major.
-inline Trajectory2D radial_spokes(uword spokes, uword nread, double kmax) {
+// Radial spokes through the centre: spoke s at angle rotation + pi s / spokes, nread samples at radii
+// (j - nread/2 + 1/2) / nread * extent (symmetric about k = 0, which no sample hits), spoke-major.
+inline Trajectory2D radial_spokes(uword spokes, uword nread, double extent, double rotation = 0.0) {
     constexpr double kPi = 3.14159265358979323846;
     Trajectory2D k{arma::vec(spokes * nread), arma::vec(spokes * nread)};
-    for (uword s = 0; s < spokes; ++s) {
-        const double th = kPi * double(s) / double(spokes);
+    for (uword s = 0; s < spokes; ++s)
         for (uword j = 0; j < nread; ++j) {
-            const double r = kmax * (2.0 * double(j) / double(nread) - 1.0);
-            k.kx(s * nread + j) = r * std::cos(th);
-            k.ky(s * nread + j) = r * std::sin(th);
+            const double rad = (double(j) - nread / 2.0 + 0.5) / nread * extent, th = rotation + kPi * s / spokes;
+            k.kx(s * nread + j) = rad * std::cos(th);
+            k.ky(s * nread + j) = rad * std::sin(th);
         }
-    }
     return k;
 }
 

@@ -22,30 +22,12 @@
 #include "forge/Core/DeviceMemory.h"
 #include "forge/Operators/Gdft.h"
 #include "forge/Operators/GdftR2.h"
+#include "forge/Sim/Phantoms.h"
 
 namespace {
 
 constexpr double kPi = 3.14159265358979323846;
 using forge::uword;
-
-// Modified Shepp-Logan (Toft): intensity, semi-axes a, b, centre x0, y0, rotation in degrees;
-// coordinates in [-1, 1].
-const double kEllipses[10][6] = {
-    {1.0, 0.69, 0.92, 0.0, 0.0, 0.0},        {-0.8, 0.6624, 0.874, 0.0, -0.0184, 0.0},
-    {-0.2, 0.11, 0.31, 0.22, 0.0, -18.0},    {-0.2, 0.16, 0.41, -0.22, 0.0, 18.0},
-    {0.1, 0.21, 0.25, 0.0, 0.35, 0.0},       {0.1, 0.046, 0.046, 0.0, 0.1, 0.0},
-    {0.1, 0.046, 0.046, 0.0, -0.1, 0.0},     {0.1, 0.046, 0.023, -0.08, -0.605, 0.0},
-    {0.1, 0.023, 0.023, 0.0, -0.606, 0.0},   {0.1, 0.023, 0.046, 0.06, -0.605, 0.0}};
-
-double phantom(double x, double y) {
-    double v = 0;
-    for (const auto& e : kEllipses) {
-        const double c = std::cos(e[5] * kPi / 180), s = std::sin(e[5] * kPi / 180);
-        const double u = (x - e[3]) * c + (y - e[4]) * s, w = -(x - e[3]) * s + (y - e[4]) * c;
-        if ((u * u) / (e[1] * e[1]) + (w * w) / (e[2] * e[2]) <= 1.0) v += e[0];
-    }
-    return v;
-}
 
 template <typename F>
 double seconds_per_call(F&& f) {
@@ -83,7 +65,7 @@ int main(int argc, char** argv) {
             const double rx = (double(x) - N / 2.0) / N, ry = (double(y) - N / 2.0) / N;
             ix[k] = float(rx);
             iy[k] = float(ry);
-            image[k] = std::complex<float>(float(phantom(2 * rx, -2 * ry)), 0.f);
+            image[k] = std::complex<float>(float(forge::sim::shepp_logan_value(2 * rx, -2 * ry)), 0.f);
             const double hz = 60.0 * std::exp(-((rx - 0.1) * (rx - 0.1) + ry * ry) / 0.02) + 20.0 * ry;
             FM[k] = float(2 * kPi * hz);  // rad/s
         }

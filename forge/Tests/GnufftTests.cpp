@@ -5,6 +5,7 @@
 #include "forge/Operators/Gdft.h"
 #include "forge/Operators/Gfft.h"
 #include "forge/Operators/Gnufft.h"
+#include "forge/Sim/Trajectories.h"
 
 using namespace forge_test;
 
@@ -181,13 +182,9 @@ TEST_CASE("Density compensation: radial gridding reconstructs a uniform-density 
     FORGE_INFO_SEED();
     const arma::uword N = 32, spokes = 96, pts = 64, n1 = spokes * pts;
     const double kPi = 3.14159265358979323846, rot = uniform<double>(1, 0, kPi)(0);
-    arma::vec kx(n1), ky(n1), kz(n1, arma::fill::zeros);
-    for (arma::uword s = 0; s < spokes; ++s)
-        for (arma::uword p = 0; p < pts; ++p) {
-            const double rad = (double(p) - pts / 2.0 + 0.5) / pts * (N - 1.0), th = rot + kPi * s / spokes;
-            kx(s * pts + p) = rad * std::cos(th);
-            ky(s * pts + p) = rad * std::sin(th);
-        }
+    const forge::sim::Trajectory2D radial = forge::sim::radial_spokes(spokes, pts, N - 1.0, rot);
+    const arma::vec &kx = radial.kx, &ky = radial.ky;
+    arma::vec kz(n1, arma::fill::zeros);
     forge::Gnufft<double> G(n1, N, N, 1, kx, ky, kz);
     arma::vec W = forge::calc3DDensityCompensation(G, 20);
     arma::vec W19 = forge::calc3DDensityCompensation(G, 19);
@@ -228,13 +225,9 @@ TEST_CASE("Density compensation converges sample by sample on a radial trajector
     FORGE_INFO_SEED();
     const arma::uword N = 32, spokes = 256, pts = 32, n1 = spokes * pts;
     const double kPi = 3.14159265358979323846, rot = uniform<double>(1, 0, kPi)(0), dr = (N - 1.0) / pts;
-    arma::vec kx(n1), ky(n1), kz(n1, arma::fill::zeros);
-    for (arma::uword s = 0; s < spokes; ++s)
-        for (arma::uword p = 0; p < pts; ++p) {
-            const double rad = (double(p) - pts / 2.0 + 0.5) * dr, th = rot + kPi * s / spokes;
-            kx(s * pts + p) = rad * std::cos(th);
-            ky(s * pts + p) = rad * std::sin(th);
-        }
+    const forge::sim::Trajectory2D radial = forge::sim::radial_spokes(spokes, pts, N - 1.0, rot);
+    const arma::vec &kx = radial.kx, &ky = radial.ky;
+    arma::vec kz(n1, arma::fill::zeros);
     forge::Gnufft<double> G(n1, N, N, 1, kx, ky, kz);
     const arma::vec kr = arma::sqrt(kx % kx + ky % ky);
     const arma::uvec mid = arma::find(kr > N / 8.0 && kr < 3.0 * N / 8.0);

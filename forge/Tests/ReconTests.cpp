@@ -2,7 +2,7 @@
 // maps, a single-shot spiral of our own (14.4 ms readout), a smooth field map of +/-100 Hz (in rad/s).
 // Data are simulated in float64 with SENSE<double, Gdft<double>> plus complex Gaussian noise; images are
 // reconstructed in float with field-corrected SENSE + PCG and with the field map set to zero.
-// Reported: NRMSE and PSNR (seed 003's definition: 20 log10(max|truth| / RMSE)).
+// Reported: NRMSE and PSNR as forge/Recon/Metrics.h defines them (PSNR = 20 log10(max|truth| / RMSE)).
 #include <cmath>
 #include <complex>
 #include <cstdio>
@@ -11,6 +11,11 @@
 #include "forge/Operators/Gdft.h"
 #include "forge/Operators/SENSE.h"
 #include "forge/Penalties/QuadPenalty.h"
+#include "forge/Recon/Metrics.h"
+#include "forge/Sim/Coils.h"
+#include "forge/Sim/FieldMaps.h"
+#include "forge/Sim/Phantoms.h"
+#include "forge/Sim/Trajectories.h"
 #include "forge/Solvers/solve_pwls_pcg.hpp"
 
 using namespace forge_test;
@@ -19,31 +24,8 @@ namespace {
 
 constexpr double kPi = 3.14159265358979323846;
 
-// Modified Shepp-Logan (Toft) on [-1,1]^2: (intensity, a, b, x0, y0, phi degrees).
-arma::vec shepp_logan(arma::uword N) {
-    const double E[10][6] = {{1, .69, .92, 0, 0, 0},         {-.8, .6624, .8740, 0, -.0184, 0},
-                             {-.2, .1100, .3100, .22, 0, -18}, {-.2, .1600, .4100, -.22, 0, 18},
-                             {.1, .2100, .2500, 0, .35, 0},     {.1, .0460, .0460, 0, .1, 0},
-                             {.1, .0460, .0460, 0, -.1, 0},     {.1, .0460, .0230, -.08, -.605, 0},
-                             {.1, .0230, .0230, 0, -.606, 0},   {.1, .0230, .0460, .06, -.605, 0}};
-    arma::vec img(N * N, arma::fill::zeros);
-    for (arma::uword yi = 0; yi < N; ++yi)
-        for (arma::uword xi = 0; xi < N; ++xi) {
-            const double x = (double(xi) - N / 2.0) / (N / 2.0), y = (double(yi) - N / 2.0) / (N / 2.0);
-            for (const auto& e : E) {
-                const double p = e[5] * kPi / 180, c = std::cos(p), s = std::sin(p);
-                const double u = (x - e[3]) * c + (y - e[4]) * s, v = -(x - e[3]) * s + (y - e[4]) * c;
-                if (u * u / (e[1] * e[1]) + v * v / (e[2] * e[2]) <= 1) img(xi + N * yi) += e[0];
-            }
-        }
-    return img;
-}
-
-double nrmse(const arma::cx_vec& x, const arma::cx_vec& truth) { return arma::norm(x - truth) / arma::norm(truth); }
-double psnr(const arma::cx_vec& x, const arma::cx_vec& truth) {
-    const double mse = std::pow(arma::norm(x - truth), 2) / double(truth.n_elem);
-    return 20 * std::log10(arma::max(arma::abs(truth)) / std::sqrt(mse));
-}
+using forge::recon::nrmse;
+using forge::recon::psnr;
 
 }  // namespace
 
@@ -62,7 +44,7 @@ TEST_CASE("Field-corrected SENSE + PCG reconstructs a spiral Shepp-Logan acquisi
     // recover it, which would otherwise dominate every NRMSE.
     arma::cx_vec truth;
     {
-        arma::cx_mat F = arma::fft2(arma::cx_mat(arma::conv_to<arma::cx_vec>::from(shepp_logan(N)).memptr(), N, N));
+        arma::cx_mat F = arma::fft2(arma::cx_mat(arma::conv_to<arma::cx_vec>::from(forge::sim::shepp_logan(N)).memptr(), N, N));
         for (arma::uword b = 0; b < N; ++b)
             for (arma::uword a = 0; a < N; ++a) {
                 const double ka = a < N / 2 ? double(a) : double(a) - N, kb = b < N / 2 ? double(b) : double(b) - N;
@@ -74,37 +56,19 @@ TEST_CASE("Field-corrected SENSE + PCG reconstructs a spiral Shepp-Logan acquisi
     }
 
     // ---- coil maps: 4 coils around the FOV, Gaussian magnitude, each with its own smooth phase
-    arma::cx_vec maps(n2 * nc);
-    for (arma::uword c = 0; c < nc; ++c) {
-        const double a = 2 * kPi * c / nc + 0.3, cx = 0.6 * std::cos(a), cy = 0.6 * std::sin(a);
-        for (arma::uword k = 0; k < n2; ++k) {
-            const double dx = ix(k) - cx, dy = iy(k) - cy;
-            const double mag = std::exp(-(dx * dx + dy * dy) / (2 * 0.45 * 0.45));
-            maps(c * n2 + k) = std::polar(mag, 0.8 * c + 2.0 * (dx * std::cos(a) + dy * std::sin(a)));
-        }
-    }
+    const arma::cx_vec maps = forge::sim::gaussian_coil_maps(ix, iy, nc);
 
     // ---- smooth field map, scaled to max |f| = 100 Hz, in rad/s
-    arma::vec fHz(n2);
-    for (arma::uword k = 0; k < n2; ++k) {
-        const double x = ix(k), y = iy(k);
-        fHz(k) = std::exp(-((x - 0.1) * (x - 0.1) + (y + 0.05) * (y + 0.05)) / (2 * 0.15 * 0.15)) - 0.4 + 0.8 * x + 0.3 * y;
-    }
-    fHz *= 100.0 / arma::max(arma::abs(fHz));
-    const arma::vec FM = 2 * kPi * fHz;
+    const arma::vec FM = forge::sim::bump_and_ramp_fieldmap(ix, iy, 100.0);
 
     // ---- single-shot Archimedean spiral out to |k| = N/2 with 32 turns (1/FOV between turns),
     // constant speed along the path (tau = sqrt(u)), 4 us dwell: 3600 samples, 14.4 ms readout from the echo.
     const arma::uword n1 = 3600;
     const double kmax = N / 2.0, turns = N / 2.0, dwell = 4e-6;
-    arma::vec kx(n1), ky(n1), kz(n1, arma::fill::zeros), t(n1);
-    for (arma::uword j = 0; j < n1; ++j) {
-        const double tau = std::sqrt((j + 0.5) / double(n1));
-        const double r = kmax * tau * 0.999, th = 2 * kPi * turns * tau;  // stay inside [-N/2, N/2)
-        kx(j) = r * std::cos(th);
-        ky(j) = r * std::sin(th);
-        t(j) = j * dwell;
-    }
+    const forge::sim::Trajectory2D spiral = forge::sim::constant_speed_spiral(n1, kmax, turns, 0.999);  // inside [-N/2, N/2)
+    const arma::vec &kx = spiral.kx, &ky = spiral.ky;
+    arma::vec kz(n1, arma::fill::zeros), t(n1);
+    for (arma::uword j = 0; j < n1; ++j) t(j) = j * dwell;
 
     // ---- simulate in float64, add noise (1% of the data RMS)
     Gdft<double> Gsim(n1, n2, kx, ky, kz, ix, iy, iz, FM, t);

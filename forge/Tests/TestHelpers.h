@@ -9,6 +9,8 @@
 #include <armadillo>
 #include <catch2/catch.hpp>
 
+#include "forge/Recon/Metrics.h"
+
 namespace forge_test {
 
 // One seed per test process, from the clock, reported so a failure can be replayed with FORGE_TEST_SEED.
@@ -37,12 +39,10 @@ arma::Col<std::complex<T>> complex_normal(arma::uword n) {
     for (auto& x : v) x = std::complex<T>(T(d(rng())), T(d(rng())));
     return v;
 }
-// ||a - b|| / ||b|| computed in double.
+// ||a - b|| / ||b|| computed in double: forge's NRMSE (forge/Recon/Metrics.h).
 template <typename A, typename B>
 double rel_error(const A& a, const B& b) {
-    arma::cx_vec ad = arma::conv_to<arma::cx_vec>::from(a);
-    arma::cx_vec bd = arma::conv_to<arma::cx_vec>::from(b);
-    return arma::norm(ad - bd) / arma::norm(bd);
+    return forge::recon::nrmse(a, b);
 }
 
 }  // namespace forge_test

@@ -31,8 +31,8 @@
 
 #include <hdf5.h>
 
-#include "Mrd.h"
-#include "Nifti.h"
+#include "forge/IO/Mrd.h"
+#include "forge/IO/Nifti.h"
 
 using namespace forge::io;
 

@@ -15,7 +15,7 @@
 #include <ismrmrd/dataset.h>
 #include <ismrmrd/ismrmrd.h>
 
-#include "Mrd.h"
+#include "forge/IO/Mrd.h"
 
 using namespace forge::io;
 using namespace ISMRMRD;  // its C API (ismrmrd_*, ISMRMRD_*) is declared in this namespace for C++

@@ -36,6 +36,12 @@ out="$("$TMP/build/readme_example")"
 echo "$out"
 # On a Cartesian grid G^H G = n I, so |G'G x| / |x| must be n = 64.
 echo "$out" | grep -q "= 64.0000 (expected n = 64)" || { echo "FAIL: unexpected output" >&2; exit 1; }
+# Forge::IO: installed with its headers, and an outside program links it, when forge built it.
+if [ -f "$BUILD_DIR/libForgeIO.so" ]; then
+    test -f "$TMP/prefix/include/forge/IO/Nifti.h" || { echo "FAIL: forge/IO headers not installed" >&2; exit 1; }
+    test -x "$TMP/build/io_example" || { echo "FAIL: Forge::IO not found by find_package(Forge)" >&2; exit 1; }
+    (cd "$TMP" && env -u LD_LIBRARY_PATH "$TMP/build/io_example") || { echo "FAIL: io_example" >&2; exit 1; }
+fi
 
 # 4. Installed programs start from the install tree alone (their run path finds libForgeCommon), with
 #    no LD_LIBRARY_PATH pointing into the build tree.

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "FileUtil.h"
+#include "forge/IO/FileUtil.h"
 
 namespace forge {
 namespace io {

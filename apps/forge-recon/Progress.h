@@ -7,8 +7,7 @@
 
 #include <unistd.h>
 
-namespace forge {
-namespace io {
+namespace forge_recon {
 
 class Progress {
 public:
@@ -62,5 +61,4 @@ private:
     std::chrono::steady_clock::time_point t0_;
 };
 
-}  // namespace io
-}  // namespace forge
+}  // namespace forge_recon

@@ -1,4 +1,4 @@
-#include "Png.h"
+#include "forge/IO/Png.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,7 +8,7 @@
 
 #include <png.h>
 
-#include "FileUtil.h"
+#include "forge/IO/FileUtil.h"
 #include "forge/Core/Exceptions.h"
 
 namespace forge {

@@ -1,6 +1,6 @@
 // NIfTI-1 (.nii) reader/writer: a fixed 348-byte header (NIfTI-1 spec, nifti1.h), 4 extension bytes,
 // then the voxel data at vox_offset = 352.
-#include "Nifti.h"
+#include "forge/IO/Nifti.h"
 
 #include <cmath>
 #include <cstddef>
@@ -10,7 +10,7 @@
 #include <stdexcept>
 
 #include "forge/Core/Exceptions.h"
-#include "FileUtil.h"
+#include "forge/IO/FileUtil.h"
 
 namespace forge {
 namespace io {

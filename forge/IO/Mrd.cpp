@@ -1,4 +1,4 @@
-#include "Mrd.h"
+#include "forge/IO/Mrd.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -18,7 +18,7 @@
 #include <pugixml.hpp>
 #include <sys/stat.h>
 
-#include "FileUtil.h"
+#include "forge/IO/FileUtil.h"
 
 namespace forge {
 namespace io {

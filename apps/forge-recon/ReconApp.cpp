@@ -1,0 +1,278 @@
+// forge-recon's shared pieces: messages, the memory check, device and operator choice, output images.
+#include "ReconApp.h"
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "forge/Core/DeviceMemory.h"
+#include "forge/IO/Nifti.h"
+
+namespace forge_recon {
+
+using cxf = std::complex<float>;
+using forge::recon::EncodingOperator;
+
+void warn(const std::string& msg) { std::fprintf(stderr, "forge-recon: warning: %s\n", msg.c_str()); }
+void note(const std::string& msg, bool quiet) {
+    if (!quiet) std::fprintf(stdout, "%s\n", msg.c_str());
+}
+
+bool is_dir(const std::string& p) {
+    struct stat st;
+    return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+namespace {
+// Bytes this process may still use: MemAvailable, capped by its cgroup's memory.max and by ulimit -v.
+// Negative when none of them can be read.
+double available_memory_bytes() {
+    double avail = -1;
+    {
+        std::ifstream mi("/proc/meminfo");
+        std::string key, rest;
+        double kb = 0;
+        while (mi >> key >> kb) {
+            std::getline(mi, rest);
+            if (key == "MemAvailable:") {
+                avail = kb * 1024.0;
+                break;
+            }
+        }
+    }
+    if (avail < 0) {
+        const long pages = ::sysconf(_SC_AVPHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+        if (pages > 0 && page > 0) avail = double(pages) * double(page);
+    }
+    auto cap = [&avail](double limit) {
+        if (limit >= 0 && (avail < 0 || limit < avail)) avail = limit;
+    };
+    std::ifstream cg("/proc/self/cgroup");  // cgroup v2: "0::/path"
+    for (std::string line; std::getline(cg, line);) {
+        if (line.compare(0, 3, "0::") != 0) continue;
+        const std::string dir = "/sys/fs/cgroup" + line.substr(3);
+        std::ifstream mx(dir + "/memory.max"), cur(dir + "/memory.current");
+        double limit = 0, used = 0;
+        if (mx >> limit) cap(cur >> used ? limit - used : limit);  // "max" (no limit) does not parse
+    }
+    struct rlimit rl;
+    if (::getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) cap(double(rl.rlim_cur));
+    return avail;
+}
+
+// The reconstruction's working set, roughly and from below: the data as read and as frames, the pixel
+// grid, the maps, every frame's image (complex, magnitude, output volume) and, for the one frame solved
+// at a time, the operator's copies, the SENSE maps, an oversampled NUFFT grid and the solver's vectors.
+double working_set_bytes(const ReconProblem& P, const Settings& S, bool withMaps) {
+    const double n2 = double(P.n2()), nc = double(P.nc), planes = double(P.nslices), n1 = double(P.n1total),
+                 n1f = double(P.n1max), images = planes * double(P.nframes);
+    const double coilsPerSolve = withMaps ? nc : 1.0;
+    double b = n1 * (8 * nc + 12) + n1 * (16 + 8 * nc);    // acquisitions; frames (k, t, data)
+    b += 12 * n2 + 8 * n2 * planes;                         // pixel grid; field map and reference
+    if (withMaps) b += 24 * nc * n2 * planes + 8 * nc * n2;  // maps (while read, as kept); SENSE's copy
+    b += 20 * n2 * images;                                  // images
+    b += 24 * n2 + 20 * n1f;                                // operator: pixel grid, field map, k, t
+    if (S.op != "dft") b += 16 * double(P.Nz > 1 ? 8 : 4) * n2 * coilsPerSolve;  // 2x oversampled grid
+    b += 48 * n2 + 24 * n1f * coilsPerSolve;               // solver vectors
+    return b;
+}
+
+}  // namespace
+
+void check_memory(const ReconProblem& P, const Settings& S, bool withMaps) {
+    const double need = working_set_bytes(P, S, withMaps), avail = available_memory_bytes();
+    if (avail < 0 || need <= avail) return;
+    auto gib = [](double b) {
+        char t[32];
+        std::snprintf(t, sizeof t, "%.1f", b / double(1u << 30));
+        return std::string(t);
+    };
+    throw UsageError("'" + P.source + "' needs about " + gib(need) + " GiB of memory (image " + std::to_string(P.Nx) +
+                     "x" + std::to_string(P.Ny) + "x" + std::to_string(P.Nz) + ", " + std::to_string(P.nslices) +
+                     " slice(s) x " + std::to_string(P.nframes) + " frame(s), " + std::to_string(P.nc) + " coil(s)" +
+                     (withMaps ? " with sensitivity maps" : "") + ") but only " + gib(avail) + " GiB are available");
+}
+
+
+void check_output_prefix(const std::string& prefix) {
+    auto slash = prefix.rfind('/');
+    std::string dir = slash == std::string::npos ? "." : prefix.substr(0, slash);
+    if (dir.empty()) dir = "/";
+    if (!is_dir(dir)) throw UsageError("output folder '" + dir + "' does not exist");
+    if (::access(dir.c_str(), W_OK) != 0) throw UsageError("output folder '" + dir + "' is not writable");
+    if (slash != std::string::npos && slash + 1 == prefix.size())
+        throw UsageError("output '" + prefix + "' names a folder; give a file prefix such as " + prefix + "recon");
+}
+
+namespace {
+// Volume (x, y, slices*Nz, frames) of magnitudes or complex values.
+template <typename T>
+std::vector<T> volume(const ReconProblem& P, const std::vector<arma::cx_fvec>& imgs, bool complexOut);
+template <>
+std::vector<float> volume(const ReconProblem& P, const std::vector<arma::cx_fvec>& imgs, bool) {
+    std::vector<float> v;
+    v.reserve(P.n2() * imgs.size());
+    for (const auto& im : imgs)
+        for (std::size_t i = 0; i < im.n_elem; ++i) v.push_back(std::abs(im[i]));
+    return v;
+}
+template <>
+std::vector<cxf> volume(const ReconProblem& P, const std::vector<arma::cx_fvec>& imgs, bool) {
+    std::vector<cxf> v;
+    v.reserve(P.n2() * imgs.size());
+    for (const auto& im : imgs) v.insert(v.end(), im.begin(), im.end());
+    return v;
+}
+
+}  // namespace
+
+void write_image(const std::string& path, const ReconProblem& P, const std::vector<arma::cx_fvec>& imgs, bool complexOut,
+                 forge::io::OutputSet& outs, const std::string& descr) {
+    const std::array<std::size_t, 4> dims{{P.Nx, P.Ny, P.Nz * P.nslices, imgs.size() / P.nslices}};
+    const std::string tmp = outs.stage(path);
+    if (complexOut)
+        forge::io::write_nifti(tmp, volume<cxf>(P, imgs, true), dims, P.affine, descr);
+    else
+        forge::io::write_nifti(tmp, volume<float>(P, imgs, false), dims, P.affine, descr);
+}
+
+
+// Tiles of the 2D slices (of every Nz plane) of the first frame of several images, one row per image set.
+forge::io::Montage montage(const ReconProblem& P, const std::vector<std::vector<arma::fvec>>& sets) {
+    forge::io::Montage m;
+    m.nx = P.Nx;
+    m.ny = P.Ny;
+    const std::size_t planes = P.Nz * P.nslices;
+    const std::size_t per = std::min<std::size_t>(planes, 8);
+    m.columns = sets.size() > 1 ? sets.size() : static_cast<std::size_t>(std::ceil(std::sqrt(double(per))));
+    // order: for each plane, one tile per set (sets side by side)
+    for (std::size_t p = 0; p < per; ++p)
+        for (const auto& set : sets) {
+            const std::size_t slice = p / P.Nz, z = p % P.Nz;
+            const arma::fvec& vol = set[slice];
+            m.tiles.emplace_back(vol.begin() + z * P.Nx * P.Ny, vol.begin() + (z + 1) * P.Nx * P.Ny);
+        }
+    return m;
+}
+
+float display_scale(const std::vector<arma::fvec>& imgs) {
+    std::vector<float> all;
+    for (const auto& v : imgs) all.insert(all.end(), v.begin(), v.end());
+    if (all.empty()) return 1.0f;
+    std::size_t k = static_cast<std::size_t>(0.995 * double(all.size() - 1));
+    std::nth_element(all.begin(), all.begin() + k, all.end());
+    return all[k] > 0 ? all[k] * 1.1f : 1.0f;
+}
+
+std::string device_description(const Settings& S) {
+    if (S.gpu) return std::string("GPU (") + forge::device::device_name() + ")";
+    return "CPU";
+}
+
+void resolve_device(Settings& S) {
+    const bool have = forge::device::built_with_cuda() && forge::device::available();
+    if (S.device == "gpu") {
+        if (!forge::device::built_with_cuda()) throw UsageError("--device gpu: this forge-recon was built without CUDA");
+        if (!have) throw UsageError("--device gpu: no usable CUDA device was found");
+        S.gpu = true;
+    } else if (S.device == "auto") {
+        S.gpu = have;
+    } else {
+        S.gpu = false;
+    }
+}
+
+
+EncodingOperator encoding_operator(const std::string& op) {
+    if (op == "fft") return EncodingOperator::Fft;
+    if (op == "nufft") return EncodingOperator::Nufft;
+    if (op == "timeseg") return EncodingOperator::TimeSeg;
+    return EncodingOperator::Dft;
+}
+
+forge::io::MrdProblemOptions problem_options(const Settings& S) {
+    forge::io::MrdProblemOptions o;
+    o.cartesian = S.cartesian;
+    o.size_check = [&S](const ReconProblem& P, bool withMaps) { check_memory(P, S, withMaps); };
+    return o;
+}
+
+std::size_t solves_per_recon(const ReconProblem& P, const Settings& S) {
+    forge::recon::ReconSettings r;
+    r.iterations = S.iterations;
+    return forge::recon::solves_per_reconstruction(P, r);
+}
+
+forge::recon::ReconSettings recon_settings(const Settings& S, Progress& prog) {
+    forge::recon::ReconSettings R;
+    R.op = encoding_operator(S.op);
+    R.segments = S.segments;
+    R.penalty = S.penalty == "tv" ? forge::recon::PenaltyKind::TV : forge::recon::PenaltyKind::Quad;
+    R.beta = S.beta;
+    R.delta = S.delta;
+    R.iterations = S.iterations;
+    R.tolerance = S.tolerance;
+    R.gpu = S.gpu;
+    auto last = std::make_shared<std::size_t>(0);  // the last iteration reported in the current solve
+    R.on_iteration = [&prog, last](const std::string& label, const forge::PcgIterationInfo& i, std::size_t niter) {
+        *last = i.iteration;
+        prog.iteration(label, i.iteration, niter, i.cost, i.gradient_norm);
+    };
+    const double tol = S.tolerance;
+    R.on_solve_end = [&prog, last, tol](const std::string& label, const forge::SolverReport& rep, std::size_t niter) {
+        prog.finish_solve(*last, niter);
+        *last = 0;
+        if (rep.converged)
+            prog.converged(label, rep.iterations,
+                           rep.initial_gradient_norm > 0 ? rep.final_gradient_norm / rep.initial_gradient_norm : 0.0, tol);
+    };
+    return R;
+}
+
+void resolve_operator(ReconProblem& P, Settings& S) {
+    P.fftGrid = forge::recon::fft_grid(P);
+    const bool onGrid = P.fftGrid[0] > 0;
+    if (S.op == "fft" && !onGrid)
+        throw UsageError("--operator fft: the samples are not on the k-space grid of an FFT (neither the recon grid "
+                         "nor the encoded FOV's grid); use --operator dft, timeseg or nufft");
+    if (S.op != "auto") return;
+    const forge::recon::OperatorChoice c = forge::recon::choose_operator(P, S.iterations, S.gpu);
+    S.op = forge::recon::operator_name(c.op);
+    S.opReason = c.reason;
+}
+
+// Before a long run (estimated over a minute) says how long, and which operator would be faster.
+void notice_long_run(const ReconProblem& P, const Settings& S, int reconstructions) {
+    const forge::recon::ReconSettings R = [&] {
+        forge::recon::ReconSettings r;
+        r.iterations = S.iterations;
+        r.segments = S.segments;
+        r.gpu = S.gpu;
+        return r;
+    }();
+    const bool correct = !S.noFieldCorrection;
+    const double est = reconstructions * forge::recon::estimate_seconds(P, R, encoding_operator(S.op), correct);
+    if (est <= 60) return;
+    const std::string faster = P.fftGrid[0] ? "fft" : "timeseg";
+    char buf[400];
+    std::snprintf(buf, sizeof buf, "--operator %s will take about %.0f s on %s (estimate)", S.op.c_str(), est,
+                  device_description(S).c_str());
+    std::string msg = buf;
+    const double alt = reconstructions * forge::recon::estimate_seconds(P, R, encoding_operator(faster), correct);
+    if (faster != S.op && alt < est) {
+        std::snprintf(buf, sizeof buf, "; --operator %s takes about %.2g s%s", faster.c_str(), alt,
+                      faster == "fft" ? " for the same exact model (the samples lie on an FFT grid)"
+                                      : " (NUFFT, time-segmented field correction: about 1% operator error)");
+        msg += buf;
+    }
+    warn(msg);
+}
+
+}  // namespace forge_recon

@@ -1,0 +1,86 @@
+#pragma once
+// forge-recon's pieces shared by the file mode (main.cpp) and the demo (Demo.cpp): the settings from the
+// command line, messages, the memory check, the operator choice and the output images. The reconstruction
+// itself is forge::recon::reconstruct(); the MRD conversion forge::io::problem_from_mrd().
+#include <array>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <armadillo>
+
+#include "Progress.h"
+#include "forge/IO/MrdProblem.h"
+#include "forge/IO/OutputSet.h"
+#include "forge/IO/Png.h"
+#include "forge/Recon/ReconProblem.h"
+#include "forge/Recon/Reconstruct.h"
+
+namespace forge_recon {
+
+using forge::recon::ReconProblem;
+
+// A user-facing problem: one line on stderr, exit code 2.
+struct UsageError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+void warn(const std::string& msg);
+void note(const std::string& msg, bool quiet);
+
+struct Settings {
+    std::string input;
+    std::string output;
+    bool demo = false;
+    std::string op = "auto";  // resolved to dft, fft, nufft or timeseg by resolve_operator()
+    std::string opReason;     // why auto chose it
+    int segments = 0;         // timeseg: L (0 = smallest L with estimated RMS error <= 1%)
+    std::string penalty = "quad";
+    double beta = 1e-3;
+    double delta = 0.05;
+    int iterations = 10;
+    double tolerance = 0;  // PCG: stop at ||gradient|| <= tolerance * initial (0 = off)
+    std::string device = "auto";
+    std::string fieldmap, smaps, reference;
+    bool noFieldCorrection = false;
+    bool complexOut = false;
+    bool cartesian = false;
+    std::string group = "dataset";
+    bool quiet = false;
+    // demo
+    int demoSize = 64;
+    int demoSlices = 2;
+    int demoCoils = 8;
+    double demoNoise = 0.01;
+    bool gpu = false;  // resolved from 'device'
+};
+
+bool is_dir(const std::string& p);
+void check_output_prefix(const std::string& prefix);
+// Refuses a reconstruction that cannot fit before anything of its size is allocated.
+void check_memory(const ReconProblem& P, const Settings& S, bool withMaps);
+
+void resolve_device(Settings& S);
+std::string device_description(const Settings& S);
+// Resolves --operator auto (forge::recon::choose_operator) and checks that an explicit fft fits the data.
+void resolve_operator(ReconProblem& P, Settings& S);
+// Before a long run (estimated over a minute) says how long, and which operator would be faster.
+void notice_long_run(const ReconProblem& P, const Settings& S, int reconstructions);
+
+// problem_from_mrd's options for S: --cartesian, and check_memory() before the data are laid out.
+forge::io::MrdProblemOptions problem_options(const Settings& S);
+// PCG solves of one reconstruction, for the progress bar's ETA.
+std::size_t solves_per_recon(const ReconProblem& P, const Settings& S);
+
+// The library's settings for S, reporting every iteration and the end of every solve to 'prog'.
+forge::recon::ReconSettings recon_settings(const Settings& S, Progress& prog);
+
+void write_image(const std::string& path, const ReconProblem& P, const std::vector<arma::cx_fvec>& imgs, bool complexOut,
+                 forge::io::OutputSet& outs, const std::string& descr);
+forge::io::Montage montage(const ReconProblem& P, const std::vector<std::vector<arma::fvec>>& sets);
+float display_scale(const std::vector<arma::fvec>& imgs);
+
+int run_file(Settings& S);
+int run_demo(Settings& S);
+
+}  // namespace forge_recon

@@ -1,0 +1,214 @@
+// forge-recon: raw data to image in one command.
+//
+//   forge-recon --demo                       synthesise, simulate, reconstruct, write NIfTI/PNG/ISMRMRD
+//   forge-recon data.h5 -o out/recon         reconstruct an ISMRMRD (MRD) file
+//
+// See docs/forge-recon.md for the options, the data layout and the conventions. The conversion is
+// forge::io::problem_from_mrd (forge/IO/MrdProblem.h), the solve forge::recon::reconstruct
+// (forge/Recon/Reconstruct.h); the demo is Demo.cpp.
+#include <chrono>
+#include <cstdio>
+#include <new>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <armadillo>
+
+#include "ReconApp.h"
+#include "forge/Core/Exceptions.h"
+#include "forge/IO/Mrd.h"
+#include "forge/IO/MrdProblem.h"
+#include "forge/IO/Nifti.h"
+#include "forge/IO/Png.h"
+#include "forge/Recon/Metrics.h"
+
+namespace forge_recon {
+
+// Loads maps and the reference named on the command line or stored in the ISMRMRD file itself
+// (/dataset/csm, /dataset/fieldmap, /dataset/phantom: the layout ismrmrd_generate_cartesian_shepp_logan
+// and forge-recon --demo write).
+void attach_maps(ReconProblem& P, const Settings& S, const std::string& mrdPath) {
+    const std::string g = "/" + S.group + "/";
+    using forge::io::DimsCheck;
+    auto from_spec = [](const std::string& spec, const std::string& what) {
+        return [spec, what](const DimsCheck& c) { return forge::io::load_map(spec, what, c); };
+    };
+    auto from_input = [&mrdPath](const std::string& object) {
+        return [&mrdPath, object](const DimsCheck& c) { return forge::io::read_hdf5_array(mrdPath, object, c); };
+    };
+    // 'none': neither a file nor the map stored in the input
+    if (S.smaps == "none") {
+    } else if (!S.smaps.empty()) {
+        forge::io::attach_smaps(P, from_spec(S.smaps, "sensitivity maps"), "'" + S.smaps + "'", problem_options(S));
+    } else if (!mrdPath.empty() && forge::io::hdf5_has_object(mrdPath, g + "csm")) {
+        forge::io::attach_smaps(P, from_input(g + "csm"), "(" + g + "csm in the input)", problem_options(S));
+    }
+    if (S.fieldmap == "none") {
+    } else if (!S.fieldmap.empty()) {
+        forge::io::attach_fieldmap(P, from_spec(S.fieldmap, "field map"), "'" + S.fieldmap + "'");
+    } else if (!mrdPath.empty() && forge::io::hdf5_has_object(mrdPath, g + "fieldmap")) {
+        forge::io::attach_fieldmap(P, from_input(g + "fieldmap"), "(" + g + "fieldmap in the input)");
+    }
+    if (S.reference == "none") {
+    } else if (!S.reference.empty()) {
+        forge::io::attach_reference(P, from_spec(S.reference, "reference image"), "'" + S.reference + "'");
+    } else if (!mrdPath.empty() && forge::io::hdf5_has_object(mrdPath, g + "phantom")) {
+        forge::io::attach_reference(P, from_input(g + "phantom"), "(" + g + "phantom in the input)");
+    }
+}
+
+int run_file(Settings& S) {
+    const auto t0 = std::chrono::steady_clock::now();
+    if (S.output.empty()) {
+        std::string base = S.input;
+        auto slash = base.rfind('/');
+        if (slash != std::string::npos) base = base.substr(slash + 1);
+        auto dot = base.rfind('.');
+        if (dot != std::string::npos && dot > 0) base = base.substr(0, dot);
+        S.output = base + "_recon";
+    }
+    check_output_prefix(S.output);
+    forge::io::OutputSet::check_paths({S.output + ".nii", S.output + ".png"});
+    forge::io::MrdFile F;
+    try {
+        F = forge::io::read_mrd(S.input, S.group);
+    } catch (const UsageError&) {
+        throw;
+    } catch (const std::runtime_error& e) {
+        throw UsageError(e.what());
+    }
+    ReconProblem P = forge::io::problem_from_mrd(F, S.input, problem_options(S));
+    attach_maps(P, S, S.input);
+    resolve_device(S);
+    resolve_operator(P, S);
+    const double tRead = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+    const bool correct = !P.fieldmap.empty() && !S.noFieldCorrection;
+    note("forge-recon: " + S.input + ": " + std::to_string(F.acquisitions.size()) + " acquisitions, " +
+             std::to_string(P.nc) + " coils, " + std::to_string(P.nslices) + " slice(s), " + std::to_string(P.nframes) +
+             " frame(s), image " + std::to_string(P.Nx) + "x" + std::to_string(P.Ny) + "x" + std::to_string(P.Nz) +
+             ", trajectory " + F.header.trajectory + (F.acquisitions.front().trajDims && !S.cartesian ? " (from the acquisitions)" : " (from the encoding counters)"),
+         S.quiet);
+    if (P.smaps.empty()) {
+        warn("no sensitivity maps: reconstructing each coil and combining by root-sum-of-squares" +
+             std::string(P.accel > 1 ? " (the data are undersampled, expect aliasing)" : ""));
+    }
+    if (P.fieldmap.empty()) note("forge-recon: no field map: no off-resonance correction", S.quiet);
+    if (correct && S.op == "nufft") warn("--operator nufft has no field correction: the field map is ignored");
+    if (correct && !F.header.hasTE) warn("the header has no echo time (TE): sample times start at 0");
+    note(std::string("forge-recon: operator ") + S.op + (S.opReason.empty() ? "" : " (auto: " + S.opReason + ")") +
+             (P.smaps.empty() ? "" : " + SENSE") + ", penalty " + S.penalty + " beta " + std::to_string(S.beta) + ", " +
+             std::to_string(S.iterations) + " iterations on " + device_description(S),
+         S.quiet);
+    notice_long_run(P, S, 1);
+
+    Progress prog(solves_per_recon(P, S), S.quiet);
+    const forge::recon::ReconResult R =
+        forge::recon::reconstruct(P, correct && S.op != "nufft", recon_settings(S, prog), "recon");
+
+    forge::io::OutputSet outs;
+    write_image(S.output + ".nii", P, R.complexImage, S.complexOut, outs, "forge-recon");
+    std::vector<std::vector<arma::fvec>> sets{{R.magnitude.begin(), R.magnitude.begin() + P.nslices}};
+    forge::io::write_png_montage(outs.stage(S.output + ".png"), montage(P, sets), display_scale(sets[0]));
+    outs.commit();
+
+    std::printf("forge-recon: reconstruction %.2f s (reading %.2f s) on %s\n", R.seconds, tRead,
+                device_description(S).c_str());
+    if (!P.reference.empty()) {
+        std::vector<arma::fvec> first(R.magnitude.begin(), R.magnitude.begin() + P.nslices);
+        const forge::recon::Quality q = forge::recon::magnitude_quality(first, P.reference);
+        std::printf("forge-recon: NRMSE vs reference %.6f  PSNR %.2f dB\n", q.nrmse, q.psnr);
+        for (std::size_t f = 1; f < P.nframes; ++f) {
+            std::vector<arma::fvec> fr(R.magnitude.begin() + f * P.nslices, R.magnitude.begin() + (f + 1) * P.nslices);
+            const forge::recon::Quality qf = forge::recon::magnitude_quality(fr, P.reference);
+            std::printf("forge-recon: frame %zu NRMSE vs reference %.6f  PSNR %.2f dB\n", f + 1, qf.nrmse, qf.psnr);
+        }
+    }
+    for (const auto& f : outs.report()) std::printf("forge-recon: wrote %s\n", f.c_str());
+    return 0;
+}
+
+}  // namespace forge_recon
+
+int main(int argc, char** argv) {
+    // Line-buffered even into a pipe or a log file: a long run shows its summary at once, and a killed
+    // run keeps the lines saying what it was reconstructing.
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);
+    using namespace forge_recon;
+    Settings S;
+    CLI::App app{"forge-recon: iterative MRI reconstruction (ISMRMRD in, NIfTI and PNG out)", "forge-recon"};
+    app.add_option("input", S.input, "ISMRMRD (MRD) HDF5 raw data file");
+    app.add_flag("--demo", S.demo, "synthesise a phantom, simulate spiral data with a field map, reconstruct with and without field correction");
+    app.add_option("-o,--output", S.output, "output prefix: writes PREFIX.nii and PREFIX.png (demo: PREFIX_*.nii/png and PREFIX.h5; default forge_demo/demo)");
+    app.add_option("--operator", S.op,
+                   "encoding operator: auto (default: fft for samples on an FFT grid, else dft when cheap, else "
+                   "timeseg), fft (Cartesian: exact at FFT cost; time-segmented field correction), dft (exact, "
+                   "field-corrected), nufft (no field correction) or timeseg (NUFFT with time-segmented field "
+                   "correction)")
+        ->check(CLI::IsMember({"auto", "fft", "dft", "nufft", "timeseg"}));
+    app.add_option("-L,--segments", S.segments,
+                   "timeseg, and fft with a field map: number of time segments L (default: the smallest L with "
+                   "an estimated RMS error of at most 1%)")
+        ->check(CLI::Range(0, 256));
+    app.add_option("--penalty", S.penalty, "regulariser: quad (Tikhonov on finite differences) or tv")
+        ->check(CLI::IsMember({"quad", "tv"}));
+    app.add_option("--beta", S.beta, "penalty weight, relative to the data term's curvature (default 1e-3)")
+        ->check(CLI::NonNegativeNumber);
+    app.add_option("--delta", S.delta, "TV smoothing threshold, relative to the image scale (default 0.05)")
+        ->check(CLI::PositiveNumber);
+    app.add_option("-n,--iterations", S.iterations, "conjugate-gradient iterations (default 10)")
+        ->check(CLI::Range(1, 10000));
+    app.add_option("--tolerance", S.tolerance,
+                   "stop a solve early once ||gradient|| <= TOL * ||initial gradient|| (default 0: run all iterations)")
+        ->check(CLI::Range(0.0, 1.0));
+    app.add_option("--device", S.device, "cpu, gpu or auto (GPU when one is usable; default)")
+        ->check(CLI::IsMember({"cpu", "gpu", "auto"}));
+    app.add_option("--fieldmap", S.fieldmap, "field map in rad/s: FILE.nii or FILE.h5:/dataset (default: <group>/fieldmap in the input); none: no field map");
+    app.add_option("--smaps", S.smaps, "coil sensitivity maps: FILE.nii or FILE.h5:/dataset (default: <group>/csm in the input); none: coil by coil, root-sum-of-squares");
+    app.add_option("--reference", S.reference, "reference image for NRMSE/PSNR: FILE.nii or FILE.h5:/dataset (default: <group>/phantom in the input); none: no comparison");
+    app.add_flag("--no-field-correction", S.noFieldCorrection, "ignore the field map");
+    app.add_flag("--complex", S.complexOut, "write complex64 NIfTI instead of magnitude float32");
+    app.add_flag("--cartesian", S.cartesian, "take k-space from the encoding counters even when the acquisitions carry trajectories");
+    app.add_option("--dataset", S.group, "ISMRMRD group name in the HDF5 file (default: dataset)");
+    app.add_flag("-q,--quiet", S.quiet, "print only results and errors");
+    app.add_option("--demo-size", S.demoSize, "demo matrix size (default 64)");
+    app.add_option("--demo-slices", S.demoSlices, "demo slice count (default 2)");
+    app.add_option("--demo-coils", S.demoCoils, "demo coil count (default 8)");
+    app.add_option("--demo-noise", S.demoNoise, "demo noise level relative to the data RMS (default 0.01)")
+        ->check(CLI::NonNegativeNumber);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        std::fprintf(stderr, "forge-recon: error: %s (see forge-recon --help)\n", e.what());
+        return 2;
+    }
+    try {
+        forge::io::quiet_hdf5_errors();
+        if (S.demo) {
+            if (!S.input.empty()) throw UsageError("--demo takes no input file (got '" + S.input + "')");
+            return run_demo(S);
+        }
+        if (S.input.empty()) throw UsageError("no input file given (try forge-recon --demo, or forge-recon --help)");
+        return run_file(S);
+    } catch (const UsageError& e) {
+        std::fprintf(stderr, "forge-recon: error: %s\n", e.what());
+        return 2;
+    } catch (const forge::invalid_argument& e) {
+        std::fprintf(stderr, "forge-recon: error: %s\n", e.what());
+        return 2;
+    } catch (const forge::io::input_error& e) {
+        std::fprintf(stderr, "forge-recon: error: %s\n", e.what());
+        return 2;
+    } catch (const std::bad_alloc&) {
+        // the size checks estimate from below: an input can still be too large for this machine
+        std::fprintf(stderr, "forge-recon: error: out of memory: %s is too large for the memory available\n",
+                     S.input.empty() ? "the demo" : ("'" + S.input + "'").c_str());
+        return 2;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "forge-recon: error: %s\n", e.what());
+        return 1;
+    }
+}

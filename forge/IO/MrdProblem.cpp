@@ -1,0 +1,337 @@
+#include "forge/IO/MrdProblem.h"
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <map>
+#include <sstream>
+#include <utility>
+#include <vector>
+
+#include <sys/stat.h>
+
+#include "forge/Core/Exceptions.h"
+#include "forge/IO/Nifti.h"
+
+namespace forge {
+namespace io {
+
+namespace {
+
+using cxf = std::complex<float>;
+
+bool is_file(const std::string& p) {
+    struct stat st;
+    return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::string dims_string(const std::vector<std::size_t>& d) {
+    std::ostringstream s;
+    std::size_t last = d.size();
+    while (last > 1 && d[last - 1] == 1) --last;
+    for (std::size_t i = 0; i < last; ++i) s << (i ? "x" : "") << d[i];
+    return s.str();
+}
+
+// Checks map dims (x, y, then 'rest' values in any trailing shape) and splits per slice.
+void check_map_dims(const std::vector<std::size_t>& dims, const recon::ReconProblem& P, std::size_t perPixel, const std::string& what,
+                    const std::string& expected) {
+    std::size_t rest = 1;
+    for (std::size_t k = 2; k < dims.size(); ++k) rest *= dims[k];
+    if (dims.size() < 2 || dims[0] != P.Nx || dims[1] != P.Ny || rest != P.Nz * P.nslices * perPixel) {
+        throw forge::invalid_argument(what + " has size " + dims_string(dims) + " but this reconstruction needs " + expected);
+    }
+}
+
+// NaN or Inf in a map would turn the whole image into NaN (or stop the solver): refused by name.
+void check_finite(const Array& a, const std::string& what) {
+    for (std::size_t i = 0; i < a.data.size(); ++i)
+        if (!std::isfinite(a.data[i].real()) || !std::isfinite(a.data[i].imag()))
+            throw forge::invalid_argument(what + " holds a non-finite value (NaN or Inf) at index " + std::to_string(i));
+}
+
+// Voxel (i, j, k) -> RAS+ mm from the acquisition geometry (ISMRMRD positions/directions are in the
+// patient's LPS frame; NIfTI is RAS, so x and y change sign). Falls back to an axis-aligned grid.
+recon::Affine make_affine(const recon::ReconProblem& P, const std::vector<const MrdAcquisition*>& firstOfSlice, bool is3D) {
+    const auto& a0 = *firstOfSlice.front();
+    auto norm3 = [](const std::array<float, 3>& v) { return std::sqrt(double(v[0]) * v[0] + double(v[1]) * v[1] + double(v[2]) * v[2]); };
+    std::array<double, 3> rd{{1, 0, 0}}, pd{{0, 1, 0}}, sd{{0, 0, 1}};
+    bool valid = norm3(a0.readDir) > 0.5 && norm3(a0.phaseDir) > 0.5;
+    if (valid) {
+        for (int k = 0; k < 3; ++k) {
+            rd[k] = a0.readDir[k];
+            pd[k] = a0.phaseDir[k];
+            sd[k] = a0.sliceDir[k];
+        }
+        if (norm3(a0.sliceDir) < 0.5) {  // slice = read x phase
+            sd = {rd[1] * pd[2] - rd[2] * pd[1], rd[2] * pd[0] - rd[0] * pd[2], rd[0] * pd[1] - rd[1] * pd[0]};
+        }
+    }
+    std::array<double, 3> pos{{a0.position[0], a0.position[1], a0.position[2]}};
+    double dz = P.voxel_mm[2];
+    if (!is3D && firstOfSlice.size() > 1) {
+        const auto& a1 = *firstOfSlice[1];
+        double d = 0;
+        for (int k = 0; k < 3; ++k) d += (double(a1.position[k]) - a0.position[k]) * sd[k];
+        if (std::fabs(d) > 1e-6) dz = d;
+    }
+    // LPS position of voxel (0, 0, 0)
+    std::array<double, 3> o;
+    for (int k = 0; k < 3; ++k) {
+        o[k] = pos[k] - double(P.Nx / 2) * P.voxel_mm[0] * rd[k] - double(P.Ny / 2) * P.voxel_mm[1] * pd[k];
+        if (is3D) o[k] -= double(P.Nz / 2) * P.voxel_mm[2] * sd[k];
+    }
+    recon::Affine A{};
+    const double flip[3] = {-1, -1, 1};  // LPS -> RAS
+    for (int r = 0; r < 3; ++r) {
+        A[r][0] = flip[r] * rd[r] * P.voxel_mm[0];
+        A[r][1] = flip[r] * pd[r] * P.voxel_mm[1];
+        A[r][2] = flip[r] * sd[r] * dz;
+        A[r][3] = flip[r] * o[r];
+    }
+    A[3][3] = 1;
+    return A;
+}
+
+}  // namespace
+
+// "file.nii" | "file.h5:/path/in/file" -> array (dims fastest first); 'check' sees the dims before the
+// values are read.
+Array load_map(const std::string& spec, const std::string& what, const DimsCheck& check) {
+    auto ends_with = [](const std::string& s, const std::string& e) {
+        return s.size() >= e.size() && s.compare(s.size() - e.size(), e.size(), e) == 0;
+    };
+    if (ends_with(spec, ".nii")) {
+        if (!is_file(spec)) throw forge::invalid_argument(what + " file '" + spec + "' does not exist");
+        auto v = read_nifti(spec, check);
+        Array a;
+        a.dims.assign(v.dims.begin(), v.dims.end());
+        a.data = std::move(v.data);
+        a.is_complex = v.is_complex;
+        return a;
+    }
+    std::string file = spec, object;
+    auto colon = spec.rfind(':');
+    if (colon != std::string::npos && colon > 0) {
+        file = spec.substr(0, colon);
+        object = spec.substr(colon + 1);
+    }
+    if (!is_file(file)) throw forge::invalid_argument(what + " file '" + file + "' does not exist");
+    if (object.empty())
+        throw forge::invalid_argument(what + " '" + spec + "': give a .nii file or FILE.h5:/path/to/dataset");
+    return read_hdf5_array(file, object, check);
+}
+
+void attach_fieldmap(recon::ReconProblem& P, const MapLoader& load, const std::string& origin) {
+    const std::string expected = std::to_string(P.Nx) + "x" + std::to_string(P.Ny) + "x" +
+                                 std::to_string(P.Nz * P.nslices) + " (x, y, slices) in rad/s";
+    const Array a = load([&](const std::vector<std::size_t>& d) { check_map_dims(d, P, 1, "field map " + origin, expected); });
+    check_finite(a, "field map " + origin);
+    P.fieldmap.assign(P.nslices, arma::fvec(P.n2()));
+    for (std::size_t s = 0; s < P.nslices; ++s)
+        for (std::size_t k = 0; k < P.n2(); ++k) P.fieldmap[s][k] = static_cast<float>(a.data[s * P.n2() + k].real());
+}
+
+void attach_smaps(recon::ReconProblem& P, const MapLoader& load, const std::string& origin,
+                  const MrdProblemOptions& options) {
+    const std::string expected = std::to_string(P.Nx) + "x" + std::to_string(P.Ny) + "x" +
+                                 std::to_string(P.Nz * P.nslices) + "x" + std::to_string(P.nc) +
+                                 " (x, y, slices, coils), complex";
+    const Array a = load([&](const std::vector<std::size_t>& d) {
+        check_map_dims(d, P, P.nc, "sensitivity maps " + origin, expected);
+        if (options.size_check) options.size_check(P, true);
+    });
+    check_finite(a, "sensitivity maps " + origin);
+    const std::size_t n2 = P.n2();
+    P.smaps.assign(P.nslices, arma::cx_fvec(n2 * P.nc));
+    // file order: x, y, (z,) slice, coil
+    for (std::size_t c = 0; c < P.nc; ++c)
+        for (std::size_t s = 0; s < P.nslices; ++s)
+            for (std::size_t k = 0; k < n2; ++k) {
+                auto v = a.data[(c * P.nslices + s) * n2 + k];
+                P.smaps[s][c * n2 + k] = cxf(static_cast<float>(v.real()), static_cast<float>(v.imag()));
+            }
+}
+
+void attach_reference(recon::ReconProblem& P, const MapLoader& load, const std::string& origin) {
+    const std::string expected = std::to_string(P.Nx) + "x" + std::to_string(P.Ny) + "x" +
+                                 std::to_string(P.Nz * P.nslices) + " (x, y, slices)";
+    const Array a = load([&](const std::vector<std::size_t>& d) { check_map_dims(d, P, 1, "reference image " + origin, expected); });
+    check_finite(a, "reference image " + origin);
+    P.reference.assign(P.nslices, arma::fvec(P.n2()));
+    for (std::size_t s = 0; s < P.nslices; ++s)
+        for (std::size_t k = 0; k < P.n2(); ++k)
+            P.reference[s][k] = static_cast<float>(std::abs(a.data[s * P.n2() + k]));
+}
+
+// Builds the reconstruction problem from ISMRMRD content. Validates the trajectory against the header.
+recon::ReconProblem problem_from_mrd(const MrdFile& F, const std::string& source, const MrdProblemOptions& options) {
+    const auto& H = F.header;
+    recon::ReconProblem P;
+    P.source = source;
+    const bool is3D = H.encodedMatrix[2] > 1;
+    auto pick = [](std::size_t r, std::size_t e) { return r > 0 ? r : e; };
+    P.Nx = pick(H.reconMatrix[0], H.encodedMatrix[0]);
+    P.Ny = pick(H.reconMatrix[1], H.encodedMatrix[1]);
+    P.Nz = is3D ? pick(H.reconMatrix[2], H.encodedMatrix[2]) : 1;
+    if (P.Nx < 2 || P.Ny < 2) throw forge::invalid_argument("the ISMRMRD header's matrix size is " + std::to_string(P.Nx) + "x" + std::to_string(P.Ny) + " (need at least 2x2)");
+    const std::string matrixField = std::string("the ISMRMRD header's ") +
+                                    (H.reconMatrix[0] > 0 && H.reconMatrix[1] > 0 ? "reconSpace" : "encodedSpace") +
+                                    "/matrixSize " + std::to_string(P.Nx) + "x" + std::to_string(P.Ny) + "x" +
+                                    std::to_string(P.Nz);
+    constexpr std::size_t kNiftiMax = 32767;  // NIfTI-1 stores each dimension as int16
+    if (P.Nx > kNiftiMax || P.Ny > kNiftiMax || P.Nz > kNiftiMax)
+        throw forge::invalid_argument(matrixField + " exceeds the 32767 voxels per axis a NIfTI-1 image holds");
+    for (std::size_t n : {P.Nx, P.Ny, P.Nz})
+        if (n > 1 && n % 2) throw forge::invalid_argument("the ISMRMRD header's recon matrix " + std::to_string(P.Nx) + "x" + std::to_string(P.Ny) + "x" + std::to_string(P.Nz) + " has an odd size (forge needs even sizes)");
+    // FOV scaling: k in cycles per recon FOV = k in cycles per encoded FOV * reconFOV/encFOV
+    for (int k = 0; k < 3; ++k)
+        for (const auto& f : {std::make_pair("encodedSpace", H.encodedFov_mm[k]), std::make_pair("reconSpace", H.reconFov_mm[k])})
+            if (!std::isfinite(f.second) || f.second < 0)
+                throw forge::invalid_argument(std::string("the ISMRMRD header's ") + f.first + "/fieldOfView_mm/" + "xyz"[k] + " is " +
+                                 std::to_string(f.second) + " (expected a finite, non-negative size in mm)");
+    if (H.hasTE && !std::isfinite(H.TE_ms))
+        throw forge::invalid_argument("the ISMRMRD header's sequenceParameters/TE is " + std::to_string(H.TE_ms) + " (expected a finite time in ms)");
+    std::array<double, 3> fovRatio{{1, 1, 1}};
+    for (int k = 0; k < 3; ++k) {
+        if (H.reconFov_mm[k] > 0 && H.encodedFov_mm[k] > 0) fovRatio[k] = H.reconFov_mm[k] / H.encodedFov_mm[k];
+        const double fov = H.reconFov_mm[k] > 0 ? H.reconFov_mm[k] : H.encodedFov_mm[k];
+        const std::size_t n = k == 0 ? P.Nx : (k == 1 ? P.Ny : P.Nz);
+        P.voxel_mm[k] = fov > 0 ? fov / double(n) : 1.0;
+    }
+    P.fovRatio = fovRatio;
+    P.accel = H.accelE1 * H.accelE2;
+
+    // channels must agree
+    const auto& acqs = F.acquisitions;
+    P.nc = acqs.front().channels;
+    if (P.nc == 0) throw forge::invalid_argument("acquisition 0 of '" + source + "' has no channels");
+    const std::size_t trajDims = acqs.front().trajDims;
+    for (std::size_t i = 0; i < acqs.size(); ++i) {
+        if (acqs[i].channels != P.nc)
+            throw forge::invalid_argument("acquisition " + std::to_string(i) + " has " + std::to_string(acqs[i].channels) +
+                             " channels but acquisition 0 has " + std::to_string(P.nc));
+        if (acqs[i].trajDims != trajDims)
+            throw forge::invalid_argument("acquisition " + std::to_string(i) + " has " + std::to_string(acqs[i].trajDims) +
+                             " trajectory dimensions but acquisition 0 has " + std::to_string(trajDims));
+        if (acqs[i].samples == 0) throw forge::invalid_argument("acquisition " + std::to_string(i) + " has no samples");
+        const auto& a = acqs[i];
+        auto finite3 = [](const std::array<float, 3>& v) { return std::isfinite(v[0]) && std::isfinite(v[1]) && std::isfinite(v[2]); };
+        if (!std::isfinite(a.dwell_us) || !finite3(a.position) || !finite3(a.readDir) || !finite3(a.phaseDir) || !finite3(a.sliceDir))
+            throw forge::invalid_argument("acquisition " + std::to_string(i) + " of '" + source +
+                             "' has a non-finite (NaN or Inf) sample_time_us, position or direction");
+        for (const auto& v : a.data)
+            if (!std::isfinite(v.real()) || !std::isfinite(v.imag()))
+                throw forge::invalid_argument("acquisition " + std::to_string(i) + " of '" + source + "' holds a non-finite sample (NaN or Inf)");
+    }
+    const bool useTraj = trajDims > 0 && !options.cartesian;
+    const bool cartHeader = H.trajectory == "cartesian" || H.trajectory == "epi";
+    if (!cartHeader && trajDims == 0)
+        throw forge::invalid_argument("the header says the trajectory is " + H.trajectory +
+                         " but the acquisitions carry no trajectory (trajectory_dimensions = 0)");
+    if (useTraj) {
+        const std::size_t need = is3D ? 3 : 2;
+        if (trajDims != need)
+            throw forge::invalid_argument("the acquisitions' trajectories have " + std::to_string(trajDims) +
+                             " dimensions but the header's encoded matrix " + std::to_string(H.encodedMatrix[0]) + "x" +
+                             std::to_string(H.encodedMatrix[1]) + "x" + std::to_string(H.encodedMatrix[2]) +
+                             " is " + (is3D ? "3D (needs 3)" : "2D (needs 2)"));
+    }
+    const double TE = H.hasTE ? H.TE_ms * 1e-3 : 0.0;
+
+    // group into slices x frames (repetition, contrast)
+    std::map<uint16_t, std::size_t> sliceIndex;
+    std::map<std::pair<uint16_t, uint16_t>, std::size_t> frameIndex;
+    for (const auto& a : acqs) {
+        sliceIndex.emplace(a.slice, 0);
+        frameIndex.emplace(std::make_pair(a.repetition, a.contrast), 0);
+    }
+    if (is3D && sliceIndex.size() > 1) throw forge::invalid_argument("3D data with several slices (slab loops) is not supported");
+    {
+        std::size_t i = 0;
+        for (auto& kv : sliceIndex) kv.second = i++;
+        i = 0;
+        for (auto& kv : frameIndex) kv.second = i++;
+    }
+    P.nslices = sliceIndex.size();
+    P.nframes = frameIndex.size();
+    std::vector<std::vector<const MrdAcquisition*>> groups(P.nslices * P.nframes);
+    std::vector<const MrdAcquisition*> firstOfSlice(P.nslices, nullptr);
+    for (const auto& a : acqs) {
+        std::size_t s = sliceIndex[a.slice], f = frameIndex[{a.repetition, a.contrast}];
+        groups[f * P.nslices + s].push_back(&a);
+        if (!firstOfSlice[s]) firstOfSlice[s] = &a;
+    }
+    // sizes against the output format, the data present and the memory there is, before anything the
+    // size of an image is allocated
+    if (P.Nz * P.nslices > kNiftiMax || P.nframes > kNiftiMax)
+        throw forge::invalid_argument("'" + source + "' has " + std::to_string(P.Nz * P.nslices) + " planes (slices x z) and " +
+                         std::to_string(P.nframes) + " frames (repetitions x contrasts); a NIfTI-1 image holds at most 32767 of each");
+    for (const auto& g : groups) {
+        std::size_t n1 = 0;
+        for (auto* a : g) n1 += a->samples;
+        P.n1total += n1;
+        P.n1max = std::max(P.n1max, n1);
+    }
+    constexpr double kPixelsPerValue = 1024;  // far beyond any undersampling that reconstructs
+    if (double(P.n2()) > kPixelsPerValue * double(P.n1total) * double(P.nc))
+        throw forge::invalid_argument(matrixField + " asks for " + std::to_string(P.n2()) + " pixels but '" + source + "' holds only " +
+                         std::to_string(P.n1total * P.nc) + " measured values (" + std::to_string(P.n1total) +
+                         " samples x " + std::to_string(P.nc) + " coils); forge-recon refuses more than 1024 pixels per value");
+    if (options.size_check) options.size_check(P, false);
+    const double centreE1 = H.hasCenterE1 ? double(H.centerE1) : double(H.encodedMatrix[1] / 2);
+    const double centreE2 = H.hasCenterE2 ? double(H.centerE2) : double(H.encodedMatrix[2] / 2);
+    const double kmax[3] = {double(P.Nx) / 2, double(P.Ny) / 2, double(P.Nz) / 2};
+    for (std::size_t f = 0; f < P.nframes; ++f)
+        for (std::size_t s = 0; s < P.nslices; ++s) {
+            const auto& g = groups[f * P.nslices + s];
+            if (g.empty()) continue;
+            recon::ReconFrame fr;
+            fr.slice = s;
+            fr.frame = f;
+            std::size_t n1 = 0;
+            for (auto* a : g) n1 += a->samples;
+            fr.kx.set_size(n1);
+            fr.ky.set_size(n1);
+            fr.kz.zeros(n1);
+            fr.t.set_size(n1);
+            fr.y.set_size(n1 * P.nc);
+            std::size_t off = 0;
+            for (auto* a : g) {
+                const double dwell = a->dwell_us * 1e-6;
+                for (std::size_t j = 0; j < a->samples; ++j) {
+                    double k[3] = {0, 0, 0};
+                    if (useTraj) {
+                        for (std::size_t d = 0; d < trajDims; ++d) {
+                            const double v = a->traj[j * trajDims + d];
+                            if (!(std::fabs(v) <= 0.5 + 1e-3))
+                                throw forge::invalid_argument("trajectory value " + std::to_string(v) +
+                                                 " is outside ISMRMRD's normalised range [-0.5, 0.5] (k / encoded matrix size)");
+                            k[d] = v * double(H.encodedMatrix[d]) * fovRatio[d];
+                        }
+                    } else {
+                        k[0] = (double(j) - double(a->centerSample)) * fovRatio[0];
+                        k[1] = (double(a->e1) - centreE1) * fovRatio[1];
+                        if (is3D) k[2] = (double(a->e2) - centreE2) * fovRatio[2];
+                    }
+                    // keep inside [-N/2, N/2) (NUFFT convention), wrapping the +N/2 edge sample
+                    for (int d = 0; d < 3; ++d)
+                        if (kmax[d] >= 1 && k[d] >= kmax[d] && k[d] <= kmax[d] + 1e-6) k[d] -= 2 * kmax[d];
+                    fr.kx[off + j] = float(k[0]);
+                    fr.ky[off + j] = float(k[1]);
+                    fr.kz[off + j] = float(k[2]);
+                    fr.t[off + j] = float(TE + (double(j) - double(a->centerSample)) * dwell);
+                    for (std::size_t c = 0; c < P.nc; ++c) fr.y[c * n1 + off + j] = a->data[c * a->samples + j];
+                }
+                off += a->samples;
+            }
+            P.frames.push_back(std::move(fr));
+        }
+    recon::set_pixel_grid(P);
+    P.affine = make_affine(P, firstOfSlice, is3D);
+    return P;
+}
+
+
+}  // namespace io
+}  // namespace forge

@@ -1,0 +1,94 @@
+#pragma once
+// A set of output files written together: each is written under a temporary name next to its final one,
+// and only when all are complete does commit() rename them into place.
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "forge/Core/Exceptions.h"
+#include "forge/IO/FileUtil.h"
+
+namespace forge {
+namespace io {
+
+// The files a run writes. Each is written under a temporary name next to its final one; only when all
+// are complete does commit() rename them into place, so a run that fails leaves every file that was
+// there before it as it was. An existing file of the same name is replaced (and reported as such).
+class OutputSet {
+public:
+    // Refuses output names that exist as something other than a file (a folder named mine.png).
+    static void check_paths(const std::vector<std::string>& paths) {
+        for (const auto& p : paths) {
+            struct stat st;
+            if (::stat(p.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+                throw forge::invalid_argument("output '" + p + "' exists and is " +
+                                 (S_ISDIR(st.st_mode) ? "a folder" : "not a regular file") +
+                                 "; remove it or choose another -o prefix");
+        }
+    }
+    OutputSet() = default;
+    OutputSet(const OutputSet&) = delete;
+    OutputSet& operator=(const OutputSet&) = delete;
+    ~OutputSet() {
+        if (!committed_)
+            for (const auto& o : outs_) std::remove(o.tmp.c_str());
+    }
+    // Registers 'path' and returns the temporary name to write it under.
+    std::string stage(const std::string& path) {
+        check_paths({path});
+        outs_.push_back({path, temporary_name(path), std::string(), false});
+        return outs_.back().tmp;
+    }
+    // Renames every staged file into place. Earlier files are kept under a second name (a hard link,
+    // no copy) until all renames have succeeded, so a failure part-way puts them back.
+    void commit() {
+        std::vector<std::string> finals;
+        for (const auto& o : outs_) finals.push_back(o.path);
+        check_paths(finals);
+        for (auto& o : outs_) {
+            struct stat st;
+            o.existed = ::stat(o.path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+            if (!o.existed) continue;
+            o.backup = o.path + ".old" + std::to_string(static_cast<long>(::getpid()));
+            std::remove(o.backup.c_str());
+            if (::link(o.path.c_str(), o.backup.c_str()) != 0) o.backup.clear();
+        }
+        for (std::size_t i = 0; i < outs_.size(); ++i) {
+            if (std::rename(outs_[i].tmp.c_str(), outs_[i].path.c_str()) == 0) continue;
+            const std::string why = std::strerror(errno);
+            for (std::size_t j = 0; j < outs_.size(); ++j) {
+                const Output& o = outs_[j];
+                if (j < i && !o.backup.empty()) std::rename(o.backup.c_str(), o.path.c_str());
+                else if (j < i && !o.existed) std::remove(o.path.c_str());
+                else if (!o.backup.empty()) std::remove(o.backup.c_str());
+            }
+            throw std::runtime_error("cannot rename '" + outs_[i].tmp + "' into '" + outs_[i].path + "': " + why);
+        }
+        for (const auto& o : outs_)
+            if (!o.backup.empty()) std::remove(o.backup.c_str());
+        committed_ = true;
+    }
+    // The final names in the order staged, each marked when it replaced an earlier file.
+    std::vector<std::string> report() const {
+        std::vector<std::string> r;
+        for (const auto& o : outs_) r.push_back(o.path + (o.existed ? " (replaced an existing file)" : ""));
+        return r;
+    }
+
+private:
+    struct Output {
+        std::string path, tmp, backup;
+        bool existed = false;
+    };
+    std::vector<Output> outs_;
+    bool committed_ = false;
+};
+
+}  // namespace io
+}  // namespace forge

@@ -1,0 +1,229 @@
+#include "forge/Recon/Reconstruct.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+
+#include "forge/Core/Exceptions.h"
+#include "forge/Operators/Gdft.h"
+#include "forge/Operators/GfftSampled.h"
+#include "forge/Operators/Gnufft.h"
+#include "forge/Operators/SENSE.h"
+#include "forge/Operators/TimeSegmentation.h"
+#include "forge/Penalties/QuadPenalty.h"
+#include "forge/Penalties/TVPenalty.h"
+#include "forge/Solvers/reconSolve.hpp"
+
+namespace forge {
+namespace recon {
+
+const char* operator_name(EncodingOperator op) {
+    switch (op) {
+    case EncodingOperator::Dft: return "dft";
+    case EncodingOperator::Fft: return "fft";
+    case EncodingOperator::Nufft: return "nufft";
+    case EncodingOperator::TimeSeg: return "timeseg";
+    }
+    return "?";
+}
+
+namespace {
+
+template <typename Op>
+arma::cx_fvec solve(const Op& A, const arma::cx_fvec& y, const Robject<float>& R, const ReconSettings& S,
+                    const std::string& label) {
+    ReconOptions<float> opts;
+    opts.device = S.gpu ? ReconDevice::GPU : ReconDevice::Host;
+    opts.pcg.tolerance = static_cast<float>(S.tolerance);
+    SolverReport rep;
+    opts.report = &rep;
+    const std::size_t niter = static_cast<std::size_t>(S.iterations);
+    if (S.on_iteration)
+        opts.pcg.callback = [&](const PcgIterationInfo& i) { S.on_iteration(label, i, niter); };
+    arma::cx_fvec x = reconSolve<float>(y, A, R, niter, opts);
+    if (S.on_solve_end) S.on_solve_end(label, rep, niter);
+    return x;
+}
+
+std::unique_ptr<Robject<float>> make_penalty(const ReconProblem& P, const ReconSettings& S, double dataCurvature,
+                                             double imageScale) {
+    const float beta = static_cast<float>(S.beta * dataCurvature);
+    if (S.penalty == PenaltyKind::TV)
+        return std::unique_ptr<Robject<float>>(
+            new TVPenalty<float>(P.Nx, P.Ny, P.Nz, beta, static_cast<float>(S.delta * imageScale)));
+    return std::unique_ptr<Robject<float>>(new QuadPenalty<float>(P.Nx, P.Ny, P.Nz, beta));
+}
+
+// Rough image scale for TV's delta: max |adjoint| / curvature.
+template <typename Op>
+double image_scale(const Op& A, const arma::cx_fvec& y, double curvature) {
+    arma::cx_fvec back = A / y;
+    return curvature > 0 ? double(arma::max(arma::abs(back))) / curvature : 1.0;
+}
+
+// One frame: SENSE when maps are there, otherwise coil by coil with root-sum-of-squares.
+template <typename Enc>
+arma::cx_fvec recon_frame(const ReconProblem& P, const ReconFrame& fr, const Enc& G, const ReconSettings& S,
+                          const std::string& label) {
+    const std::size_t n1 = fr.kx.n_elem, n2 = P.n2();
+    const bool tv = S.penalty == PenaltyKind::TV;
+    if (!P.smaps.empty()) {
+        const arma::cx_fvec& maps = P.smaps[fr.slice];
+        SENSE<float, Enc> E(G, maps, P.nc);
+        double energy = 0;
+        for (std::size_t i = 0; i < maps.n_elem; ++i) energy += std::norm(maps[i]);
+        const double curvature = double(n1) * energy / double(n2);
+        const double scale = tv ? image_scale(E, fr.y, curvature) : 1.0;
+        auto R = make_penalty(P, S, curvature, scale);
+        return solve(E, fr.y, *R, S, label);
+    }
+    arma::fvec sos(n2, arma::fill::zeros);
+    for (std::size_t c = 0; c < P.nc; ++c) {
+        arma::cx_fvec yc = fr.y.subvec(c * n1, (c + 1) * n1 - 1);
+        const double curvature = double(n1);
+        const double scale = tv ? image_scale(G, yc, curvature) : 1.0;
+        auto R = make_penalty(P, S, curvature, scale);
+        arma::cx_fvec xc = solve(G, yc, *R, S, label + " coil " + std::to_string(c + 1));
+        sos += arma::square(arma::abs(xc));
+    }
+    return arma::conv_to<arma::cx_fvec>::from(arma::sqrt(sos));
+}
+
+// Time-segmented field correction around the encoding operator G.
+template <typename Base>
+arma::cx_fvec recon_time_segmented(const ReconProblem& P, const ReconFrame& fr, const Base& G, const ReconSettings& S,
+                                   const std::string& label) {
+    using TS = TimeSegmentation<float, Base>;
+    const arma::fvec& fmap = P.fieldmap[fr.slice];
+    uword L = static_cast<uword>(S.segments);
+    if (L == 0) L = TS::choose_segments(fmap, fr.t, 0.01, TSInterp::MinMax, 64).L;
+    TS T(G, fmap, fr.t, L, TSInterp::MinMax);
+    return recon_frame(P, fr, T, S, label + " (L=" + std::to_string(L) + ")");
+}
+
+arma::cx_fvec recon_one(const ReconProblem& P, const ReconFrame& fr, bool fieldCorrection, const ReconSettings& S,
+                        const std::string& label) {
+    const std::size_t n1 = fr.kx.n_elem, n2 = P.n2();
+    const bool correct = fieldCorrection && !P.fieldmap.empty();
+    switch (S.op) {
+    case EncodingOperator::Fft: {
+        if (P.fftGrid[0] == 0)
+            throw invalid_argument("reconstruct: EncodingOperator::Fft needs the problem's fftGrid (fft_grid() found "
+                                   "no FFT grid holding every sample)");
+        GfftSampled<float> G(P.Nx, P.Ny, P.Nz, P.fftGrid[0], P.fftGrid[1], P.fftGrid[2], fr.kx, fr.ky, fr.kz);
+        if (!correct) return recon_frame(P, fr, G, S, label);
+        return recon_time_segmented(P, fr, G, S, label);
+    }
+    case EncodingOperator::Nufft: {
+        Gnufft<float> G(n1, P.Nx, P.Ny, P.Nz, fr.kx, fr.ky, fr.kz);
+        return recon_frame(P, fr, G, S, label);
+    }
+    case EncodingOperator::TimeSeg: {
+        Gnufft<float> G(n1, P.Nx, P.Ny, P.Nz, fr.kx, fr.ky, fr.kz);
+        if (!correct) return recon_frame(P, fr, G, S, label);
+        return recon_time_segmented(P, fr, G, S, label);
+    }
+    case EncodingOperator::Dft: break;
+    }
+    arma::fvec fm = correct ? P.fieldmap[fr.slice] : arma::fvec(n2, arma::fill::zeros);
+    Gdft<float> G(n1, n2, fr.kx, fr.ky, fr.kz, P.ix, P.iy, P.iz, fm, fr.t);
+    return recon_frame(P, fr, G, S, label);
+}
+
+}  // namespace
+
+ReconResult reconstruct(const ReconProblem& P, bool fieldCorrection, const ReconSettings& S, const std::string& tag) {
+    if (S.iterations < 1) throw invalid_argument("reconstruct: iterations is " + std::to_string(S.iterations) + " (expected >= 1)");
+    ReconResult out;
+    const auto t0 = std::chrono::steady_clock::now();
+    out.complexImage.assign(P.nslices * P.nframes, arma::cx_fvec(P.n2(), arma::fill::zeros));
+    for (const auto& fr : P.frames) {
+        std::string label = tag;
+        if (P.nslices > 1) label += " slice " + std::to_string(fr.slice + 1) + "/" + std::to_string(P.nslices);
+        if (P.nframes > 1) label += " frame " + std::to_string(fr.frame + 1) + "/" + std::to_string(P.nframes);
+        out.complexImage[fr.frame * P.nslices + fr.slice] = recon_one(P, fr, fieldCorrection, S, label);
+    }
+    for (const auto& c : out.complexImage) out.magnitude.push_back(arma::abs(c));
+    out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return out;
+}
+
+std::size_t solves_per_reconstruction(const ReconProblem& P, const ReconSettings& S) {
+    return P.frames.size() * (P.smaps.empty() ? P.nc : 1) * static_cast<std::size_t>(S.iterations);
+}
+
+std::array<std::size_t, 3> fft_grid(const ReconProblem& P) {
+    const std::size_t N[3] = {P.Nx, P.Ny, P.Nz};
+    std::array<std::size_t, 3> M{{0, 0, 0}};
+    for (int d = 0; d < 3; ++d) {
+        std::vector<std::size_t> candidates{N[d]};
+        const double enc = double(N[d]) / P.fovRatio[d];
+        const std::size_t Me = static_cast<std::size_t>(std::llround(enc));
+        if (N[d] > 1 && std::fabs(enc - double(Me)) < 1e-6 && Me > N[d] && Me % 2 == 0) candidates.push_back(Me);
+        for (std::size_t m : candidates) {
+            std::size_t n[3] = {1, 1, 1}, g[3] = {1, 1, 1};  // this axis only: the others are ignored
+            n[d] = N[d];
+            g[d] = m;
+            bool ok = true;
+            for (const auto& fr : P.frames)
+                if (!GfftSampled<float>::on_grid(n[0], n[1], n[2], g[0], g[1], g[2], fr.kx, fr.ky, fr.kz)) {
+                    ok = false;
+                    break;
+                }
+            if (ok) {
+                M[d] = m;
+                break;
+            }
+        }
+        if (M[d] == 0) return {{0, 0, 0}};
+    }
+    return M;
+}
+
+double dft_cost(const ReconProblem& P, int iterations) {
+    double c = 0;
+    for (const auto& fr : P.frames) c += double(fr.kx.n_elem) * double(P.n2()) * double(P.nc);
+    return 2.0 * double(iterations) * c;
+}
+
+// Throughputs measured with forge-recon on a 2-core Xeon and on an H100 (docs/forge-recon.md).
+double estimate_seconds(const ReconProblem& P, const ReconSettings& S, EncodingOperator op, bool fieldCorrection) {
+    const double dftRate = S.gpu ? 2e11 : 1e9;  // sample-pixel products per second
+    const double fftRate = S.gpu ? 2e11 : 1e9;  // 5 N log2 N FFT flops (and gridding work) per second
+    if (op == EncodingOperator::Dft) return dft_cost(P, S.iterations) / dftRate;
+    const double dims = P.Nz > 1 ? 3 : 2;
+    double perIter = 0;
+    for (const auto& fr : P.frames) {
+        const double n1 = double(fr.kx.n_elem);
+        double grid = double(P.n2()), extra = 2 * n1;
+        if (op == EncodingOperator::Fft) {
+            grid = double(P.fftGrid[0] * P.fftGrid[1] * P.fftGrid[2]);
+        } else {  // nufft, timeseg: 2x oversampled grid, 5^d kernel taps per sample
+            grid *= std::pow(2.0, dims);
+            extra = 8 * n1 * std::pow(5.0, dims);
+        }
+        double segs = 1;
+        if (op == EncodingOperator::TimeSeg && !P.fieldmap.empty() && fieldCorrection)
+            segs = S.segments > 0 ? S.segments + 1 : 9;
+        perIter += segs * double(P.nc) * 2 * (5 * grid * std::log2(std::max(grid, 2.0)) + extra);
+    }
+    return double(S.iterations) * perIter / fftRate;
+}
+
+OperatorChoice choose_operator(const ReconProblem& P, int iterations, bool gpu) {
+    constexpr double kDftAutoLimit = 2e10, kDftAutoLimitGpu = 4e12;  // about 20 s each
+    if (P.fftGrid[0] > 0)
+        return {EncodingOperator::Fft, "the samples lie on the " + std::to_string(P.fftGrid[0]) + "x" +
+                                           std::to_string(P.fftGrid[1]) + "x" + std::to_string(P.fftGrid[2]) +
+                                           " FFT grid"};
+    const double cost = dft_cost(P, iterations), limit = gpu ? kDftAutoLimitGpu : kDftAutoLimit;
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "non-Cartesian, DFT cost %.1e sample-pixel products %s %.0e", cost,
+                  cost <= limit ? "<=" : ">", limit);
+    return {cost <= limit ? EncodingOperator::Dft : EncodingOperator::TimeSeg, buf};
+}
+
+}  // namespace recon
+}  // namespace forge

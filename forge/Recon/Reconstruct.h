@@ -1,0 +1,80 @@
+#pragma once
+// Reconstructs a ReconProblem frame by frame with forge's operators and forge::reconSolve (PCG):
+// SENSE when the problem has coil maps, otherwise coil by coil combined by root-sum-of-squares.
+// Also the operator choice forge-recon's --operator auto makes (docs/forge-recon.md) and the cost
+// estimates behind it.
+#include <array>
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <armadillo>
+
+#include "forge/Recon/ReconProblem.h"
+#include "forge/Solvers/SolverCommon.hpp"
+
+namespace forge {
+namespace recon {
+
+// Encoding operator: Dft (exact, field-corrected Gdft), Fft (GfftSampled: the exact model for samples on
+// an FFT grid; time-segmented field correction), Nufft (Gnufft, no field correction), TimeSeg (Gnufft with
+// time-segmented field correction).
+enum class EncodingOperator { Dft, Fft, Nufft, TimeSeg };
+enum class PenaltyKind { Quad, TV };
+
+const char* operator_name(EncodingOperator op);  // "dft", "fft", "nufft", "timeseg"
+
+struct ReconSettings {
+    EncodingOperator op = EncodingOperator::Dft;
+    int segments = 0;  // Fft/TimeSeg with a field map: L (0 = smallest L with estimated RMS error <= 1%)
+    PenaltyKind penalty = PenaltyKind::Quad;
+    double beta = 1e-3;   // relative to the data term's curvature
+    double delta = 0.05;  // TV: relative to the image scale
+    int iterations = 10;
+    double tolerance = 0;  // PCG: stop at ||gradient|| <= tolerance * initial (0 = off)
+    bool gpu = false;      // solve on the GPU (forgeCol device residency)
+    // Called after every PCG iteration of the solve named 'label' (of 'niter' iterations).
+    std::function<void(const std::string& label, const PcgIterationInfo& info, std::size_t niter)> on_iteration;
+    // Called when a solve ends, with its report (iterations run, converged by the tolerance).
+    std::function<void(const std::string& label, const SolverReport& report, std::size_t niter)> on_solve_end;
+};
+
+struct ReconResult {
+    std::vector<arma::fvec> magnitude;        // per image, ordered slice-fastest then frame
+    std::vector<arma::cx_fvec> complexImage;  // the same, complex
+    double seconds = 0;
+};
+
+// Reconstructs every frame; images ordered x, y, (z,) slice, frame. 'fieldCorrection' false ignores the
+// field map. 'tag' starts every solve's label ("recon slice 2/3 frame 1/2 coil 4").
+// Throws forge::invalid_argument when the operator cannot be used with this problem.
+ReconResult reconstruct(const ReconProblem& P, bool fieldCorrection, const ReconSettings& S,
+                        const std::string& tag = "recon");
+
+// PCG solves one reconstruct() runs (frames x (coils without maps)) times iterations each.
+std::size_t solves_per_reconstruction(const ReconProblem& P, const ReconSettings& S);
+
+// The FFT grid on whose k-space lattice every sample of every frame lies, per axis the first that fits of:
+// the recon grid itself (k integer in cycles per recon FOV), and the encoded FOV's grid at the recon pixel
+// size (M = N * encodedFOV / reconFOV: ISMRMRD's readout oversampling puts k on half-integers, M = 2N).
+// {0, 0, 0} when none fits (non-Cartesian data): then the FFT cannot reproduce the exact model.
+std::array<std::size_t, 3> fft_grid(const ReconProblem& P);
+
+// Sample-pixel products of one reconstruction with the exact DFT (forward and adjoint, every coil, frame
+// and iteration).
+double dft_cost(const ReconProblem& P, int iterations);
+
+// Rough solve time (seconds) of one reconstruction with 'op'; good to a factor of a few.
+double estimate_seconds(const ReconProblem& P, const ReconSettings& S, EncodingOperator op, bool fieldCorrection);
+
+// --operator auto: data on an FFT grid (P.fftGrid, set by fft_grid()) -> Fft; otherwise Dft while its cost
+// is at most 2e10 sample-pixel products on the CPU (4e12 on the GPU), else TimeSeg. 'reason' says why.
+struct OperatorChoice {
+    EncodingOperator op;
+    std::string reason;
+};
+OperatorChoice choose_operator(const ReconProblem& P, int iterations, bool gpu);
+
+}  // namespace recon
+}  // namespace forge

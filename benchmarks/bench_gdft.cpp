@@ -229,10 +229,10 @@ int main(int argc, char** argv) {
     std::vector<Size> list;
     uword default_subset = 0;
     if (sizes == "small") {
-        list = {{32, 32, 1, 2048}, {64, 64, 1, 8192}, {32, 32, 8, 16384}};
+        list = std::vector<Size>{{32, 32, 1, 2048}, {64, 64, 1, 8192}, {32, 32, 8, 16384}};
         default_subset = 1u << 30;  // all samples
     } else if (sizes == "issue") {
-        list = {{64, 64, 16, 131072}};
+        list = std::vector<Size>{{64, 64, 16, 131072}};
         default_subset = 4096;
     } else {
         std::fprintf(stderr, "bench_gdft: --sizes must be small or issue, got '%s'\n", sizes.c_str());

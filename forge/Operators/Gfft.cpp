@@ -9,7 +9,7 @@
 #include "forge/Core/Exceptions.h"
 #include "forge/Core/Validation.h"
 
-#ifdef CUDA_COMPUTE
+#ifdef FORGE_HAS_CUDA
 #include "forge/CUDA/CudaFft.h"
 #endif
 
@@ -115,7 +115,7 @@ template <typename T1>
 Gfft<T1>::Gfft(uword Nx, uword Ny, uword Nz)
     : Nx_(Nx), Ny_(Ny), Nz_(Nz), n_(detail::require_centred_grid("Gfft", Nx, Ny, Nz)) {
     plan_ = std::make_shared<detail::FftwPlan<T1>>(Nx, Ny, Nz);
-#ifdef CUDA_COMPUTE
+#ifdef FORGE_HAS_CUDA
     if (device::available()) gpuPlan_ = std::make_shared<cuda::CudaFftPlan<T1>>(int(Nx), int(Ny), int(Nz));
 #endif
 }
@@ -155,7 +155,7 @@ typename Gfft<T1>::ForgeVec Gfft<T1>::apply(const ForgeVec& in, uword nbatch, bo
         throw invalid_argument(m.str());
     }
     if (in.on_gpu()) {
-#ifdef CUDA_COMPUTE
+#ifdef FORGE_HAS_CUDA
         if (!gpuPlan_) {
             throw cuda_error("Gfft: input is on the GPU but the operator has no cuFFT plan (no CUDA device was "
                              "available when it was constructed)");

@@ -8,7 +8,7 @@
 #include "forge/Core/Validation.h"
 #include "forge/Operators/Gfft.h"
 
-#ifdef CUDA_COMPUTE
+#ifdef FORGE_HAS_CUDA
 #include "forge/CUDA/CudaNufftPipeline.h"
 #endif
 
@@ -154,7 +154,7 @@ Gnufft<T1>::Gnufft(uword n1, uword Nx, uword Ny, uword Nz, const arma::Col<T1>& 
 
     plan_ = std::make_shared<detail::FftwPlan<T1>>(G_[0], G_[1], G_[2]);
 
-#ifdef CUDA_COMPUTE
+#ifdef FORGE_HAS_CUDA
     if constexpr (std::is_same<T1, float>::value) {
         if (device::available()) {
             cuda::NufftGeometry g{};
@@ -341,7 +341,7 @@ typename Gnufft<T1>::ForgeVec Gnufft<T1>::apply(const ForgeVec& in, uword nbatch
         throw invalid_argument(m.str());
     }
     if (in.on_gpu()) {
-#ifdef CUDA_COMPUTE
+#ifdef FORGE_HAS_CUDA
         if constexpr (std::is_same<T1, float>::value) {
             if (!pipeline_ && !gpuRefusal_.empty()) {
                 throw invalid_argument(gpuRefusal_ + "; the operator runs on host data only");

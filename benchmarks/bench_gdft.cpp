@@ -3,10 +3,10 @@
 // (samples x pixels / time) and the relative error against a float64 brute force computed on a
 // subset of 64 outputs.
 //
-//   bench_gdft [--sizes small|issue] [--threads N] [--subset S] [--ops gdft,gdftr2]
+//   bench_gdft [--sizes small|large] [--threads N] [--subset S] [--ops gdft,gdftr2]
 //
 // --sizes small   a few problems that run in seconds on a laptop (default)
-// --sizes issue   64x64x16 pixels with 131072 samples; a CPU path times a subset of S samples
+// --sizes large   64x64x16 pixels with 131072 samples; a CPU path times a subset of S samples
 //                 (default 4096: the same operator restricted to those samples) and reports the rate,
 //                 plus the time the full problem would take at that rate.
 //
@@ -176,11 +176,11 @@ struct Size {
 
 void usage() {
     std::fprintf(stderr,
-                 "usage: bench_gdft [--sizes small|issue] [--threads N] [--subset S] [--ops gdft,gdftr2]\n"
+                 "usage: bench_gdft [--sizes small|large] [--threads N] [--subset S] [--ops gdft,gdftr2]\n"
                  "  --sizes small  a few small problems (default)\n"
-                 "  --sizes issue  64x64x16 pixels, 131072 samples (CPU times a subset of S samples)\n"
+                 "  --sizes large  64x64x16 pixels, 131072 samples (CPU times a subset of S samples)\n"
                  "  --threads N    OpenMP threads (default: all)\n"
-                 "  --subset S     samples timed per problem on the CPU (default 4096 for issue, all for small)\n"
+                 "  --subset S     samples timed per problem on the CPU (default 4096 for large, all for small)\n"
                  "  --ops LIST     operators to time: gdft, gdftr2 or both (default both)\n");
 }
 
@@ -229,13 +229,13 @@ int main(int argc, char** argv) {
     std::vector<Size> list;
     uword default_subset = 0;
     if (sizes == "small") {
-        list = {{32, 32, 1, 2048}, {64, 64, 1, 8192}, {32, 32, 8, 16384}};
+        list = std::vector<Size>{{32, 32, 1, 2048}, {64, 64, 1, 8192}, {32, 32, 8, 16384}};
         default_subset = 1u << 30;  // all samples
-    } else if (sizes == "issue") {
-        list = {{64, 64, 16, 131072}};
+    } else if (sizes == "large") {
+        list = std::vector<Size>{{64, 64, 16, 131072}};
         default_subset = 4096;
     } else {
-        std::fprintf(stderr, "bench_gdft: --sizes must be small or issue, got '%s'\n", sizes.c_str());
+        std::fprintf(stderr, "bench_gdft: --sizes must be small or large, got '%s'\n", sizes.c_str());
         return 2;
     }
     std::vector<Kind> kinds;

@@ -2,7 +2,7 @@
 // CudaDftPipeline, the CPU path on the same machine (timed on a subset of samples; its rate per pair is
 // what a full run would see), and errors against float64 brute-force sums on a subset of outputs.
 //
-//   bench_gdft_gpu [--sizes issue|small] [--samples N] [--reps R] [--cpu-samples M]
+//   bench_gdft_gpu [--sizes large|small] [--samples N] [--reps R] [--cpu-samples M]
 //
 // Prints one table; docs/benchmarks.md records its output.
 #include <algorithm>
@@ -156,7 +156,7 @@ void bench_op(const char* name, const Geometry& g, int reps, uword cpuSamples, u
 }  // namespace
 
 int main(int argc, char** argv) {
-    std::string sizes = "issue";
+    std::string sizes = "large";
     uword samples = 131072, cpuSamples = 2048;
     int reps = 10;
     for (int a = 1; a < argc; ++a) {
@@ -173,7 +173,7 @@ int main(int argc, char** argv) {
         else if (s == "--reps") reps = std::stoi(next());
         else if (s == "--cpu-samples") cpuSamples = std::stoul(next());
         else {
-            std::fprintf(stderr, "usage: bench_gdft_gpu [--sizes issue|small] [--samples N] [--reps R] [--cpu-samples M]\n");
+            std::fprintf(stderr, "usage: bench_gdft_gpu [--sizes large|small] [--samples N] [--reps R] [--cpu-samples M]\n");
             return 2;
         }
     }

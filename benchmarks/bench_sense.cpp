@@ -1,4 +1,4 @@
-// bench_sense: exact field-corrected SENSE on the GPU (issue 4, point 6).
+// bench_sense: exact field-corrected SENSE on the GPU.
 //
 // For 8 coils and 131072 samples per coil (a stack of spirals, 10 ms readouts, smooth +/-100 Hz field map)
 // at 64x64x16 and 128x128x32 pixels it measures

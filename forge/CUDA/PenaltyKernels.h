@@ -4,7 +4,7 @@
 // All pointers are device pointers of n = Nx*Ny*Nz elements; launches go to the legacy default stream, like forgeCol arithmetic.
 #include "forge/Core/Config.h"
 #include "forge/Core/forgeComplex.h"
-#include "forge/Penalties/FiniteDifferenceKernels.h"
+#include "forge/CUDA/FiniteDifferenceKernels.h"
 
 namespace forge {
 namespace cuda {

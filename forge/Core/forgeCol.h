@@ -29,6 +29,9 @@
 
 namespace forge {
 
+static_assert(std::is_same<uword, arma::uword>::value,
+              "forge::uword must be arma::uword: build with Armadillo's 64-bit words (ARMA_32BIT_WORD undefined)");
+
 namespace detail {
 // The arma element type that matches a forge element type (forgeComplex<T> <-> std::complex<T>).
 template <typename T> struct arma_elem { using type = T; };

@@ -7,7 +7,7 @@
 #include "forge/Core/Validation.h"
 #include "forge/Operators/DftCpuKernels.h"
 
-#ifdef CUDA_COMPUTE
+#ifdef FORGE_HAS_CUDA
 #include "forge/CUDA/CudaDftPipeline.h"
 #endif
 
@@ -106,7 +106,7 @@ void DftOperator<T1>::set_gradients(const char* name, const arma::Col<T1>& Gx, c
 
 template <typename T1>
 void DftOperator<T1>::make_pipeline() {
-#ifdef CUDA_COMPUTE
+#ifdef FORGE_HAS_CUDA
     if constexpr (std::is_same<T1, float>::value) {
         // Only when a device is present: a CUDA build must still work on a machine without a GPU.
         if (!device::available()) return;
@@ -191,7 +191,7 @@ void DftOperator<T1>::apply_host(const forgeComplex<T1>* in, forgeComplex<T1>* o
 
 template <typename T1>
 void DftOperator<T1>::apply_device(const forgeComplex<T1>* in, forgeComplex<T1>* out, uword nbatch, bool forward) const {
-#ifdef CUDA_COMPUTE
+#ifdef FORGE_HAS_CUDA
     if constexpr (std::is_same<T1, float>::value) {
         if (!pipeline_ && !gpuRefusal_.empty()) throw invalid_argument(gpuRefusal_ + "; the operator runs on host data only");
         if (!pipeline_) {

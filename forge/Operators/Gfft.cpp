@@ -11,7 +11,7 @@
 #include "forge/Core/Exceptions.h"
 #include "forge/Core/Validation.h"
 
-#ifdef CUDA_COMPUTE
+#ifdef FORGE_HAS_CUDA
 #include "forge/CUDA/CudaFft.h"
 #endif
 
@@ -118,7 +118,7 @@ Gfft<T1>::Gfft(uword Nx, uword Ny, uword Nz)
     : LinearOperator<T1>("Gfft", 0, 0), Nx_(Nx), Ny_(Ny), Nz_(Nz), n_(detail::require_centred_grid("Gfft", Nx, Ny, Nz)) {
     this->set_sizes(n_, n_);
     plan_ = std::make_shared<detail::FftwPlan<T1>>(Nx, Ny, Nz);
-#ifdef CUDA_COMPUTE
+#ifdef FORGE_HAS_CUDA
     if (device::available()) gpuPlan_ = std::make_shared<cuda::CudaFftPlan<T1>>(int(Nx), int(Ny), int(Nz));
 #endif
 }
@@ -148,7 +148,7 @@ void Gfft<T1>::host_transform(forgeComplex<T1>* data, bool forward) const {
 
 template <typename T1>
 void Gfft<T1>::apply_device(const forgeComplex<T1>* in, forgeComplex<T1>* out, uword nbatch, bool forward) const {
-#ifdef CUDA_COMPUTE
+#ifdef FORGE_HAS_CUDA
     if (!gpuPlan_) {
         throw cuda_error("Gfft: input is on the GPU but the operator has no cuFFT plan (no CUDA device was "
                          "available when it was constructed)");

@@ -130,7 +130,7 @@ GfftSampled<T1>::GfftSampled(uword Nx, uword Ny, uword Nz, uword Mx, uword My, u
     }
     start_.push_back(n1_);
     plan_ = std::make_shared<detail::FftwPlan<T1>>(M_[0], M_[1], M_[2]);
-#ifdef CUDA_COMPUTE
+#ifdef FORGE_HAS_CUDA
     if (device::available()) {
         gpuFft_ = std::make_shared<Gfft<T1>>(M_[0], M_[1], M_[2]);
         auto d = std::make_shared<DeviceIndex>();

@@ -8,7 +8,7 @@
 #include "forge/Core/Validation.h"
 #include "forge/Operators/Gfft.h"
 
-#ifdef CUDA_COMPUTE
+#ifdef FORGE_HAS_CUDA
 #include "forge/CUDA/CudaNufftPipeline.h"
 #endif
 
@@ -155,7 +155,7 @@ Gnufft<T1>::Gnufft(uword n1, uword Nx, uword Ny, uword Nz, const arma::Col<T1>& 
 
     plan_ = std::make_shared<detail::FftwPlan<T1>>(G_[0], G_[1], G_[2]);
 
-#ifdef CUDA_COMPUTE
+#ifdef FORGE_HAS_CUDA
     if constexpr (std::is_same<T1, float>::value) {
         if (device::available()) {
             cuda::NufftGeometry g{};
@@ -332,7 +332,7 @@ void Gnufft<T1>::adjoint_host(const std::complex<T1>* kdata, std::complex<T1>* i
 template <typename T1>
 void Gnufft<T1>::apply_device(const forgeComplex<T1>* in, forgeComplex<T1>* out, uword nbatch, bool forward) const {
     const uword nin = forward ? n2_ : n1_, nout = forward ? n1_ : n2_;
-#ifdef CUDA_COMPUTE
+#ifdef FORGE_HAS_CUDA
     if constexpr (std::is_same<T1, float>::value) {
         if (!pipeline_ && !gpuRefusal_.empty()) throw invalid_argument(gpuRefusal_ + "; the operator runs on host data only");
         if (!pipeline_) {

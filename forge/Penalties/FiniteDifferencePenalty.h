@@ -1,9 +1,9 @@
 #pragma once
 // FiniteDifferencePenalty<T1>: R(x) = beta * sum_a sum_i psi(|d_a(x)(i)|) over first differences along
-// each image axis of length > 1 (see FiniteDifferenceKernels.h for the layout and the potentials).
+// each image axis of length > 1 (see forge/CUDA/FiniteDifferenceKernels.h for the layout and the potentials).
 // QuadPenalty and TVPenalty are its two public faces. Host vectors run in OpenMP loops, device vectors in
 // CUDA kernels (results of Gradient stay on the device; Penalty and Denom return host scalars).
-#include "forge/Penalties/FiniteDifferenceKernels.h"
+#include "forge/CUDA/FiniteDifferenceKernels.h"
 #include "forge/Penalties/Robject.h"
 
 namespace forge {

@@ -20,6 +20,10 @@
 #include "forge/Core/forgeComplex.h"
 #include "forge/Core/forgeMat.h"
 
+// forge::uword is arma::uword: sizes pass between forge and Armadillo without conversions, and a file with
+// both using-directives finds one `uword` (QuickExampleTests.cpp compiles the documented example that way).
+static_assert(std::is_same<forge::uword, arma::uword>::value, "forge::uword must be arma::uword");
+
 namespace {
 
 using forge::uword;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Run on a machine with an NVIDIA GPU (e.g. the lent H100) from the project root, after
+# Run on a machine with an NVIDIA GPU (e.g. an H100) from the project root, after
 # scripts/gpu/fetch-deps.sh filled .gpu-deps/ elsewhere:
 #   bash scripts/gpu/run-gpu-suite.sh [LOGDIR]
 # Unpacks the Debian packages into /opt/deps (never into /), configures with CUDA for sm_90, builds

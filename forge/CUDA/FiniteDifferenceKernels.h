@@ -1,5 +1,5 @@
 #pragma once
-// Per-pixel finite-difference penalty arithmetic shared by the host loops (FiniteDifferencePenalty.cpp)
+// Per-pixel finite-difference penalty arithmetic shared by the host loops (forge/Penalties/FiniteDifferencePenalty.cpp)
 // and the CUDA kernels (forge/CUDA/PenaltyKernels.cu), so the CPU and GPU compute the same formulas.
 // Free of CUDA headers: FORGE_HD makes the functions __host__ __device__ under nvcc.
 //

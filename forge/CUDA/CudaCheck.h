@@ -32,3 +32,48 @@ void record_transfer(bool to_device, uword bytes);
         if (forge_err_ != cudaSuccess)                                                  \
             ::forge::cuda::throw_cuda_error(forge_err_, "launch of " kernel_name, __FILE__, __LINE__); \
     } while (0)
+
+#include <string>
+
+namespace forge {
+namespace cuda {
+// The device a plan lives on: options.device, or the current device for -1. Throws
+// forge::invalid_argument naming options.device and the valid range otherwise.
+inline int resolve_device(const char* where, int device) {
+    int count = 0;
+    FORGE_CUDA_CHECK(cudaGetDeviceCount(&count));
+    if (device == -1) {
+        int current = 0;
+        FORGE_CUDA_CHECK(cudaGetDevice(&current));
+        return current;
+    }
+    if (device < 0 || device >= count) {
+        throw invalid_argument(std::string(where) + ": options.device = " + std::to_string(device) +
+                               "; expected -1 (the current device) or a device number in [0, " +
+                               std::to_string(count) + ")");
+    }
+    return device;
+}
+
+// Makes a plan's device current for the guard's lifetime and restores the caller's device after.
+class DeviceGuard {
+public:
+    explicit DeviceGuard(int device) {
+        FORGE_CUDA_CHECK(cudaGetDevice(&previous_));
+        if (device != previous_) {
+            FORGE_CUDA_CHECK(cudaSetDevice(device));
+            switched_ = true;
+        }
+    }
+    ~DeviceGuard() {
+        if (switched_ && cudaSetDevice(previous_) != cudaSuccess) cudaGetLastError();
+    }
+    DeviceGuard(const DeviceGuard&) = delete;
+    DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+private:
+    int previous_ = 0;
+    bool switched_ = false;
+};
+}  // namespace cuda
+}  // namespace forge

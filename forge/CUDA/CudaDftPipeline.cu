@@ -216,105 +216,170 @@ void require_pointer(const void* p, const char* name) {
 
 }  // namespace
 
-CudaDftPipeline::CudaDftPipeline(const float* kx, const float* ky, const float* kz, const float* ix, const float* iy,
-                                 const float* iz, const float* FM, const float* t, uword numSamples, uword numPixels) {
-    check_sizes("CudaDftPipeline", numSamples, numPixels);
-    numSamples_ = int(numSamples);
-    numPixels_ = int(numPixels);
-    upload(kx, ky, kz, ix, iy, iz, FM, t, nullptr, nullptr, nullptr);
-}
-
-CudaDftPipeline::CudaDftPipeline(const float* kx, const float* ky, const float* kz, const float* ix, const float* iy,
-                                 const float* iz, const float* FM, const float* t, const float* Gx, const float* Gy,
-                                 const float* Gz, uword numSamples, uword numPixels, uword numX, uword numY,
-                                 uword numZ)
-    : hasGradients_(true) {
-    check_sizes("CudaDftPipeline", numSamples, numPixels);
-    if (numX < 1 || numY < 1 || numZ < 1 ||
-        checked_product("CudaDftPipeline", {{"numX", numX}, {"numY", numY}, {"numZ", numZ}}) != numPixels) {
-        std::ostringstream m;
-        m << "CudaDftPipeline: grid " << numX << " x " << numY << " x " << numZ << " does not hold numPixels = "
-          << numPixels << " pixels";
-        throw invalid_argument(m.str());
-    }
-    // Each axis is at most numPixels, which check_sizes bounded.
-    numSamples_ = int(numSamples);
-    numPixels_ = int(numPixels);
-    numX_ = int(numX);
-    numY_ = int(numY);
-    numZ_ = int(numZ);
-    require_pointer(Gx, "Gx");
-    require_pointer(Gy, "Gy");
-    require_pointer(Gz, "Gz");
-    upload(kx, ky, kz, ix, iy, iz, FM, t, Gx, Gy, Gz);
-}
-
-void CudaDftPipeline::upload(const float* kx, const float* ky, const float* kz, const float* ix, const float* iy,
-                             const float* iz, const float* FM, const float* t, const float* Gx, const float* Gy,
-                             const float* Gz) {
-    if (numSamples_ < 1) throw invalid_argument("CudaDftPipeline: numSamples must be at least 1, got " + std::to_string(numSamples_));
-    if (numPixels_ < 1) throw invalid_argument("CudaDftPipeline: numPixels must be at least 1, got " + std::to_string(numPixels_));
-    for (auto [p, name] : {std::pair{kx, "kx"}, {ky, "ky"}, {kz, "kz"}, {ix, "ix"}, {iy, "iy"}, {iz, "iz"},
-                           {FM, "FM"}, {t, "t"}}) {
+CudaDftPipeline::CudaDftPipeline(const DftGeometry& geom, const PlanOptions& options) : maxBatch_(options.max_batch) {
+    const char* where = "CudaDftPipeline";
+    check_sizes(where, geom.n1, geom.n2);
+    if (geom.n2 < 1) throw invalid_argument("CudaDftPipeline: geometry.n2 (pixels) must be at least 1, got 0");
+    for (auto [p, name] : {std::pair{geom.ix, "geometry.ix"}, {geom.iy, "geometry.iy"}, {geom.iz, "geometry.iz"},
+                           {geom.fm_turns, "geometry.fm_turns"}}) {
         require_pointer(p, name);
     }
+    const int gradientMaps = (geom.Gx != nullptr) + (geom.Gy != nullptr) + (geom.Gz != nullptr);
+    if (gradientMaps != 0 && gradientMaps != 3) {
+        throw invalid_argument("CudaDftPipeline: geometry.Gx, Gy, Gz: give all three gradient maps or none");
+    }
+    hasGradients_ = gradientMaps == 3;
+    if (hasGradients_) {
+        const uword numX = geom.numX, numY = geom.numY, numZ = geom.numZ;
+        if (numX < 1 || numY < 1 || numZ < 1 ||
+            checked_product(where, {{"numX", numX}, {"numY", numY}, {"numZ", numZ}}) != geom.n2) {
+            std::ostringstream m;
+            m << "CudaDftPipeline: grid " << numX << " x " << numY << " x " << numZ << " does not hold n2 = "
+              << geom.n2 << " pixels";
+            throw invalid_argument(m.str());
+        }
+        // Each axis is at most n2, which check_sizes bounded.
+        numX_ = int(numX);
+        numY_ = int(numY);
+        numZ_ = int(numZ);
+    }
+    numPixels_ = int(geom.n2);
     if (!device::available()) throw cuda_error("CudaDftPipeline: no CUDA device is available");
-
-    int dev = 0;
-    FORGE_CUDA_CHECK(cudaGetDevice(&dev));
-    FORGE_CUDA_CHECK(cudaDeviceGetAttribute(&multiprocessors_, cudaDevAttrMultiProcessorCount, dev));
+    device_ = resolve_device(where, options.device);
+    DeviceGuard guard(device_);
+    FORGE_CUDA_CHECK(cudaDeviceGetAttribute(&multiprocessors_, cudaDevAttrMultiProcessorCount, device_));
 
     // Padded to whole pairs of tiles: batched kernels read two tiles of outputs per block.
-    const int ps = round_up(numSamples_, 2 * kTile), pp = round_up(numPixels_, 2 * kTile);
-    std::vector<float> s(4 * size_t(ps), 0.f), p(4 * size_t(pp), 0.f);
-    // size_t indices: 4 * j passes 2^31 from 2^29 samples on.
-    for (size_t j = 0; j < size_t(numSamples_); ++j) {
-        s[4 * j] = kx[j];
-        s[4 * j + 1] = ky[j];
-        s[4 * j + 2] = kz[j];
-        s[4 * j + 3] = t[j];
+    const int pp = round_up(numPixels_, 2 * kTile);
+    std::vector<float> p(4 * size_t(pp), 0.f);
+    for (size_t k = 0; k < size_t(numPixels_); ++k) {  // size_t: 4 * k passes 2^31 from 2^29 pixels on
+        p[4 * k] = geom.ix[k];
+        p[4 * k + 1] = geom.iy[k];
+        p[4 * k + 2] = geom.iz[k];
+        p[4 * k + 3] = geom.fm_turns[k];
     }
-    for (size_t k = 0; k < size_t(numPixels_); ++k) {
-        p[4 * k] = ix[k];
-        p[4 * k + 1] = iy[k];
-        p[4 * k + 2] = iz[k];
-        p[4 * k + 3] = float(double(FM[k]) / (2.0 * M_PI));  // rad/s -> turns/s
-    }
-    samples_ = DeviceBuffer(s.size() * sizeof(float));
     pixels_ = DeviceBuffer(p.size() * sizeof(float));
-    FORGE_CUDA_CHECK(cudaMemcpy(samples_.get(), s.data(), s.size() * sizeof(float), cudaMemcpyHostToDevice));
-    FORGE_CUDA_CHECK(cudaMemcpy(pixels_.get(), p.data(), p.size() * sizeof(float), cudaMemcpyHostToDevice));
+    device::copy_to_device(pixels_.get(), p.data(), p.size() * sizeof(float));
     if (hasGradients_) {
         std::vector<float> g(4 * size_t(pp), 0.f);
         for (size_t k = 0; k < size_t(numPixels_); ++k) {
-            g[4 * k] = Gx[k];
-            g[4 * k + 1] = Gy[k];
-            g[4 * k + 2] = Gz[k];
+            g[4 * k] = geom.Gx[k];
+            g[4 * k + 1] = geom.Gy[k];
+            g[4 * k + 2] = geom.Gz[k];
         }
         gradients_ = DeviceBuffer(g.size() * sizeof(float));
-        FORGE_CUDA_CHECK(cudaMemcpy(gradients_.get(), g.data(), g.size() * sizeof(float), cudaMemcpyHostToDevice));
+        device::copy_to_device(gradients_.get(), g.data(), g.size() * sizeof(float));
     }
-    cudaStream_t st = nullptr;
-    FORGE_CUDA_CHECK(cudaStreamCreate(&st));  // blocking stream: ordered with the legacy default stream
-    stream_ = st;
+    current_ = std::make_shared<DftPoints>();
+    upload_into(*current_, geom.kx, geom.ky, geom.kz, geom.t, geom.n1);
+    pointUploads_ = 1;
+    if (options.stream) {
+        stream_ = options.stream;
+    } else {
+        cudaStream_t st = nullptr;
+        FORGE_CUDA_CHECK(cudaStreamCreate(&st));  // blocking stream: ordered with the legacy default stream
+        stream_ = st;
+        ownsStream_ = true;
+    }
 }
 
 CudaDftPipeline::~CudaDftPipeline() {
     if (stream_) {
         // Finish queued work before the buffers it reads are freed; nothing can be thrown from here.
         if (cudaStreamSynchronize(stream_) != cudaSuccess) cudaGetLastError();
-        if (cudaStreamDestroy(stream_) != cudaSuccess) cudaGetLastError();
+        if (ownsStream_ && cudaStreamDestroy(stream_) != cudaSuccess) cudaGetLastError();
     }
 }
 
-void CudaDftPipeline::run(const float* d_in, float* d_out, uword nbatch, bool forward) {
-    require_pointer(d_in, forward ? "d_image" : "d_kdata");
-    require_pointer(d_out, forward ? "d_kdata" : "d_image");
-    if (nbatch < 1) throw invalid_argument("CudaDftPipeline: nbatch must be at least 1, got 0");
-    const int nOut = forward ? numSamples_ : numPixels_;
-    const int nIn = forward ? numPixels_ : numSamples_;
-    const float4* outGeom = forward ? samples_.as<float4>() : pixels_.as<float4>();
-    const float4* inGeom = forward ? pixels_.as<float4>() : samples_.as<float4>();
+void CudaDftPipeline::upload_into(DftPoints& pts, const float* kx, const float* ky, const float* kz, const float* t,
+                                  uword n1) const {
+    check_sizes("CudaDftPipeline::set_points", n1, uword(numPixels_));
+    if (n1 < 1) throw invalid_argument("CudaDftPipeline::set_points: n1 (samples) must be at least 1, got 0");
+    for (auto [p, name] : {std::pair{kx, "kx"}, {ky, "ky"}, {kz, "kz"}, {t, "t"}}) require_pointer(p, name);
+    const size_t ps = size_t(round_up(int(n1), 2 * kTile));
+    std::vector<float> s(4 * ps, 0.f);
+    for (size_t j = 0; j < size_t(n1); ++j) {  // size_t: 4 * j passes 2^31 from 2^29 samples on
+        s[4 * j] = kx[j];
+        s[4 * j + 1] = ky[j];
+        s[4 * j + 2] = kz[j];
+        s[4 * j + 3] = t[j];
+    }
+    DeviceGuard guard(device_);
+    if (pts.capacity_ < ps) {
+        pts.samples_ = DeviceBuffer(s.size() * sizeof(float));
+        pts.capacity_ = ps;
+    }
+    device::copy_to_device(pts.samples_.get(), s.data(), s.size() * sizeof(float));
+    pts.n1_ = n1;
+    pts.device_ = device_;
+}
+
+void CudaDftPipeline::set_points(const float* kx, const float* ky, const float* kz, const float* t, uword n1) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const uword padded = uword(round_up(int(std::min<uword>(n1, kMaxLength)), 2 * kTile));
+    if (current_ && current_.use_count() == 1 && current_->capacity_ >= padded) {
+        // Reuse the allocation; the transforms already queued on the stream read it, so let them finish.
+        synchronize();
+        upload_into(*current_, kx, ky, kz, t, n1);
+    } else {
+        auto fresh = std::make_shared<DftPoints>();
+        upload_into(*fresh, kx, ky, kz, t, n1);
+        current_ = std::move(fresh);
+    }
+    ++pointUploads_;
+}
+
+std::shared_ptr<const DftPoints> CudaDftPipeline::upload_points(const float* kx, const float* ky, const float* kz,
+                                                                const float* t, uword n1) const {
+    auto fresh = std::make_shared<DftPoints>();
+    upload_into(*fresh, kx, ky, kz, t, n1);
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++pointUploads_;
+    return fresh;
+}
+
+void CudaDftPipeline::set_points(std::shared_ptr<const DftPoints> points) {
+    if (!points) throw invalid_argument("CudaDftPipeline::set_points: points is a null pointer");
+    if (points->device_ != device_) {
+        throw invalid_argument("CudaDftPipeline::set_points: points live on device " + std::to_string(points->device_) +
+                               ", the plan on device " + std::to_string(device_));
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    current_ = std::const_pointer_cast<DftPoints>(std::move(points));
+}
+
+std::shared_ptr<const DftPoints> CudaDftPipeline::points() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return current_;
+}
+
+uword CudaDftPipeline::numSamples() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return current_->n1_;
+}
+
+uword CudaDftPipeline::point_uploads() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return pointUploads_;
+}
+
+void CudaDftPipeline::run(const DftPoints& points, const float* d_in, float* d_out, uword nbatch, bool forward) const {
+    require_pointer(d_in, "d_in");
+    require_pointer(d_out, "d_out");
+    if (nbatch < 1) throw invalid_argument("CudaDftPipeline::execute: batch must be at least 1, got 0");
+    if (maxBatch_ && nbatch > maxBatch_) {
+        throw invalid_argument("CudaDftPipeline::execute: batch = " + std::to_string(nbatch) +
+                               " exceeds the plan's options.max_batch = " + std::to_string(maxBatch_));
+    }
+    if (points.device_ != device_ || !points.samples_) {
+        throw invalid_argument("CudaDftPipeline::execute: the points were not made on this plan's device");
+    }
+    DeviceGuard guard(device_);
+    const int numSamples = int(points.n1_);
+    const int nOut = forward ? numSamples : numPixels_;
+    const int nIn = forward ? numPixels_ : numSamples;
+    const float4* outGeom = forward ? points.samples_.as<float4>() : pixels_.as<float4>();
+    const float4* inGeom = forward ? pixels_.as<float4>() : points.samples_.as<float4>();
     const float4* grads = hasGradients_ ? gradients_.as<float4>() : nullptr;
     const float2* in = reinterpret_cast<const float2*>(d_in);
     float2* out = reinterpret_cast<float2*>(d_out);
@@ -365,33 +430,33 @@ void CudaDftPipeline::run(const float* d_in, float* d_out, uword nbatch, bool fo
     }
 }
 
-void CudaDftPipeline::forward_device(const float* d_image, float* d_kdata) { run(d_image, d_kdata, 1, true); }
-void CudaDftPipeline::adjoint_device(const float* d_kdata, float* d_image) { run(d_kdata, d_image, 1, false); }
-void CudaDftPipeline::forward_device_batch(const float* d_images, float* d_kdata, uword nbatch) {
-    run(d_images, d_kdata, nbatch, true);
-}
-void CudaDftPipeline::adjoint_device_batch(const float* d_kdata, float* d_images, uword nbatch) {
-    run(d_kdata, d_images, nbatch, false);
+void CudaDftPipeline::execute(Direction direction, const float* d_in, float* d_out, uword batch) {
+    const std::shared_ptr<const DftPoints> p = points();  // held for the call: a concurrent set_points may rebind
+    run(*p, d_in, d_out, batch, direction == Direction::forward);
 }
 
-void CudaDftPipeline::forward(const float* h_image, float* h_kdata) {
-    require_pointer(h_image, "h_image");
-    require_pointer(h_kdata, "h_kdata");
-    DeviceBuffer din(size_t(numPixels_) * 2 * sizeof(float)), dout(size_t(numSamples_) * 2 * sizeof(float));
-    device::copy_to_device(din.get(), h_image, din.bytes());
-    forward_device(din.as<float>(), dout.as<float>());
-    synchronize();
-    device::copy_to_host(h_kdata, dout.get(), dout.bytes());
+void CudaDftPipeline::execute(const DftPoints& points, Direction direction, const float* d_in, float* d_out,
+                              uword batch) const {
+    run(points, d_in, d_out, batch, direction == Direction::forward);
 }
 
-void CudaDftPipeline::adjoint(const float* h_kdata, float* h_image) {
-    require_pointer(h_kdata, "h_kdata");
-    require_pointer(h_image, "h_image");
-    DeviceBuffer din(size_t(numSamples_) * 2 * sizeof(float)), dout(size_t(numPixels_) * 2 * sizeof(float));
-    device::copy_to_device(din.get(), h_kdata, din.bytes());
-    adjoint_device(din.as<float>(), dout.as<float>());
+void CudaDftPipeline::execute_host(Direction direction, const float* h_in, float* h_out, uword batch) {
+    require_pointer(h_in, "h_in");
+    require_pointer(h_out, "h_out");
+    if (batch < 1) throw invalid_argument("CudaDftPipeline::execute_host: batch must be at least 1, got 0");
+    const std::shared_ptr<const DftPoints> p = points();
+    const bool forward = direction == Direction::forward;
+    const uword nIn = forward ? uword(numPixels_) : p->n1_, nOut = forward ? p->n1_ : uword(numPixels_);
+    DeviceGuard guard(device_);
+    const uword inLen = checked_product("CudaDftPipeline::execute_host", {{"input length", nIn}, {"batch", batch}},
+                                          uword(-1) / (2 * sizeof(float)));
+    const uword outLen = checked_product("CudaDftPipeline::execute_host", {{"output length", nOut}, {"batch", batch}},
+                                           uword(-1) / (2 * sizeof(float)));
+    DeviceBuffer din(inLen * 2 * sizeof(float)), dout(outLen * 2 * sizeof(float));
+    device::copy_to_device(din.get(), h_in, din.bytes());
+    run(*p, din.as<float>(), dout.as<float>(), batch, forward);
     synchronize();
-    device::copy_to_host(h_image, dout.get(), dout.bytes());
+    device::copy_to_host(h_out, dout.get(), dout.bytes());
 }
 
 void CudaDftPipeline::synchronize() const { FORGE_CUDA_CHECK(cudaStreamSynchronize(stream_)); }

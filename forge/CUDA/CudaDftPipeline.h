@@ -1,28 +1,78 @@
 #pragma once
-// CudaDftPipeline: the GPU plan of the exact field-corrected DFT (seed spec 000).
+// CudaDftPipeline: the GPU plan of the exact field-corrected DFT (DftOperator.h has the formula).
 //
-// Plan once: the constructor uploads the trajectory (kx, ky, kz, t), the image coordinates (ix, iy, iz),
-// the field map FM (rad/s) and, for GdftR2, the gradient maps Gx, Gy, Gz (cycles/s per voxel) and grid
-// size. Execute many: forward/adjoint on device pointers (interleaved complex [re0, im0, re1, im1, ...],
-// the layout of forgeComplex<float>), with a batch dimension that evaluates each sample-pixel phase
-// once for all vectors of the batch (SENSE coils).
+// A plan in cufinufft's shape: make it from a geometry (the pixel side and a first sample set) and
+// options (stream, device, max_batch), then execute many times; set_points loads another sample set
+// and reuses the plan's allocation when it fits.
+//
+//   cuda::DftGeometry g;                 // host arrays: ix, iy, iz, fm_turns (n2); kx, ky, kz, t (n1)
+//   g.ix = ...; g.n1 = n1; g.n2 = n2;
+//   cuda::CudaDftPipeline plan(g);       // options: own blocking stream, current device, any batch
+//   plan.execute(cuda::Direction::forward, d_images, d_kdata, ncoils);
+//   plan.set_points(kx2, ky2, kz2, t2, n1b);   // another trajectory, same pixels
+//
+// Several sample sets can live on the device at once: upload_points() makes a DftPoints (device-resident,
+// immutable), and execute(points, ...) or set_points(points) use it with no host-to-device transfer.
+// pcSENSE's shots share one plan this way: the pixel geometry is uploaded once, each shot's samples once.
+//
+// Data are device pointers to interleaved complex float ([re0, im0, re1, im1, ...], the layout of
+// forgeComplex<float>), batch vectors back to back: images n2 x batch, k-space n1 x batch. Each
+// sample-pixel phase is evaluated once for up to 8 vectors of the batch (SENSE coils).
 //
 // Kernels are thread-per-output. Inputs of the inner sum are staged through shared memory in tiles; the
-// phase is kept in turns, reduced to [-1/2, 1/2] with rint and evaluated with the hardware sine/cosine
-// (__sincosf); when there are too few outputs to fill the GPU the inner sum is split across blocks and
-// the partial sums added in a fixed order (deterministic; also more accurate than one long float sum).
+// phase is kept in turns, reduced to [-1/2, 1/2] with a rounding trick and evaluated with the hardware
+// sine/cosine (__sincosf); when there are too few outputs to fill the GPU the inner sum is split across
+// blocks and the partial sums added in a fixed order (deterministic; also more accurate than one long
+// float sum).
 //
-// Work runs on the pipeline's own stream, a blocking stream, so it is ordered with work that forge
-// queues on the legacy default stream (forgeCol arithmetic) without host synchronisation. The *_device
-// calls return once the work is queued; the host wrappers forward/adjoint return with the result copied.
-// The header includes no CUDA header: CUstream_st is the type behind cudaStream_t.
+// execute returns once the work is queued on the plan's stream (PlanOptions.h); execute_host uploads,
+// runs, synchronises and downloads. The header includes no CUDA header.
+#include <memory>
+#include <mutex>
+
+#include "forge/CUDA/PlanOptions.h"
 #include "forge/Core/DeviceMemory.h"
 #include "forge/Core/Validation.h"
 
-struct CUstream_st;
-
 namespace forge {
 namespace cuda {
+
+// Host arrays describing one DFT: the pixel side (n2 entries each) and the sample side (n1 entries each).
+struct DftGeometry {
+    // Pixel side: positions in FOV units and the field map in turns per second, i.e. FM [rad/s] / (2 pi),
+    // converted by the caller (the plan uses it as given).
+    const float* ix = nullptr;
+    const float* iy = nullptr;
+    const float* iz = nullptr;
+    const float* fm_turns = nullptr;
+    // Optional gradient maps (cycles/s per voxel) for the sinc factor of GdftR2, on a numX x numY x numZ
+    // grid of n2 pixels. All three null: no gradient factor.
+    const float* Gx = nullptr;
+    const float* Gy = nullptr;
+    const float* Gz = nullptr;
+    uword numX = 1, numY = 1, numZ = 1;
+    // Sample side: k in cycles/FOV, t in seconds.
+    const float* kx = nullptr;
+    const float* ky = nullptr;
+    const float* kz = nullptr;
+    const float* t = nullptr;
+    uword n1 = 0;  // samples
+    uword n2 = 0;  // pixels
+};
+
+// A sample set resident on a plan's device: float4 (kx, ky, kz, t) per sample, zero-padded to whole pairs
+// of tiles. Made by CudaDftPipeline::upload_points (or set_points); immutable once made.
+class DftPoints {
+public:
+    uword n1() const { return n1_; }
+    uword capacity() const { return capacity_; }  // samples the allocation holds (padded)
+
+private:
+    friend class CudaDftPipeline;
+    DeviceBuffer samples_;
+    uword n1_ = 0, capacity_ = 0;
+    int device_ = 0;
+};
 
 class CudaDftPipeline {
 public:
@@ -36,48 +86,64 @@ public:
         checked_product(where, {{"n2 (pixels)", numPixels}}, kMaxLength, why);
     }
 
-    // Gdft: no gradient factor. Arrays of length numSamples: kx, ky, kz, t; of length numPixels: ix, iy, iz, FM.
-    CudaDftPipeline(const float* kx, const float* ky, const float* kz, const float* ix, const float* iy,
-                    const float* iz, const float* FM, const float* t, uword numSamples, uword numPixels);
-    // GdftR2: with gradient maps Gx, Gy, Gz (numPixels each) and the grid numX x numY x numZ = numPixels.
-    CudaDftPipeline(const float* kx, const float* ky, const float* kz, const float* ix, const float* iy,
-                    const float* iz, const float* FM, const float* t, const float* Gx, const float* Gy,
-                    const float* Gz, uword numSamples, uword numPixels, uword numX, uword numY, uword numZ);
+    // Uploads the pixel side and the sample set of geom (host arrays, read during the call only).
+    explicit CudaDftPipeline(const DftGeometry& geom, const PlanOptions& options = PlanOptions());
     ~CudaDftPipeline();
     CudaDftPipeline(const CudaDftPipeline&) = delete;
     CudaDftPipeline& operator=(const CudaDftPipeline&) = delete;
 
-    // Device-pointer API (interleaved complex). image: numPixels complex, kdata: numSamples complex.
-    void forward_device(const float* d_image, float* d_kdata);
-    void adjoint_device(const float* d_kdata, float* d_image);
-    // nbatch vectors back to back: images numPixels x nbatch, kdata numSamples x nbatch.
-    void forward_device_batch(const float* d_images, float* d_kdata, uword nbatch);
-    void adjoint_device_batch(const float* d_kdata, float* d_images, uword nbatch);
+    // Loads a new sample set (host arrays of n1 entries) as the plan's current points. The current
+    // allocation is overwritten when it holds n1 samples and no DftPoints handle shares it; otherwise a new
+    // one is made.
+    void set_points(const float* kx, const float* ky, const float* kz, const float* t, uword n1);
+    // Makes a device-resident sample set without touching the current points.
+    std::shared_ptr<const DftPoints> upload_points(const float* kx, const float* ky, const float* kz,
+                                                   const float* t, uword n1) const;
+    // Binds a device-resident sample set as the current points: no transfer.
+    void set_points(std::shared_ptr<const DftPoints> points);
+    // The current points (shared: a later set_points with host arrays then allocates anew).
+    std::shared_ptr<const DftPoints> points() const;
 
-    // Host-pointer wrappers: upload, run, download, synchronise.
-    void forward(const float* h_image, float* h_kdata);
-    void adjoint(const float* h_kdata, float* h_image);
+    // Transforms batch vectors (device pointers, see above) with the current points or with the given ones.
+    // forward: in = images (n2 x batch), out = k-space (n1 x batch); adjoint the other way round.
+    void execute(Direction direction, const float* d_in, float* d_out, uword batch = 1);
+    void execute(const DftPoints& points, Direction direction, const float* d_in, float* d_out,
+                 uword batch = 1) const;
+    // Host-pointer convenience: uploads, executes, synchronises and downloads.
+    void execute_host(Direction direction, const float* h_in, float* h_out, uword batch = 1);
 
-    // Waits until all work queued on this pipeline's stream has finished.
+    // Waits until all work queued on this plan's stream has finished.
     void synchronize() const;
 
-    int numSamples() const { return numSamples_; }
-    int numPixels() const { return numPixels_; }
+    uword numSamples() const;  // of the current points
+    uword numPixels() const { return uword(numPixels_); }
     bool hasGradients() const { return hasGradients_; }
+    CUstream_st* stream() const { return stream_; }
+    int device() const { return device_; }
+    uword max_batch() const { return maxBatch_; }
+    // Sample sets uploaded from the host so far (by the constructor, set_points and upload_points) and
+    // pixel-geometry uploads (one, by the constructor): lets callers check that they share a plan.
+    uword point_uploads() const;
+    uword pixel_uploads() const { return 1; }
 
 private:
-    void upload(const float* kx, const float* ky, const float* kz, const float* ix, const float* iy, const float* iz,
-                const float* FM, const float* t, const float* Gx, const float* Gy, const float* Gz);
-    void run(const float* d_in, float* d_out, uword nbatch, bool forward);
+    void upload_into(DftPoints& p, const float* kx, const float* ky, const float* kz, const float* t,
+                     uword n1) const;
+    void run(const DftPoints& points, const float* d_in, float* d_out, uword nbatch, bool forward) const;
 
-    int numSamples_ = 0, numPixels_ = 0;
+    int numPixels_ = 0;
     int numX_ = 1, numY_ = 1, numZ_ = 1;
     bool hasGradients_ = false;
     int multiprocessors_ = 1;
-    DeviceBuffer samples_;    // float4 (kx, ky, kz, t) per sample, zero-padded to whole tiles
-    DeviceBuffer pixels_;     // float4 (ix, iy, iz, FM / 2 pi) per pixel, zero-padded to whole tiles
-    DeviceBuffer gradients_;  // float4 (Gx, Gy, Gz, 0) per pixel (GdftR2 only)
+    int device_ = 0;
+    uword maxBatch_ = 0;
+    DeviceBuffer pixels_;     // float4 (ix, iy, iz, fm_turns) per pixel, zero-padded to whole tiles
+    DeviceBuffer gradients_;  // float4 (Gx, Gy, Gz, 0) per pixel (with gradient maps only)
+    std::shared_ptr<DftPoints> current_;
     CUstream_st* stream_ = nullptr;
+    bool ownsStream_ = false;
+    mutable std::mutex mutex_;  // guards current_ and the upload counter
+    mutable uword pointUploads_ = 0;
 };
 
 }  // namespace cuda

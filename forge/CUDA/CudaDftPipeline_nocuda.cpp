@@ -11,23 +11,24 @@ namespace {
 }
 }  // namespace
 
-CudaDftPipeline::CudaDftPipeline(const float*, const float*, const float*, const float*, const float*, const float*,
-                                 const float*, const float*, uword, uword) {
-    no_cuda();
-}
-CudaDftPipeline::CudaDftPipeline(const float*, const float*, const float*, const float*, const float*, const float*,
-                                 const float*, const float*, const float*, const float*, const float*, uword, uword,
-                                 uword, uword, uword) {
+CudaDftPipeline::CudaDftPipeline(const DftGeometry& geom, const PlanOptions&) {
+    check_sizes("CudaDftPipeline", geom.n1, geom.n2);
     no_cuda();
 }
 CudaDftPipeline::~CudaDftPipeline() = default;
-void CudaDftPipeline::forward_device(const float*, float*) { no_cuda(); }
-void CudaDftPipeline::adjoint_device(const float*, float*) { no_cuda(); }
-void CudaDftPipeline::forward_device_batch(const float*, float*, uword) { no_cuda(); }
-void CudaDftPipeline::adjoint_device_batch(const float*, float*, uword) { no_cuda(); }
-void CudaDftPipeline::forward(const float*, float*) { no_cuda(); }
-void CudaDftPipeline::adjoint(const float*, float*) { no_cuda(); }
+void CudaDftPipeline::set_points(const float*, const float*, const float*, const float*, uword) { no_cuda(); }
+std::shared_ptr<const DftPoints> CudaDftPipeline::upload_points(const float*, const float*, const float*,
+                                                                const float*, uword) const {
+    no_cuda();
+}
+void CudaDftPipeline::set_points(std::shared_ptr<const DftPoints>) { no_cuda(); }
+std::shared_ptr<const DftPoints> CudaDftPipeline::points() const { no_cuda(); }
+void CudaDftPipeline::execute(Direction, const float*, float*, uword) { no_cuda(); }
+void CudaDftPipeline::execute(const DftPoints&, Direction, const float*, float*, uword) const { no_cuda(); }
+void CudaDftPipeline::execute_host(Direction, const float*, float*, uword) { no_cuda(); }
 void CudaDftPipeline::synchronize() const { no_cuda(); }
+uword CudaDftPipeline::numSamples() const { no_cuda(); }
+uword CudaDftPipeline::point_uploads() const { no_cuda(); }
 
 }  // namespace cuda
 }  // namespace forge

@@ -1,16 +1,18 @@
 // CudaNufftPipeline: GPU Kaiser-Bessel NUFFT for Gnufft<float> (see CudaNufftPipeline.h).
 //
-// Gridding follows the sector-based, output-driven scheme of Gregerson (seed 001): the oversampled grid is
+// Gridding follows the sector-based, output-driven scheme of Gregerson: the oversampled grid is
 // split into sectors (32x32 in 2D, 16x16x16 in 3D); on the host, once, each sample is listed in every
 // sector its kernel footprint touches. One thread block per sector accumulates its samples into a
 // shared-memory tile (shared-memory atomics only) and writes the finished tile to global memory; every grid
 // cell belongs to exactly one sector, so the grid needs no clearing and no global atomics at all.
+// A batch runs with the vector in blockIdx.y: every kernel offsets its input and output by that vector.
 #include "forge/CUDA/CudaNufftPipeline.h"
 
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cmath>
+#include <mutex>
 #include <sstream>
 #include <vector>
 
@@ -59,7 +61,10 @@ __device__ __forceinline__ long long image_to_grid(long long i, const DevGeom& g
 __global__ void kernel_pad(const float2* __restrict__ img, float2* __restrict__ grid, DevGeom g,
                            const float* __restrict__ dx, const float* __restrict__ dy, const float* __restrict__ dz) {
     long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-    if (i >= (long long)g.N[0] * g.N[1] * g.N[2]) return;
+    const long long n2 = (long long)g.N[0] * g.N[1] * g.N[2];
+    if (i >= n2) return;
+    img += blockIdx.y * n2;
+    grid += blockIdx.y * ((long long)g.G[0] * g.G[1] * g.G[2]);
     float d;
     const long long gi = image_to_grid(i, g, dx, dy, dz, d);
     float2 v = img[i];
@@ -70,7 +75,10 @@ __global__ void kernel_pad(const float2* __restrict__ img, float2* __restrict__ 
 __global__ void kernel_crop(const float2* __restrict__ grid, float2* __restrict__ img, DevGeom g,
                             const float* __restrict__ dx, const float* __restrict__ dy, const float* __restrict__ dz) {
     long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-    if (i >= (long long)g.N[0] * g.N[1] * g.N[2]) return;
+    const long long n2 = (long long)g.N[0] * g.N[1] * g.N[2];
+    if (i >= n2) return;
+    img += blockIdx.y * n2;
+    grid += blockIdx.y * ((long long)g.G[0] * g.G[1] * g.G[2]);
     float d;
     const long long gi = image_to_grid(i, g, dx, dy, dz, d);
     float2 v = grid[gi];
@@ -83,6 +91,8 @@ __global__ void kernel_interp(const float2* __restrict__ grid, float2* __restric
                               const float* __restrict__ uy, const float* __restrict__ uz, int n1) {
     int e = blockIdx.x * blockDim.x + threadIdx.x;
     if (e >= n1) return;
+    grid += blockIdx.y * ((long long)g.G[0] * g.G[1] * g.G[2]);
+    out += blockIdx.y * (long long)n1;
     int j = order[e];
     const float u[3] = {ux[j], uy[j], uz[j]};
     int taps[3], first[3];
@@ -119,9 +129,11 @@ __global__ void kernel_interp(const float2* __restrict__ grid, float2* __restric
 // Adjoint step 1: one block per sector; shared-memory tile; every cell of the sector written once.
 __global__ void kernel_grid_sectors(const float2* __restrict__ in, float2* __restrict__ grid, DevGeom g,
                                     const long long* __restrict__ secStart, const int* __restrict__ secIdx,
-                                    const float4* __restrict__ secU) {
+                                    const float4* __restrict__ secU, int n1) {
     extern __shared__ float2 tile[];
     const int sec = blockIdx.x;
+    in += blockIdx.y * (long long)n1;
+    grid += blockIdx.y * ((long long)g.G[0] * g.G[1] * g.G[2]);
     const int sx = sec % g.nsec[0], sy = (sec / g.nsec[0]) % g.nsec[1], sz = sec / (g.nsec[0] * g.nsec[1]);
     const int o[3] = {sx * g.S[0], sy * g.S[1], sz * g.S[2]};
     const int sz3[3] = {min(g.S[0], g.G[0] - o[0]), min(g.S[1], g.G[1] - o[1]), min(g.S[2], g.G[2] - o[2])};
@@ -170,11 +182,11 @@ __global__ void kernel_grid_sectors(const float2* __restrict__ in, float2* __res
     }
 }
 
+// Copies n entries to the device into b, reallocating only when b is too small.
 template <typename T>
-DeviceBuffer upload(const T* h, size_t n) {
-    DeviceBuffer b(n * sizeof(T));
+void upload_into(DeviceBuffer& b, const T* h, size_t n) {
+    if (b.bytes() < n * sizeof(T) || !b) b = DeviceBuffer(std::max<size_t>(n, 1) * sizeof(T));
     if (n) device::copy_to_device(b.get(), h, n * sizeof(T));
-    return b;
 }
 }  // namespace
 
@@ -184,29 +196,24 @@ struct CudaNufftPipeline::Impl {
     long long nsectors = 0, entries = 0;
     size_t shmem = 0;
     DeviceBuffer u[3], deapod[3], lut, order, secStart, secIdx, secU, grid;
+    uword gridVectors = 0;  // oversampled grids the workspace holds
     std::unique_ptr<CudaFftPlan<float>> fft;
+    cudaStream_t stream = nullptr;
+    bool ownsStream = false;
+    int device = 0;
+    uword maxBatch = 0;
+    std::mutex mutex;  // execute and set_points share the workspace and the sector lists
+
+    long long grid_elems() const { return (long long)g.G[0] * g.G[1] * g.G[2]; }
+    void sort_points(uword n1, const float* ux, const float* uy, const float* uz);
+    void reserve_grids(uword vectors);
 };
 
-CudaNufftPipeline::CudaNufftPipeline(const NufftGeometry& geom) : impl_(new Impl) {
-    check_sizes("CudaNufftPipeline", geom);
-    if (geom.W > kMaxW) throw invalid_argument("CudaNufftPipeline: kernel width above 16");
-    // From here every size fits the int fields of DevGeom (check_sizes; N <= G).
-    Impl& I = *impl_;
-    DevGeom& g = I.g;
-    I.n1 = int(geom.n1);
-    g.W = int(geom.W);
-    g.half = float(geom.W) / 2.f;
-    for (int d = 0; d < 3; ++d) {
-        g.N[d] = int(geom.N[d]);
-        g.G[d] = int(geom.G[d]);
-        g.S[d] = int(sector_size(geom, d));
-        g.nsec[d] = (g.G[d] + g.S[d] - 1) / g.S[d];
-    }
-    I.nsectors = (long long)g.nsec[0] * g.nsec[1] * g.nsec[2];
-    I.shmem = size_t(g.S[0]) * g.S[1] * g.S[2] * sizeof(float2);
-
-    // Host presort: list every sample in each sector its footprint touches (counting sort, two passes).
-    const int n1 = I.n1;
+// Host presort: list every sample in each sector its footprint touches (counting sort, two passes), and
+// upload the lists, the sample order of the forward interpolation and the positions.
+void CudaNufftPipeline::Impl::sort_points(uword n1u, const float* ux, const float* uy, const float* uz) {
+    n1 = int(n1u);
+    const float* pos[3] = {ux, uy, uz};
     auto sectors_along = [&](int d, float u, int* out) {
         if (g.N[d] == 1) {
             out[0] = 0;
@@ -224,22 +231,22 @@ CudaNufftPipeline::CudaNufftPipeline(const NufftGeometry& geom) : impl_(new Impl
         }
         return cnt;
     };
-    std::vector<long long> start(I.nsectors + 1, 0);
+    std::vector<long long> start(nsectors + 1, 0);
     for (int pass = 0; pass < 2; ++pass) {
         std::vector<long long> fill;
         std::vector<int> idx;
         std::vector<float4> pu;
         if (pass == 1) {
-            for (long long s = 0; s < I.nsectors; ++s) start[s + 1] += start[s];
-            I.entries = start[I.nsectors];
+            for (long long s = 0; s < nsectors; ++s) start[s + 1] += start[s];
+            entries = start[nsectors];
             fill.assign(start.begin(), start.end() - 1);
-            idx.resize(I.entries);
-            pu.resize(I.entries);
+            idx.resize(entries);
+            pu.resize(entries);
         }
         for (int j = 0; j < n1; ++j) {
             int sx[kMaxW], sy[kMaxW], sz[kMaxW];
-            const float ux = geom.u[0][j], uy = geom.u[1][j], uz = geom.u[2][j];
-            const int cx = sectors_along(0, ux, sx), cy = sectors_along(1, uy, sy), cz = sectors_along(2, uz, sz);
+            const float px = pos[0][j], py = pos[1][j], pz = pos[2][j];
+            const int cx = sectors_along(0, px, sx), cy = sectors_along(1, py, sy), cz = sectors_along(2, pz, sz);
             for (int c = 0; c < cz; ++c)
                 for (int b = 0; b < cy; ++b)
                     for (int a = 0; a < cx; ++a) {
@@ -249,79 +256,164 @@ CudaNufftPipeline::CudaNufftPipeline(const NufftGeometry& geom) : impl_(new Impl
                         } else {
                             const long long e = fill[s]++;
                             idx[e] = j;
-                            pu[e] = make_float4(ux, uy, uz, 0.f);
+                            pu[e] = make_float4(px, py, pz, 0.f);
                         }
                     }
         }
         if (pass == 1) {
             // Sample order for the forward interpolation: the order of first appearance in the sector lists.
-            std::vector<int> order;
-            order.reserve(n1);
+            std::vector<int> ord;
+            ord.reserve(n1);
             std::vector<char> seen(n1, 0);
             for (int j : idx)
                 if (!seen[j]) {
                     seen[j] = 1;
-                    order.push_back(j);
+                    ord.push_back(j);
                 }
-            I.secIdx = upload(idx.data(), idx.size());
-            I.secU = upload(pu.data(), pu.size());
-            I.order = upload(order.data(), order.size());
+            upload_into(secIdx, idx.data(), idx.size());
+            upload_into(secU, pu.data(), pu.size());
+            upload_into(order, ord.data(), ord.size());
         }
     }
-    I.secStart = upload(start.data(), start.size());
+    upload_into(secStart, start.data(), start.size());
+    for (int d = 0; d < 3; ++d) upload_into(u[d], pos[d], size_t(n1));
+}
+
+// Grid workspace for 'vectors' oversampled grids (work queued on the stream may still use the old one).
+void CudaNufftPipeline::Impl::reserve_grids(uword vectors) {
+    if (gridVectors >= vectors) return;
+    FORGE_CUDA_CHECK(cudaStreamSynchronize(stream));
+    grid = DeviceBuffer(size_t(vectors) * size_t(grid_elems()) * sizeof(float2));
+    gridVectors = vectors;
+}
+
+CudaNufftPipeline::CudaNufftPipeline(const NufftGeometry& geom, const PlanOptions& options) : impl_(new Impl) {
+    check_sizes("CudaNufftPipeline", geom);
+    if (geom.W > kMaxW) throw invalid_argument("CudaNufftPipeline: kernel width above 16");
+    if (geom.n1 < 1) throw invalid_argument("CudaNufftPipeline: geometry.n1 (samples) must be at least 1, got 0");
+    // From here every size fits the int fields of DevGeom (check_sizes; N <= G).
+    Impl& I = *impl_;
+    DevGeom& g = I.g;
+    I.device = resolve_device("CudaNufftPipeline", options.device);
+    I.maxBatch = options.max_batch;
+    DeviceGuard guard(I.device);
+    g.W = int(geom.W);
+    g.half = float(geom.W) / 2.f;
     for (int d = 0; d < 3; ++d) {
-        I.u[d] = upload(geom.u[d], size_t(n1));
-        I.deapod[d] = upload(geom.deapod[d], geom.N[d]);
+        g.N[d] = int(geom.N[d]);
+        g.G[d] = int(geom.G[d]);
+        g.S[d] = int(sector_size(geom, d));
+        g.nsec[d] = (g.G[d] + g.S[d] - 1) / g.S[d];
     }
-    I.lut = upload(geom.lut, geom.lutSize);
+    I.nsectors = (long long)g.nsec[0] * g.nsec[1] * g.nsec[2];
+    I.shmem = size_t(g.S[0]) * g.S[1] * g.S[2] * sizeof(float2);
+    if (options.stream) {
+        I.stream = options.stream;
+    } else {
+        FORGE_CUDA_CHECK(cudaStreamCreate(&I.stream));  // blocking stream: ordered with the legacy default stream
+        I.ownsStream = true;
+    }
+    I.sort_points(geom.n1, geom.u[0], geom.u[1], geom.u[2]);
+    for (int d = 0; d < 3; ++d) upload_into(I.deapod[d], geom.deapod[d], geom.N[d]);
+    upload_into(I.lut, geom.lut, geom.lutSize);
     g.lut = I.lut.as<float>();
     g.lutScale = geom.lutScale;
     g.lutMax = float(geom.lutSize - 2);
-    I.grid = DeviceBuffer(size_t(g.G[0]) * g.G[1] * g.G[2] * sizeof(float2));
-    I.fft.reset(new CudaFftPlan<float>(g.G[0], g.G[1], g.G[2]));
+    I.reserve_grids(I.maxBatch ? std::min<uword>(I.maxBatch, 65535) : 1);
+    I.fft.reset(new CudaFftPlan<float>(g.G[0], g.G[1], g.G[2], I.stream));
     if (I.shmem > 48 * 1024) {
         FORGE_CUDA_CHECK(cudaFuncSetAttribute(kernel_grid_sectors, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                               int(I.shmem)));
     }
 }
 
-CudaNufftPipeline::~CudaNufftPipeline() = default;
+CudaNufftPipeline::~CudaNufftPipeline() {
+    Impl& I = *impl_;
+    if (I.stream) {
+        // Finish queued work before the buffers it reads are freed; nothing can be thrown from here.
+        if (cudaStreamSynchronize(I.stream) != cudaSuccess) cudaGetLastError();
+        I.fft.reset();
+        if (I.ownsStream && cudaStreamDestroy(I.stream) != cudaSuccess) cudaGetLastError();
+    }
+}
 
+void CudaNufftPipeline::set_points(uword n1, const float* ux, const float* uy, const float* uz) {
+    Impl& I = *impl_;
+    checked_product("CudaNufftPipeline::set_points", {{"n1 (k-space samples)", n1}}, kMaxIndex,
+                    "CudaNufftPipeline::kMaxIndex: the GPU kernels index it with 32-bit ints");
+    if (n1 < 1) throw invalid_argument("CudaNufftPipeline::set_points: n1 (samples) must be at least 1, got 0");
+    if (!ux || !uy || !uz) throw invalid_argument("CudaNufftPipeline::set_points: ux, uy, uz must not be null");
+    std::lock_guard<std::mutex> lock(I.mutex);
+    DeviceGuard guard(I.device);
+    // Transforms already queued read the sector lists that are about to be overwritten.
+    FORGE_CUDA_CHECK(cudaStreamSynchronize(I.stream));
+    I.sort_points(n1, ux, uy, uz);
+}
+
+uword CudaNufftPipeline::n1() const { return uword(impl_->n1); }
+CUstream_st* CudaNufftPipeline::stream() const { return impl_->stream; }
+int CudaNufftPipeline::device() const { return impl_->device; }
+uword CudaNufftPipeline::max_batch() const { return impl_->maxBatch; }
 long long CudaNufftPipeline::num_sectors() const { return impl_->nsectors; }
 long long CudaNufftPipeline::sector_entries() const { return impl_->entries; }
 
-void CudaNufftPipeline::forward_device(const float* d_image, float* d_kdata) const {
+uword CudaNufftPipeline::pass_size(uword batch) const {
     const Impl& I = *impl_;
-    const DevGeom& g = I.g;
-    float2* grid = I.grid.as<float2>();
-    const long long gridN = (long long)g.G[0] * g.G[1] * g.G[2];
-    const long long n2 = (long long)g.N[0] * g.N[1] * g.N[2];
-    FORGE_CUDA_CHECK(cudaMemsetAsync(grid, 0, size_t(gridN) * sizeof(float2), 0));
-    kernel_pad<<<unsigned((n2 + kThreads - 1) / kThreads), kThreads>>>(
-        reinterpret_cast<const float2*>(d_image), grid, g, I.deapod[0].as<float>(), I.deapod[1].as<float>(),
-        I.deapod[2].as<float>());
-    FORGE_CUDA_CHECK_LAUNCH("kernel_pad");
-    I.fft->exec(reinterpret_cast<float*>(grid), true);
-    kernel_interp<<<unsigned((I.n1 + kThreads - 1) / kThreads), kThreads>>>(
-        grid, reinterpret_cast<float2*>(d_kdata), g, I.order.as<int>(), I.u[0].as<float>(), I.u[1].as<float>(),
-        I.u[2].as<float>(), I.n1);
-    FORGE_CUDA_CHECK_LAUNCH("kernel_interp");
+    uword pass = I.maxBatch ? I.maxBatch : kDefaultPass;
+    if (!I.maxBatch) {  // the default pass keeps the grid workspace near 1 GiB (at least one grid)
+        const uword perGrid = uword(I.grid_elems()) * sizeof(float2);
+        pass = std::min<uword>(pass, std::max<uword>(1, (uword(1) << 30) / perGrid));
+    }
+    return std::max<uword>(1, std::min<uword>({pass, batch, 65535}));  // the vector is blockIdx.y
 }
 
-void CudaNufftPipeline::adjoint_device(const float* d_kdata, float* d_image) const {
-    const Impl& I = *impl_;
+void CudaNufftPipeline::synchronize() const { FORGE_CUDA_CHECK(cudaStreamSynchronize(impl_->stream)); }
+
+void CudaNufftPipeline::execute(Direction direction, const float* d_in, float* d_out, uword batch) const {
+    Impl& I = *impl_;
+    if (!d_in || !d_out) throw invalid_argument("CudaNufftPipeline::execute: d_in and d_out must not be null");
+    if (batch < 1) throw invalid_argument("CudaNufftPipeline::execute: batch must be at least 1, got 0");
+    if (I.maxBatch && batch > I.maxBatch) {
+        throw invalid_argument("CudaNufftPipeline::execute: batch = " + std::to_string(batch) +
+                               " exceeds the plan's options.max_batch = " + std::to_string(I.maxBatch));
+    }
+    std::lock_guard<std::mutex> lock(I.mutex);
+    DeviceGuard guard(I.device);
     const DevGeom& g = I.g;
+    const uword pass = pass_size(batch);
+    I.reserve_grids(pass);
     float2* grid = I.grid.as<float2>();
+    const long long gridN = I.grid_elems();
     const long long n2 = (long long)g.N[0] * g.N[1] * g.N[2];
-    kernel_grid_sectors<<<unsigned(I.nsectors), kThreads, I.shmem>>>(
-        reinterpret_cast<const float2*>(d_kdata), grid, g, I.secStart.as<long long>(), I.secIdx.as<int>(),
-        I.secU.as<float4>());
-    FORGE_CUDA_CHECK_LAUNCH("kernel_grid_sectors");
-    I.fft->exec(reinterpret_cast<float*>(grid), false);
-    kernel_crop<<<unsigned((n2 + kThreads - 1) / kThreads), kThreads>>>(
-        grid, reinterpret_cast<float2*>(d_image), g, I.deapod[0].as<float>(), I.deapod[1].as<float>(),
-        I.deapod[2].as<float>());
-    FORGE_CUDA_CHECK_LAUNCH("kernel_crop");
+    const long long n1 = I.n1;
+    const cudaStream_t st = I.stream;
+    const bool forward = direction == Direction::forward;
+    for (uword b0 = 0; b0 < batch; b0 += pass) {
+        const unsigned nb = unsigned(std::min(pass, batch - b0));
+        if (forward) {
+            const float2* img = reinterpret_cast<const float2*>(d_in) + b0 * n2;
+            float2* kdata = reinterpret_cast<float2*>(d_out) + b0 * n1;
+            FORGE_CUDA_CHECK(cudaMemsetAsync(grid, 0, size_t(nb) * size_t(gridN) * sizeof(float2), st));
+            kernel_pad<<<dim3(unsigned((n2 + kThreads - 1) / kThreads), nb), kThreads, 0, st>>>(
+                img, grid, g, I.deapod[0].as<float>(), I.deapod[1].as<float>(), I.deapod[2].as<float>());
+            FORGE_CUDA_CHECK_LAUNCH("kernel_pad");
+            I.fft->exec(reinterpret_cast<float*>(grid), true, nb);
+            kernel_interp<<<dim3(unsigned((n1 + kThreads - 1) / kThreads), nb), kThreads, 0, st>>>(
+                grid, kdata, g, I.order.as<int>(), I.u[0].as<float>(), I.u[1].as<float>(), I.u[2].as<float>(),
+                I.n1);
+            FORGE_CUDA_CHECK_LAUNCH("kernel_interp");
+        } else {
+            const float2* kdata = reinterpret_cast<const float2*>(d_in) + b0 * n1;
+            float2* img = reinterpret_cast<float2*>(d_out) + b0 * n2;
+            kernel_grid_sectors<<<dim3(unsigned(I.nsectors), nb), kThreads, I.shmem, st>>>(
+                kdata, grid, g, I.secStart.as<long long>(), I.secIdx.as<int>(), I.secU.as<float4>(), I.n1);
+            FORGE_CUDA_CHECK_LAUNCH("kernel_grid_sectors");
+            I.fft->exec(reinterpret_cast<float*>(grid), false, nb);
+            kernel_crop<<<dim3(unsigned((n2 + kThreads - 1) / kThreads), nb), kThreads, 0, st>>>(
+                grid, img, g, I.deapod[0].as<float>(), I.deapod[1].as<float>(), I.deapod[2].as<float>());
+            FORGE_CUDA_CHECK_LAUNCH("kernel_crop");
+        }
+    }
 }
 
 }  // namespace cuda

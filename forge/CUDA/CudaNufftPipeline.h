@@ -1,19 +1,32 @@
 #pragma once
-// CudaNufftPipeline: the GPU half of Gnufft<float> (declared without CUDA headers).
+// CudaNufftPipeline: the GPU plan of Gnufft<float> (declared without CUDA headers), in cufinufft's shape:
+// make it from a geometry and options (stream, device, max_batch), execute many times; set_points loads
+// a new trajectory (re-sorted into sectors, allocations reused where they fit).
+//
+//   cuda::NufftGeometry g = ...;                 // sizes, kernel table, sample positions (host arrays)
+//   cuda::CudaNufftPipeline plan(g);             // own blocking stream, current device
+//   plan.execute(cuda::Direction::forward, d_images, d_kdata, ncoils);
+//   plan.set_points(n1b, ux, uy, uz);            // another trajectory on the same grid
+//
+// The batch is first-class: each pass takes up to pass_size() vectors, one oversampled grid each; every
+// kernel runs over the pass with the vector in gridDim.y, and one cuFFT plan-many transforms all its grids.
 //
 // Forward  (image -> samples): deapodize + zero-pad (one kernel), cuFFT on the oversampled grid,
 //          Kaiser-Bessel interpolation (one thread per sample, samples in sector order for locality).
-// Adjoint  (samples -> image): sector-based, output-driven gridding (seed 001): the oversampled grid is
+// Adjoint  (samples -> image): sector-based, output-driven gridding (Gregerson's scheme): the oversampled grid is
 //          cut into sectors; each thread block owns one sector, accumulates in shared memory every sample
 //          whose kernel footprint touches the sector (the sample lists are presorted on the host, once,
 //          with a sample listed in every sector it touches), then writes its sector to global memory
 //          exactly once. No atomics on global memory anywhere; only shared-memory atomics in the hot loop.
 //          Then inverse cuFFT, crop + deapodize (one kernel).
 // The trajectory (in grid units), the sector lists, the kernel table and the deapodization factors
-// live on the device for the pipeline's lifetime. Data are interleaved complex float device arrays.
+// live on the device for the plan's lifetime. Data are interleaved complex float device arrays, batch
+// vectors back to back: images n2 x batch, k-space n1 x batch. Work is queued on the plan's stream
+// (PlanOptions.h); execute returns once it is queued.
 #include <algorithm>
 #include <memory>
 
+#include "forge/CUDA/PlanOptions.h"
 #include "forge/Core/Config.h"
 #include "forge/Core/Validation.h"
 
@@ -58,13 +71,31 @@ public:
         // Sectors hold at most 32^3 cells, so this also bounds the grid to 2^46 cells: its byte count fits.
     }
 
-    explicit CudaNufftPipeline(const NufftGeometry& geom);
+    // Vectors per pass when options.max_batch is 0: up to this many, within a 1 GiB grid workspace.
+    static constexpr uword kDefaultPass = 8;
+
+    // Uploads geom (host arrays, read during the call only). With options.max_batch > 0 the grid workspace
+    // for that many vectors is allocated here; otherwise it grows on demand up to the default pass.
+    explicit CudaNufftPipeline(const NufftGeometry& geom, const PlanOptions& options = PlanOptions());
     ~CudaNufftPipeline();
     CudaNufftPipeline(const CudaNufftPipeline&) = delete;
     CudaNufftPipeline& operator=(const CudaNufftPipeline&) = delete;
 
-    void forward_device(const float* d_image, float* d_kdata) const;
-    void adjoint_device(const float* d_kdata, float* d_image) const;
+    // A new trajectory on the same grid: n1 sample positions in grid units, wrapped into [0, G) (host
+    // arrays; an axis of length 1 takes 0). Re-sorts the sectors; device arrays are reused when they fit.
+    void set_points(uword n1, const float* ux, const float* uy, const float* uz);
+
+    // Transforms batch vectors (device pointers): forward images (n2 x batch) -> k-space (n1 x batch),
+    // adjoint the other way round. Calls from several host threads are serialised.
+    void execute(Direction direction, const float* d_in, float* d_out, uword batch = 1) const;
+    // Waits until all work queued on the plan's stream has finished.
+    void synchronize() const;
+
+    uword n1() const;
+    uword pass_size(uword batch) const;  // vectors one pass of execute takes for a batch of that size
+    CUstream_st* stream() const;
+    int device() const;
+    uword max_batch() const;
 
     // Sorting statistics: number of sectors and of (sector, sample) entries (>= n1; the ratio is the
     // duplication caused by footprints that straddle sector borders).

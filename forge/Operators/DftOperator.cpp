@@ -105,6 +105,15 @@ void DftOperator<T1>::set_gradients(const char* name, const arma::Col<T1>& Gx, c
 }
 
 template <typename T1>
+DftOperator<T1>::DftOperator(const char* name, const DftOperator& pixels, uword n1, const arma::Col<T1>& kx,
+                             const arma::Col<T1>& ky, const arma::Col<T1>& kz, const arma::Col<T1>& t)
+    : DftOperator(name, n1, pixels.n2_, kx, ky, kz, pixels.ix_, pixels.iy_, pixels.iz_, pixels.FM_, t) {
+    if (pixels.hasGradients_) {
+        set_gradients(name, pixels.Gx_, pixels.Gy_, pixels.Gz_, pixels.numX_, pixels.numY_, pixels.numZ_);
+    }
+}
+
+template <typename T1>
 void DftOperator<T1>::make_pipeline() {
 #ifdef FORGE_HAS_CUDA
     if constexpr (std::is_same<T1, float>::value) {
@@ -117,16 +126,50 @@ void DftOperator<T1>::make_pipeline() {
             gpuRefusal_ = e.what();
             return;
         }
+        cuda::DftGeometry g;
+        g.ix = ix_.memptr();
+        g.iy = iy_.memptr();
+        g.iz = iz_.memptr();
+        g.fm_turns = fmTurns_.memptr();  // the plan takes the field map in turns per second
         if (hasGradients_) {
-            pipeline_ = std::make_shared<cuda::CudaDftPipeline>(
-                kx_.memptr(), ky_.memptr(), kz_.memptr(), ix_.memptr(), iy_.memptr(), iz_.memptr(), FM_.memptr(),
-                t_.memptr(), Gx_.memptr(), Gy_.memptr(), Gz_.memptr(), n1_, n2_, numX_, numY_, numZ_);
-        } else {
-            pipeline_ = std::make_shared<cuda::CudaDftPipeline>(kx_.memptr(), ky_.memptr(), kz_.memptr(), ix_.memptr(),
-                                                                iy_.memptr(), iz_.memptr(), FM_.memptr(), t_.memptr(),
-                                                                n1_, n2_);
+            g.Gx = Gx_.memptr();
+            g.Gy = Gy_.memptr();
+            g.Gz = Gz_.memptr();
+            g.numX = numX_;
+            g.numY = numY_;
+            g.numZ = numZ_;
         }
+        g.kx = kx_.memptr();
+        g.ky = ky_.memptr();
+        g.kz = kz_.memptr();
+        g.t = t_.memptr();
+        g.n1 = n1_;
+        g.n2 = n2_;
+        pipeline_ = std::make_shared<cuda::CudaDftPipeline>(g);
+        points_ = pipeline_->points();
     }
+#endif
+}
+
+template <typename T1>
+void DftOperator<T1>::share_pipeline(const DftOperator& pixels) {
+#ifdef FORGE_HAS_CUDA
+    if constexpr (std::is_same<T1, float>::value) {
+        if (!pixels.pipeline_) {  // no device, or pixel counts the kernels cannot index: same outcome here
+            make_pipeline();
+            return;
+        }
+        try {
+            cuda::CudaDftPipeline::check_sizes(name_, n1_, n2_);
+        } catch (const invalid_argument& e) {
+            gpuRefusal_ = e.what();
+            return;
+        }
+        pipeline_ = pixels.pipeline_;
+        points_ = pipeline_->upload_points(kx_.memptr(), ky_.memptr(), kz_.memptr(), t_.memptr(), n1_);
+    }
+#else
+    (void)pixels;
 #endif
 }
 
@@ -198,13 +241,8 @@ void DftOperator<T1>::apply_device(const forgeComplex<T1>* in, forgeComplex<T1>*
             throw cuda_error(std::string(name_) + ": input is on the GPU but the operator has no CUDA pipeline "
                                                   "(no CUDA device was available when it was constructed)");
         }
-        const float* din = reinterpret_cast<const float*>(in);
-        float* dout = reinterpret_cast<float*>(out);
-        if (forward) {
-            pipeline_->forward_device_batch(din, dout, nbatch);
-        } else {
-            pipeline_->adjoint_device_batch(din, dout, nbatch);
-        }
+        pipeline_->execute(*points_, forward ? cuda::Direction::forward : cuda::Direction::adjoint,
+                           reinterpret_cast<const float*>(in), reinterpret_cast<float*>(out), nbatch);
         return;
     }
 #endif

@@ -8,7 +8,9 @@
 //
 // Units: k in cycles per FOV, r in FOV units, FM in rad/s, t in seconds, Gx/Gy/Gz in cycles/s per voxel.
 // Host data (arma::Col or host forgeCol) runs on the CPU with OpenMP; on CUDA float builds a
-// forgeCol already on the GPU runs on the operator's CudaDftPipeline and its result stays there.
+// forgeCol already on the GPU runs on the operator's CudaDftPipeline (its GPU plan) and its result stays
+// there. Copies share the plan; an operator made from another's pixels (Gdft's pixels-sharing constructor)
+// shares it too and only adds its own sample set on the device.
 #include <complex>
 #include <memory>
 #include <string>
@@ -21,6 +23,7 @@
 namespace forge {
 namespace cuda {
 class CudaDftPipeline;
+class DftPoints;
 }
 namespace dftcpu {
 template <typename T> struct DftGeometryView;
@@ -46,6 +49,8 @@ public:
     bool has_gradients() const { return hasGradients_; }
     // True when device-resident forgeCol input runs on a CudaDftPipeline (CUDA float builds with a GPU).
     bool gpu_enabled() const { return static_cast<bool>(pipeline_); }
+    // The GPU plan device input runs on (null without one). Operators that share pixels share it.
+    const cuda::CudaDftPipeline* gpu_plan() const { return pipeline_.get(); }
 
 protected:
     DftOperator(const char* name, uword n1, uword n2, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
@@ -53,7 +58,12 @@ protected:
                 const arma::Col<T1>& iz, const arma::Col<T1>& FM, const arma::Col<T1>& t);
     void set_gradients(const char* name, const arma::Col<T1>& Gx, const arma::Col<T1>& Gy, const arma::Col<T1>& Gz,
                        uword numX, uword numY, uword numZ);
+    // The pixels (ix, iy, iz, FM and any gradient maps) of 'pixels' with a new sample set (n1 entries each).
+    DftOperator(const char* name, const DftOperator& pixels, uword n1, const arma::Col<T1>& kx,
+                const arma::Col<T1>& ky, const arma::Col<T1>& kz, const arma::Col<T1>& t);
     void make_pipeline();
+    // Runs on the GPU plan of 'pixels' (same pixel geometry) with this operator's samples, uploaded once.
+    void share_pipeline(const DftOperator& pixels);
 
     void apply_host(const forgeComplex<T1>* in, forgeComplex<T1>* out, uword nbatch, bool forward) const override;
     void apply_device(const forgeComplex<T1>* in, forgeComplex<T1>* out, uword nbatch, bool forward) const override;
@@ -68,8 +78,10 @@ private:
     bool hasGradients_ = false;
     arma::Col<T1> Gx_, Gy_, Gz_;
     uword numX_ = 1, numY_ = 1, numZ_ = 1;
-    // Shared between copies of the operator: the pipeline's device geometry is immutable.
+    // Shared between copies of the operator and operators made from its pixels; the operator always names
+    // its own device-resident samples, so it never rebinds the plan's current points.
     std::shared_ptr<cuda::CudaDftPipeline> pipeline_;
+    std::shared_ptr<const cuda::DftPoints> points_;
     // Why there is no pipeline although a device is present (sizes the kernels cannot index); else empty.
     std::string gpuRefusal_;
 };

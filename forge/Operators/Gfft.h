@@ -11,7 +11,8 @@
 // An axis of length 1 has r = 0 and k = 0. Every axis longer than 1 must have even length.
 // So G equals Gdft built from image_coords() and kspace_coords() with a zero field map, and G / (G * x)
 // = Nx*Ny*Nz * x. Host data runs on FFTW (plans made once, in the constructor); a forgeCol already on the
-// GPU runs on cuFFT (CUDA builds) and the result stays on the GPU.
+// GPU runs on cuFFT (CUDA builds) and the result stays on the GPU; a batch there is one cuFFT plan-many
+// over its grids (CudaFftPlan).
 #include <complex>
 #include <memory>
 

@@ -18,8 +18,8 @@
 // oversampling (encoded FOV twice the recon FOV) is Mx = 2 Nx with kx on half-integers.
 // Each axis: N = 1 or even, M = N (when N = 1) or even and >= N.
 // Host data runs on FFTW, batches (coils) in parallel with OpenMP, the centring signs folded into the
-// pad/crop and the selection (no extra pass over the grid); a forgeCol on the GPU runs on cuFFT and the
-// result stays there.
+// pad/crop and the selection (no extra pass over the grid); a forgeCol on the GPU runs on cuFFT (a batch as
+// one plan-many over its grids, through Gfft) and the result stays there.
 #include <complex>
 #include <memory>
 #include <vector>

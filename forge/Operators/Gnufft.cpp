@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "forge/Core/Exceptions.h"
+#include "forge/Core/Parallel.h"
 #include "forge/Core/Validation.h"
 #include "forge/Operators/Gfft.h"
 
@@ -331,7 +332,6 @@ void Gnufft<T1>::adjoint_host(const std::complex<T1>* kdata, std::complex<T1>* i
 
 template <typename T1>
 void Gnufft<T1>::apply_device(const forgeComplex<T1>* in, forgeComplex<T1>* out, uword nbatch, bool forward) const {
-    const uword nin = forward ? n2_ : n1_, nout = forward ? n1_ : n2_;
 #ifdef FORGE_HAS_CUDA
     if constexpr (std::is_same<T1, float>::value) {
         if (!pipeline_ && !gpuRefusal_.empty()) throw invalid_argument(gpuRefusal_ + "; the operator runs on host data only");
@@ -339,19 +339,14 @@ void Gnufft<T1>::apply_device(const forgeComplex<T1>* in, forgeComplex<T1>* out,
             throw cuda_error("Gnufft: input is on the GPU but the operator has no CUDA pipeline (no CUDA device "
                              "was available when it was constructed)");
         }
-        const float* din = reinterpret_cast<const float*>(in);
-        float* dout = reinterpret_cast<float*>(out);
-        for (uword b = 0; b < nbatch; ++b) {
-            if (forward) {
-                pipeline_->forward_device(din + 2 * b * nin, dout + 2 * b * nout);
-            } else {
-                pipeline_->adjoint_device(din + 2 * b * nin, dout + 2 * b * nout);
-            }
-        }
+        // One plan execution for the whole batch: every kernel takes the vector in blockIdx.y, one cuFFT
+        // plan-many transforms the pass's grids.
+        pipeline_->execute(forward ? cuda::Direction::forward : cuda::Direction::adjoint,
+                           reinterpret_cast<const float*>(in), reinterpret_cast<float*>(out), nbatch);
         return;
     }
 #endif
-    (void)in, (void)out, (void)nbatch, (void)forward, (void)nin, (void)nout;
+    (void)in, (void)out, (void)nbatch, (void)forward;
     throw residency_error("Gnufft: input is on the GPU, but the GPU path exists only for Gnufft<float> on CUDA "
                           "builds; call getFromGPU() first");
 }
@@ -361,13 +356,13 @@ void Gnufft<T1>::apply_host(const forgeComplex<T1>* in, forgeComplex<T1>* out, u
     const uword nin = forward ? n2_ : n1_, nout = forward ? n1_ : n2_;
     const auto* pin = reinterpret_cast<const std::complex<T1>*>(in);
     auto* pout = reinterpret_cast<std::complex<T1>*>(out);
-    for (uword b = 0; b < nbatch; ++b) {
+    detail::for_each_in_batch(nbatch, [&](std::size_t b) {
         if (forward) {
             forward_host(pin + b * nin, pout + b * nout);
         } else {
             adjoint_host(pin + b * nin, pout + b * nout);
         }
-    }
+    });
 }
 
 template class Gnufft<float>;

@@ -19,7 +19,9 @@
 // beta = pi sqrt(W^2/alpha^2 (alpha - 1/2)^2 - 0.8). The CPU path uses FFTW and OpenMP; gridding is
 // race-free (samples are presorted into slabs at least W cells thick; even and odd slabs run in two
 // passes). On CUDA builds a Gnufft<float> given a forgeCol already on the GPU runs on its
-// CudaNufftPipeline (sector-based shared-memory gridding) and the result stays on the GPU.
+// CudaNufftPipeline (sector-based shared-memory gridding, a plan shared by copies) and the result stays on
+// the GPU. A batch of nbatch vectors back to back runs on the GPU as one plan execution (the vector in every
+// kernel's blockIdx.y, one cuFFT plan-many per pass); on the host one vector after another.
 #include <complex>
 #include <memory>
 #include <string>
@@ -66,6 +68,8 @@ public:
     double oversampling() const { return alpha_; }
     double beta() const { return beta_; }
     bool gpu_enabled() const { return static_cast<bool>(pipeline_); }
+    // The GPU plan device input runs on (null without one); copies of the operator share it.
+    const cuda::CudaNufftPipeline* gpu_plan() const { return pipeline_.get(); }
 
     // Building blocks on the oversampled grid (grid_elems() entries, x fastest, unshifted FFT layout),
     // for gridding of other quantities. interpolate: s_j = sum_g K(u_j - g) grid_g;

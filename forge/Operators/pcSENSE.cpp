@@ -12,8 +12,12 @@ pcSENSE<T1>::pcSENSE(const arma::Mat<T1>& kx, const arma::Mat<T1>& ky, const arm
     require_length("pcSENSE", "iy", iy.n_elem, n2, "length(ix)");
     require_length("pcSENSE", "iz", iz.n_elem, n2, "length(ix)");
     require_length("pcSENSE", "FM", FM.n_elem, n2, "length(ix)");
-    for (uword s = 0; s < kx.n_cols; ++s) {
-        this->add_shot(Gdft<T1>(kx.n_rows, n2, kx.col(s), ky.col(s), kz.col(s), ix, iy, iz, FM, t.col(s)));
+    // Shot 0 makes the GPU plan (pixel geometry uploaded once); every other shot shares it and adds only its
+    // own samples, so switching shots on the device moves no data.
+    const Gdft<T1> first(kx.n_rows, n2, kx.col(0), ky.col(0), kz.col(0), ix, iy, iz, FM, t.col(0));
+    this->add_shot(first);
+    for (uword s = 1; s < kx.n_cols; ++s) {
+        this->add_shot(Gdft<T1>(first, kx.n_rows, kx.col(s), ky.col(s), kz.col(s), t.col(s)));
     }
     this->finish();
 }

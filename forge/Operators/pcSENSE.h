@@ -20,7 +20,9 @@
 //   nc          number of coils
 //
 // Host and device forgeCol data: on the GPU each shot runs as one coil-batched SENSE over that shot's
-// Gdft (its CudaDftPipeline), with all intermediate vectors on the device.
+// Gdft, with all intermediate vectors on the device. All shots share one GPU plan (CudaDftPipeline): the
+// pixel geometry is uploaded once and each shot's samples once, at construction; shot_operator(s).gpu_plan()
+// is the same for every s.
 #include "forge/Operators/Gdft.h"
 #include "forge/Operators/MultiShotSense.h"
 

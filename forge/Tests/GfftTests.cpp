@@ -79,3 +79,28 @@ TEST_CASE("Gfft rejects grids whose size product wraps or whose axes FFTW cannot
     CHECK_THROWS_WITH(G.forward_batch(forge::forgeCol<forge::forgeComplex<float>>(), forge::uword(1) << 58),
                       Catch::Contains("nbatch"));
 }
+
+TEST_CASE("Gfft host batch equals one transform per vector, float and double", "[Gfft][fft][batch]") {
+    FORGE_INFO_SEED();
+    auto check = [](auto tag, arma::uword Nx, arma::uword Ny, arma::uword Nz) {
+        using T1 = decltype(tag);
+        using Vec = forge::forgeCol<forge::forgeComplex<T1>>;
+        const forge::Gfft<T1> G(Nx, Ny, Nz);
+        const arma::uword n = G.n2(), nb = 5;
+        const arma::Col<std::complex<T1>> xs = complex_normal<T1>(n * nb);
+        const arma::Col<std::complex<T1>> fb = G.forward_batch(Vec(xs), nb).getArma();
+        const arma::Col<std::complex<T1>> ab = G.adjoint_batch(Vec(xs), nb).getArma();
+        REQUIRE(fb.n_elem == n * nb);
+        REQUIRE(ab.n_elem == n * nb);
+        for (arma::uword b = 0; b < nb; ++b) {
+            const arma::Col<std::complex<T1>> xb = xs.subvec(b * n, (b + 1) * n - 1);
+            INFO("grid " << Nx << " x " << Ny << " x " << Nz << ", vector " << b);
+            // The same FFTW plan on the same data: equal to rounding (identical in practice).
+            const double tol = std::is_same<T1, float>::value ? 1e-6 : 1e-14;
+            CHECK(rel_error(fb.subvec(b * n, (b + 1) * n - 1), G * xb) < tol);
+            CHECK(rel_error(ab.subvec(b * n, (b + 1) * n - 1), G / xb) < tol);
+        }
+    };
+    check(float(), 16, 12, 1);
+    check(double(), 8, 6, 4);
+}

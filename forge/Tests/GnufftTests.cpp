@@ -261,3 +261,29 @@ TEST_CASE("Density compensation of uniform random 3D samples is flat with unit n
     CHECK(W.min() > 0);
     CHECK_THROWS_AS(forge::calc3DDensityCompensation(G, 0), forge::invalid_argument);
 }
+
+TEST_CASE("Gnufft host batch equals one transform per vector, float and double", "[Gnufft][nufft][batch]") {
+    FORGE_INFO_SEED();
+    auto check = [](auto tag, const Problem& p) {
+        using T1 = decltype(tag);
+        using Vec = forge::forgeCol<forge::forgeComplex<T1>>;
+        const forge::Gnufft<T1> G = make_nufft<T1>(p);
+        const arma::uword n1 = G.n1(), n2 = G.n2(), nb = 3;
+        const arma::Col<std::complex<T1>> xs = complex_normal<T1>(n2 * nb), ys = complex_normal<T1>(n1 * nb);
+        const arma::Col<std::complex<T1>> fb = G.forward_batch(Vec(xs), nb).getArma();
+        const arma::Col<std::complex<T1>> ab = G.adjoint_batch(Vec(ys), nb).getArma();
+        REQUIRE(fb.n_elem == n1 * nb);
+        REQUIRE(ab.n_elem == n2 * nb);
+        const double tol = std::is_same<T1, float>::value ? 1e-6 : 1e-14;
+        for (arma::uword b = 0; b < nb; ++b) {
+            INFO("grid " << p.Nx << " x " << p.Ny << " x " << p.Nz << ", vector " << b);
+            const arma::Col<std::complex<T1>> xb = xs.subvec(b * n2, (b + 1) * n2 - 1);
+            const arma::Col<std::complex<T1>> yb = ys.subvec(b * n1, (b + 1) * n1 - 1);
+            CHECK(rel_error(fb.subvec(b * n1, (b + 1) * n1 - 1), G * xb) < tol);
+            CHECK(rel_error(ab.subvec(b * n2, (b + 1) * n2 - 1), G / yb) < tol);
+        }
+        CHECK_THROWS_AS(G.forward_batch(Vec(xs), nb + 1), forge::invalid_argument);
+    };
+    check(float(), random_problem(32, 24, 1, 3000));
+    check(double(), random_problem(16, 12, 8, 2000));
+}

@@ -5,8 +5,13 @@
 #include <cstring>
 #include <thread>
 
+#ifdef FORGE_HAS_CUDA
+#include <cuda_runtime.h>
+#endif
+
 #include "TestHelpers.h"
 #include "forge/CUDA/CudaDftPipeline.h"
+#include "forge/Core/DeviceMemory.h"
 #include "forge/Core/forgeCol.h"
 #include "forge/Operators/Gdft.h"
 #include "forge/Operators/GdftR2.h"
@@ -54,6 +59,22 @@ Gdft<float> make_gdft(const Problem& p) {
 }
 GdftR2<float> make_gdftr2(const Problem& p) {
     return GdftR2<float>(p.n1, p.n2, p.kx, p.ky, p.kz, p.ix, p.iy, p.iz, p.FM, p.t, p.nx, p.ny, p.nz);
+}
+
+// The plan's geometry for problem p: its pixels and samples, the field map already in turns per second.
+cuda::DftGeometry dft_geometry(const Problem& p, const arma::fvec& fmTurns) {
+    cuda::DftGeometry g;
+    g.ix = p.ix.memptr();
+    g.iy = p.iy.memptr();
+    g.iz = p.iz.memptr();
+    g.fm_turns = fmTurns.memptr();
+    g.kx = p.kx.memptr();
+    g.ky = p.ky.memptr();
+    g.kz = p.kz.memptr();
+    g.t = p.t.memptr();
+    g.n1 = p.n1;
+    g.n2 = p.n2;
+    return g;
 }
 
 cvec on_gpu(const arma::cx_fvec& v) {
@@ -164,16 +185,105 @@ TEST_CASE("GPU batched transforms equal one-by-one transforms", "[gpu][batch]") 
 TEST_CASE("GPU pipeline host wrappers equal the device API", "[gpu][pipeline]") {
     FORGE_INFO_SEED();
     const Problem p = make_problem(16, 8, 4, 700);
-    cuda::CudaDftPipeline pipe(p.kx.memptr(), p.ky.memptr(), p.kz.memptr(), p.ix.memptr(), p.iy.memptr(),
-                               p.iz.memptr(), p.FM.memptr(), p.t.memptr(), int(p.n1), int(p.n2));
+    const arma::fvec fmTurns = p.FM / float(2 * M_PI);
+    cuda::CudaDftPipeline pipe(dft_geometry(p, fmTurns));
     const arma::cx_fvec x = complex_normal<float>(p.n2);
     arma::cx_fvec yHost(p.n1);
-    pipe.forward(reinterpret_cast<const float*>(x.memptr()), reinterpret_cast<float*>(yHost.memptr()));
+    pipe.execute_host(cuda::Direction::forward, reinterpret_cast<const float*>(x.memptr()),
+                      reinterpret_cast<float*>(yHost.memptr()));
     const Gdft<float> G = make_gdft(p);
     CHECK(rel_error(yHost, to_host(G * on_gpu(x))) < 1e-6);
     CHECK(rel_error(yHost, arma::cx_fvec(G * x)) < 1e-4);
-    CHECK_THROWS_AS(pipe.forward_device(nullptr, nullptr), std::invalid_argument);
+    CHECK_THROWS_AS(pipe.execute(cuda::Direction::forward, nullptr, nullptr), std::invalid_argument);
 }
+
+TEST_CASE("DFT plan: set_points gives the result of a fresh plan with those points", "[gpu][pipeline][points]") {
+    FORGE_INFO_SEED();
+    const Problem a = make_problem(16, 12, 2, 900);
+    // Same pixels, another trajectory: fewer samples (the allocation is reused), then more (it grows).
+    for (uword n1b : {uword(500), uword(1700)}) {
+        Problem b = make_problem(16, 12, 2, n1b);
+        b.ix = a.ix;
+        b.iy = a.iy;
+        b.iz = a.iz;
+        b.FM = a.FM;
+        const arma::fvec fmTurns = a.FM / float(2 * M_PI);
+        cuda::CudaDftPipeline reused(dft_geometry(a, fmTurns)), fresh(dft_geometry(b, fmTurns));
+        reused.set_points(b.kx.memptr(), b.ky.memptr(), b.kz.memptr(), b.t.memptr(), b.n1);
+        CHECK(reused.numSamples() == b.n1);
+        CHECK(reused.point_uploads() == 2);
+        const uword nb = 3;
+        const cvec x = on_gpu(complex_normal<float>(a.n2 * nb)), y = on_gpu(complex_normal<float>(b.n1 * nb));
+        cvec f1 = cvec::device_uninitialized(b.n1 * nb), f2 = cvec::device_uninitialized(b.n1 * nb);
+        cvec a1 = cvec::device_uninitialized(a.n2 * nb), a2 = cvec::device_uninitialized(a.n2 * nb);
+        auto fp = [](const cvec& v) { return reinterpret_cast<const float*>(v.device_memptr()); };
+        auto mp = [](cvec& v) { return reinterpret_cast<float*>(v.device_memptr()); };
+        reused.execute(cuda::Direction::forward, fp(x), mp(f1), nb);
+        fresh.execute(cuda::Direction::forward, fp(x), mp(f2), nb);
+        reused.execute(cuda::Direction::adjoint, fp(y), mp(a1), nb);
+        fresh.execute(cuda::Direction::adjoint, fp(y), mp(a2), nb);
+        reused.synchronize();
+        fresh.synchronize();
+        const arma::cx_fvec F1 = to_host(f1), F2 = to_host(f2), A1 = to_host(a1), A2 = to_host(a2);
+        INFO("n1 after set_points = " << n1b);
+        // Same kernels on the same data: bit-identical.
+        CHECK(std::memcmp(F1.memptr(), F2.memptr(), F1.n_elem * sizeof(std::complex<float>)) == 0);
+        CHECK(std::memcmp(A1.memptr(), A2.memptr(), A1.n_elem * sizeof(std::complex<float>)) == 0);
+        // And the CPU operator with b's samples agrees (first vector of the batch).
+        const Gdft<float> Gb = make_gdft(b);
+        const arma::cx_fvec x0 = to_host(x).subvec(0, a.n2 - 1);
+        CHECK(rel_error(arma::cx_fvec(F1.subvec(0, b.n1 - 1)), arma::cx_fvec(Gb * x0)) < 1e-4);
+
+        // A device-resident sample set bound by pointer gives the same result and moves no data.
+        const auto pts = reused.upload_points(a.kx.memptr(), a.ky.memptr(), a.kz.memptr(), a.t.memptr(), a.n1);
+        device::reset_transfer_stats();
+        reused.set_points(pts);
+        cvec f3 = cvec::device_uninitialized(a.n1);
+        reused.execute(cuda::Direction::forward, fp(x), mp(f3), 1);
+        reused.synchronize();
+        CHECK(device::transfer_stats().host_to_device_count == 0);
+        CHECK(rel_error(to_host(f3), arma::cx_fvec(make_gdft(a) * x0)) < 1e-4);
+    }
+}
+
+#ifdef FORGE_HAS_CUDA
+TEST_CASE("DFT plan: options.stream, options.device and options.max_batch are honoured", "[gpu][pipeline][options]") {
+    FORGE_INFO_SEED();
+    const Problem p = make_problem(16, 8, 2, 800);
+    const arma::fvec fmTurns = p.FM / float(2 * M_PI);
+    cudaStream_t user = nullptr;
+    REQUIRE(cudaStreamCreateWithFlags(&user, cudaStreamNonBlocking) == cudaSuccess);
+    {
+        cuda::PlanOptions opts;
+        opts.stream = user;
+        opts.max_batch = 4;
+        cuda::CudaDftPipeline plan(dft_geometry(p, fmTurns), opts);
+        CHECK(plan.stream() == user);
+        CHECK(plan.max_batch() == 4);
+        int current = -1;
+        REQUIRE(cudaGetDevice(&current) == cudaSuccess);
+        CHECK(plan.device() == current);
+        const cvec x = on_gpu(complex_normal<float>(p.n2 * 4));
+        cvec y = cvec::device_uninitialized(p.n1 * 4);
+        // Nothing else runs on the user stream: once it is synchronised, the result is complete.
+        plan.execute(cuda::Direction::forward, reinterpret_cast<const float*>(x.device_memptr()),
+                     reinterpret_cast<float*>(y.device_memptr()), 4);
+        REQUIRE(cudaStreamSynchronize(user) == cudaSuccess);
+        CHECK(cudaStreamQuery(user) == cudaSuccess);
+        const Gdft<float> G = make_gdft(p);
+        CHECK(rel_error(to_host(y), to_host(G.forward_batch(x, 4))) < 1e-6);
+        CHECK_THROWS_AS(plan.execute(cuda::Direction::forward, reinterpret_cast<const float*>(x.device_memptr()),
+                                     reinterpret_cast<float*>(y.device_memptr()), 5),
+                        forge::invalid_argument);
+    }
+    // The plan leaves a stream it was given alive.
+    CHECK(cudaStreamQuery(user) == cudaSuccess);
+    CHECK(cudaStreamDestroy(user) == cudaSuccess);
+    cuda::PlanOptions bad;
+    bad.device = 1 << 20;
+    CHECK_THROWS_WITH(cuda::CudaDftPipeline(dft_geometry(p, fmTurns), bad), Catch::Contains("options.device"));
+}
+#endif
 
 TEST_CASE("GPU Gdft gives identical results over 1000 repeated calls", "[gpu][determinism]") {
     FORGE_INFO_SEED();
@@ -310,11 +420,16 @@ TEST_CASE("CudaDftPipeline refuses sample and pixel counts beyond its 32-bit ker
     // The sizes are checked before any array is read: a few valid floats stand in for the geometry.
     const arma::fvec a(8, arma::fill::zeros);
     const float* p = a.memptr();
-    const uword over = cuda::CudaDftPipeline::kMaxLength + 1;
-    CHECK_THROWS_AS(cuda::CudaDftPipeline(p, p, p, p, p, p, p, p, over, 1), forge::invalid_argument);
-    CHECK_THROWS_WITH(cuda::CudaDftPipeline(p, p, p, p, p, p, p, p, over, 1),
-                      Catch::Contains("n1 (k-space samples) = 2147483137 exceeds 2147483136"));
+    cuda::DftGeometry g;
+    g.ix = g.iy = g.iz = g.fm_turns = g.kx = g.ky = g.kz = g.t = p;
+    g.n1 = cuda::CudaDftPipeline::kMaxLength + 1;
+    g.n2 = 1;
+    CHECK_THROWS_AS(cuda::CudaDftPipeline(g), forge::invalid_argument);
+    CHECK_THROWS_WITH(cuda::CudaDftPipeline(g), Catch::Contains("n1 (k-space samples) = 2147483137 exceeds 2147483136"));
     // 2^32 pixels would have become 0 as an int.
-    CHECK_THROWS_WITH(cuda::CudaDftPipeline(p, p, p, p, p, p, p, p, p, p, p, 1, uword(1) << 32, uword(1) << 32, 1, 1),
-                      Catch::Contains("n2 (pixels) = 4294967296"));
+    g.Gx = g.Gy = g.Gz = p;
+    g.n1 = 1;
+    g.n2 = uword(1) << 32;
+    g.numX = uword(1) << 32;
+    CHECK_THROWS_WITH(cuda::CudaDftPipeline(g), Catch::Contains("n2 (pixels) = 4294967296"));
 }

@@ -4,6 +4,7 @@
 #include <complex>
 
 #include "TestHelpers.h"
+#include "forge/CUDA/CudaDftPipeline.h"
 #include "forge/Core/DeviceMemory.h"
 #include "forge/Operators/Gdft.h"
 #include "forge/Operators/SENSE.h"
@@ -146,4 +147,24 @@ TEST_CASE("GPU pcSENSE equals CPU pcSENSE and is adjoint", "[gpu][pcsense]") {
     CHECK(std::abs(lhs - rhs) / std::abs(lhs) < 1e-4);
     A.set_coil_batching(false);
     CHECK(rel_error(to_host(A * on_gpu(x)), to_host(fx)) < 1e-5);
+    A.set_coil_batching(true);
+
+    // One plan serves every shot: the pixel geometry was uploaded once, each shot's samples once.
+    const forge::cuda::CudaDftPipeline* plan = A.shot_operator(0).gpu_plan();
+    REQUIRE(plan != nullptr);
+    for (arma::uword s = 0; s < ns; ++s) CHECK(A.shot_operator(s).gpu_plan() == plan);
+    CHECK(plan->pixel_uploads() == 1);
+    CHECK(plan->point_uploads() == ns);
+    // Switching shots moves no data: applies on device data make no host/device copy at all.
+    A.prepare_device();
+    const FVec dx = on_gpu(x);
+    forge::device::reset_transfer_stats();
+    const FVec r = A * dx;
+    const FVec q = A / r;
+    forge::device::synchronize();
+    const auto st = forge::device::transfer_stats();
+    CHECK(st.host_to_device_count == 0);
+    CHECK(st.device_to_host_count == 0);
+    CHECK(plan->point_uploads() == ns);
+    CHECK(rel_error(to_host(q), arma::cx_fvec(A / arma::cx_fvec(A * x))) < 1e-4);
 }

@@ -1,0 +1,30 @@
+#pragma once
+// What the GPU plans (CudaDftPipeline, CudaNufftPipeline) share: the direction of a transform and the
+// plan options. Declared without CUDA headers: CUstream_st is the type behind cudaStream_t.
+#include "forge/Core/Config.h"
+
+struct CUstream_st;
+
+namespace forge {
+namespace cuda {
+
+enum class Direction {
+    forward,  // image -> k-space samples, exp(-i phase)
+    adjoint   // k-space samples -> image, exp(+i phase)
+};
+
+struct PlanOptions {
+    // Stream every transform of the plan is queued on. Null: the plan creates and owns a blocking stream,
+    // which is ordered with work on the legacy default stream (forgeCol arithmetic) without host
+    // synchronisation. A stream given here stays the caller's: the plan never destroys it, and ordering
+    // it against other streams is the caller's business.
+    CUstream_st* stream = nullptr;
+    // CUDA device the plan's memory and work live on; -1: the device current when the plan is made.
+    int device = -1;
+    // Largest batch one execute call takes; 0: no limit. A plan that keeps per-vector workspace (the
+    // NUFFT's oversampled grids) allocates it for max_batch vectors up front.
+    uword max_batch = 0;
+};
+
+}  // namespace cuda
+}  // namespace forge

@@ -9,10 +9,10 @@
 //   gdft_example [--threads N]
 #include <algorithm>
 #include <cmath>
-#include <memory>
 #include <complex>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
 
 #include <armadillo>

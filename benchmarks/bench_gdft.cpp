@@ -157,9 +157,9 @@ PathResult run_cpu(const Problem& p, Kind kind, Op op) {
 
 struct Path {
     std::string name;
-    std::function<std::string()> device;    // text for the device column
-    std::function<bool()> available;        // false: the path is listed as skipped
-    uword max_samples;                       // larger problems are timed on this many samples
+    std::function<std::string()> device;  // text for the device column
+    std::function<bool()> available;      // false: the path is listed as skipped
+    uword max_samples;                    // larger problems are timed on this many samples
     std::function<PathResult(const Problem&, Kind, Op)> run;
 };
 

@@ -17,11 +17,11 @@
 
 #include <omp.h>
 
+#include "BenchCommon.h"
 #include "forge/Core/DeviceMemory.h"
 #include "forge/Core/forgeCol.h"
 #include "forge/Operators/Gdft.h"
 #include "forge/Operators/GdftR2.h"
-#include "BenchCommon.h"
 
 using namespace forge;
 using cvec = forgeCol<forgeComplex<float>>;
@@ -88,8 +88,9 @@ double error_vs_float64(const Geometry& g, bool r2, bool forward, const arma::cx
         std::complex<double> s = 0;
         for (uword i = 0; i < nIn; ++i) {
             const uword j = forward ? o : i, k = forward ? i : o;
-            const double ph = 2 * M_PI * (double(g.kx[j]) * g.ix[k] + double(g.ky[j]) * g.iy[k] + double(g.kz[j]) * g.iz[k]) +
-                              double(g.FM[k]) * g.t[j];
+            const double ph =
+                2 * M_PI * (double(g.kx[j]) * g.ix[k] + double(g.ky[j]) * g.iy[k] + double(g.kz[j]) * g.iz[k]) +
+                double(g.FM[k]) * g.t[j];
             double b = 1.0;
             if (r2) {
                 b = sinc_pg(double(g.kx[j]) / g.nx + double(Gx[k]) * g.t[j]) *
@@ -144,7 +145,8 @@ void bench_op(const char* name, const Geometry& g, int reps, uword cpuSamples, u
         out.getFromGPU();
         const double err = error_vs_float64(g, r2, fwd, fwd ? x : y, out.getArma(), errRows);
         arma::cx_fvec cpuOut;
-        const double tc = median_seconds(1, [&] { cpuOut = fwd ? arma::cx_fvec(Gsub * x) : arma::cx_fvec(Gsub / ysub); });
+        const double tc =
+            median_seconds(1, [&] { cpuOut = fwd ? arma::cx_fvec(Gsub * x) : arma::cx_fvec(Gsub / ysub); });
         Geometry gs = g;  // the subset's reference uses the same arrays, truncated
         gs.n1 = m;
         const double errc = error_vs_float64(gs, r2, fwd, fwd ? x : ysub, cpuOut, std::min<uword>(errRows, 32));
@@ -168,12 +170,17 @@ int main(int argc, char** argv) {
             }
             return argv[++a];
         };
-        if (s == "--sizes") sizes = next();
-        else if (s == "--samples") samples = std::stoul(next());
-        else if (s == "--reps") reps = std::stoi(next());
-        else if (s == "--cpu-samples") cpuSamples = std::stoul(next());
+        if (s == "--sizes")
+            sizes = next();
+        else if (s == "--samples")
+            samples = std::stoul(next());
+        else if (s == "--reps")
+            reps = std::stoi(next());
+        else if (s == "--cpu-samples")
+            cpuSamples = std::stoul(next());
         else {
-            std::fprintf(stderr, "usage: bench_gdft_gpu [--sizes large|small] [--samples N] [--reps R] [--cpu-samples M]\n");
+            std::fprintf(stderr,
+                         "usage: bench_gdft_gpu [--sizes large|small] [--samples N] [--reps R] [--cpu-samples M]\n");
             return 2;
         }
     }

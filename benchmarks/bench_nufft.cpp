@@ -10,12 +10,12 @@
 #include <random>
 #include <string>
 
+#include "BenchCommon.h"
 #include "forge/Core/DeviceMemory.h"
 #include "forge/Operators/Gdft.h"
 #include "forge/Operators/Gfft.h"
 #include "forge/Operators/Gnufft.h"
 #include "forge/Operators/TimeSegmentation.h"
-#include "BenchCommon.h"
 
 using namespace forge;
 using FVec = forgeCol<forgeComplex<float>>;
@@ -161,8 +161,10 @@ int main(int argc, char** argv) {
     const bool gpu = device::available();
     std::printf("bench_nufft: GPU %s; %s; default Gnufft accuracy (oversampling 2, kernel width 5)\n",
                 gpu ? device::device_name() : "none", forge_bench::machine_line().c_str());
-    std::printf("| dev  | case                                         |   samples |  fwd [s]   |  adj [s]   | rel. err  |\n");
-    std::printf("|------|----------------------------------------------|-----------|------------|------------|-----------|\n");
+    std::printf(
+        "| dev  | case                                         |   samples |  fwd [s]   |  adj [s]   | rel. err  |\n");
+    std::printf(
+        "|------|----------------------------------------------|-----------|------------|------------|-----------|\n");
     nufft_case(256, 256, 1, 256 * 256 * 2, false);
     nufft_case(128, 128, 64, quick ? 400000 : 2000000, gdft);
     field_case(gpu);

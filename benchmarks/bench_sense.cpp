@@ -19,12 +19,12 @@
 
 #include <armadillo>
 
+#include "BenchCommon.h"
 #include "forge/Core/DeviceMemory.h"
 #include "forge/Operators/Gdft.h"
 #include "forge/Operators/SENSE.h"
 #include "forge/Penalties/QuadPenalty.h"
 #include "forge/Solvers/solve_pwls_pcg.hpp"
-#include "BenchCommon.h"
 
 namespace {
 
@@ -104,8 +104,18 @@ void run_size(arma::uword Nx, arma::uword Ny, arma::uword Nz) {
 
     const bool big = p.n2 > 100000;
     const int reps_b = big ? 2 : 5, reps_c = big ? 1 : 3;
-    const double tb = time_s([&] { FVec a = S.forward_batched(x); FVec b = S.adjoint_batched(y); }, reps_b);
-    const double tc = time_s([&] { FVec a = S.forward_coil_by_coil(x); FVec b = S.adjoint_coil_by_coil(y); }, reps_c);
+    const double tb = time_s(
+        [&] {
+            FVec a = S.forward_batched(x);
+            FVec b = S.adjoint_batched(y);
+        },
+        reps_b);
+    const double tc = time_s(
+        [&] {
+            FVec a = S.forward_coil_by_coil(x);
+            FVec b = S.adjoint_coil_by_coil(y);
+        },
+        reps_c);
 
     // Accuracy: 24 random samples of coil 0..nc-1 against a float64 brute-force sum.
     FVec yh = y;
@@ -116,8 +126,9 @@ void run_size(arma::uword Nx, arma::uword Ny, arma::uword Nz) {
         const arma::uword c = rng() % nc, j = rng() % n1;
         std::complex<double> acc = 0;
         for (arma::uword k = 0; k < p.n2; ++k) {
-            const double ph = 2 * kPi * (double(p.kx(j)) * p.ix(k) + double(p.ky(j)) * p.iy(k) + double(p.kz(j)) * p.iz(k)) +
-                              double(p.FM(k)) * double(p.t(j));
+            const double ph =
+                2 * kPi * (double(p.kx(j)) * p.ix(k) + double(p.ky(j)) * p.iy(k) + double(p.kz(j)) * p.iz(k)) +
+                double(p.FM(k)) * double(p.t(j));
             acc += std::complex<double>(p.maps(c * p.n2 + k)) * std::complex<double>(p.image(k)) * std::polar(1.0, -ph);
         }
         const std::complex<double> got(yh[c * n1 + j].re, yh[c * n1 + j].im);
@@ -154,11 +165,23 @@ void run_cpu() {
     const FVec x(p.image);
     const FVec y = S.forward_batched(x);
     const double pairs = 2.0 * double(n1) * double(p.n2) * double(nc);
-    const double tb = time_s([&] { FVec a = S.forward_batched(x); FVec b = S.adjoint_batched(y); }, 3);
-    const double tc = time_s([&] { FVec a = S.forward_coil_by_coil(x); FVec b = S.adjoint_coil_by_coil(y); }, 3);
-    std::printf("\nCPU path (%d OpenMP threads): batched transforms share each phase and its sine/cosine across coils\n",
-                omp_get_max_threads());
-    std::printf("| pixels | coils | samples/coil | batched fwd+adj [s] | coil-by-coil fwd+adj [s] | speed-up | pairs/s batched (x coils) |\n");
+    const double tb = time_s(
+        [&] {
+            FVec a = S.forward_batched(x);
+            FVec b = S.adjoint_batched(y);
+        },
+        3);
+    const double tc = time_s(
+        [&] {
+            FVec a = S.forward_coil_by_coil(x);
+            FVec b = S.adjoint_coil_by_coil(y);
+        },
+        3);
+    std::printf(
+        "\nCPU path (%d OpenMP threads): batched transforms share each phase and its sine/cosine across coils\n",
+        omp_get_max_threads());
+    std::printf("| pixels | coils | samples/coil | batched fwd+adj [s] | coil-by-coil fwd+adj [s] | speed-up | pairs/s "
+                "batched (x coils) |\n");
     std::printf("|---|---|---|---|---|---|---|\n");
     std::printf("| %llux%llu | %llu | %llu | %.3f | %.3f | %.2fx | %.3g |\n", (unsigned long long)Nx,
                 (unsigned long long)Ny, (unsigned long long)nc, (unsigned long long)n1, tb, tc, tc / tb, pairs / tb);

@@ -11,8 +11,8 @@
 // Prints the CPU model and /proc/loadavg; the variants of a row are called in turn (so that they see the
 // same background load) and reported as medians (a loaded machine makes the typical call slow, not the
 // fastest one), with the process CPU time per call (threads spinning while they wait show up there).
-#include <signal.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -140,13 +140,13 @@ void elementwise_table(bool quick, int load_cpu) {
             const FVec a = random_vec(n, rng), b = random_vec(n, rng);
             FVec c(n);
             BusyProcess* busy = loaded ? new BusyProcess(load_cpu) : nullptr;
-            const std::vector<Timing> tm = time_interleaved(
-                {[&] { forced_multiply(a, b, c, 1); }, [&] { forced_multiply(a, b, c, g_threads); },
-                 [&] {
-                     set_threads(g_threads);
-                     c = a % b;
-                 }},
-                quick ? 0.1 : 0.5, 20);
+            const std::vector<Timing> tm =
+                time_interleaved({[&] { forced_multiply(a, b, c, 1); }, [&] { forced_multiply(a, b, c, g_threads); },
+                                  [&] {
+                                      set_threads(g_threads);
+                                      c = a % b;
+                                  }},
+                                 quick ? 0.1 : 0.5, 20);
             delete busy;
             const Timing &t1 = tm[0], &t2 = tm[1], &tf = tm[2];
             t.add({std::to_string(n), fmt("%.2g", double(3 * n * sizeof(forgeComplex<float>))),
@@ -166,9 +166,7 @@ void spin_line() {
     const int rounds = 10;
     for (int r = 0; r <= rounds; ++r) {
 #pragma omp parallel
-        {
-            sink = sink + 1;
-        }
+        { sink = sink + 1; }
         const double c0 = cpu_seconds();
         usleep(100000);
         if (r > 0) burnt += cpu_seconds() - c0;  // the first region also starts the thread

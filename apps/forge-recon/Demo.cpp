@@ -136,7 +136,8 @@ int run_demo(Settings& S) {
              " slices, " + std::to_string(nc) + " coils, spiral " + std::to_string(shots) + " x " +
              std::to_string(nsamp) + " samples (" + std::to_string(int(std::lround(dwell_us * nsamp / 1000))) +
              " ms readout), field map up to " +
-             std::to_string(int(std::lround(double(arma::max(arma::abs(arma::join_cols(fms[0], fms.back())))) / (2 * M_PI)))) +
+             std::to_string(
+                 int(std::lround(double(arma::max(arma::abs(arma::join_cols(fms[0], fms.back())))) / (2 * M_PI)))) +
              " Hz, simulated with Gdft in " + std::to_string(tSim).substr(0, 5) + " s on " + device_description(S),
          S.quiet);
     note("forge-recon: operator " + S.op + (S.opReason.empty() ? "" : " (auto: " + S.opReason + ")") + " + SENSE",
@@ -166,7 +167,8 @@ int run_demo(Settings& S) {
         forge::io::write_nifti(outs.stage(S.output + "_fieldmap.nii"), v, {{N, N, ns, 1}}, P.affine, "field map rad/s");
     }
     const float scale = display_scale(truth);
-    forge::io::write_png_montage(outs.stage(S.output + "_comparison.png"), montage(P, {truth, U.magnitude, C.magnitude}), scale);
+    forge::io::write_png_montage(outs.stage(S.output + "_comparison.png"),
+                                 montage(P, {truth, U.magnitude, C.magnitude}), scale);
     forge::io::write_png_montage(outs.stage(S.output + "_corrected.png"), montage(P, {C.magnitude}), scale);
     // ISMRMRD file with the maps and the truth, so 'forge-recon <prefix>.h5' reproduces the corrected image
     {
@@ -176,7 +178,8 @@ int run_demo(Settings& S) {
         arrays[0].data.resize(N * N * ns * nc);
         for (std::size_t c = 0; c < nc; ++c)
             for (std::size_t s = 0; s < ns; ++s)
-                for (std::size_t k = 0; k < N * N; ++k) arrays[0].data[(c * ns + s) * N * N + k] = maps[s][c * N * N + k];
+                for (std::size_t k = 0; k < N * N; ++k)
+                    arrays[0].data[(c * ns + s) * N * N + k] = maps[s][c * N * N + k];
         arrays[1].name = "fieldmap";
         arrays[1].dims = {N, N, ns};
         arrays[2].name = "phantom";
@@ -186,8 +189,8 @@ int run_demo(Settings& S) {
                 arrays[1].data.push_back(cxf(fms[s][k], 0));
                 arrays[2].data.push_back(cxf(truth[s][k], 0));
             }
-        forge::io::write_mrd(outs.stage(S.output + ".h5"), forge::io::make_mrd_header_xml(H, "forge-demo"), F.acquisitions,
-                             arrays, S.group);
+        forge::io::write_mrd(outs.stage(S.output + ".h5"), forge::io::make_mrd_header_xml(H, "forge-demo"),
+                             F.acquisitions, arrays, S.group);
     }
     outs.commit();
 
@@ -196,8 +199,8 @@ int run_demo(Settings& S) {
                 device_description(S).c_str(), S.op.c_str(), S.iterations, S.penalty.c_str(), S.beta);
     std::printf("  uncorrected      NRMSE %.6f  PSNR %6.2f dB  time %6.2f s\n", qu.nrmse, qu.psnr, U.seconds);
     std::printf("  field-corrected  NRMSE %.6f  PSNR %6.2f dB  time %6.2f s\n", qc.nrmse, qc.psnr, C.seconds);
-    std::printf("  NRMSE improvement %.2fx   simulation %.2f s   total %.2f s\n", qc.nrmse > 0 ? qu.nrmse / qc.nrmse : 0.0,
-                tSim, total);
+    std::printf("  NRMSE improvement %.2fx   simulation %.2f s   total %.2f s\n",
+                qc.nrmse > 0 ? qu.nrmse / qc.nrmse : 0.0, tSim, total);
     for (const auto& f : outs.report()) std::printf("forge-recon: wrote %s\n", f.c_str());
     std::printf("forge-recon: reproduce the corrected image with: forge-recon %s.h5\n", S.output.c_str());
     return 0;

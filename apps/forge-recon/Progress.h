@@ -23,14 +23,16 @@ public:
         ++done_;
         if (quiet_) return;
         const double elapsed = seconds();
-        const double eta = done_ ? elapsed / static_cast<double>(done_) * static_cast<double>(total_ - std::min(done_, total_)) : 0.0;
+        const double eta =
+            done_ ? elapsed / static_cast<double>(done_) * static_cast<double>(total_ - std::min(done_, total_)) : 0.0;
         if (tty_) {
             const int width = 24;
-            const int filled = static_cast<int>(width * static_cast<double>(std::min(done_, total_)) / static_cast<double>(total_));
+            const int filled =
+                static_cast<int>(width * static_cast<double>(std::min(done_, total_)) / static_cast<double>(total_));
             std::string bar(static_cast<std::size_t>(filled), '#');
             bar.append(static_cast<std::size_t>(width - filled), '.');
-            std::fprintf(stderr, "\r%-28.28s [%s] it %3zu/%-3zu cost %10.4e  ETA %6.1fs ", label.c_str(), bar.c_str(), it,
-                         niter, cost, eta);
+            std::fprintf(stderr, "\r%-28.28s [%s] it %3zu/%-3zu cost %10.4e  ETA %6.1fs ", label.c_str(), bar.c_str(),
+                         it, niter, cost, eta);
             if (it == niter) std::fprintf(stderr, "\n");
             std::fflush(stderr);
         } else {
@@ -48,12 +50,11 @@ public:
     // A solve stopped by its tolerance after 'it' iterations, at relative gradient 'rel' <= 'tol'.
     void converged(const std::string& label, std::size_t it, double rel, double tol) {
         if (quiet_) return;
-        std::fprintf(stderr, "forge-recon: %s: converged after %zu iterations (relative gradient %.3e <= tolerance %g)\n",
+        std::fprintf(stderr,
+                     "forge-recon: %s: converged after %zu iterations (relative gradient %.3e <= tolerance %g)\n",
                      label.c_str(), it, rel, tol);
     }
-    double seconds() const {
-        return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
-    }
+    double seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count(); }
 
 private:
     std::size_t total_, done_ = 0;

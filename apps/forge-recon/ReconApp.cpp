@@ -74,13 +74,13 @@ double working_set_bytes(const ReconProblem& P, const Settings& S, bool withMaps
     const double n2 = double(P.n2()), nc = double(P.nc), planes = double(P.nslices), n1 = double(P.n1total),
                  n1f = double(P.n1max), images = planes * double(P.nframes);
     const double coilsPerSolve = withMaps ? nc : 1.0;
-    double b = n1 * (8 * nc + 12) + n1 * (16 + 8 * nc);    // acquisitions; frames (k, t, data)
-    b += 12 * n2 + 8 * n2 * planes;                         // pixel grid; field map and reference
+    double b = n1 * (8 * nc + 12) + n1 * (16 + 8 * nc);      // acquisitions; frames (k, t, data)
+    b += 12 * n2 + 8 * n2 * planes;                          // pixel grid; field map and reference
     if (withMaps) b += 24 * nc * n2 * planes + 8 * nc * n2;  // maps (while read, as kept); SENSE's copy
-    b += 20 * n2 * images;                                  // images
-    b += 24 * n2 + 20 * n1f;                                // operator: pixel grid, field map, k, t
+    b += 20 * n2 * images;                                   // images
+    b += 24 * n2 + 20 * n1f;                                 // operator: pixel grid, field map, k, t
     if (S.op != "dft") b += 16 * double(P.Nz > 1 ? 8 : 4) * n2 * coilsPerSolve;  // 2x oversampled grid
-    b += 48 * n2 + 24 * n1f * coilsPerSolve;               // solver vectors
+    b += 48 * n2 + 24 * n1f * coilsPerSolve;                                     // solver vectors
     return b;
 }
 
@@ -99,7 +99,6 @@ void check_memory(const ReconProblem& P, const Settings& S, bool withMaps) {
                      " slice(s) x " + std::to_string(P.nframes) + " frame(s), " + std::to_string(P.nc) + " coil(s)" +
                      (withMaps ? " with sensitivity maps" : "") + ") but only " + gib(avail) + " GiB are available");
 }
-
 
 void check_output_prefix(const std::string& prefix) {
     auto slash = prefix.rfind('/');
@@ -133,8 +132,8 @@ std::vector<cxf> volume(const ReconProblem& P, const std::vector<arma::cx_fvec>&
 
 }  // namespace
 
-void write_image(const std::string& path, const ReconProblem& P, const std::vector<arma::cx_fvec>& imgs, bool complexOut,
-                 forge::io::OutputSet& outs, const std::string& descr) {
+void write_image(const std::string& path, const ReconProblem& P, const std::vector<arma::cx_fvec>& imgs,
+                 bool complexOut, forge::io::OutputSet& outs, const std::string& descr) {
     const std::array<std::size_t, 4> dims{{P.Nx, P.Ny, P.Nz * P.nslices, imgs.size() / P.nslices}};
     const std::string tmp = outs.stage(path);
     if (complexOut)
@@ -142,7 +141,6 @@ void write_image(const std::string& path, const ReconProblem& P, const std::vect
     else
         forge::io::write_nifti(tmp, volume<float>(P, imgs, false), dims, P.affine, descr);
 }
-
 
 // Tiles of the 2D slices (of every Nz plane) of the first frame of several images, one row per image set.
 forge::io::Montage montage(const ReconProblem& P, const std::vector<std::vector<arma::fvec>>& sets) {
@@ -179,7 +177,8 @@ std::string device_description(const Settings& S) {
 void resolve_device(Settings& S) {
     const bool have = forge::device::built_with_cuda() && forge::device::available();
     if (S.device == "gpu") {
-        if (!forge::device::built_with_cuda()) throw UsageError("--device gpu: this forge-recon was built without CUDA");
+        if (!forge::device::built_with_cuda())
+            throw UsageError("--device gpu: this forge-recon was built without CUDA");
         if (!have) throw UsageError("--device gpu: no usable CUDA device was found");
         S.gpu = true;
     } else if (S.device == "auto") {
@@ -188,7 +187,6 @@ void resolve_device(Settings& S) {
         S.gpu = false;
     }
 }
-
 
 EncodingOperator encoding_operator(const std::string& op) {
     if (op == "fft") return EncodingOperator::Fft;
@@ -231,7 +229,8 @@ forge::recon::ReconSettings recon_settings(const Settings& S, Progress& prog) {
         *last = 0;
         if (rep.converged)
             prog.converged(label, rep.iterations,
-                           rep.initial_gradient_norm > 0 ? rep.final_gradient_norm / rep.initial_gradient_norm : 0.0, tol);
+                           rep.initial_gradient_norm > 0 ? rep.final_gradient_norm / rep.initial_gradient_norm : 0.0,
+                           tol);
     };
     return R;
 }

@@ -75,8 +75,8 @@ std::size_t solves_per_recon(const ReconProblem& P, const Settings& S);
 // The library's settings for S, reporting every iteration and the end of every solve to 'prog'.
 forge::recon::ReconSettings recon_settings(const Settings& S, Progress& prog);
 
-void write_image(const std::string& path, const ReconProblem& P, const std::vector<arma::cx_fvec>& imgs, bool complexOut,
-                 forge::io::OutputSet& outs, const std::string& descr);
+void write_image(const std::string& path, const ReconProblem& P, const std::vector<arma::cx_fvec>& imgs,
+                 bool complexOut, forge::io::OutputSet& outs, const std::string& descr);
 forge::io::Montage montage(const ReconProblem& P, const std::vector<std::vector<arma::fvec>>& sets);
 float display_scale(const std::vector<arma::fvec>& imgs);
 

@@ -88,7 +88,9 @@ int run_file(Settings& S) {
     note("forge-recon: " + S.input + ": " + std::to_string(F.acquisitions.size()) + " acquisitions, " +
              std::to_string(P.nc) + " coils, " + std::to_string(P.nslices) + " slice(s), " + std::to_string(P.nframes) +
              " frame(s), image " + std::to_string(P.Nx) + "x" + std::to_string(P.Ny) + "x" + std::to_string(P.Nz) +
-             ", trajectory " + F.header.trajectory + (F.acquisitions.front().trajDims && !S.cartesian ? " (from the acquisitions)" : " (from the encoding counters)"),
+             ", trajectory " + F.header.trajectory +
+             (F.acquisitions.front().trajDims && !S.cartesian ? " (from the acquisitions)"
+                                                              : " (from the encoding counters)"),
          S.quiet);
     if (P.smaps.empty()) {
         warn("no sensitivity maps: reconstructing each coil and combining by root-sum-of-squares" +
@@ -139,8 +141,12 @@ int main(int argc, char** argv) {
     Settings S;
     CLI::App app{"forge-recon: iterative MRI reconstruction (ISMRMRD in, NIfTI and PNG out)", "forge-recon"};
     app.add_option("input", S.input, "ISMRMRD (MRD) HDF5 raw data file");
-    app.add_flag("--demo", S.demo, "synthesise a phantom, simulate spiral data with a field map, reconstruct with and without field correction");
-    app.add_option("-o,--output", S.output, "output prefix: writes PREFIX.nii and PREFIX.png (demo: PREFIX_*.nii/png and PREFIX.h5; default forge_demo/demo)");
+    app.add_flag(
+        "--demo", S.demo,
+        "synthesise a phantom, simulate spiral data with a field map, reconstruct with and without field correction");
+    app.add_option("-o,--output", S.output,
+                   "output prefix: writes PREFIX.nii and PREFIX.png (demo: PREFIX_*.nii/png and PREFIX.h5; default "
+                   "forge_demo/demo)");
     app.add_option("--operator", S.op,
                    "encoding operator: auto (default: fft for samples on an FFT grid, else dft when cheap, else "
                    "timeseg), fft (Cartesian: exact at FFT cost; time-segmented field correction), dft (exact, "
@@ -164,12 +170,19 @@ int main(int argc, char** argv) {
         ->check(CLI::Range(0.0, 1.0));
     app.add_option("--device", S.device, "cpu, gpu or auto (GPU when one is usable; default)")
         ->check(CLI::IsMember({"cpu", "gpu", "auto"}));
-    app.add_option("--fieldmap", S.fieldmap, "field map in rad/s: FILE.nii or FILE.h5:/dataset (default: <group>/fieldmap in the input); none: no field map");
-    app.add_option("--smaps", S.smaps, "coil sensitivity maps: FILE.nii or FILE.h5:/dataset (default: <group>/csm in the input); none: coil by coil, root-sum-of-squares");
-    app.add_option("--reference", S.reference, "reference image for NRMSE/PSNR: FILE.nii or FILE.h5:/dataset (default: <group>/phantom in the input); none: no comparison");
+    app.add_option("--fieldmap", S.fieldmap,
+                   "field map in rad/s: FILE.nii or FILE.h5:/dataset (default: <group>/fieldmap in the input); none: "
+                   "no field map");
+    app.add_option("--smaps", S.smaps,
+                   "coil sensitivity maps: FILE.nii or FILE.h5:/dataset (default: <group>/csm in the input); none: "
+                   "coil by coil, root-sum-of-squares");
+    app.add_option("--reference", S.reference,
+                   "reference image for NRMSE/PSNR: FILE.nii or FILE.h5:/dataset (default: <group>/phantom in the "
+                   "input); none: no comparison");
     app.add_flag("--no-field-correction", S.noFieldCorrection, "ignore the field map");
     app.add_flag("--complex", S.complexOut, "write complex64 NIfTI instead of magnitude float32");
-    app.add_flag("--cartesian", S.cartesian, "take k-space from the encoding counters even when the acquisitions carry trajectories");
+    app.add_flag("--cartesian", S.cartesian,
+                 "take k-space from the encoding counters even when the acquisitions carry trajectories");
     app.add_option("--dataset", S.group, "ISMRMRD group name in the HDF5 file (default: dataset)");
     app.add_flag("-q,--quiet", S.quiet, "print only results and errors");
     app.add_option("--demo-size", S.demoSize, "demo matrix size (default 64)");

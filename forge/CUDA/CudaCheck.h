@@ -19,17 +19,16 @@ void record_transfer(bool to_device, uword bytes);
 }  // namespace device
 }  // namespace forge
 
-#define FORGE_CUDA_CHECK(call)                                                   \
-    do {                                                                         \
-        cudaError_t forge_err_ = (call);                                         \
-        if (forge_err_ != cudaSuccess)                                           \
-            ::forge::cuda::throw_cuda_error(forge_err_, #call, __FILE__, __LINE__); \
+#define FORGE_CUDA_CHECK(call)                                                                                 \
+    do {                                                                                                       \
+        cudaError_t forge_err_ = (call);                                                                       \
+        if (forge_err_ != cudaSuccess) ::forge::cuda::throw_cuda_error(forge_err_, #call, __FILE__, __LINE__); \
     } while (0)
 
-#define FORGE_CUDA_CHECK_LAUNCH(kernel_name)                                            \
-    do {                                                                                \
-        cudaError_t forge_err_ = cudaGetLastError();                                    \
-        if (forge_err_ != cudaSuccess)                                                  \
+#define FORGE_CUDA_CHECK_LAUNCH(kernel_name)                                                           \
+    do {                                                                                               \
+        cudaError_t forge_err_ = cudaGetLastError();                                                   \
+        if (forge_err_ != cudaSuccess)                                                                 \
             ::forge::cuda::throw_cuda_error(forge_err_, "launch of " kernel_name, __FILE__, __LINE__); \
     } while (0)
 
@@ -49,8 +48,8 @@ inline int resolve_device(const char* where, int device) {
     }
     if (device < 0 || device >= count) {
         throw invalid_argument(std::string(where) + ": options.device = " + std::to_string(device) +
-                               "; expected -1 (the current device) or a device number in [0, " +
-                               std::to_string(count) + ")");
+                               "; expected -1 (the current device) or a device number in [0, " + std::to_string(count) +
+                               ")");
     }
     return device;
 }

@@ -31,8 +31,10 @@ __device__ __forceinline__ float sinc_pg(float x) {
     const float u = kPiF * x;
     if (fabsf(x) < 0.5f) {
         const float y = u * u;  // <= (pi/2)^2
-        return 1.0f + y * (-1.6666667e-1f + y * (8.3333333e-3f + y * (-1.98412698e-4f +
-                                                y * (2.75573192e-6f + y * (-2.50521084e-8f + y * 1.6059044e-10f)))));
+        return 1.0f +
+               y * (-1.6666667e-1f +
+                    y * (8.3333333e-3f +
+                         y * (-1.98412698e-4f + y * (2.75573192e-6f + y * (-2.50521084e-8f + y * 1.6059044e-10f)))));
     }
     const float h = minus_nearest_int(0.5f * x);  // sin(pi x) = sin(2 pi h), periodic in h
     return __fdividef(__sinf(kTwoPiF * h), u);
@@ -47,15 +49,15 @@ __device__ __forceinline__ float sinc_pg(float x) {
 // Outputs per thread: batched kernels compute two outputs per thread so that every shared-memory load of
 // a pixel (or sample) and its NB values serves two phase evaluations; a single vector keeps one.
 template <int NB>
-constexpr int outputs_per_thread() { return NB >= 2 ? 2 : 1; }
+constexpr int outputs_per_thread() {
+    return NB >= 2 ? 2 : 1;
+}
 
 template <int NB, bool kGrad, bool kForward>
-__global__ void __launch_bounds__(kTile) dft_kernel(const float4* __restrict__ outGeom,
-                                                    const float4* __restrict__ inGeom,
-                                                    const float4* __restrict__ grads, int nOut, int nIn,
-                                                    int tilesPerSplit, int nTiles, const float2* __restrict__ in,
-                                                    int inStride, float2* __restrict__ out, int outStride,
-                                                    float invNx, float invNy, float invNz) {
+__global__ void __launch_bounds__(kTile)
+    dft_kernel(const float4* __restrict__ outGeom, const float4* __restrict__ inGeom, const float4* __restrict__ grads,
+               int nOut, int nIn, int tilesPerSplit, int nTiles, const float2* __restrict__ in, int inStride,
+               float2* __restrict__ out, int outStride, float invNx, float invNy, float invNz) {
     constexpr int OPT = outputs_per_thread<NB>();
     __shared__ float4 sGeom[kTile];
     __shared__ float4 sGrad[kGrad ? kTile : 1];
@@ -220,7 +222,9 @@ CudaDftPipeline::CudaDftPipeline(const DftGeometry& geom, const PlanOptions& opt
     const char* where = "CudaDftPipeline";
     check_sizes(where, geom.n1, geom.n2);
     if (geom.n2 < 1) throw invalid_argument("CudaDftPipeline: geometry.n2 (pixels) must be at least 1, got 0");
-    for (auto [p, name] : {std::pair{geom.ix, "geometry.ix"}, {geom.iy, "geometry.iy"}, {geom.iz, "geometry.iz"},
+    for (auto [p, name] : {std::pair{geom.ix, "geometry.ix"},
+                           {geom.iy, "geometry.iy"},
+                           {geom.iz, "geometry.iz"},
                            {geom.fm_turns, "geometry.fm_turns"}}) {
         require_pointer(p, name);
     }
@@ -234,8 +238,8 @@ CudaDftPipeline::CudaDftPipeline(const DftGeometry& geom, const PlanOptions& opt
         if (numX < 1 || numY < 1 || numZ < 1 ||
             checked_product(where, {{"numX", numX}, {"numY", numY}, {"numZ", numZ}}) != geom.n2) {
             std::ostringstream m;
-            m << "CudaDftPipeline: grid " << numX << " x " << numY << " x " << numZ << " does not hold n2 = "
-              << geom.n2 << " pixels";
+            m << "CudaDftPipeline: grid " << numX << " x " << numY << " x " << numZ << " does not hold n2 = " << geom.n2
+              << " pixels";
             throw invalid_argument(m.str());
         }
         // Each axis is at most n2, which check_sizes bounded.
@@ -449,9 +453,9 @@ void CudaDftPipeline::execute_host(Direction direction, const float* h_in, float
     const uword nIn = forward ? uword(numPixels_) : p->n1_, nOut = forward ? p->n1_ : uword(numPixels_);
     DeviceGuard guard(device_);
     const uword inLen = checked_product("CudaDftPipeline::execute_host", {{"input length", nIn}, {"batch", batch}},
-                                          uword(-1) / (2 * sizeof(float)));
+                                        uword(-1) / (2 * sizeof(float)));
     const uword outLen = checked_product("CudaDftPipeline::execute_host", {{"output length", nOut}, {"batch", batch}},
-                                           uword(-1) / (2 * sizeof(float)));
+                                         uword(-1) / (2 * sizeof(float)));
     DeviceBuffer din(inLen * 2 * sizeof(float)), dout(outLen * 2 * sizeof(float));
     device::copy_to_device(din.get(), h_in, din.bytes());
     run(*p, din.as<float>(), dout.as<float>(), batch, forward);

@@ -97,8 +97,8 @@ public:
     // one is made.
     void set_points(const float* kx, const float* ky, const float* kz, const float* t, uword n1);
     // Makes a device-resident sample set without touching the current points.
-    std::shared_ptr<const DftPoints> upload_points(const float* kx, const float* ky, const float* kz,
-                                                   const float* t, uword n1) const;
+    std::shared_ptr<const DftPoints> upload_points(const float* kx, const float* ky, const float* kz, const float* t,
+                                                   uword n1) const;
     // Binds a device-resident sample set as the current points: no transfer.
     void set_points(std::shared_ptr<const DftPoints> points);
     // The current points (shared: a later set_points with host arrays then allocates anew).
@@ -107,8 +107,7 @@ public:
     // Transforms batch vectors (device pointers, see above) with the current points or with the given ones.
     // forward: in = images (n2 x batch), out = k-space (n1 x batch); adjoint the other way round.
     void execute(Direction direction, const float* d_in, float* d_out, uword batch = 1);
-    void execute(const DftPoints& points, Direction direction, const float* d_in, float* d_out,
-                 uword batch = 1) const;
+    void execute(const DftPoints& points, Direction direction, const float* d_in, float* d_out, uword batch = 1) const;
     // Host-pointer convenience: uploads, executes, synchronises and downloads.
     void execute_host(Direction direction, const float* h_in, float* h_out, uword batch = 1);
 
@@ -127,8 +126,7 @@ public:
     uword pixel_uploads() const { return 1; }
 
 private:
-    void upload_into(DftPoints& p, const float* kx, const float* ky, const float* kz, const float* t,
-                     uword n1) const;
+    void upload_into(DftPoints& p, const float* kx, const float* ky, const float* kz, const float* t, uword n1) const;
     void run(const DftPoints& points, const float* d_in, float* d_out, uword nbatch, bool forward) const;
 
     int numPixels_ = 0;

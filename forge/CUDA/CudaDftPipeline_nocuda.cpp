@@ -17,8 +17,8 @@ CudaDftPipeline::CudaDftPipeline(const DftGeometry& geom, const PlanOptions&) {
 }
 CudaDftPipeline::~CudaDftPipeline() = default;
 void CudaDftPipeline::set_points(const float*, const float*, const float*, const float*, uword) { no_cuda(); }
-std::shared_ptr<const DftPoints> CudaDftPipeline::upload_points(const float*, const float*, const float*,
-                                                                const float*, uword) const {
+std::shared_ptr<const DftPoints> CudaDftPipeline::upload_points(const float*, const float*, const float*, const float*,
+                                                                uword) const {
     no_cuda();
 }
 void CudaDftPipeline::set_points(std::shared_ptr<const DftPoints>) { no_cuda(); }

@@ -34,8 +34,7 @@ void check_cufft(cufftResult r, const char* what, const char* file, int line) {
 
 // out[i] = s * (-1)^(x+y+z) * in[i] over 'total' entries: grids of n entries back to back.
 template <typename T1>
-__global__ void kernel_checkerboard(const T1* in, T1* out, int Nx, int Ny, long long n, long long total,
-                                    T1 s) {
+__global__ void kernel_checkerboard(const T1* in, T1* out, int Nx, int Ny, long long n, long long total, T1 s) {
     long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
     if (i >= total) return;
     const long long p = i % n;
@@ -54,8 +53,7 @@ __global__ void kernel_checkerboard(const T1* in, T1* out, int Nx, int Ny, long 
 constexpr long long kPassEntries = 1LL << 27;
 
 template <typename T1>
-CudaFftPlan<T1>::CudaFftPlan(int Nx, int Ny, int Nz, CUstream_st* stream)
-    : Nx_(Nx), Ny_(Ny), Nz_(Nz), stream_(stream) {
+CudaFftPlan<T1>::CudaFftPlan(int Nx, int Ny, int Nz, CUstream_st* stream) : Nx_(Nx), Ny_(Ny), Nz_(Nz), stream_(stream) {
     handle_for(1);  // the single-grid plan now, so that a size cuFFT refuses fails here
 }
 
@@ -111,7 +109,8 @@ void CudaFftPlan<T1>::exec(T1* d, bool forward, uword nbatch) const {
         const cufftHandle h = cufftHandle(handle_for(nb));
         T1* p = d + 2 * (long long)b0 * n;
         if constexpr (std::is_same<T1, float>::value) {
-            FORGE_FFT_CUFFT(cufftExecC2C(h, reinterpret_cast<cufftComplex*>(p), reinterpret_cast<cufftComplex*>(p), dir));
+            FORGE_FFT_CUFFT(
+                cufftExecC2C(h, reinterpret_cast<cufftComplex*>(p), reinterpret_cast<cufftComplex*>(p), dir));
         } else {
             FORGE_FFT_CUFFT(cufftExecZ2Z(h, reinterpret_cast<cufftDoubleComplex*>(p),
                                          reinterpret_cast<cufftDoubleComplex*>(p), dir));

@@ -87,8 +87,8 @@ __global__ void kernel_crop(const float2* __restrict__ grid, float2* __restrict_
 
 // Forward step 3: one thread per sample (in sector order), gathering its W^d neighbourhood.
 __global__ void kernel_interp(const float2* __restrict__ grid, float2* __restrict__ out, DevGeom g,
-                              const int* __restrict__ order, const float* __restrict__ ux,
-                              const float* __restrict__ uy, const float* __restrict__ uz, int n1) {
+                              const int* __restrict__ order, const float* __restrict__ ux, const float* __restrict__ uy,
+                              const float* __restrict__ uz, int n1) {
     int e = blockIdx.x * blockDim.x + threadIdx.x;
     if (e >= n1) return;
     grid += blockIdx.y * ((long long)g.G[0] * g.G[1] * g.G[2]);
@@ -322,8 +322,8 @@ CudaNufftPipeline::CudaNufftPipeline(const NufftGeometry& geom, const PlanOption
     I.reserve_grids(I.maxBatch ? std::min<uword>(I.maxBatch, 65535) : 1);
     I.fft.reset(new CudaFftPlan<float>(g.G[0], g.G[1], g.G[2], I.stream));
     if (I.shmem > 48 * 1024) {
-        FORGE_CUDA_CHECK(cudaFuncSetAttribute(kernel_grid_sectors, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                              int(I.shmem)));
+        FORGE_CUDA_CHECK(
+            cudaFuncSetAttribute(kernel_grid_sectors, cudaFuncAttributeMaxDynamicSharedMemorySize, int(I.shmem)));
     }
 }
 
@@ -399,14 +399,15 @@ void CudaNufftPipeline::execute(Direction direction, const float* d_in, float* d
             FORGE_CUDA_CHECK_LAUNCH("kernel_pad");
             I.fft->exec(reinterpret_cast<float*>(grid), true, nb);
             kernel_interp<<<dim3(unsigned((n1 + kThreads - 1) / kThreads), nb), kThreads, 0, st>>>(
-                grid, kdata, g, I.order.as<int>(), I.u[0].as<float>(), I.u[1].as<float>(), I.u[2].as<float>(),
-                I.n1);
+                grid, kdata, g, I.order.as<int>(), I.u[0].as<float>(), I.u[1].as<float>(), I.u[2].as<float>(), I.n1);
             FORGE_CUDA_CHECK_LAUNCH("kernel_interp");
         } else {
             const float2* kdata = reinterpret_cast<const float2*>(d_in) + b0 * n1;
             float2* img = reinterpret_cast<float2*>(d_out) + b0 * n2;
-            kernel_grid_sectors<<<dim3(unsigned(I.nsectors), nb), kThreads, I.shmem, st>>>(
-                kdata, grid, g, I.secStart.as<long long>(), I.secIdx.as<int>(), I.secU.as<float4>(), I.n1);
+            kernel_grid_sectors<<<dim3(unsigned(I.nsectors), nb), kThreads, I.shmem, st>>>(kdata, grid, g,
+                                                                                           I.secStart.as<long long>(),
+                                                                                           I.secIdx.as<int>(),
+                                                                                           I.secU.as<float4>(), I.n1);
             FORGE_CUDA_CHECK_LAUNCH("kernel_grid_sectors");
             I.fft->exec(reinterpret_cast<float*>(grid), false, nb);
             kernel_crop<<<dim3(unsigned((n2 + kThreads - 1) / kThreads), nb), kThreads, 0, st>>>(

@@ -34,13 +34,13 @@ namespace forge {
 namespace cuda {
 
 struct NufftGeometry {
-    uword N[3];             // image size per axis (1 for unused axes)
-    uword G[3];             // oversampled grid size per axis (1 for unused axes)
-    uword W;                // kernel width in grid cells
-    uword n1;               // number of samples
-    const float* u[3];      // host: sample positions in grid units, wrapped into [0, G)
-    const float* deapod[3]; // host: per-axis deapodization multipliers 1/D, N[d] entries each
-    const float* lut;       // host: kernel table, kernel(|t|) = lut[i] + frac * (lut[i+1]-lut[i]), i = |t| * lutScale
+    uword N[3];              // image size per axis (1 for unused axes)
+    uword G[3];              // oversampled grid size per axis (1 for unused axes)
+    uword W;                 // kernel width in grid cells
+    uword n1;                // number of samples
+    const float* u[3];       // host: sample positions in grid units, wrapped into [0, G)
+    const float* deapod[3];  // host: per-axis deapodization multipliers 1/D, N[d] entries each
+    const float* lut;        // host: kernel table, kernel(|t|) = lut[i] + frac * (lut[i+1]-lut[i]), i = |t| * lutScale
     uword lutSize;
     float lutScale;
 };

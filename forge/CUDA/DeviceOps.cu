@@ -109,7 +109,10 @@ struct PartialTermF {
     __device__ double2 operator()(uword i) const { return p[i]; }
 };
 
-template <typename T> __device__ double2 as_d2(T v) { return make_double2(double(forge::real(v)), double(forge::imag(v))); }
+template <typename T>
+__device__ double2 as_d2(T v) {
+    return make_double2(double(forge::real(v)), double(forge::imag(v)));
+}
 
 template <typename T>
 struct DotF {
@@ -170,21 +173,42 @@ template <typename T>
 void binary_scalar(BinOp op, const T* a, T s, T* out, uword n, bool scalar_left) {
     launch_map(BinaryScalarF<T>{op, a, s, out, scalar_left}, n);
 }
-template <typename T> void fill(T* out, T value, uword n) { launch_map(FillF<T>{out, value}, n); }
-template <typename T> void axpby(T a, const T* x, T b, T* y, uword n) { launch_map(AxpbyF<T>{a, x, b, y}, n); }
-template <typename T> void conj(const T* a, T* out, uword n) { launch_map(UnaryF<Unary::Conj, T, T>{a, out}, n); }
-template <typename T> void real_part(const T* a, real_t<T>* out, uword n) {
+template <typename T>
+void fill(T* out, T value, uword n) {
+    launch_map(FillF<T>{out, value}, n);
+}
+template <typename T>
+void axpby(T a, const T* x, T b, T* y, uword n) {
+    launch_map(AxpbyF<T>{a, x, b, y}, n);
+}
+template <typename T>
+void conj(const T* a, T* out, uword n) {
+    launch_map(UnaryF<Unary::Conj, T, T>{a, out}, n);
+}
+template <typename T>
+void real_part(const T* a, real_t<T>* out, uword n) {
     launch_map(UnaryF<Unary::Real, T, real_t<T>>{a, out}, n);
 }
-template <typename T> void imag_part(const T* a, real_t<T>* out, uword n) {
+template <typename T>
+void imag_part(const T* a, real_t<T>* out, uword n) {
     launch_map(UnaryF<Unary::Imag, T, real_t<T>>{a, out}, n);
 }
-template <typename T> void abs(const T* a, real_t<T>* out, uword n) {
+template <typename T>
+void abs(const T* a, real_t<T>* out, uword n) {
     launch_map(UnaryF<Unary::Abs, T, real_t<T>>{a, out}, n);
 }
-template <typename T> T dot(const T* a, const T* b, uword n) { return from_d2<T>(reduce(DotF<T>{a, b}, n)); }
-template <typename T> real_t<T> norm2_squared(const T* a, uword n) { return real_t<T>(reduce(Norm2F<T>{a}, n).x); }
-template <typename T> T sum(const T* a, uword n) { return from_d2<T>(reduce(SumF<T>{a}, n)); }
+template <typename T>
+T dot(const T* a, const T* b, uword n) {
+    return from_d2<T>(reduce(DotF<T>{a, b}, n));
+}
+template <typename T>
+real_t<T> norm2_squared(const T* a, uword n) {
+    return real_t<T>(reduce(Norm2F<T>{a}, n).x);
+}
+template <typename T>
+T sum(const T* a, uword n) {
+    return from_d2<T>(reduce(SumF<T>{a}, n));
+}
 
 FORGE_DEVICE_OPS_INSTANTIATE_ALL
 

@@ -77,8 +77,7 @@ void box_crop(const forgeComplex<T1>* grid, forgeComplex<T1>* image, const BoxGe
 }
 
 template <typename T1>
-void gather(const forgeComplex<T1>* in, uword nIn, const uword* idx, forgeComplex<T1>* out, uword nOut,
-            uword nbatch) {
+void gather(const forgeComplex<T1>* in, uword nIn, const uword* idx, forgeComplex<T1>* out, uword nOut, uword nbatch) {
     const uword total = nOut * nbatch;
     if (total == 0) return;
     k_gather<T1><<<blocks_for(total), kThreads>>>(in, nIn, idx, out, nOut, total);
@@ -96,12 +95,12 @@ void scatter_sorted(const forgeComplex<T1>* in, uword nIn, const uword* dest, co
     FORGE_CUDA_CHECK_LAUNCH("scatter_sorted");
 }
 
-#define FORGE_GRID_SELECT_INSTANTIATE(T1)                                                                        \
-    template void box_pad<T1>(const forgeComplex<T1>*, forgeComplex<T1>*, const BoxGeometry&, uword);            \
-    template void box_crop<T1>(const forgeComplex<T1>*, forgeComplex<T1>*, const BoxGeometry&, uword);          \
-    template void gather<T1>(const forgeComplex<T1>*, uword, const uword*, forgeComplex<T1>*, uword, uword);     \
-    template void scatter_sorted<T1>(const forgeComplex<T1>*, uword, const uword*, const uword*, const uword*,    \
-                                     uword, forgeComplex<T1>*, uword, uword);
+#define FORGE_GRID_SELECT_INSTANTIATE(T1)                                                                             \
+    template void box_pad<T1>(const forgeComplex<T1>*, forgeComplex<T1>*, const BoxGeometry&, uword);                 \
+    template void box_crop<T1>(const forgeComplex<T1>*, forgeComplex<T1>*, const BoxGeometry&, uword);                \
+    template void gather<T1>(const forgeComplex<T1>*, uword, const uword*, forgeComplex<T1>*, uword, uword);          \
+    template void scatter_sorted<T1>(const forgeComplex<T1>*, uword, const uword*, const uword*, const uword*, uword, \
+                                     forgeComplex<T1>*, uword, uword);
 FORGE_GRID_SELECT_INSTANTIATE(float)
 FORGE_GRID_SELECT_INSTANTIATE(double)
 

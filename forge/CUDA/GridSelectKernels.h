@@ -22,8 +22,7 @@ template <typename T1>
 void box_crop(const forgeComplex<T1>* grid, forgeComplex<T1>* image, const BoxGeometry& g, uword nbatch);
 // out[b*nOut + i] = in[b*nIn + idx[i]]
 template <typename T1>
-void gather(const forgeComplex<T1>* in, uword nIn, const uword* idx, forgeComplex<T1>* out, uword nOut,
-            uword nbatch);
+void gather(const forgeComplex<T1>* in, uword nIn, const uword* idx, forgeComplex<T1>* out, uword nOut, uword nbatch);
 // out[b*nOut + dest[u]] = sum over p in [start[u], start[u+1]) of in[b*nIn + src[p]] (summed in that
 // order), for the nu distinct destinations; every other entry of out is set to 0.
 template <typename T1>

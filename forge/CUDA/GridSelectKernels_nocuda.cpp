@@ -11,23 +11,29 @@ namespace {
 }  // namespace
 
 template <typename T1>
-void box_pad(const forgeComplex<T1>*, forgeComplex<T1>*, const BoxGeometry&, uword) { no_cuda(); }
+void box_pad(const forgeComplex<T1>*, forgeComplex<T1>*, const BoxGeometry&, uword) {
+    no_cuda();
+}
 template <typename T1>
-void box_crop(const forgeComplex<T1>*, forgeComplex<T1>*, const BoxGeometry&, uword) { no_cuda(); }
+void box_crop(const forgeComplex<T1>*, forgeComplex<T1>*, const BoxGeometry&, uword) {
+    no_cuda();
+}
 template <typename T1>
-void gather(const forgeComplex<T1>*, uword, const uword*, forgeComplex<T1>*, uword, uword) { no_cuda(); }
+void gather(const forgeComplex<T1>*, uword, const uword*, forgeComplex<T1>*, uword, uword) {
+    no_cuda();
+}
 template <typename T1>
 void scatter_sorted(const forgeComplex<T1>*, uword, const uword*, const uword*, const uword*, uword, forgeComplex<T1>*,
                     uword, uword) {
     no_cuda();
 }
 
-#define FORGE_GRID_SELECT_INSTANTIATE(T1)                                                                        \
-    template void box_pad<T1>(const forgeComplex<T1>*, forgeComplex<T1>*, const BoxGeometry&, uword);            \
-    template void box_crop<T1>(const forgeComplex<T1>*, forgeComplex<T1>*, const BoxGeometry&, uword);          \
-    template void gather<T1>(const forgeComplex<T1>*, uword, const uword*, forgeComplex<T1>*, uword, uword);     \
-    template void scatter_sorted<T1>(const forgeComplex<T1>*, uword, const uword*, const uword*, const uword*,    \
-                                     uword, forgeComplex<T1>*, uword, uword);
+#define FORGE_GRID_SELECT_INSTANTIATE(T1)                                                                             \
+    template void box_pad<T1>(const forgeComplex<T1>*, forgeComplex<T1>*, const BoxGeometry&, uword);                 \
+    template void box_crop<T1>(const forgeComplex<T1>*, forgeComplex<T1>*, const BoxGeometry&, uword);                \
+    template void gather<T1>(const forgeComplex<T1>*, uword, const uword*, forgeComplex<T1>*, uword, uword);          \
+    template void scatter_sorted<T1>(const forgeComplex<T1>*, uword, const uword*, const uword*, const uword*, uword, \
+                                     forgeComplex<T1>*, uword, uword);
 FORGE_GRID_SELECT_INSTANTIATE(float)
 FORGE_GRID_SELECT_INSTANTIATE(double)
 

@@ -25,8 +25,8 @@ __global__ void k_gradient(const forgeComplex<T1>* x, forgeComplex<T1>* out, fd:
     if (i < n) out[i] = fd::gradient_at(i, x, g, k, delta) * beta;
 }
 template <typename T1>
-__global__ void k_denoms(const forgeComplex<T1>* dir, const forgeComplex<T1>* x, T1* out, fd::Grid g,
-                         fd::Potential k, T1 delta, uword n) {
+__global__ void k_denoms(const forgeComplex<T1>* dir, const forgeComplex<T1>* x, T1* out, fd::Grid g, fd::Potential k,
+                         T1 delta, uword n) {
     uword i = uword(blockIdx.x) * blockDim.x + threadIdx.x;
     if (i < n) out[i] = fd::denom_at(i, dir, x, g, k, delta);
 }
@@ -49,19 +49,19 @@ void fd_penalty_gradient(const forgeComplex<T1>* x, forgeComplex<T1>* out, fd::G
     FORGE_CUDA_CHECK_LAUNCH("fd_penalty_gradient");
 }
 template <typename T1>
-void fd_penalty_denoms(const forgeComplex<T1>* dir, const forgeComplex<T1>* x, T1* out, fd::Grid g,
-                       fd::Potential k, T1 delta) {
+void fd_penalty_denoms(const forgeComplex<T1>* dir, const forgeComplex<T1>* x, T1* out, fd::Grid g, fd::Potential k,
+                       T1 delta) {
     const uword n = g.Nx * g.Ny * g.Nz;
     if (n == 0) return;
     k_denoms<T1><<<blocks_for(n), kThreads>>>(dir, x, out, g, k, delta, n);
     FORGE_CUDA_CHECK_LAUNCH("fd_penalty_denoms");
 }
 
-#define FORGE_PENALTY_KERNELS_INSTANTIATE(T1)                                                                   \
-    template void fd_penalty_values<T1>(const forgeComplex<T1>*, T1*, fd::Grid, fd::Potential, T1);             \
-    template void fd_penalty_gradient<T1>(const forgeComplex<T1>*, forgeComplex<T1>*, fd::Grid, fd::Potential, \
-                                          T1, T1);                                                             \
-    template void fd_penalty_denoms<T1>(const forgeComplex<T1>*, const forgeComplex<T1>*, T1*, fd::Grid,       \
+#define FORGE_PENALTY_KERNELS_INSTANTIATE(T1)                                                                      \
+    template void fd_penalty_values<T1>(const forgeComplex<T1>*, T1*, fd::Grid, fd::Potential, T1);                \
+    template void fd_penalty_gradient<T1>(const forgeComplex<T1>*, forgeComplex<T1>*, fd::Grid, fd::Potential, T1, \
+                                          T1);                                                                     \
+    template void fd_penalty_denoms<T1>(const forgeComplex<T1>*, const forgeComplex<T1>*, T1*, fd::Grid,           \
                                         fd::Potential, T1);
 FORGE_PENALTY_KERNELS_INSTANTIATE(float)
 FORGE_PENALTY_KERNELS_INSTANTIATE(double)

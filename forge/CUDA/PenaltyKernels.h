@@ -1,10 +1,11 @@
 #pragma once
 // Device finite-difference penalty kernels (declarations free of CUDA headers). Implemented in
 // forge/CUDA/PenaltyKernels.cu; on CPU builds PenaltyKernels_nocuda.cpp throws forge::cuda_error.
-// All pointers are device pointers of n = Nx*Ny*Nz elements; launches go to the legacy default stream, like forgeCol arithmetic.
+// All pointers are device pointers of n = Nx*Ny*Nz elements; launches go to the legacy default stream, like forgeCol
+// arithmetic.
+#include "forge/CUDA/FiniteDifferenceKernels.h"
 #include "forge/Core/Config.h"
 #include "forge/Core/forgeComplex.h"
-#include "forge/CUDA/FiniteDifferenceKernels.h"
 
 namespace forge {
 namespace cuda {
@@ -18,8 +19,8 @@ void fd_penalty_gradient(const forgeComplex<T1>* x, forgeComplex<T1>* out, fd::G
                          T1 beta);
 // out[i] = sum_a w(|d_a(x)(i)|) |d_a(dir)(i)|^2   (reduce with device::sum)
 template <typename T1>
-void fd_penalty_denoms(const forgeComplex<T1>* dir, const forgeComplex<T1>* x, T1* out, fd::Grid g,
-                       fd::Potential k, T1 delta);
+void fd_penalty_denoms(const forgeComplex<T1>* dir, const forgeComplex<T1>* x, T1* out, fd::Grid g, fd::Potential k,
+                       T1 delta);
 
 }  // namespace cuda
 }  // namespace forge

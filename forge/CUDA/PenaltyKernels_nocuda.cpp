@@ -6,21 +6,29 @@
 namespace forge {
 namespace cuda {
 namespace {
-[[noreturn]] void no_cuda() { throw cuda_error("forge was built without CUDA: device penalty kernels are unavailable"); }
+[[noreturn]] void no_cuda() {
+    throw cuda_error("forge was built without CUDA: device penalty kernels are unavailable");
+}
 }  // namespace
 
 template <typename T1>
-void fd_penalty_values(const forgeComplex<T1>*, T1*, fd::Grid, fd::Potential, T1) { no_cuda(); }
+void fd_penalty_values(const forgeComplex<T1>*, T1*, fd::Grid, fd::Potential, T1) {
+    no_cuda();
+}
 template <typename T1>
-void fd_penalty_gradient(const forgeComplex<T1>*, forgeComplex<T1>*, fd::Grid, fd::Potential, T1, T1) { no_cuda(); }
+void fd_penalty_gradient(const forgeComplex<T1>*, forgeComplex<T1>*, fd::Grid, fd::Potential, T1, T1) {
+    no_cuda();
+}
 template <typename T1>
-void fd_penalty_denoms(const forgeComplex<T1>*, const forgeComplex<T1>*, T1*, fd::Grid, fd::Potential, T1) { no_cuda(); }
+void fd_penalty_denoms(const forgeComplex<T1>*, const forgeComplex<T1>*, T1*, fd::Grid, fd::Potential, T1) {
+    no_cuda();
+}
 
-#define FORGE_PENALTY_KERNELS_INSTANTIATE(T1)                                                                   \
-    template void fd_penalty_values<T1>(const forgeComplex<T1>*, T1*, fd::Grid, fd::Potential, T1);             \
-    template void fd_penalty_gradient<T1>(const forgeComplex<T1>*, forgeComplex<T1>*, fd::Grid, fd::Potential, \
-                                          T1, T1);                                                             \
-    template void fd_penalty_denoms<T1>(const forgeComplex<T1>*, const forgeComplex<T1>*, T1*, fd::Grid,       \
+#define FORGE_PENALTY_KERNELS_INSTANTIATE(T1)                                                                      \
+    template void fd_penalty_values<T1>(const forgeComplex<T1>*, T1*, fd::Grid, fd::Potential, T1);                \
+    template void fd_penalty_gradient<T1>(const forgeComplex<T1>*, forgeComplex<T1>*, fd::Grid, fd::Potential, T1, \
+                                          T1);                                                                     \
+    template void fd_penalty_denoms<T1>(const forgeComplex<T1>*, const forgeComplex<T1>*, T1*, fd::Grid,           \
                                         fd::Potential, T1);
 FORGE_PENALTY_KERNELS_INSTANTIATE(float)
 FORGE_PENALTY_KERNELS_INSTANTIATE(double)

@@ -11,7 +11,6 @@ namespace {
 
 constexpr int kThreads = 256;
 
-
 template <typename T1>
 __global__ void k_expand(const forgeComplex<T1>* __restrict__ x, const forgeComplex<T1>* __restrict__ maps,
                          forgeComplex<T1>* __restrict__ out, uword n2, uword total) {
@@ -32,8 +31,7 @@ __global__ void k_combine(const forgeComplex<T1>* __restrict__ imgs, const forge
 }  // namespace
 
 template <typename T1>
-void sense_expand(const forgeComplex<T1>* x, const forgeComplex<T1>* maps, forgeComplex<T1>* out, uword n2,
-                  uword nc) {
+void sense_expand(const forgeComplex<T1>* x, const forgeComplex<T1>* maps, forgeComplex<T1>* out, uword n2, uword nc) {
     const uword total = n2 * nc;
     if (total == 0) return;
     k_expand<T1><<<unsigned((total + kThreads - 1) / kThreads), kThreads>>>(x, maps, out, n2, total);
@@ -48,10 +46,14 @@ void sense_combine(const forgeComplex<T1>* imgs, const forgeComplex<T1>* maps, f
     FORGE_CUDA_CHECK_LAUNCH("sense_combine");
 }
 
-template void sense_expand<float>(const forgeComplex<float>*, const forgeComplex<float>*, forgeComplex<float>*, uword, uword);
-template void sense_expand<double>(const forgeComplex<double>*, const forgeComplex<double>*, forgeComplex<double>*, uword, uword);
-template void sense_combine<float>(const forgeComplex<float>*, const forgeComplex<float>*, forgeComplex<float>*, uword, uword, bool);
-template void sense_combine<double>(const forgeComplex<double>*, const forgeComplex<double>*, forgeComplex<double>*, uword, uword, bool);
+template void sense_expand<float>(const forgeComplex<float>*, const forgeComplex<float>*, forgeComplex<float>*, uword,
+                                  uword);
+template void sense_expand<double>(const forgeComplex<double>*, const forgeComplex<double>*, forgeComplex<double>*,
+                                   uword, uword);
+template void sense_combine<float>(const forgeComplex<float>*, const forgeComplex<float>*, forgeComplex<float>*, uword,
+                                   uword, bool);
+template void sense_combine<double>(const forgeComplex<double>*, const forgeComplex<double>*, forgeComplex<double>*,
+                                    uword, uword, bool);
 
 }  // namespace cuda
 }  // namespace forge

@@ -10,8 +10,7 @@ namespace cuda {
 
 // out[c*n2 + k] = maps[c*n2 + k] * x[k]   for c < nc, k < n2
 template <typename T1>
-void sense_expand(const forgeComplex<T1>* x, const forgeComplex<T1>* maps, forgeComplex<T1>* out, uword n2,
-                  uword nc);
+void sense_expand(const forgeComplex<T1>* x, const forgeComplex<T1>* maps, forgeComplex<T1>* out, uword n2, uword nc);
 // out[k] (+)= sum_c conj(maps[c*n2 + k]) * imgs[c*n2 + k]   ('+=' when accumulate)
 template <typename T1>
 void sense_combine(const forgeComplex<T1>* imgs, const forgeComplex<T1>* maps, forgeComplex<T1>* out, uword n2,

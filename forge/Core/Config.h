@@ -13,4 +13,4 @@ namespace forge {
 // Armadillo's index type (arma::uword: unsigned long long with the default 64-bit words), spelt out so
 // that this header, which CUDA sources include, needs no <armadillo>. forgeCol.h checks the two agree.
 using uword = unsigned long long;
-}
+}  // namespace forge

@@ -52,7 +52,8 @@ public:
     ~DeviceBuffer() { device::release(ptr_); }
     DeviceBuffer(const DeviceBuffer&) = delete;
     DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-    DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
+    DeviceBuffer(DeviceBuffer&& o) noexcept
+        : ptr_(std::exchange(o.ptr_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
     DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
         if (this != &o) {
             device::release(ptr_);
@@ -62,7 +63,10 @@ public:
         return *this;
     }
     void* get() const { return ptr_; }
-    template <typename T> T* as() const { return static_cast<T*>(ptr_); }
+    template <typename T>
+    T* as() const {
+        return static_cast<T*>(ptr_);
+    }
     uword bytes() const { return bytes_; }
     explicit operator bool() const { return ptr_ != nullptr; }
     void reset() { *this = DeviceBuffer(); }

@@ -28,18 +28,27 @@ void binary(BinOp op, const TA* a, const TB* b, TO* out, uword n);
 // out[i] = a[i] op s, or s op a[i] when scalar_left.
 template <typename T>
 void binary_scalar(BinOp op, const T* a, T s, T* out, uword n, bool scalar_left);
-template <typename T> void fill(T* out, T value, uword n);
+template <typename T>
+void fill(T* out, T value, uword n);
 // y = a*x + b*y
-template <typename T> void axpby(T a, const T* x, T b, T* y, uword n);
-template <typename T> void conj(const T* a, T* out, uword n);
-template <typename T> void real_part(const T* a, real_t<T>* out, uword n);
-template <typename T> void imag_part(const T* a, real_t<T>* out, uword n);
-template <typename T> void abs(const T* a, real_t<T>* out, uword n);
+template <typename T>
+void axpby(T a, const T* x, T b, T* y, uword n);
+template <typename T>
+void conj(const T* a, T* out, uword n);
+template <typename T>
+void real_part(const T* a, real_t<T>* out, uword n);
+template <typename T>
+void imag_part(const T* a, real_t<T>* out, uword n);
+template <typename T>
+void abs(const T* a, real_t<T>* out, uword n);
 // sum_i conj(a_i) b_i
-template <typename T> T dot(const T* a, const T* b, uword n);
+template <typename T>
+T dot(const T* a, const T* b, uword n);
 // sum_i |a_i|^2
-template <typename T> real_t<T> norm2_squared(const T* a, uword n);
-template <typename T> T sum(const T* a, uword n);
+template <typename T>
+real_t<T> norm2_squared(const T* a, uword n);
+template <typename T>
+T sum(const T* a, uword n);
 
 }  // namespace device
 }  // namespace forge

@@ -16,8 +16,7 @@ inline void require_length(const char* where, const char* name, uword actual, uw
                            const char* expectedName) {
     if (actual != expected) {
         std::ostringstream msg;
-        msg << where << ": " << name << " has " << actual << " entries, expected " << expectedName
-            << " = " << expected;
+        msg << where << ": " << name << " has " << actual << " entries, expected " << expectedName << " = " << expected;
         throw invalid_argument(msg.str());
     }
 }

@@ -34,14 +34,26 @@ static_assert(std::is_same<uword, arma::uword>::value,
 
 namespace detail {
 // The arma element type that matches a forge element type (forgeComplex<T> <-> std::complex<T>).
-template <typename T> struct arma_elem { using type = T; };
-template <typename T> struct arma_elem<forgeComplex<T>> { using type = std::complex<T>; };
+template <typename T>
+struct arma_elem {
+    using type = T;
+};
+template <typename T>
+struct arma_elem<forgeComplex<T>> {
+    using type = std::complex<T>;
+};
 // Compute-heavier host loops (the penalties) above this length run with OpenMP. Element-wise loops,
 // which are memory-bound, follow parallel_elementwise() (forge/Core/Parallel.h).
 constexpr uword kParallelThreshold = 1u << 15;
 // Host reductions accumulate in double (or complex<double>) like the device ones.
-template <typename T> struct accum { using type = double; };
-template <typename T> struct accum<forgeComplex<T>> { using type = forgeComplex<double>; };
+template <typename T>
+struct accum {
+    using type = double;
+};
+template <typename T>
+struct accum<forgeComplex<T>> {
+    using type = forgeComplex<double>;
+};
 }  // namespace detail
 
 // Whole-vector conversions between arma::Col and forgeCol (each one a copy of the vector), counted so
@@ -237,7 +249,8 @@ public:
     }
     void require_gpu(const char* what) const {
         if (!onGpu_) {
-            throw residency_error(std::string("forgeCol::") + what + ": the vector is on the host; call putOnGPU() first");
+            throw residency_error(std::string("forgeCol::") + what +
+                                  ": the vector is on the host; call putOnGPU() first");
         }
     }
     const T* host_data() const { return host_.data(); }  // valid when !on_gpu()
@@ -342,7 +355,9 @@ forgeCol<TO> unary(const forgeCol<T>& a, HostFn host_fn, DevFn dev_fn) {
 }
 
 template <typename T>
-FORGE_HD T accum_cast(typename accum<T>::type v) { return T(v); }
+FORGE_HD T accum_cast(typename accum<T>::type v) {
+    return T(v);
+}
 
 }  // namespace detail
 
@@ -371,43 +386,100 @@ forgeCol<T>& forgeCol<T>::inplace_scalar(device::BinOp op, T s) {
 }
 
 // ---------------------------------------------------------------- vector (op) vector
-template <typename T> forgeCol<T> operator+(const forgeCol<T>& a, const forgeCol<T>& b) { return detail::binary<T>(device::BinOp::Add, a, b); }
-template <typename T> forgeCol<T> operator-(const forgeCol<T>& a, const forgeCol<T>& b) { return detail::binary<T>(device::BinOp::Sub, a, b); }
+template <typename T>
+forgeCol<T> operator+(const forgeCol<T>& a, const forgeCol<T>& b) {
+    return detail::binary<T>(device::BinOp::Add, a, b);
+}
+template <typename T>
+forgeCol<T> operator-(const forgeCol<T>& a, const forgeCol<T>& b) {
+    return detail::binary<T>(device::BinOp::Sub, a, b);
+}
 // Element-wise product and quotient (Armadillo's % and /).
-template <typename T> forgeCol<T> operator%(const forgeCol<T>& a, const forgeCol<T>& b) { return detail::binary<T>(device::BinOp::Mul, a, b); }
-template <typename T> forgeCol<T> operator/(const forgeCol<T>& a, const forgeCol<T>& b) { return detail::binary<T>(device::BinOp::Div, a, b); }
+template <typename T>
+forgeCol<T> operator%(const forgeCol<T>& a, const forgeCol<T>& b) {
+    return detail::binary<T>(device::BinOp::Mul, a, b);
+}
+template <typename T>
+forgeCol<T> operator/(const forgeCol<T>& a, const forgeCol<T>& b) {
+    return detail::binary<T>(device::BinOp::Div, a, b);
+}
 // Complex vector times real vector (weights, masks) and the reverse.
-template <typename R> forgeCol<forgeComplex<R>> operator%(const forgeCol<forgeComplex<R>>& a, const forgeCol<R>& b) {
+template <typename R>
+forgeCol<forgeComplex<R>> operator%(const forgeCol<forgeComplex<R>>& a, const forgeCol<R>& b) {
     return detail::binary<forgeComplex<R>>(device::BinOp::Mul, a, b);
 }
-template <typename R> forgeCol<forgeComplex<R>> operator%(const forgeCol<R>& a, const forgeCol<forgeComplex<R>>& b) {
+template <typename R>
+forgeCol<forgeComplex<R>> operator%(const forgeCol<R>& a, const forgeCol<forgeComplex<R>>& b) {
     return detail::binary<forgeComplex<R>>(device::BinOp::Mul, a, b);
 }
 // For two columns * is element-wise too (the same as %): there is no matrix product of two columns.
-template <typename T> forgeCol<T> operator*(const forgeCol<T>& a, const forgeCol<T>& b) { return a % b; }
-template <typename R> forgeCol<forgeComplex<R>> operator*(const forgeCol<forgeComplex<R>>& a, const forgeCol<R>& b) { return a % b; }
-template <typename R> forgeCol<forgeComplex<R>> operator*(const forgeCol<R>& a, const forgeCol<forgeComplex<R>>& b) { return a % b; }
-template <typename R> forgeCol<forgeComplex<R>> operator/(const forgeCol<forgeComplex<R>>& a, const forgeCol<R>& b) {
+template <typename T>
+forgeCol<T> operator*(const forgeCol<T>& a, const forgeCol<T>& b) {
+    return a % b;
+}
+template <typename R>
+forgeCol<forgeComplex<R>> operator*(const forgeCol<forgeComplex<R>>& a, const forgeCol<R>& b) {
+    return a % b;
+}
+template <typename R>
+forgeCol<forgeComplex<R>> operator*(const forgeCol<R>& a, const forgeCol<forgeComplex<R>>& b) {
+    return a % b;
+}
+template <typename R>
+forgeCol<forgeComplex<R>> operator/(const forgeCol<forgeComplex<R>>& a, const forgeCol<R>& b) {
     return detail::binary<forgeComplex<R>>(device::BinOp::Div, a, b);
 }
 
 // ---------------------------------------------------------------- vector (op) scalar
-template <typename T> forgeCol<T> operator+(const forgeCol<T>& a, T s) { return detail::binary_scalar(device::BinOp::Add, a, s, false); }
-template <typename T> forgeCol<T> operator+(T s, const forgeCol<T>& a) { return detail::binary_scalar(device::BinOp::Add, a, s, true); }
-template <typename T> forgeCol<T> operator-(const forgeCol<T>& a, T s) { return detail::binary_scalar(device::BinOp::Sub, a, s, false); }
-template <typename T> forgeCol<T> operator-(T s, const forgeCol<T>& a) { return detail::binary_scalar(device::BinOp::Sub, a, s, true); }
-template <typename T> forgeCol<T> operator*(const forgeCol<T>& a, T s) { return detail::binary_scalar(device::BinOp::Mul, a, s, false); }
-template <typename T> forgeCol<T> operator*(T s, const forgeCol<T>& a) { return detail::binary_scalar(device::BinOp::Mul, a, s, true); }
-template <typename T> forgeCol<T> operator/(const forgeCol<T>& a, T s) { return detail::binary_scalar(device::BinOp::Div, a, s, false); }
-template <typename T> forgeCol<T> operator/(T s, const forgeCol<T>& a) { return detail::binary_scalar(device::BinOp::Div, a, s, true); }
+template <typename T>
+forgeCol<T> operator+(const forgeCol<T>& a, T s) {
+    return detail::binary_scalar(device::BinOp::Add, a, s, false);
+}
+template <typename T>
+forgeCol<T> operator+(T s, const forgeCol<T>& a) {
+    return detail::binary_scalar(device::BinOp::Add, a, s, true);
+}
+template <typename T>
+forgeCol<T> operator-(const forgeCol<T>& a, T s) {
+    return detail::binary_scalar(device::BinOp::Sub, a, s, false);
+}
+template <typename T>
+forgeCol<T> operator-(T s, const forgeCol<T>& a) {
+    return detail::binary_scalar(device::BinOp::Sub, a, s, true);
+}
+template <typename T>
+forgeCol<T> operator*(const forgeCol<T>& a, T s) {
+    return detail::binary_scalar(device::BinOp::Mul, a, s, false);
+}
+template <typename T>
+forgeCol<T> operator*(T s, const forgeCol<T>& a) {
+    return detail::binary_scalar(device::BinOp::Mul, a, s, true);
+}
+template <typename T>
+forgeCol<T> operator/(const forgeCol<T>& a, T s) {
+    return detail::binary_scalar(device::BinOp::Div, a, s, false);
+}
+template <typename T>
+forgeCol<T> operator/(T s, const forgeCol<T>& a) {
+    return detail::binary_scalar(device::BinOp::Div, a, s, true);
+}
 // Real scalars with complex vectors (x * 0.5f).
 template <typename R, typename = std::enable_if_t<std::is_floating_point<R>::value>>
-forgeCol<forgeComplex<R>> operator*(const forgeCol<forgeComplex<R>>& a, R s) { return a * forgeComplex<R>(s); }
+forgeCol<forgeComplex<R>> operator*(const forgeCol<forgeComplex<R>>& a, R s) {
+    return a * forgeComplex<R>(s);
+}
 template <typename R, typename = std::enable_if_t<std::is_floating_point<R>::value>>
-forgeCol<forgeComplex<R>> operator*(R s, const forgeCol<forgeComplex<R>>& a) { return a * forgeComplex<R>(s); }
+forgeCol<forgeComplex<R>> operator*(R s, const forgeCol<forgeComplex<R>>& a) {
+    return a * forgeComplex<R>(s);
+}
 template <typename R, typename = std::enable_if_t<std::is_floating_point<R>::value>>
-forgeCol<forgeComplex<R>> operator/(const forgeCol<forgeComplex<R>>& a, R s) { return a / forgeComplex<R>(s); }
-template <typename T> forgeCol<T> operator-(const forgeCol<T>& a) { return a * T(-1); }
+forgeCol<forgeComplex<R>> operator/(const forgeCol<forgeComplex<R>>& a, R s) {
+    return a / forgeComplex<R>(s);
+}
+template <typename T>
+forgeCol<T> operator-(const forgeCol<T>& a) {
+    return a * T(-1);
+}
 
 // ---------------------------------------------------------------- updates
 // y = a*x + y (BLAS axpy), on the host or on the GPU.
@@ -440,23 +512,31 @@ void axpby(T a, const forgeCol<T>& x, T b, forgeCol<T>& y) {
 // ---------------------------------------------------------------- element-wise functions
 template <typename T>
 forgeCol<T> conj(const forgeCol<T>& a) {
-    return detail::unary<T>(a, [](T v) { return forge::conj(v); },
-                            [](const T* in, T* out, uword n) { device::conj(in, out, n); });
+    return detail::unary<T>(
+        a, [](T v) { return forge::conj(v); }, [](const T* in, T* out, uword n) { device::conj(in, out, n); });
 }
 template <typename T>
 forgeCol<real_t<T>> real(const forgeCol<T>& a) {
-    return detail::unary<real_t<T>>(a, [](T v) { return forge::real(v); },
-                                    [](const T* in, real_t<T>* out, uword n) { device::real_part(in, out, n); });
+    return detail::unary<real_t<T>>(
+        a, [](T v) { return forge::real(v); },
+        [](const T* in, real_t<T>* out, uword n) { device::real_part(in, out, n); });
 }
 template <typename T>
 forgeCol<real_t<T>> imag(const forgeCol<T>& a) {
-    return detail::unary<real_t<T>>(a, [](T v) { return forge::imag(v); },
-                                    [](const T* in, real_t<T>* out, uword n) { device::imag_part(in, out, n); });
+    return detail::unary<real_t<T>>(
+        a, [](T v) { return forge::imag(v); },
+        [](const T* in, real_t<T>* out, uword n) { device::imag_part(in, out, n); });
 }
 template <typename T>
 forgeCol<real_t<T>> abs(const forgeCol<T>& a) {
-    return detail::unary<real_t<T>>(a, [](T v) { using std::abs; using forge::abs; return real_t<T>(abs(v)); },
-                                    [](const T* in, real_t<T>* out, uword n) { device::abs(in, out, n); });
+    return detail::unary<real_t<T>>(
+        a,
+        [](T v) {
+            using std::abs;
+            using forge::abs;
+            return real_t<T>(abs(v));
+        },
+        [](const T* in, real_t<T>* out, uword n) { device::abs(in, out, n); });
 }
 
 // ---------------------------------------------------------------- reductions (double accumulation)

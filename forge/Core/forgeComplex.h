@@ -27,12 +27,34 @@ struct forgeComplex {
     FORGE_HD T real() const { return re; }
     FORGE_HD T imag() const { return im; }
 
-    FORGE_HD forgeComplex& operator+=(const forgeComplex& b) { re += b.re; im += b.im; return *this; }
-    FORGE_HD forgeComplex& operator-=(const forgeComplex& b) { re -= b.re; im -= b.im; return *this; }
-    FORGE_HD forgeComplex& operator*=(const forgeComplex& b) { *this = *this * b; return *this; }
-    FORGE_HD forgeComplex& operator/=(const forgeComplex& b) { *this = *this / b; return *this; }
-    FORGE_HD forgeComplex& operator*=(T s) { re *= s; im *= s; return *this; }
-    FORGE_HD forgeComplex& operator/=(T s) { re /= s; im /= s; return *this; }
+    FORGE_HD forgeComplex& operator+=(const forgeComplex& b) {
+        re += b.re;
+        im += b.im;
+        return *this;
+    }
+    FORGE_HD forgeComplex& operator-=(const forgeComplex& b) {
+        re -= b.re;
+        im -= b.im;
+        return *this;
+    }
+    FORGE_HD forgeComplex& operator*=(const forgeComplex& b) {
+        *this = *this * b;
+        return *this;
+    }
+    FORGE_HD forgeComplex& operator/=(const forgeComplex& b) {
+        *this = *this / b;
+        return *this;
+    }
+    FORGE_HD forgeComplex& operator*=(T s) {
+        re *= s;
+        im *= s;
+        return *this;
+    }
+    FORGE_HD forgeComplex& operator/=(T s) {
+        re /= s;
+        im /= s;
+        return *this;
+    }
 
     FORGE_HD friend forgeComplex operator+(forgeComplex a, forgeComplex b) { return {a.re + b.re, a.im + b.im}; }
     FORGE_HD friend forgeComplex operator-(forgeComplex a, forgeComplex b) { return {a.re - b.re, a.im - b.im}; }
@@ -65,26 +87,59 @@ static_assert(sizeof(forgeComplex<float>) == sizeof(std::complex<float>), "layou
 static_assert(sizeof(forgeComplex<double>) == sizeof(std::complex<double>), "layout");
 static_assert(std::is_trivially_copyable<forgeComplex<float>>::value, "device copies need trivial copy");
 
-template <typename T> FORGE_HD forgeComplex<T> conj(forgeComplex<T> a) { return {a.re, -a.im}; }
-template <typename T> FORGE_HD T real(forgeComplex<T> a) { return a.re; }
-template <typename T> FORGE_HD T imag(forgeComplex<T> a) { return a.im; }
-template <typename T> FORGE_HD T norm(forgeComplex<T> a) { return a.re * a.re + a.im * a.im; }  // |a|^2, as std::norm
-template <typename T> FORGE_HD T abs(forgeComplex<T> a) { return hypot(a.re, a.im); }
+template <typename T>
+FORGE_HD forgeComplex<T> conj(forgeComplex<T> a) {
+    return {a.re, -a.im};
+}
+template <typename T>
+FORGE_HD T real(forgeComplex<T> a) {
+    return a.re;
+}
+template <typename T>
+FORGE_HD T imag(forgeComplex<T> a) {
+    return a.im;
+}
+template <typename T>
+FORGE_HD T norm(forgeComplex<T> a) {
+    return a.re * a.re + a.im * a.im;
+}  // |a|^2, as std::norm
+template <typename T>
+FORGE_HD T abs(forgeComplex<T> a) {
+    return hypot(a.re, a.im);
+}
 
 // Scalar traits shared by forgeCol and the device helpers.
-template <typename T> struct is_forge_complex : std::false_type {};
-template <typename T> struct is_forge_complex<forgeComplex<T>> : std::true_type {};
-template <typename T> struct real_of { using type = T; };
-template <typename T> struct real_of<forgeComplex<T>> { using type = T; };
-template <typename T> struct real_of<std::complex<T>> { using type = T; };
-template <typename T> using real_t = typename real_of<T>::type;
+template <typename T>
+struct is_forge_complex : std::false_type {};
+template <typename T>
+struct is_forge_complex<forgeComplex<T>> : std::true_type {};
+template <typename T>
+struct real_of {
+    using type = T;
+};
+template <typename T>
+struct real_of<forgeComplex<T>> {
+    using type = T;
+};
+template <typename T>
+struct real_of<std::complex<T>> {
+    using type = T;
+};
+template <typename T>
+using real_t = typename real_of<T>::type;
 
 // Real-valued conj/real/imag/abs so generic code works on real and complex elements.
 template <typename T, typename = std::enable_if_t<std::is_floating_point<T>::value>>
-FORGE_HD T conj(T a) { return a; }
+FORGE_HD T conj(T a) {
+    return a;
+}
 template <typename T, typename = std::enable_if_t<std::is_floating_point<T>::value>>
-FORGE_HD T real(T a) { return a; }
+FORGE_HD T real(T a) {
+    return a;
+}
 template <typename T, typename = std::enable_if_t<std::is_floating_point<T>::value>>
-FORGE_HD T imag(T) { return T(0); }
+FORGE_HD T imag(T) {
+    return T(0);
+}
 
 }  // namespace forge

@@ -19,8 +19,7 @@ public:
     uword n_elem = 0;  // read-only
 
     forgeMat() = default;
-    forgeMat(uword rows, uword cols)
-        : n_rows(rows), n_cols(cols), n_elem(elems(rows, cols)), data_(n_elem) {}
+    forgeMat(uword rows, uword cols) : n_rows(rows), n_cols(cols), n_elem(elems(rows, cols)), data_(n_elem) {}
     forgeMat(uword rows, uword cols, T value)
         : n_rows(rows), n_cols(cols), n_elem(elems(rows, cols)), data_(n_elem, value) {}
     explicit forgeMat(const arma::Mat<arma_type>& m)
@@ -84,29 +83,54 @@ public:
     const forgeCol<T>& as_col() const { return data_; }
     forgeCol<T>& as_col() { return data_; }
 
-    forgeMat& zeros() { data_.zeros(); return *this; }
-    forgeMat& ones() { data_.ones(); return *this; }
-    forgeMat& fill(T v) { data_.fill(v); return *this; }
+    forgeMat& zeros() {
+        data_.zeros();
+        return *this;
+    }
+    forgeMat& ones() {
+        data_.ones();
+        return *this;
+    }
+    forgeMat& fill(T v) {
+        data_.fill(v);
+        return *this;
+    }
 
-    forgeMat& operator+=(const forgeMat& b) { same_shape(b, "operator+="); data_ += b.data_; return *this; }
-    forgeMat& operator-=(const forgeMat& b) { same_shape(b, "operator-="); data_ -= b.data_; return *this; }
-    forgeMat& operator%=(const forgeMat& b) { same_shape(b, "operator%="); data_ %= b.data_; return *this; }
-    forgeMat& operator*=(T s) { data_ *= s; return *this; }
-    forgeMat& operator/=(T s) { data_ /= s; return *this; }
+    forgeMat& operator+=(const forgeMat& b) {
+        same_shape(b, "operator+=");
+        data_ += b.data_;
+        return *this;
+    }
+    forgeMat& operator-=(const forgeMat& b) {
+        same_shape(b, "operator-=");
+        data_ -= b.data_;
+        return *this;
+    }
+    forgeMat& operator%=(const forgeMat& b) {
+        same_shape(b, "operator%=");
+        data_ %= b.data_;
+        return *this;
+    }
+    forgeMat& operator*=(T s) {
+        data_ *= s;
+        return *this;
+    }
+    forgeMat& operator/=(T s) {
+        data_ /= s;
+        return *this;
+    }
 
     void same_shape(const forgeMat& b, const char* what) const {
         if (n_rows != b.n_rows || n_cols != b.n_cols) {
             std::ostringstream m;
-            m << "forgeMat " << what << ": shapes " << n_rows << "x" << n_cols << " and " << b.n_rows << "x"
-              << b.n_cols << " differ";
+            m << "forgeMat " << what << ": shapes " << n_rows << "x" << n_cols << " and " << b.n_rows << "x" << b.n_cols
+              << " differ";
             throw invalid_argument(m.str());
         }
     }
 
 private:
-    static uword elems(uword rows, uword cols) {
-        return checked_product("forgeMat", {{"rows", rows}, {"cols", cols}});
-    }
+    static uword elems(uword rows, uword cols) { return checked_product("forgeMat", {{"rows", rows}, {"cols", cols}}); }
     // The tests stay inline and the throwing part out of line, so the compiler sees that code after a check
     // only runs with the index in range (and does not warn about copies from past the end).
     void check(uword r, uword c) const {
@@ -124,11 +148,26 @@ private:
     forgeCol<T> data_;
 };
 
-template <typename T> forgeMat<T> operator+(forgeMat<T> a, const forgeMat<T>& b) { return a += b; }
-template <typename T> forgeMat<T> operator-(forgeMat<T> a, const forgeMat<T>& b) { return a -= b; }
-template <typename T> forgeMat<T> operator%(forgeMat<T> a, const forgeMat<T>& b) { return a %= b; }
-template <typename T> forgeMat<T> operator*(forgeMat<T> a, T s) { return a *= s; }
-template <typename T> forgeMat<T> operator*(T s, forgeMat<T> a) { return a *= s; }
+template <typename T>
+forgeMat<T> operator+(forgeMat<T> a, const forgeMat<T>& b) {
+    return a += b;
+}
+template <typename T>
+forgeMat<T> operator-(forgeMat<T> a, const forgeMat<T>& b) {
+    return a -= b;
+}
+template <typename T>
+forgeMat<T> operator%(forgeMat<T> a, const forgeMat<T>& b) {
+    return a %= b;
+}
+template <typename T>
+forgeMat<T> operator*(forgeMat<T> a, T s) {
+    return a *= s;
+}
+template <typename T>
+forgeMat<T> operator*(T s, forgeMat<T> a) {
+    return a *= s;
+}
 
 }  // namespace forge
 

@@ -49,7 +49,8 @@ public:
         f_.flush();
         if (!f_) throw std::runtime_error("writing '" + path_ + "' failed (disk full?)");
         f_.close();
-        if (std::rename(tmp_.c_str(), path_.c_str()) != 0) throw std::runtime_error("cannot rename into '" + path_ + "'");
+        if (std::rename(tmp_.c_str(), path_.c_str()) != 0)
+            throw std::runtime_error("cannot rename into '" + path_ + "'");
         done_ = true;
     }
 

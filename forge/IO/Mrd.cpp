@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstddef>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -15,8 +15,8 @@
 #include <ismrmrd/dataset.h>
 #include <ismrmrd/ismrmrd.h>
 #include <ismrmrd/xml.h>
-#include <pugixml.hpp>
 #include <sys/stat.h>
+#include <pugixml.hpp>
 
 #include "forge/IO/FileUtil.h"
 
@@ -210,7 +210,7 @@ MrdFile read_mrd(const std::string& path, const std::string& group) {
         if (!f.ok()) throw input_error("cannot open HDF5 file '" + path + "'");
         if (!object_exists(f.id, "/" + group + "/xml"))
             throw input_error("'" + path + "' is an HDF5 file but not an ISMRMRD dataset (no /" + group +
-                                     "/xml header)");
+                              "/xml header)");
         if (!object_exists(f.id, "/" + group + "/data"))
             throw input_error("ISMRMRD file '" + path + "' has no acquisitions (no /" + group + "/data)");
     }
@@ -234,7 +234,8 @@ MrdFile read_mrd(const std::string& path, const std::string& group) {
     const auto& e = h.encoding[0];
     MrdHeader& H = out.header;
     H.encodedMatrix = {e.encodedSpace.matrixSize.x, e.encodedSpace.matrixSize.y, e.encodedSpace.matrixSize.z};
-    H.encodedFov_mm = {e.encodedSpace.fieldOfView_mm.x, e.encodedSpace.fieldOfView_mm.y, e.encodedSpace.fieldOfView_mm.z};
+    H.encodedFov_mm = {e.encodedSpace.fieldOfView_mm.x, e.encodedSpace.fieldOfView_mm.y,
+                       e.encodedSpace.fieldOfView_mm.z};
     H.reconMatrix = {e.reconSpace.matrixSize.x, e.reconSpace.matrixSize.y, e.reconSpace.matrixSize.z};
     H.reconFov_mm = {e.reconSpace.fieldOfView_mm.x, e.reconSpace.fieldOfView_mm.y, e.reconSpace.fieldOfView_mm.z};
     switch (e.trajectory) {
@@ -310,7 +311,7 @@ MrdFile read_mrd(const std::string& path, const std::string& group) {
     }
     if (out.acquisitions.empty())
         throw input_error("ISMRMRD file '" + path + "' has no acquisitions" +
-                                 (out.noiseScans ? std::string(" (only noise scans)") : std::string()));
+                          (out.noiseScans ? std::string(" (only noise scans)") : std::string()));
     return out;
 }
 
@@ -337,18 +338,24 @@ std::string make_mrd_header_xml(const MrdHeader& H, const std::string& patientID
     e.reconSpace.fieldOfView_mm.x = static_cast<float>(H.reconFov_mm[0]);
     e.reconSpace.fieldOfView_mm.y = static_cast<float>(H.reconFov_mm[1]);
     e.reconSpace.fieldOfView_mm.z = static_cast<float>(H.reconFov_mm[2]);
-    if (H.trajectory == "spiral") e.trajectory = ISMRMRD::TrajectoryType::SPIRAL;
-    else if (H.trajectory == "radial") e.trajectory = ISMRMRD::TrajectoryType::RADIAL;
-    else if (H.trajectory == "epi") e.trajectory = ISMRMRD::TrajectoryType::EPI;
-    else if (H.trajectory == "cartesian") e.trajectory = ISMRMRD::TrajectoryType::CARTESIAN;
-    else e.trajectory = ISMRMRD::TrajectoryType::OTHER;
+    if (H.trajectory == "spiral")
+        e.trajectory = ISMRMRD::TrajectoryType::SPIRAL;
+    else if (H.trajectory == "radial")
+        e.trajectory = ISMRMRD::TrajectoryType::RADIAL;
+    else if (H.trajectory == "epi")
+        e.trajectory = ISMRMRD::TrajectoryType::EPI;
+    else if (H.trajectory == "cartesian")
+        e.trajectory = ISMRMRD::TrajectoryType::CARTESIAN;
+    else
+        e.trajectory = ISMRMRD::TrajectoryType::OTHER;
     if (H.accelE1 > 1 || H.accelE2 > 1) {
         ISMRMRD::ParallelImaging p;
         p.accelerationFactor.kspace_encoding_step_1 = static_cast<unsigned short>(H.accelE1);
         p.accelerationFactor.kspace_encoding_step_2 = static_cast<unsigned short>(H.accelE2);
         e.parallelImaging = p;
     }
-    if (H.hasCenterE1) e.encodingLimits.kspace_encoding_step_1 = ISMRMRD::Limit(0, 0, static_cast<unsigned short>(H.centerE1));
+    if (H.hasCenterE1)
+        e.encodingLimits.kspace_encoding_step_1 = ISMRMRD::Limit(0, 0, static_cast<unsigned short>(H.centerE1));
     h.encoding.push_back(e);
     if (H.hasTE) {
         ISMRMRD::SequenceParameters sp;

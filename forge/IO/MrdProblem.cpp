@@ -34,12 +34,13 @@ std::string dims_string(const std::vector<std::size_t>& d) {
 }
 
 // Checks map dims (x, y, then 'rest' values in any trailing shape) and splits per slice.
-void check_map_dims(const std::vector<std::size_t>& dims, const recon::ReconProblem& P, std::size_t perPixel, const std::string& what,
-                    const std::string& expected) {
+void check_map_dims(const std::vector<std::size_t>& dims, const recon::ReconProblem& P, std::size_t perPixel,
+                    const std::string& what, const std::string& expected) {
     std::size_t rest = 1;
     for (std::size_t k = 2; k < dims.size(); ++k) rest *= dims[k];
     if (dims.size() < 2 || dims[0] != P.Nx || dims[1] != P.Ny || rest != P.Nz * P.nslices * perPixel) {
-        throw forge::invalid_argument(what + " has size " + dims_string(dims) + " but this reconstruction needs " + expected);
+        throw forge::invalid_argument(what + " has size " + dims_string(dims) + " but this reconstruction needs " +
+                                      expected);
     }
 }
 
@@ -47,14 +48,18 @@ void check_map_dims(const std::vector<std::size_t>& dims, const recon::ReconProb
 void check_finite(const Array& a, const std::string& what) {
     for (std::size_t i = 0; i < a.data.size(); ++i)
         if (!std::isfinite(a.data[i].real()) || !std::isfinite(a.data[i].imag()))
-            throw forge::invalid_argument(what + " holds a non-finite value (NaN or Inf) at index " + std::to_string(i));
+            throw forge::invalid_argument(what + " holds a non-finite value (NaN or Inf) at index " +
+                                          std::to_string(i));
 }
 
 // Voxel (i, j, k) -> RAS+ mm from the acquisition geometry (ISMRMRD positions/directions are in the
 // patient's LPS frame; NIfTI is RAS, so x and y change sign). Falls back to an axis-aligned grid.
-recon::Affine make_affine(const recon::ReconProblem& P, const std::vector<const MrdAcquisition*>& firstOfSlice, bool is3D) {
+recon::Affine make_affine(const recon::ReconProblem& P, const std::vector<const MrdAcquisition*>& firstOfSlice,
+                          bool is3D) {
     const auto& a0 = *firstOfSlice.front();
-    auto norm3 = [](const std::array<float, 3>& v) { return std::sqrt(double(v[0]) * v[0] + double(v[1]) * v[1] + double(v[2]) * v[2]); };
+    auto norm3 = [](const std::array<float, 3>& v) {
+        return std::sqrt(double(v[0]) * v[0] + double(v[1]) * v[1] + double(v[2]) * v[2]);
+    };
     std::array<double, 3> rd{{1, 0, 0}}, pd{{0, 1, 0}}, sd{{0, 0, 1}};
     bool valid = norm3(a0.readDir) > 0.5 && norm3(a0.phaseDir) > 0.5;
     if (valid) {
@@ -125,7 +130,8 @@ Array load_map(const std::string& spec, const std::string& what, const DimsCheck
 void attach_fieldmap(recon::ReconProblem& P, const MapLoader& load, const std::string& origin) {
     const std::string expected = std::to_string(P.Nx) + "x" + std::to_string(P.Ny) + "x" +
                                  std::to_string(P.Nz * P.nslices) + " (x, y, slices) in rad/s";
-    const Array a = load([&](const std::vector<std::size_t>& d) { check_map_dims(d, P, 1, "field map " + origin, expected); });
+    const Array a =
+        load([&](const std::vector<std::size_t>& d) { check_map_dims(d, P, 1, "field map " + origin, expected); });
     check_finite(a, "field map " + origin);
     P.fieldmap.assign(P.nslices, arma::fvec(P.n2()));
     for (std::size_t s = 0; s < P.nslices; ++s)
@@ -154,9 +160,10 @@ void attach_smaps(recon::ReconProblem& P, const MapLoader& load, const std::stri
 }
 
 void attach_reference(recon::ReconProblem& P, const MapLoader& load, const std::string& origin) {
-    const std::string expected = std::to_string(P.Nx) + "x" + std::to_string(P.Ny) + "x" +
-                                 std::to_string(P.Nz * P.nslices) + " (x, y, slices)";
-    const Array a = load([&](const std::vector<std::size_t>& d) { check_map_dims(d, P, 1, "reference image " + origin, expected); });
+    const std::string expected =
+        std::to_string(P.Nx) + "x" + std::to_string(P.Ny) + "x" + std::to_string(P.Nz * P.nslices) + " (x, y, slices)";
+    const Array a = load(
+        [&](const std::vector<std::size_t>& d) { check_map_dims(d, P, 1, "reference image " + origin, expected); });
     check_finite(a, "reference image " + origin);
     P.reference.assign(P.nslices, arma::fvec(P.n2()));
     for (std::size_t s = 0; s < P.nslices; ++s)
@@ -174,7 +181,9 @@ recon::ReconProblem problem_from_mrd(const MrdFile& F, const std::string& source
     P.Nx = pick(H.reconMatrix[0], H.encodedMatrix[0]);
     P.Ny = pick(H.reconMatrix[1], H.encodedMatrix[1]);
     P.Nz = is3D ? pick(H.reconMatrix[2], H.encodedMatrix[2]) : 1;
-    if (P.Nx < 2 || P.Ny < 2) throw forge::invalid_argument("the ISMRMRD header's matrix size is " + std::to_string(P.Nx) + "x" + std::to_string(P.Ny) + " (need at least 2x2)");
+    if (P.Nx < 2 || P.Ny < 2)
+        throw forge::invalid_argument("the ISMRMRD header's matrix size is " + std::to_string(P.Nx) + "x" +
+                                      std::to_string(P.Ny) + " (need at least 2x2)");
     const std::string matrixField = std::string("the ISMRMRD header's ") +
                                     (H.reconMatrix[0] > 0 && H.reconMatrix[1] > 0 ? "reconSpace" : "encodedSpace") +
                                     "/matrixSize " + std::to_string(P.Nx) + "x" + std::to_string(P.Ny) + "x" +
@@ -183,15 +192,21 @@ recon::ReconProblem problem_from_mrd(const MrdFile& F, const std::string& source
     if (P.Nx > kNiftiMax || P.Ny > kNiftiMax || P.Nz > kNiftiMax)
         throw forge::invalid_argument(matrixField + " exceeds the 32767 voxels per axis a NIfTI-1 image holds");
     for (std::size_t n : {P.Nx, P.Ny, P.Nz})
-        if (n > 1 && n % 2) throw forge::invalid_argument("the ISMRMRD header's recon matrix " + std::to_string(P.Nx) + "x" + std::to_string(P.Ny) + "x" + std::to_string(P.Nz) + " has an odd size (forge needs even sizes)");
+        if (n > 1 && n % 2)
+            throw forge::invalid_argument("the ISMRMRD header's recon matrix " + std::to_string(P.Nx) + "x" +
+                                          std::to_string(P.Ny) + "x" + std::to_string(P.Nz) +
+                                          " has an odd size (forge needs even sizes)");
     // FOV scaling: k in cycles per recon FOV = k in cycles per encoded FOV * reconFOV/encFOV
     for (int k = 0; k < 3; ++k)
-        for (const auto& f : {std::make_pair("encodedSpace", H.encodedFov_mm[k]), std::make_pair("reconSpace", H.reconFov_mm[k])})
+        for (const auto& f :
+             {std::make_pair("encodedSpace", H.encodedFov_mm[k]), std::make_pair("reconSpace", H.reconFov_mm[k])})
             if (!std::isfinite(f.second) || f.second < 0)
-                throw forge::invalid_argument(std::string("the ISMRMRD header's ") + f.first + "/fieldOfView_mm/" + "xyz"[k] + " is " +
-                                 std::to_string(f.second) + " (expected a finite, non-negative size in mm)");
+                throw forge::invalid_argument(std::string("the ISMRMRD header's ") + f.first + "/fieldOfView_mm/" +
+                                              "xyz"[k] + " is " + std::to_string(f.second) +
+                                              " (expected a finite, non-negative size in mm)");
     if (H.hasTE && !std::isfinite(H.TE_ms))
-        throw forge::invalid_argument("the ISMRMRD header's sequenceParameters/TE is " + std::to_string(H.TE_ms) + " (expected a finite time in ms)");
+        throw forge::invalid_argument("the ISMRMRD header's sequenceParameters/TE is " + std::to_string(H.TE_ms) +
+                                      " (expected a finite time in ms)");
     std::array<double, 3> fovRatio{{1, 1, 1}};
     for (int k = 0; k < 3; ++k) {
         if (H.reconFov_mm[k] > 0 && H.encodedFov_mm[k] > 0) fovRatio[k] = H.reconFov_mm[k] / H.encodedFov_mm[k];
@@ -209,33 +224,40 @@ recon::ReconProblem problem_from_mrd(const MrdFile& F, const std::string& source
     const std::size_t trajDims = acqs.front().trajDims;
     for (std::size_t i = 0; i < acqs.size(); ++i) {
         if (acqs[i].channels != P.nc)
-            throw forge::invalid_argument("acquisition " + std::to_string(i) + " has " + std::to_string(acqs[i].channels) +
-                             " channels but acquisition 0 has " + std::to_string(P.nc));
+            throw forge::invalid_argument("acquisition " + std::to_string(i) + " has " +
+                                          std::to_string(acqs[i].channels) + " channels but acquisition 0 has " +
+                                          std::to_string(P.nc));
         if (acqs[i].trajDims != trajDims)
-            throw forge::invalid_argument("acquisition " + std::to_string(i) + " has " + std::to_string(acqs[i].trajDims) +
-                             " trajectory dimensions but acquisition 0 has " + std::to_string(trajDims));
+            throw forge::invalid_argument("acquisition " + std::to_string(i) + " has " +
+                                          std::to_string(acqs[i].trajDims) +
+                                          " trajectory dimensions but acquisition 0 has " + std::to_string(trajDims));
         if (acqs[i].samples == 0) throw forge::invalid_argument("acquisition " + std::to_string(i) + " has no samples");
         const auto& a = acqs[i];
-        auto finite3 = [](const std::array<float, 3>& v) { return std::isfinite(v[0]) && std::isfinite(v[1]) && std::isfinite(v[2]); };
-        if (!std::isfinite(a.dwell_us) || !finite3(a.position) || !finite3(a.readDir) || !finite3(a.phaseDir) || !finite3(a.sliceDir))
+        auto finite3 = [](const std::array<float, 3>& v) {
+            return std::isfinite(v[0]) && std::isfinite(v[1]) && std::isfinite(v[2]);
+        };
+        if (!std::isfinite(a.dwell_us) || !finite3(a.position) || !finite3(a.readDir) || !finite3(a.phaseDir) ||
+            !finite3(a.sliceDir))
             throw forge::invalid_argument("acquisition " + std::to_string(i) + " of '" + source +
-                             "' has a non-finite (NaN or Inf) sample_time_us, position or direction");
+                                          "' has a non-finite (NaN or Inf) sample_time_us, position or direction");
         for (const auto& v : a.data)
             if (!std::isfinite(v.real()) || !std::isfinite(v.imag()))
-                throw forge::invalid_argument("acquisition " + std::to_string(i) + " of '" + source + "' holds a non-finite sample (NaN or Inf)");
+                throw forge::invalid_argument("acquisition " + std::to_string(i) + " of '" + source +
+                                              "' holds a non-finite sample (NaN or Inf)");
     }
     const bool useTraj = trajDims > 0 && !options.cartesian;
     const bool cartHeader = H.trajectory == "cartesian" || H.trajectory == "epi";
     if (!cartHeader && trajDims == 0)
         throw forge::invalid_argument("the header says the trajectory is " + H.trajectory +
-                         " but the acquisitions carry no trajectory (trajectory_dimensions = 0)");
+                                      " but the acquisitions carry no trajectory (trajectory_dimensions = 0)");
     if (useTraj) {
         const std::size_t need = is3D ? 3 : 2;
         if (trajDims != need)
-            throw forge::invalid_argument("the acquisitions' trajectories have " + std::to_string(trajDims) +
-                             " dimensions but the header's encoded matrix " + std::to_string(H.encodedMatrix[0]) + "x" +
-                             std::to_string(H.encodedMatrix[1]) + "x" + std::to_string(H.encodedMatrix[2]) +
-                             " is " + (is3D ? "3D (needs 3)" : "2D (needs 2)"));
+            throw forge::invalid_argument(
+                "the acquisitions' trajectories have " + std::to_string(trajDims) +
+                " dimensions but the header's encoded matrix " + std::to_string(H.encodedMatrix[0]) + "x" +
+                std::to_string(H.encodedMatrix[1]) + "x" + std::to_string(H.encodedMatrix[2]) + " is " +
+                (is3D ? "3D (needs 3)" : "2D (needs 2)"));
     }
     const double TE = H.hasTE ? H.TE_ms * 1e-3 : 0.0;
 
@@ -246,7 +268,8 @@ recon::ReconProblem problem_from_mrd(const MrdFile& F, const std::string& source
         sliceIndex.emplace(a.slice, 0);
         frameIndex.emplace(std::make_pair(a.repetition, a.contrast), 0);
     }
-    if (is3D && sliceIndex.size() > 1) throw forge::invalid_argument("3D data with several slices (slab loops) is not supported");
+    if (is3D && sliceIndex.size() > 1)
+        throw forge::invalid_argument("3D data with several slices (slab loops) is not supported");
     {
         std::size_t i = 0;
         for (auto& kv : sliceIndex) kv.second = i++;
@@ -265,8 +288,9 @@ recon::ReconProblem problem_from_mrd(const MrdFile& F, const std::string& source
     // sizes against the output format, the data present and the memory there is, before anything the
     // size of an image is allocated
     if (P.Nz * P.nslices > kNiftiMax || P.nframes > kNiftiMax)
-        throw forge::invalid_argument("'" + source + "' has " + std::to_string(P.Nz * P.nslices) + " planes (slices x z) and " +
-                         std::to_string(P.nframes) + " frames (repetitions x contrasts); a NIfTI-1 image holds at most 32767 of each");
+        throw forge::invalid_argument("'" + source + "' has " + std::to_string(P.Nz * P.nslices) +
+                                      " planes (slices x z) and " + std::to_string(P.nframes) +
+                                      " frames (repetitions x contrasts); a NIfTI-1 image holds at most 32767 of each");
     for (const auto& g : groups) {
         std::size_t n1 = 0;
         for (auto* a : g) n1 += a->samples;
@@ -275,9 +299,10 @@ recon::ReconProblem problem_from_mrd(const MrdFile& F, const std::string& source
     }
     constexpr double kPixelsPerValue = 1024;  // far beyond any undersampling that reconstructs
     if (double(P.n2()) > kPixelsPerValue * double(P.n1total) * double(P.nc))
-        throw forge::invalid_argument(matrixField + " asks for " + std::to_string(P.n2()) + " pixels but '" + source + "' holds only " +
-                         std::to_string(P.n1total * P.nc) + " measured values (" + std::to_string(P.n1total) +
-                         " samples x " + std::to_string(P.nc) + " coils); forge-recon refuses more than 1024 pixels per value");
+        throw forge::invalid_argument(matrixField + " asks for " + std::to_string(P.n2()) + " pixels but '" + source +
+                                      "' holds only " + std::to_string(P.n1total * P.nc) + " measured values (" +
+                                      std::to_string(P.n1total) + " samples x " + std::to_string(P.nc) +
+                                      " coils); forge-recon refuses more than 1024 pixels per value");
     if (options.size_check) options.size_check(P, false);
     const double centreE1 = H.hasCenterE1 ? double(H.centerE1) : double(H.encodedMatrix[1] / 2);
     const double centreE2 = H.hasCenterE2 ? double(H.centerE2) : double(H.encodedMatrix[2] / 2);
@@ -305,8 +330,9 @@ recon::ReconProblem problem_from_mrd(const MrdFile& F, const std::string& source
                         for (std::size_t d = 0; d < trajDims; ++d) {
                             const double v = a->traj[j * trajDims + d];
                             if (!(std::fabs(v) <= 0.5 + 1e-3))
-                                throw forge::invalid_argument("trajectory value " + std::to_string(v) +
-                                                 " is outside ISMRMRD's normalised range [-0.5, 0.5] (k / encoded matrix size)");
+                                throw forge::invalid_argument(
+                                    "trajectory value " + std::to_string(v) +
+                                    " is outside ISMRMRD's normalised range [-0.5, 0.5] (k / encoded matrix size)");
                             k[d] = v * double(H.encodedMatrix[d]) * fovRatio[d];
                         }
                     } else {
@@ -331,7 +357,6 @@ recon::ReconProblem problem_from_mrd(const MrdFile& F, const std::string& source
     P.affine = make_affine(P, firstOfSlice, is3D);
     return P;
 }
-
 
 }  // namespace io
 }  // namespace forge

@@ -29,7 +29,8 @@ struct MrdProblemOptions {
 // Throws forge::invalid_argument with one line naming the field (header sizes, channel or trajectory
 // dimension mismatches, non-finite values, trajectory values outside [-0.5, 0.5]).
 // 'source' names the data in messages.
-recon::ReconProblem problem_from_mrd(const MrdFile& file, const std::string& source, const MrdProblemOptions& options = {});
+recon::ReconProblem problem_from_mrd(const MrdFile& file, const std::string& source,
+                                     const MrdProblemOptions& options = {});
 
 // Reads a map; the reader calls the DimsCheck before it allocates the values.
 using MapLoader = std::function<Array(const DimsCheck&)>;
@@ -39,7 +40,7 @@ Array load_map(const std::string& spec, const std::string& what, const DimsCheck
 
 // Attach a map to the problem, checking its size (x, y, slices (, coils)) before its values are read and
 // refusing NaN or Inf by name. 'origin' says where it came from in messages.
-void attach_fieldmap(recon::ReconProblem& P, const MapLoader& load, const std::string& origin);   // rad/s
+void attach_fieldmap(recon::ReconProblem& P, const MapLoader& load, const std::string& origin);  // rad/s
 void attach_smaps(recon::ReconProblem& P, const MapLoader& load, const std::string& origin,
                   const MrdProblemOptions& options = {});                                         // complex
 void attach_reference(recon::ReconProblem& P, const MapLoader& load, const std::string& origin);  // |values|

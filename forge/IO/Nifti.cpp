@@ -65,15 +65,30 @@ static_assert(offsetof(Nifti1Header, srow_x) == 280, "NIfTI-1 srow_x offset");
 static_assert(offsetof(Nifti1Header, magic) == 344, "NIfTI-1 magic offset");
 
 enum : int16_t {
-    DT_UINT8 = 2, DT_INT16 = 4, DT_INT32 = 8, DT_FLOAT32 = 16, DT_COMPLEX64 = 32, DT_FLOAT64 = 64,
-    DT_INT8 = 256, DT_UINT16 = 512, DT_UINT32 = 768, DT_COMPLEX128 = 1792
+    DT_UINT8 = 2,
+    DT_INT16 = 4,
+    DT_INT32 = 8,
+    DT_FLOAT32 = 16,
+    DT_COMPLEX64 = 32,
+    DT_FLOAT64 = 64,
+    DT_INT8 = 256,
+    DT_UINT16 = 512,
+    DT_UINT32 = 768,
+    DT_COMPLEX128 = 1792
 };
 constexpr char NIFTI_UNITS_MM = 2;
 constexpr char NIFTI_UNITS_SEC = 8;
 
-template <typename T> struct nifti_type;
-template <> struct nifti_type<float> { static constexpr int16_t code = DT_FLOAT32; };
-template <> struct nifti_type<std::complex<float>> { static constexpr int16_t code = DT_COMPLEX64; };
+template <typename T>
+struct nifti_type;
+template <>
+struct nifti_type<float> {
+    static constexpr int16_t code = DT_FLOAT32;
+};
+template <>
+struct nifti_type<std::complex<float>> {
+    static constexpr int16_t code = DT_COMPLEX64;
+};
 
 // Quaternion representation of the affine's 3x3 part (nifti_mat44_to_quatern, for an orthogonal
 // direction matrix). Returns false when the columns are not orthogonal.
@@ -254,8 +269,8 @@ NiftiVolume read_nifti(const std::string& path, const DimsCheck& check) {
     bool overflow = false;
     for (int k = 0; k < 7; ++k) {
         if (k < h.dim[0] && h.dim[k + 1] < 1)
-            throw input_error("'" + path + "': header dim[" + std::to_string(k + 1) + "] = " +
-                              std::to_string(h.dim[k + 1]) + " (each of dim[1..dim[0]] must be at least 1)");
+            throw input_error("'" + path + "': header dim[" + std::to_string(k + 1) +
+                              "] = " + std::to_string(h.dim[k + 1]) + " (each of dim[1..dim[0]] must be at least 1)");
         const std::size_t d = k < h.dim[0] ? static_cast<std::size_t>(h.dim[k + 1]) : 1;
         v.dims[k] = d;
         if (k < h.dim[0]) {
@@ -267,10 +282,15 @@ NiftiVolume read_nifti(const std::string& path, const DimsCheck& check) {
     for (int k = 0; k < 3; ++k) v.voxel_mm[k] = h.pixdim[k + 1];
     std::size_t esize = 0;
     switch (h.datatype) {
-        case DT_UINT8: case DT_INT8: esize = 1; break;
-        case DT_INT16: case DT_UINT16: esize = 2; break;
-        case DT_INT32: case DT_UINT32: case DT_FLOAT32: esize = 4; break;
-        case DT_FLOAT64: case DT_COMPLEX64: esize = 8; break;
+        case DT_UINT8:
+        case DT_INT8: esize = 1; break;
+        case DT_INT16:
+        case DT_UINT16: esize = 2; break;
+        case DT_INT32:
+        case DT_UINT32:
+        case DT_FLOAT32: esize = 4; break;
+        case DT_FLOAT64:
+        case DT_COMPLEX64: esize = 8; break;
         case DT_COMPLEX128: esize = 16; break;
         default:
             throw input_error("'" + path + "' has NIfTI datatype " + std::to_string(h.datatype) +
@@ -288,8 +308,9 @@ NiftiVolume read_nifti(const std::string& path, const DimsCheck& check) {
     const std::size_t present = fileSize > offset ? static_cast<std::size_t>(fileSize - offset) : 0;
     if (bytes > present)
         throw input_error("'" + path + "' is truncated: its header (dim " + shape + ", datatype " +
-                          std::to_string(h.datatype) + ") needs " + std::to_string(bytes) + " bytes of voxels after offset " +
-                          std::to_string(offset) + " but the file has " + std::to_string(present));
+                          std::to_string(h.datatype) + ") needs " + std::to_string(bytes) +
+                          " bytes of voxels after offset " + std::to_string(offset) + " but the file has " +
+                          std::to_string(present));
     if (check) check(dims);
     std::vector<char> raw(bytes);
     f.seekg(offset);
@@ -305,8 +326,14 @@ NiftiVolume read_nifti(const std::string& path, const DimsCheck& check) {
         case DT_UINT32: convert_real<uint32_t>(raw.data(), n, v.data); break;
         case DT_FLOAT32: convert_real<float>(raw.data(), n, v.data); break;
         case DT_FLOAT64: convert_real<double>(raw.data(), n, v.data); break;
-        case DT_COMPLEX64: convert_complex<float>(raw.data(), n, v.data); v.is_complex = true; break;
-        case DT_COMPLEX128: convert_complex<double>(raw.data(), n, v.data); v.is_complex = true; break;
+        case DT_COMPLEX64:
+            convert_complex<float>(raw.data(), n, v.data);
+            v.is_complex = true;
+            break;
+        case DT_COMPLEX128:
+            convert_complex<double>(raw.data(), n, v.data);
+            v.is_complex = true;
+            break;
     }
     if (!v.is_complex && h.scl_slope != 0.0f && std::isfinite(h.scl_slope) &&
         (h.scl_slope != 1.0f || h.scl_inter != 0.0f)) {

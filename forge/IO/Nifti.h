@@ -31,8 +31,8 @@ void write_nifti(const std::string& path, const std::vector<T>& data, const std:
                  const Affine& affine, const std::string& description = "forge-recon");
 
 struct NiftiVolume {
-    std::array<std::size_t, 7> dims{};  // dim[1..7] of the header (1 where unused)
-    std::size_t ndim = 0;               // dim[0]
+    std::array<std::size_t, 7> dims{};       // dim[1..7] of the header (1 where unused)
+    std::size_t ndim = 0;                    // dim[0]
     std::vector<std::complex<double>> data;  // x fastest; real types have zero imaginary part
     bool is_complex = false;
     std::array<double, 3> voxel_mm{};

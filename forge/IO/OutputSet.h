@@ -28,8 +28,8 @@ public:
             struct stat st;
             if (::stat(p.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
                 throw forge::invalid_argument("output '" + p + "' exists and is " +
-                                 (S_ISDIR(st.st_mode) ? "a folder" : "not a regular file") +
-                                 "; remove it or choose another -o prefix");
+                                              (S_ISDIR(st.st_mode) ? "a folder" : "not a regular file") +
+                                              "; remove it or choose another -o prefix");
         }
     }
     OutputSet() = default;
@@ -64,9 +64,12 @@ public:
             const std::string why = std::strerror(errno);
             for (std::size_t j = 0; j < outs_.size(); ++j) {
                 const Output& o = outs_[j];
-                if (j < i && !o.backup.empty()) std::rename(o.backup.c_str(), o.path.c_str());
-                else if (j < i && !o.existed) std::remove(o.path.c_str());
-                else if (!o.backup.empty()) std::remove(o.backup.c_str());
+                if (j < i && !o.backup.empty())
+                    std::rename(o.backup.c_str(), o.path.c_str());
+                else if (j < i && !o.existed)
+                    std::remove(o.path.c_str());
+                else if (!o.backup.empty())
+                    std::remove(o.backup.c_str());
             }
             throw std::runtime_error("cannot rename '" + outs_[i].tmp + "' into '" + outs_[i].path + "': " + why);
         }

@@ -8,8 +8,8 @@
 
 #include <png.h>
 
-#include "forge/IO/FileUtil.h"
 #include "forge/Core/Exceptions.h"
+#include "forge/IO/FileUtil.h"
 
 namespace forge {
 namespace io {
@@ -22,7 +22,8 @@ struct FileCloser {
 };
 }  // namespace
 
-void write_png_gray8(const std::string& path, std::size_t width, std::size_t height, const std::vector<uint8_t>& pixels) {
+void write_png_gray8(const std::string& path, std::size_t width, std::size_t height,
+                     const std::vector<uint8_t>& pixels) {
     if (width == 0 || height == 0 || pixels.size() != width * height)
         throw forge::invalid_argument("write_png_gray8: pixels must hold width*height values");
     const std::string tmp = temporary_name(path);

@@ -34,7 +34,8 @@ void accumulate(forgeComplex<T1>* y, const forgeComplex<T1>* x, uword n, Residen
         device::axpby(forgeComplex<T1>(1), x, forgeComplex<T1>(1), y, n);
         return;
     }
-#pragma omp parallel for if (detail::parallel_elementwise(n, 3 * sizeof(forgeComplex<T1>)))
+    constexpr std::size_t elemBytes = sizeof(forgeComplex<T1>);
+#pragma omp parallel for if (detail::parallel_elementwise(n, 3 * elemBytes))
     for (long long i = 0; i < static_cast<long long>(n); ++i) y[i] += x[i];
 }
 }  // namespace
@@ -59,8 +60,9 @@ void Chain<T1>::prepare_device() const {
 }
 template <typename T1>
 void Chain<T1>::run(const Elem* in, Elem* out, uword nbatch, bool forward, Residency where) const {
-    auto mid = this->scratch(where, checked_product("Chain", {{"intermediate size", first_->codomain_size()},
-                                                              {"nbatch", nbatch}}));
+    auto mid =
+        this->scratch(where,
+                      checked_product("Chain", {{"intermediate size", first_->codomain_size()}, {"nbatch", nbatch}}));
     if (forward) {
         first_->apply(in, mid.data_ptr(), nbatch, true, where);
         then_->apply(mid.data_ptr(), out, nbatch, true, where);

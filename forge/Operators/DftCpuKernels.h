@@ -25,12 +25,15 @@ inline float nearest_int(float x) {
 // sin(2 pi p), cos(2 pi p) for |p| < 2^20 turns, by reduction to the nearest quarter turn.
 #pragma omp declare simd notinbranch
 inline void sincos_turns(float p, float& s, float& c) {
-    const float q = nearest_int(4.0f * p);    // quarter turns
-    const float f = p - 0.25f * q;            // |f| <= 1/8 turn
-    const float x = f * 6.28318530717958648f; // |x| <= pi/4
+    const float q = nearest_int(4.0f * p);     // quarter turns
+    const float f = p - 0.25f * q;             // |f| <= 1/8 turn
+    const float x = f * 6.28318530717958648f;  // |x| <= pi/4
     const float x2 = x * x;
-    const float sp = x * (1.0f + x2 * (-1.6666667e-1f + x2 * (8.3333333e-3f + x2 * (-1.98412698e-4f + x2 * 2.75573192e-6f))));
-    const float cp = 1.0f + x2 * (-0.5f + x2 * (4.16666667e-2f + x2 * (-1.38888889e-3f + x2 * (2.48015873e-5f + x2 * -2.75573192e-7f))));
+    const float sp =
+        x * (1.0f + x2 * (-1.6666667e-1f + x2 * (8.3333333e-3f + x2 * (-1.98412698e-4f + x2 * 2.75573192e-6f))));
+    const float cp =
+        1.0f +
+        x2 * (-0.5f + x2 * (4.16666667e-2f + x2 * (-1.38888889e-3f + x2 * (2.48015873e-5f + x2 * -2.75573192e-7f))));
     const int qi = static_cast<int>(q) & 3;
     const float cs = (qi & 1) ? sp : cp;
     const float sn = (qi & 1) ? cp : sp;

@@ -26,8 +26,8 @@ void require_phase_bound(const char* name, const char* what, double turns) {
     if (turns <= DftOperator<T1>::kMaxPhaseTurns) return;
     std::ostringstream m;
     m.precision(3);
-    m << name << "<" << (std::is_same<T1, float>::value ? "float" : "double") << ">: " << what << " can reach "
-      << turns << " turns, beyond the " << (std::is_same<T1, float>::value ? "4096 (2^12)" : "2199023255552 (2^41)")
+    m << name << "<" << (std::is_same<T1, float>::value ? "float" : "double") << ">: " << what << " can reach " << turns
+      << " turns, beyond the " << (std::is_same<T1, float>::value ? "4096 (2^12)" : "2199023255552 (2^41)")
       << " turns that " << (std::is_same<T1, float>::value ? "float" : "double")
       << " evaluates accurately (relative error a few 1e-4 there, growing in proportion); check the units (k in "
          "cycles/FOV, positions in FOV units, FM in rad/s, t in s)";
@@ -175,10 +175,22 @@ void DftOperator<T1>::share_pipeline(const DftOperator& pixels) {
 
 template <typename T1>
 dftcpu::DftGeometryView<T1> DftOperator<T1>::cpu_view() const {
-    return {kx_.memptr(), ky_.memptr(), kz_.memptr(), t_.memptr(), ix_.memptr(), iy_.memptr(), iz_.memptr(),
-            fmTurns_.memptr(), hasGradients_ ? Gx_.memptr() : nullptr, hasGradients_ ? Gy_.memptr() : nullptr,
-            hasGradients_ ? Gz_.memptr() : nullptr, T1(1) / T1(numX_), T1(1) / T1(numY_), T1(1) / T1(numZ_),
-            (long long)n1_, (long long)n2_};
+    return {kx_.memptr(),
+            ky_.memptr(),
+            kz_.memptr(),
+            t_.memptr(),
+            ix_.memptr(),
+            iy_.memptr(),
+            iz_.memptr(),
+            fmTurns_.memptr(),
+            hasGradients_ ? Gx_.memptr() : nullptr,
+            hasGradients_ ? Gy_.memptr() : nullptr,
+            hasGradients_ ? Gz_.memptr() : nullptr,
+            T1(1) / T1(numX_),
+            T1(1) / T1(numY_),
+            T1(1) / T1(numZ_),
+            (long long)n1_,
+            (long long)n2_};
 }
 
 namespace {
@@ -197,11 +209,15 @@ void apply_host_chunk(const dftcpu::DftGeometryView<T1>& g, bool grad, bool forw
         double sr[NB], si[NB];
         const long long stride = (long long)nin;
         if (forward) {
-            if (grad) dftcpu::forward_one<true, NB>(g, i, re.data(), im.data(), stride, sr, si);
-            else dftcpu::forward_one<false, NB>(g, i, re.data(), im.data(), stride, sr, si);
+            if (grad)
+                dftcpu::forward_one<true, NB>(g, i, re.data(), im.data(), stride, sr, si);
+            else
+                dftcpu::forward_one<false, NB>(g, i, re.data(), im.data(), stride, sr, si);
         } else {
-            if (grad) dftcpu::adjoint_one<true, NB>(g, i, re.data(), im.data(), stride, sr, si);
-            else dftcpu::adjoint_one<false, NB>(g, i, re.data(), im.data(), stride, sr, si);
+            if (grad)
+                dftcpu::adjoint_one<true, NB>(g, i, re.data(), im.data(), stride, sr, si);
+            else
+                dftcpu::adjoint_one<false, NB>(g, i, re.data(), im.data(), stride, sr, si);
         }
         for (int v = 0; v < NB; ++v) out[v * nout + i] = forgeComplex<T1>(T1(sr[v]), T1(si[v]));
     }
@@ -233,10 +249,12 @@ void DftOperator<T1>::apply_host(const forgeComplex<T1>* in, forgeComplex<T1>* o
 }
 
 template <typename T1>
-void DftOperator<T1>::apply_device(const forgeComplex<T1>* in, forgeComplex<T1>* out, uword nbatch, bool forward) const {
+void DftOperator<T1>::apply_device(const forgeComplex<T1>* in, forgeComplex<T1>* out, uword nbatch,
+                                   bool forward) const {
 #ifdef FORGE_HAS_CUDA
     if constexpr (std::is_same<T1, float>::value) {
-        if (!pipeline_ && !gpuRefusal_.empty()) throw invalid_argument(gpuRefusal_ + "; the operator runs on host data only");
+        if (!pipeline_ && !gpuRefusal_.empty())
+            throw invalid_argument(gpuRefusal_ + "; the operator runs on host data only");
         if (!pipeline_) {
             throw cuda_error(std::string(name_) + ": input is on the GPU but the operator has no CUDA pipeline "
                                                   "(no CUDA device was available when it was constructed)");

@@ -24,9 +24,10 @@ namespace forge {
 namespace cuda {
 class CudaDftPipeline;
 class DftPoints;
-}
+}  // namespace cuda
 namespace dftcpu {
-template <typename T> struct DftGeometryView;
+template <typename T>
+struct DftGeometryView;
 }
 
 // A LinearOperator: G * x (image, n2 -> k-space, n1), G / y (adjoint), forward/adjoint(v, nbatch) on nbatch
@@ -54,13 +55,13 @@ public:
 
 protected:
     DftOperator(const char* name, uword n1, uword n2, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
-                const arma::Col<T1>& kz, const arma::Col<T1>& ix, const arma::Col<T1>& iy,
-                const arma::Col<T1>& iz, const arma::Col<T1>& FM, const arma::Col<T1>& t);
+                const arma::Col<T1>& kz, const arma::Col<T1>& ix, const arma::Col<T1>& iy, const arma::Col<T1>& iz,
+                const arma::Col<T1>& FM, const arma::Col<T1>& t);
     void set_gradients(const char* name, const arma::Col<T1>& Gx, const arma::Col<T1>& Gy, const arma::Col<T1>& Gz,
                        uword numX, uword numY, uword numZ);
     // The pixels (ix, iy, iz, FM and any gradient maps) of 'pixels' with a new sample set (n1 entries each).
-    DftOperator(const char* name, const DftOperator& pixels, uword n1, const arma::Col<T1>& kx,
-                const arma::Col<T1>& ky, const arma::Col<T1>& kz, const arma::Col<T1>& t);
+    DftOperator(const char* name, const DftOperator& pixels, uword n1, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
+                const arma::Col<T1>& kz, const arma::Col<T1>& t);
     void make_pipeline();
     // Runs on the GPU plan of 'pixels' (same pixel geometry) with this operator's samples, uploaded once.
     void share_pipeline(const DftOperator& pixels);

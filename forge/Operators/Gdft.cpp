@@ -11,8 +11,8 @@ Gdft<T1>::Gdft(uword n1, uword n2, const arma::Col<T1>& kx, const arma::Col<T1>&
 }
 
 template <typename T1>
-Gdft<T1>::Gdft(const Gdft& pixels, uword n1, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
-               const arma::Col<T1>& kz, const arma::Col<T1>& t)
+Gdft<T1>::Gdft(const Gdft& pixels, uword n1, const arma::Col<T1>& kx, const arma::Col<T1>& ky, const arma::Col<T1>& kz,
+               const arma::Col<T1>& t)
     : DftOperator<T1>("Gdft", pixels, n1, kx, ky, kz, t) {
     this->share_pipeline(pixels);
 }

@@ -116,7 +116,8 @@ void FftwPlan<float>::backward(std::complex<float>* d) const {
 
 template <typename T1>
 Gfft<T1>::Gfft(uword Nx, uword Ny, uword Nz)
-    : LinearOperator<T1>("Gfft", 0, 0), Nx_(Nx), Ny_(Ny), Nz_(Nz), n_(detail::require_centred_grid("Gfft", Nx, Ny, Nz)) {
+    : LinearOperator<T1>("Gfft", 0, 0), Nx_(Nx), Ny_(Ny), Nz_(Nz),
+      n_(detail::require_centred_grid("Gfft", Nx, Ny, Nz)) {
     this->set_sizes(n_, n_);
     plan_ = std::make_shared<detail::FftwPlan<T1>>(Nx, Ny, Nz);
 #ifdef FORGE_HAS_CUDA

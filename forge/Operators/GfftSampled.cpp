@@ -53,8 +53,8 @@ void check_grids(const uword* N, const uword* M) {
     for (int d = 0; d < 3; ++d) {
         if (M[d] < N[d] || (N[d] == 1 && M[d] != 1)) {
             std::ostringstream m;
-            m << "GfftSampled: the FFT grid along " << names[d] << " has " << M[d] << " points for an image of "
-              << N[d] << "; it must be at least the image size (and 1 when the image size is 1)";
+            m << "GfftSampled: the FFT grid along " << names[d] << " has " << M[d] << " points for an image of " << N[d]
+              << "; it must be at least the image size (and 1 when the image size is 1)";
             throw invalid_argument(m.str());
         }
     }
@@ -83,12 +83,8 @@ bool GfftSampled<T1>::on_grid(uword Nx, uword Ny, uword Nz, uword Mx, uword My, 
 template <typename T1>
 GfftSampled<T1>::GfftSampled(uword Nx, uword Ny, uword Nz, uword Mx, uword My, uword Mz, const arma::Col<T1>& kx,
                              const arma::Col<T1>& ky, const arma::Col<T1>& kz)
-    : LinearOperator<T1>("GfftSampled", kx.n_elem, Nx * Ny * Nz),
-      n1_(kx.n_elem),
-      n2_(Nx * Ny * Nz),
-      N_{Nx, Ny, Nz},
-      M_{Mx, My, Mz},
-      off_{0, 0, 0} {
+    : LinearOperator<T1>("GfftSampled", kx.n_elem, Nx * Ny * Nz), n1_(kx.n_elem),
+      n2_(Nx * Ny * Nz), N_{Nx, Ny, Nz}, M_{Mx, My, Mz}, off_{0, 0, 0} {
     check_grids(N_, M_);
     if (n1_ == 0) throw invalid_argument("GfftSampled: kx is empty; give at least one sample");
     if (ky.n_elem != n1_ || kz.n_elem != n1_) {
@@ -187,7 +183,8 @@ void GfftSampled<T1>::adjoint_host(const forgeComplex<T1>* kdata, forgeComplex<T
 }
 
 template <typename T1>
-void GfftSampled<T1>::apply_host(const forgeComplex<T1>* pin, forgeComplex<T1>* pout, uword nbatch, bool forward) const {
+void GfftSampled<T1>::apply_host(const forgeComplex<T1>* pin, forgeComplex<T1>* pout, uword nbatch,
+                                 bool forward) const {
     // batches (coils) in parallel, each thread on its own grid (FFTW plans execute thread-safely)
 #pragma omp parallel if (nbatch > 1)
     {
@@ -204,7 +201,8 @@ void GfftSampled<T1>::apply_host(const forgeComplex<T1>* pin, forgeComplex<T1>* 
 }
 
 template <typename T1>
-void GfftSampled<T1>::apply_device(const forgeComplex<T1>* in, forgeComplex<T1>* out, uword nbatch, bool forward) const {
+void GfftSampled<T1>::apply_device(const forgeComplex<T1>* in, forgeComplex<T1>* out, uword nbatch,
+                                   bool forward) const {
     if (!dev_ || !gpuFft_) {
         throw cuda_error("GfftSampled: input is on the GPU but the operator has no device index arrays (no "
                          "CUDA device was available when it was constructed)");

@@ -64,11 +64,11 @@ private:
     uword n1_, n2_;
     uword N_[3], M_[3], off_[3];
     std::shared_ptr<detail::FftwPlan<T1>> plan_;  // host: one in-place FFT of the grid
-    std::vector<uword> sel_;                       // n1: grid point of each sample
-    std::vector<T1> sign_;                         // n1: the centring sign of each sample's grid point
-    std::vector<uword> dest_, start_, src_;        // S^T: distinct grid points, and their samples in order
-    std::shared_ptr<Gfft<T1>> gpuFft_;             // GPU: cuFFT (CUDA builds with a device)
-    std::shared_ptr<DeviceIndex> dev_;             // GPU: the index arrays
+    std::vector<uword> sel_;                      // n1: grid point of each sample
+    std::vector<T1> sign_;                        // n1: the centring sign of each sample's grid point
+    std::vector<uword> dest_, start_, src_;       // S^T: distinct grid points, and their samples in order
+    std::shared_ptr<Gfft<T1>> gpuFft_;            // GPU: cuFFT (CUDA builds with a device)
+    std::shared_ptr<DeviceIndex> dev_;            // GPU: the index arrays
 };
 
 extern template class GfftSampled<float>;

@@ -41,7 +41,8 @@ double kb_ft(double nu, double W, double beta) {
 template <typename T1>
 Gnufft<T1>::Gnufft(uword n1, uword Nx, uword Ny, uword Nz, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
                    const arma::Col<T1>& kz, NufftOptions options)
-    : LinearOperator<T1>("Gnufft", n1, 0), n1_(n1), n2_(0), N_{Nx, Ny, Nz}, W_(options.kernelWidth), alpha_(options.oversampling) {
+    : LinearOperator<T1>("Gnufft", n1, 0), n1_(n1), n2_(0), N_{Nx, Ny, Nz}, W_(options.kernelWidth),
+      alpha_(options.oversampling) {
     const char* where = "Gnufft";
     require_positive(where, "n1 (number of k-space samples)", n1);
     n2_ = detail::require_centred_grid(where, Nx, Ny, Nz);
@@ -76,8 +77,9 @@ Gnufft<T1>::Gnufft(uword n1, uword Nx, uword Ny, uword Nz, const arma::Col<T1>& 
             checked_product(where, {{gridName[d], G_[d]}}, detail::kMaxFftAxis, "FFTW and cuFFT take int dimensions");
             if (G_[d] < W_) {
                 std::ostringstream m;
-                m << where << ": the oversampled grid along " << "xyz"[d] << " has " << G_[d]
-                  << " cells, fewer than kernelWidth = " << W_ << "; use a larger image or a narrower kernel";
+                m << where << ": the oversampled grid along "
+                  << "xyz"[d] << " has " << G_[d] << " cells, fewer than kernelWidth = " << W_
+                  << "; use a larger image or a narrower kernel";
                 throw invalid_argument(m.str());
             }
         } else {
@@ -90,7 +92,8 @@ Gnufft<T1>::Gnufft(uword n1, uword Nx, uword Ny, uword Nz, const arma::Col<T1>& 
             if (!(v >= lo && v < hi)) {
                 std::ostringstream m;
                 m << where << ": " << kn[d] << "[" << j << "] = " << v << " is outside [" << lo << ", " << hi
-                  << ") cycles/FOV (grid size " << "xyz"[d] << " = " << N_[d] << ")";
+                  << ") cycles/FOV (grid size "
+                  << "xyz"[d] << " = " << N_[d] << ")";
                 throw invalid_argument(m.str());
             }
             if (N_[d] > 1) {
@@ -292,7 +295,8 @@ template <typename T1>
 void Gnufft<T1>::forward_host(const std::complex<T1>* image, std::complex<T1>* kdata) const {
     const uword Gx = G_[0], Gy = G_[1];
     std::vector<std::complex<T1>> grid(grid_elems(), std::complex<T1>(0));
-#pragma omp parallel for collapse(2) if (detail::parallel_elementwise(n2_, 2 * sizeof(std::complex<T1>)))
+    constexpr std::size_t elemBytes = sizeof(std::complex<T1>);
+#pragma omp parallel for collapse(2) if (detail::parallel_elementwise(n2_, 2 * elemBytes))
     for (long long z = 0; z < (long long)N_[2]; ++z)
         for (long long y = 0; y < (long long)N_[1]; ++y) {
             const long long gz = wrap(z - (long long)(N_[2] / 2), (long long)G_[2]);
@@ -315,7 +319,8 @@ void Gnufft<T1>::adjoint_host(const std::complex<T1>* kdata, std::complex<T1>* i
     std::vector<std::complex<T1>> grid(grid_elems());
     spread(kdata, grid.data());
     plan_->backward(grid.data());
-#pragma omp parallel for collapse(2) if (detail::parallel_elementwise(n2_, 2 * sizeof(std::complex<T1>)))
+    constexpr std::size_t elemBytes = sizeof(std::complex<T1>);
+#pragma omp parallel for collapse(2) if (detail::parallel_elementwise(n2_, 2 * elemBytes))
     for (long long z = 0; z < (long long)N_[2]; ++z)
         for (long long y = 0; y < (long long)N_[1]; ++y) {
             const long long gz = wrap(z - (long long)(N_[2] / 2), (long long)G_[2]);
@@ -334,7 +339,8 @@ template <typename T1>
 void Gnufft<T1>::apply_device(const forgeComplex<T1>* in, forgeComplex<T1>* out, uword nbatch, bool forward) const {
 #ifdef FORGE_HAS_CUDA
     if constexpr (std::is_same<T1, float>::value) {
-        if (!pipeline_ && !gpuRefusal_.empty()) throw invalid_argument(gpuRefusal_ + "; the operator runs on host data only");
+        if (!pipeline_ && !gpuRefusal_.empty())
+            throw invalid_argument(gpuRefusal_ + "; the operator runs on host data only");
         if (!pipeline_) {
             throw cuda_error("Gnufft: input is on the GPU but the operator has no CUDA pipeline (no CUDA device "
                              "was available when it was constructed)");

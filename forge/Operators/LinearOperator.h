@@ -111,7 +111,8 @@ protected:
     }
     // A^H A; the default goes through a codomain-sized temporary.
     virtual void normal_impl(const Elem* in, Elem* out, uword nbatch, Residency where) const {
-        ForgeVec tmp = scratch(where, checked_product(name_.c_str(), {{"codomain size", codomain_}, {"nbatch", nbatch}}));
+        ForgeVec tmp =
+            scratch(where, checked_product(name_.c_str(), {{"codomain size", codomain_}, {"nbatch", nbatch}}));
         apply(in, tmp.data_ptr(), nbatch, true, where);
         apply(tmp.data_ptr(), out, nbatch, false, where);
     }
@@ -140,9 +141,11 @@ private:
         if (nbatch == 0) throw invalid_argument(where + ": nbatch must be at least 1, got 0");
         const std::string& inName = fwd ? domainName_ : codomainName_;
         const std::string& outName = d == Direction::Forward ? codomainName_ : domainName_;
-        const uword inLen = checked_product(where.c_str(), {{inName.c_str(), fwd ? domain_ : codomain_}, {"nbatch", nbatch}});
-        const uword outLen = checked_product(where.c_str(), {{outName.c_str(), d == Direction::Forward ? codomain_ : domain_},
-                                                             {"nbatch", nbatch}});
+        const uword inLen =
+            checked_product(where.c_str(), {{inName.c_str(), fwd ? domain_ : codomain_}, {"nbatch", nbatch}});
+        const uword outLen =
+            checked_product(where.c_str(),
+                            {{outName.c_str(), d == Direction::Forward ? codomain_ : domain_}, {"nbatch", nbatch}});
         if (in.n_elem != inLen) {
             std::ostringstream m;
             m << where << ": " << (fwd ? "image" : "k-space data") << " has " << in.n_elem << " entries, expected "

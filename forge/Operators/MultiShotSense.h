@@ -98,8 +98,8 @@ private:
     const LinearOperator<T1>& active() const { return batching_ ? *batched_ : *coilByCoil_; }
 
     uword nsamp_, nshots_, nc_;
-    ArmaVec maps_;               // until finish()
-    arma::Mat<T1> phases_;       // until finish()
+    ArmaVec maps_;          // until finish()
+    arma::Mat<T1> phases_;  // until finish()
     std::vector<std::shared_ptr<const ShotOp>> shots_;
     std::vector<OperatorPtr<T1>> blocks_;
     OperatorPtr<T1> batched_, coilByCoil_;

@@ -47,8 +47,8 @@ public:
         const uword nData = checked_product("SENSE", {{"G.n1()", n1_}, {"nc", nc}});
         if (maps.n_elem != nmaps) {
             std::ostringstream m;
-            m << "SENSE: maps has " << maps.n_elem << " entries, expected G.n2() * nc = " << n2 << " * " << nc
-              << " = " << nmaps << " (coil c's map at [c*n2, (c+1)*n2))";
+            m << "SENSE: maps has " << maps.n_elem << " entries, expected G.n2() * nc = " << n2 << " * " << nc << " = "
+              << nmaps << " (coil c's map at [c*n2, (c+1)*n2))";
             throw invalid_argument(m.str());
         }
         this->set_sizes(nData, n2);

@@ -184,8 +184,8 @@ TimeSegmentationCore<T1>::TimeSegmentationCore(OperatorPtr<T1> G, const arma::Co
     }
     auto phases = std::make_shared<StackedDiagonal<T1>>(phase, L + 1, "TimeSegmentation phase maps");
     interp_ = std::make_shared<StackedDiagonal<T1>>(aConj, L + 1, "TimeSegmentation interpolators");
-    parts_ = chain<T1>(phases, std::make_shared<Batched<T1>>(std::move(G), L + 1),
-                       std::make_shared<AdjointOf<T1>>(interp_));
+    parts_ =
+        chain<T1>(phases, std::make_shared<Batched<T1>>(std::move(G), L + 1), std::make_shared<AdjointOf<T1>>(interp_));
 }
 
 template <typename T1>
@@ -199,8 +199,8 @@ arma::Mat<std::complex<T1>> TimeSegmentationCore<T1>::interpolators() const {
 }
 
 template <typename T1>
-TSErrorReport TimeSegmentationCore<T1>::approximation_error(const arma::Col<T1>& fieldMap,
-                                                            const arma::Col<T1>& timeVec, uword L, TSInterp type) {
+TSErrorReport TimeSegmentationCore<T1>::approximation_error(const arma::Col<T1>& fieldMap, const arma::Col<T1>& timeVec,
+                                                            uword L, TSInterp type) {
     const char* where = "TimeSegmentation::approximation_error";
     if (fieldMap.is_empty() || timeVec.is_empty())
         throw invalid_argument(std::string(where) + ": fieldMap and timeVec must not be empty");

@@ -34,9 +34,9 @@ namespace forge {
 enum class TSInterp { Hanning, MinMax };
 
 struct TSErrorReport {
-    uword L = 0;             // number of segments (L+1 interpolation nodes)
-    double rms_error = 0;    // RMS of |exp(-i w t) - sum_l a_l(t) exp(-i w tau_l)| over the field map and times
-    double max_error = 0;    // its maximum over the same pairs
+    uword L = 0;           // number of segments (L+1 interpolation nodes)
+    double rms_error = 0;  // RMS of |exp(-i w t) - sum_l a_l(t) exp(-i w tau_l)| over the field map and times
+    double max_error = 0;  // its maximum over the same pairs
 };
 
 // The segmented operator for any G (compiled for float and double); TimeSegmentation<T1, Tobj> below adds

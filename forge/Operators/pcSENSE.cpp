@@ -3,10 +3,9 @@
 namespace forge {
 
 template <typename T1>
-pcSENSE<T1>::pcSENSE(const arma::Mat<T1>& kx, const arma::Mat<T1>& ky, const arma::Mat<T1>& kz,
-                     const arma::Mat<T1>& t, const arma::Col<T1>& ix, const arma::Col<T1>& iy,
-                     const arma::Col<T1>& iz, const arma::Col<T1>& FM, const ArmaVec& maps,
-                     const arma::Mat<T1>& shotPhases, uword nc)
+pcSENSE<T1>::pcSENSE(const arma::Mat<T1>& kx, const arma::Mat<T1>& ky, const arma::Mat<T1>& kz, const arma::Mat<T1>& t,
+                     const arma::Col<T1>& ix, const arma::Col<T1>& iy, const arma::Col<T1>& iz, const arma::Col<T1>& FM,
+                     const ArmaVec& maps, const arma::Mat<T1>& shotPhases, uword nc)
     : MultiShotSense<T1, Gdft<T1>>("pcSENSE", kx, ky, kz, t, ix.n_elem, maps, shotPhases, nc) {
     const uword n2 = ix.n_elem;
     require_length("pcSENSE", "iy", iy.n_elem, n2, "length(ix)");

@@ -46,8 +46,8 @@ template <typename T1>
 void FiniteDifferencePenalty<T1>::check(const ForgeVec& x, const char* what, const char* arg) const {
     if (x.n_elem != n_pixels()) {
         std::ostringstream m;
-        m << name_ << "::" << what << ": " << arg << " has " << x.n_elem << " entries, expected Nx*Ny*Nz = "
-          << grid_.Nx << "*" << grid_.Ny << "*" << grid_.Nz << " = " << n_pixels();
+        m << name_ << "::" << what << ": " << arg << " has " << x.n_elem << " entries, expected Nx*Ny*Nz = " << grid_.Nx
+          << "*" << grid_.Ny << "*" << grid_.Nz << " = " << n_pixels();
         throw invalid_argument(m.str());
     }
 }

@@ -28,15 +28,15 @@ struct ReconProblem {
     std::size_t nslices = 1, nframes = 1, nc = 1;
     std::array<double, 3> voxel_mm{{1, 1, 1}};
     Affine affine{};
-    std::vector<ReconFrame> frames;            // frame-major, slice within frame
-    arma::fvec ix, iy, iz;                     // n2 pixel positions (FOV units)
-    std::vector<arma::fvec> fieldmap;          // per slice: n2 (rad/s); empty: none
-    std::vector<arma::cx_fvec> smaps;          // per slice: nc * n2, coil-major; empty: none
-    std::vector<arma::fvec> reference;         // per slice: n2 magnitudes; empty: none
-    std::size_t accel = 1;                     // acceleration factor of the acquisition (for messages)
-    std::string source;                        // where the data came from (for messages)
-    std::size_t n1total = 0, n1max = 0;        // samples per coil: in all frames, in the largest frame
-    std::array<double, 3> fovRatio{{1, 1, 1}};       // recon FOV / encoded FOV per axis
+    std::vector<ReconFrame> frames;                 // frame-major, slice within frame
+    arma::fvec ix, iy, iz;                          // n2 pixel positions (FOV units)
+    std::vector<arma::fvec> fieldmap;               // per slice: n2 (rad/s); empty: none
+    std::vector<arma::cx_fvec> smaps;               // per slice: nc * n2, coil-major; empty: none
+    std::vector<arma::fvec> reference;              // per slice: n2 magnitudes; empty: none
+    std::size_t accel = 1;                          // acceleration factor of the acquisition (for messages)
+    std::string source;                             // where the data came from (for messages)
+    std::size_t n1total = 0, n1max = 0;             // samples per coil: in all frames, in the largest frame
+    std::array<double, 3> fovRatio{{1, 1, 1}};      // recon FOV / encoded FOV per axis
     std::array<std::size_t, 3> fftGrid{{0, 0, 0}};  // FFT grid holding every sample (0: none); see fft_grid()
     std::size_t n2() const { return Nx * Ny * Nz; }
 };

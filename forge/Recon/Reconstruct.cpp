@@ -21,10 +21,10 @@ namespace recon {
 
 const char* operator_name(EncodingOperator op) {
     switch (op) {
-    case EncodingOperator::Dft: return "dft";
-    case EncodingOperator::Fft: return "fft";
-    case EncodingOperator::Nufft: return "nufft";
-    case EncodingOperator::TimeSeg: return "timeseg";
+        case EncodingOperator::Dft: return "dft";
+        case EncodingOperator::Fft: return "fft";
+        case EncodingOperator::Nufft: return "nufft";
+        case EncodingOperator::TimeSeg: return "timeseg";
     }
     return "?";
 }
@@ -40,8 +40,7 @@ arma::cx_fvec solve(const Op& A, const arma::cx_fvec& y, const Robject<float>& R
     SolverReport rep;
     opts.report = &rep;
     const std::size_t niter = static_cast<std::size_t>(S.iterations);
-    if (S.on_iteration)
-        opts.pcg.callback = [&](const PcgIterationInfo& i) { S.on_iteration(label, i, niter); };
+    if (S.on_iteration) opts.pcg.callback = [&](const PcgIterationInfo& i) { S.on_iteration(label, i, niter); };
     arma::cx_fvec x = reconSolve<float>(y, A, R, niter, opts);
     if (S.on_solve_end) S.on_solve_end(label, rep, niter);
     return x;
@@ -108,24 +107,25 @@ arma::cx_fvec recon_one(const ReconProblem& P, const ReconFrame& fr, bool fieldC
     const std::size_t n1 = fr.kx.n_elem, n2 = P.n2();
     const bool correct = fieldCorrection && !P.fieldmap.empty();
     switch (S.op) {
-    case EncodingOperator::Fft: {
-        if (P.fftGrid[0] == 0)
-            throw invalid_argument("reconstruct: EncodingOperator::Fft needs the problem's fftGrid (fft_grid() found "
-                                   "no FFT grid holding every sample)");
-        GfftSampled<float> G(P.Nx, P.Ny, P.Nz, P.fftGrid[0], P.fftGrid[1], P.fftGrid[2], fr.kx, fr.ky, fr.kz);
-        if (!correct) return recon_frame(P, fr, G, S, label);
-        return recon_time_segmented(P, fr, G, S, label);
-    }
-    case EncodingOperator::Nufft: {
-        Gnufft<float> G(n1, P.Nx, P.Ny, P.Nz, fr.kx, fr.ky, fr.kz);
-        return recon_frame(P, fr, G, S, label);
-    }
-    case EncodingOperator::TimeSeg: {
-        Gnufft<float> G(n1, P.Nx, P.Ny, P.Nz, fr.kx, fr.ky, fr.kz);
-        if (!correct) return recon_frame(P, fr, G, S, label);
-        return recon_time_segmented(P, fr, G, S, label);
-    }
-    case EncodingOperator::Dft: break;
+        case EncodingOperator::Fft: {
+            if (P.fftGrid[0] == 0)
+                throw invalid_argument(
+                    "reconstruct: EncodingOperator::Fft needs the problem's fftGrid (fft_grid() found "
+                    "no FFT grid holding every sample)");
+            GfftSampled<float> G(P.Nx, P.Ny, P.Nz, P.fftGrid[0], P.fftGrid[1], P.fftGrid[2], fr.kx, fr.ky, fr.kz);
+            if (!correct) return recon_frame(P, fr, G, S, label);
+            return recon_time_segmented(P, fr, G, S, label);
+        }
+        case EncodingOperator::Nufft: {
+            Gnufft<float> G(n1, P.Nx, P.Ny, P.Nz, fr.kx, fr.ky, fr.kz);
+            return recon_frame(P, fr, G, S, label);
+        }
+        case EncodingOperator::TimeSeg: {
+            Gnufft<float> G(n1, P.Nx, P.Ny, P.Nz, fr.kx, fr.ky, fr.kz);
+            if (!correct) return recon_frame(P, fr, G, S, label);
+            return recon_time_segmented(P, fr, G, S, label);
+        }
+        case EncodingOperator::Dft: break;
     }
     arma::fvec fm = correct ? P.fieldmap[fr.slice] : arma::fvec(n2, arma::fill::zeros);
     Gdft<float> G(n1, n2, fr.kx, fr.ky, fr.kz, P.ix, P.iy, P.iz, fm, fr.t);
@@ -135,7 +135,8 @@ arma::cx_fvec recon_one(const ReconProblem& P, const ReconFrame& fr, bool fieldC
 }  // namespace
 
 ReconResult reconstruct(const ReconProblem& P, bool fieldCorrection, const ReconSettings& S, const std::string& tag) {
-    if (S.iterations < 1) throw invalid_argument("reconstruct: iterations is " + std::to_string(S.iterations) + " (expected >= 1)");
+    if (S.iterations < 1)
+        throw invalid_argument("reconstruct: iterations is " + std::to_string(S.iterations) + " (expected >= 1)");
     ReconResult out;
     const auto t0 = std::chrono::steady_clock::now();
     out.complexImage.assign(P.nslices * P.nframes, arma::cx_fvec(P.n2(), arma::fill::zeros));

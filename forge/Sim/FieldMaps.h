@@ -18,8 +18,10 @@ inline arma::fvec two_blob_fieldmap(std::size_t N, std::size_t slice = 0) {
     for (std::size_t y = 0; y < N; ++y)
         for (std::size_t x = 0; x < N; ++x) {
             const double px = (double(x) - double(N / 2)) / double(N), py = (double(y) - double(N / 2)) / double(N);
-            const double b1 = std::exp(-((px - 0.10 - sh) * (px - 0.10 - sh) + (py - 0.15) * (py - 0.15)) / (2 * 0.12 * 0.12));
-            const double b2 = std::exp(-((px + 0.15) * (px + 0.15) + (py + 0.10 + sh) * (py + 0.10 + sh)) / (2 * 0.15 * 0.15));
+            const double b1 =
+                std::exp(-((px - 0.10 - sh) * (px - 0.10 - sh) + (py - 0.15) * (py - 0.15)) / (2 * 0.12 * 0.12));
+            const double b2 =
+                std::exp(-((px + 0.15) * (px + 0.15) + (py + 0.10 + sh) * (py + 0.10 + sh)) / (2 * 0.15 * 0.15));
             const double hz = 70.0 * b1 - 50.0 * b2 + 30.0 * px;
             fm[x + N * y] = float(2 * M_PI * hz);
         }
@@ -32,7 +34,8 @@ inline arma::vec bump_and_ramp_fieldmap(const arma::vec& ix, const arma::vec& iy
     arma::vec fHz(ix.n_elem);
     for (uword k = 0; k < ix.n_elem; ++k) {
         const double x = ix(k), y = iy(k);
-        fHz(k) = std::exp(-((x - 0.1) * (x - 0.1) + (y + 0.05) * (y + 0.05)) / (2 * 0.15 * 0.15)) - 0.4 + 0.8 * x + 0.3 * y;
+        fHz(k) =
+            std::exp(-((x - 0.1) * (x - 0.1) + (y + 0.05) * (y + 0.05)) / (2 * 0.15 * 0.15)) - 0.4 + 0.8 * x + 0.3 * y;
     }
     fHz *= maxHz / arma::max(arma::abs(fHz));
     return 2 * kPi * fHz;

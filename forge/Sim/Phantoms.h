@@ -52,7 +52,8 @@ inline arma::vec shepp_logan(uword N) {
     arma::vec img(N * N, arma::fill::zeros);
     for (uword yi = 0; yi < N; ++yi)
         for (uword xi = 0; xi < N; ++xi)
-            img(xi + N * yi) = shepp_logan_value((double(xi) - N / 2.0) / (N / 2.0), (double(yi) - N / 2.0) / (N / 2.0));
+            img(xi + N * yi) =
+                shepp_logan_value((double(xi) - N / 2.0) / (N / 2.0), (double(yi) - N / 2.0) / (N / 2.0));
     return img;
 }
 

@@ -17,7 +17,8 @@ struct Trajectory2D {
 // Interleave 'shot' of 'shots' of an Archimedean spiral-out from k = 0 at a constant angular rate: sample j
 // of n at radius 0.5 j/n and angle 2 pi (turns j/n + shot/shots), in ISMRMRD's normalised units (k divided
 // by the matrix size, so |k| < 0.5). forge-recon --demo's trajectory.
-inline Trajectory2D spiral_interleave_normalised(std::size_t n, std::size_t turns, std::size_t shot, std::size_t shots) {
+inline Trajectory2D spiral_interleave_normalised(std::size_t n, std::size_t turns, std::size_t shot,
+                                                 std::size_t shots) {
     Trajectory2D k{arma::vec(n), arma::vec(n)};
     for (std::size_t j = 0; j < n; ++j) {
         const double tau = double(j) / double(n);

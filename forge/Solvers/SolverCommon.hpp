@@ -4,14 +4,14 @@
 // once at entry and once at exit; inside the loop every vector is a forgeCol (arma_conversion_stats() counts
 // the conversions). With device-resident forgeCol every operation runs on the GPU; only scalars come back.
 #include <chrono>
+#include <cmath>
 #include <complex>
 #include <functional>
 #include <limits>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <utility>
-#include <cmath>
-#include <stdexcept>
 
 #include <armadillo>
 
@@ -50,26 +50,46 @@ struct SolverReport {
 
 namespace solver_detail {
 
-template <typename T1> using FCx = forgeCol<forgeComplex<T1>>;
+template <typename T1>
+using FCx = forgeCol<forgeComplex<T1>>;
 
 // Re(a^H b), accumulated in double.
-template <typename T1> double re_dot(const FCx<T1>& a, const FCx<T1>& b) { return double(cdot(a, b).re); }
+template <typename T1>
+double re_dot(const FCx<T1>& a, const FCx<T1>& b) {
+    return double(cdot(a, b).re);
+}
 
 // Re(a^H diag(w) a) = sum w |a|^2
-template <typename T1> double weighted_norm2(const FCx<T1>& a, const forgeCol<T1>& w) {
+template <typename T1>
+double weighted_norm2(const FCx<T1>& a, const forgeCol<T1>& w) {
     return re_dot<T1>(a, FCx<T1>(a % w));
 }
 
-template <typename T1> FCx<T1> times_w(const forgeCol<T1>& w, const FCx<T1>& a) { return a % w; }
+template <typename T1>
+FCx<T1> times_w(const forgeCol<T1>& w, const FCx<T1>& a) {
+    return a % w;
+}
 
 // y += a x
-template <typename T1> void add_scaled(FCx<T1>& y, T1 a, const FCx<T1>& x) { axpy(forgeComplex<T1>(a), x, y); }
+template <typename T1>
+void add_scaled(FCx<T1>& y, T1 a, const FCx<T1>& x) {
+    axpy(forgeComplex<T1>(a), x, y);
+}
 // y = x + b y
-template <typename T1> void scale_add(FCx<T1>& y, T1 b, const FCx<T1>& x) { axpby(forgeComplex<T1>(1), x, forgeComplex<T1>(b), y); }
+template <typename T1>
+void scale_add(FCx<T1>& y, T1 b, const FCx<T1>& x) {
+    axpby(forgeComplex<T1>(1), x, forgeComplex<T1>(b), y);
+}
 
-template <typename T1> double vnorm(const FCx<T1>& a) { return double(norm(a)); }
+template <typename T1>
+double vnorm(const FCx<T1>& a) {
+    return double(norm(a));
+}
 
-template <typename T> bool on_gpu(const forgeCol<T>& v) { return v.on_gpu(); }
+template <typename T>
+bool on_gpu(const forgeCol<T>& v) {
+    return v.on_gpu();
+}
 
 inline void require_len(const char* solver, const char* name, uword actual, uword expected, const char* what) {
     if (actual != expected) {

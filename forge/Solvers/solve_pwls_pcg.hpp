@@ -19,9 +19,9 @@
 // For QuadPenalty with R = beta/2 ||C x||^2 the fixed point solves the normal equations
 //   (G^H W G + beta/2 C^H C) x = G^H W y.
 //
-// Residency: with arma::Col everything runs on the host, on forgeCol copies made once at entry. With forgeCol the result lives where x0 lives;
-// x0, W and y must all be on the host or all on the GPU. On the GPU every vector operation of the loop
-// runs on the device (no host/device vector copies; only scalar reductions come back).
+// Residency: with arma::Col everything runs on the host, on forgeCol copies made once at entry. With forgeCol the
+// result lives where x0 lives; x0, W and y must all be on the host or all on the GPU. On the GPU every vector operation
+// of the loop runs on the device (no host/device vector copies; only scalar reductions come back).
 #include "forge/Solvers/SolverCommon.hpp"
 
 namespace forge {

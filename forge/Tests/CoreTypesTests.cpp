@@ -29,7 +29,10 @@ namespace {
 using forge::uword;
 
 // Relative tolerance for element-wise results computed in T (a few ulps, norm-wise).
-template <typename T> double elem_tol() { return std::is_same<T, float>::value ? 2e-6 : 1e-14; }
+template <typename T>
+double elem_tol() {
+    return std::is_same<T, float>::value ? 2e-6 : 1e-14;
+}
 
 // A complex vector whose entries stay away from 0 (used as divisors).
 template <typename R>
@@ -138,8 +141,7 @@ TEMPLATE_TEST_CASE("forgeComplex: scalar arithmetic matches std::complex", "[cor
 }
 
 // ============================================================================ forgeCol element-wise
-TEMPLATE_TEST_CASE("forgeCol: complex vector-vector arithmetic matches Armadillo", "[core][forgeCol]", float,
-                   double) {
+TEMPLATE_TEST_CASE("forgeCol: complex vector-vector arithmetic matches Armadillo", "[core][forgeCol]", float, double) {
     using R = TestType;
     using FV = forgeCol<forgeComplex<R>>;
     FORGE_INFO_SEED();
@@ -174,8 +176,7 @@ TEMPLATE_TEST_CASE("forgeCol: complex vector-vector arithmetic matches Armadillo
     }
 }
 
-TEMPLATE_TEST_CASE("forgeCol: complex vector-scalar arithmetic matches Armadillo", "[core][forgeCol]", float,
-                   double) {
+TEMPLATE_TEST_CASE("forgeCol: complex vector-scalar arithmetic matches Armadillo", "[core][forgeCol]", float, double) {
     using R = TestType;
     using C = std::complex<R>;
     using FC = forgeComplex<R>;

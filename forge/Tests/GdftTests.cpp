@@ -9,9 +9,9 @@
 #include <string>
 #include <type_traits>
 
+#include <fftw3.h>
 #include <armadillo>
 #include <catch2/catch.hpp>
-#include <fftw3.h>
 
 #include "TestHelpers.h"
 #include "forge/Core/Exceptions.h"
@@ -24,7 +24,10 @@ using forge::uword;
 using cxd = std::complex<double>;
 constexpr double kPi = 3.14159265358979323846;
 
-template <typename T1> double tol() { return std::is_same<T1, float>::value ? 1e-5 : 1e-12; }
+template <typename T1>
+double tol() {
+    return std::is_same<T1, float>::value ? 1e-5 : 1e-12;
+}
 
 // Sample/pixel geometry in T1 (what the operator sees). The references read the very same values,
 // converted to double, so only the operator's arithmetic is under test.
@@ -71,8 +74,14 @@ Geometry<T1> random_geometry(uword nx, uword ny, uword nz, uword n1) {
     return g;
 }
 
-template <typename T1> arma::vec d(const arma::Col<T1>& v) { return arma::conv_to<arma::vec>::from(v); }
-template <typename T1> arma::cx_vec d(const arma::Col<std::complex<T1>>& v) { return arma::conv_to<arma::cx_vec>::from(v); }
+template <typename T1>
+arma::vec d(const arma::Col<T1>& v) {
+    return arma::conv_to<arma::vec>::from(v);
+}
+template <typename T1>
+arma::cx_vec d(const arma::Col<std::complex<T1>>& v) {
+    return arma::conv_to<arma::cx_vec>::from(v);
+}
 
 double sinc_ref(double x) { return x == 0.0 ? 1.0 : std::sin(kPi * x) / (kPi * x); }
 
@@ -87,8 +96,9 @@ struct RefGrads {
 // forward s = E m, adjoint m = E^H s.
 template <typename T1>
 cxd entry(const Geometry<T1>& g, const RefGrads& r, uword j, uword k) {
-    const double ph = 2 * kPi * (double(g.kx[j]) * double(g.ix[k]) + double(g.ky[j]) * double(g.iy[k]) +
-                                 double(g.kz[j]) * double(g.iz[k])) +
+    const double ph = 2 * kPi *
+                          (double(g.kx[j]) * double(g.ix[k]) + double(g.ky[j]) * double(g.iy[k]) +
+                           double(g.kz[j]) * double(g.iz[k])) +
                       double(g.FM[k]) * double(g.t[j]);
     cxd e(std::cos(ph), -std::sin(ph));
     if (r.on()) {
@@ -165,7 +175,8 @@ arma::cx_vec centred_fftw(const arma::cx_vec& a, uword nx, uword ny, uword nz, i
     return res;
 }
 
-template <typename T1> using CxVec = arma::Col<std::complex<T1>>;
+template <typename T1>
+using CxVec = arma::Col<std::complex<T1>>;
 
 template <typename T1>
 std::unique_ptr<forge::Gdft<T1>> make_gdft(const Geometry<T1>& g) {
@@ -184,15 +195,14 @@ Catch::Matchers::StdString::RegexMatcher names(const std::string& arg) {
 
 }  // namespace
 
-#define CHECK_BAD_ARG(expr, matcher)                      \
-    do {                                                  \
-        CHECK_THROWS_AS(expr, forge::invalid_argument);   \
-        CHECK_THROWS_WITH(expr, matcher);                 \
+#define CHECK_BAD_ARG(expr, matcher)                    \
+    do {                                                \
+        CHECK_THROWS_AS(expr, forge::invalid_argument); \
+        CHECK_THROWS_WITH(expr, matcher);               \
     } while (0)
 
 // ============================================================================ brute force
-TEMPLATE_TEST_CASE("Gdft: forward and adjoint match a float64 brute-force sum", "[gdft][operators]", float,
-                   double) {
+TEMPLATE_TEST_CASE("Gdft: forward and adjoint match a float64 brute-force sum", "[gdft][operators]", float, double) {
     using T1 = TestType;
     FORGE_INFO_SEED();
     const auto g = random_geometry<T1>(8, 8, 4, 300);
@@ -264,8 +274,8 @@ TEMPLATE_TEST_CASE("GdftR2: forward and adjoint match a float64 brute-force sum 
         r.gx = d(gx);
         r.gy = d(gy);
         r.gz = d(gz);
-        const forge::GdftR2<T1> G(g.n1(), g.n2(), g.kx, g.ky, g.kz, g.ix, g.iy, g.iz, g.FM, g.t, gx, gy, gz, g.nx,
-                                  g.ny, g.nz);
+        const forge::GdftR2<T1> G(g.n1(), g.n2(), g.kx, g.ky, g.kz, g.ix, g.iy, g.iz, g.FM, g.t, gx, gy, gz, g.nx, g.ny,
+                                  g.nz);
         const double ef = forge_test::rel_error(CxVec<T1>(G * x), brute_forward(g, r, d(x)));
         const double ea = forge_test::rel_error(CxVec<T1>(G / y), brute_adjoint(g, r, d(y)));
         INFO("forward rel error " << ef << ", adjoint rel error " << ea);
@@ -277,8 +287,8 @@ TEMPLATE_TEST_CASE("GdftR2: forward and adjoint match a float64 brute-force sum 
 }
 
 // ============================================================================ adjointness
-TEMPLATE_TEST_CASE("Gdft and GdftR2: adjoint is the conjugate transpose of forward", "[gdft][gdftr2][operators]",
-                   float, double) {
+TEMPLATE_TEST_CASE("Gdft and GdftR2: adjoint is the conjugate transpose of forward", "[gdft][gdftr2][operators]", float,
+                   double) {
     using T1 = TestType;
     FORGE_INFO_SEED();
     const auto g = random_geometry<T1>(8, 8, 4, 300);
@@ -287,7 +297,7 @@ TEMPLATE_TEST_CASE("Gdft and GdftR2: adjoint is the conjugate transpose of forwa
     auto check_adjoint = [&](const forge::DftOperator<T1>& G, const char* name) {
         const arma::cx_vec Gx = d(CxVec<T1>(G * x));
         const arma::cx_vec Gty = d(CxVec<T1>(G / y));
-        const cxd lhs = arma::cdot(Gx, d(y));  // <Gx, y>
+        const cxd lhs = arma::cdot(Gx, d(y));   // <Gx, y>
         const cxd rhs = arma::cdot(d(x), Gty);  // <x, G^H y>
         const double err = std::abs(lhs - rhs) / (arma::norm(Gx) * arma::norm(d(y)));
         INFO(name << ": |<Gx,y> - <x,G^H y>| / (|Gx||y|) = " << err);
@@ -303,7 +313,9 @@ TEMPLATE_TEST_CASE("Gdft: Cartesian grid with zero field map equals the centred 
                    "[gdft][operators][conventions]", float, double) {
     using T1 = TestType;
     FORGE_INFO_SEED();
-    struct Dims { uword nx, ny, nz; };
+    struct Dims {
+        uword nx, ny, nz;
+    };
     for (const Dims dims : {Dims{16, 12, 1}, Dims{8, 6, 4}}) {
         INFO("grid " << dims.nx << " x " << dims.ny << " x " << dims.nz);
         Geometry<T1> g;
@@ -361,8 +373,7 @@ TEMPLATE_TEST_CASE("Gdft: a constant field map f0 multiplies the data by exp(-i 
     const double ef = forge_test::rel_error(CxVec<T1>(*Gf * x), ref_f);
     // Adjoint: G_f0^H y = G_0^H (y exp(+i f0 t)).
     const arma::cx_vec yd = d(y) % arma::conj(ph);
-    const double ea =
-        forge_test::rel_error(CxVec<T1>(*Gf / y), d(CxVec<T1>(*G0 / arma::conv_to<CxVec<T1>>::from(yd))));
+    const double ea = forge_test::rel_error(CxVec<T1>(*Gf / y), d(CxVec<T1>(*G0 / arma::conv_to<CxVec<T1>>::from(yd))));
     INFO("forward rel error " << ef << ", adjoint rel error " << ea);
     CHECK(ef < tol<T1>());
     CHECK(ea < tol<T1>());
@@ -401,12 +412,14 @@ TEMPLATE_TEST_CASE("GdftR2: zero field map equals Gdft times the per-sample voxe
 }
 
 // ============================================================================ gradient maps
-TEMPLATE_TEST_CASE("GdftR2: field-map gradients match an independent finite difference", "[gdftr2][operators]",
-                   float, double) {
+TEMPLATE_TEST_CASE("GdftR2: field-map gradients match an independent finite difference", "[gdftr2][operators]", float,
+                   double) {
     using T1 = TestType;
     FORGE_INFO_SEED();
     const double rtol = std::is_same<T1, float>::value ? 1e-6 : 1e-14;
-    struct Dims { uword nx, ny, nz; };
+    struct Dims {
+        uword nx, ny, nz;
+    };
     for (const Dims dm : {Dims{5, 4, 3}, Dims{6, 5, 1}, Dims{1, 7, 2}, Dims{2, 1, 1}, Dims{1, 1, 1}}) {
         INFO("grid " << dm.nx << " x " << dm.ny << " x " << dm.nz);
         const uword n = dm.nx * dm.ny * dm.nz;
@@ -470,7 +483,11 @@ TEMPLATE_TEST_CASE("Gdft and GdftR2: bad input throws forge::invalid_argument na
     REQUIRE_NOTHROW(gdftr2(good));
     REQUIRE_NOTHROW(gdftr2g(good));
 
-    struct Field { const char* name; Col Args::*member; bool per_sample; };
+    struct Field {
+        const char* name;
+        Col Args::*member;
+        bool per_sample;
+    };
     const Field fields[] = {{"kx", &Args::kx, true},  {"ky", &Args::ky, true},  {"kz", &Args::kz, true},
                             {"t", &Args::t, true},    {"ix", &Args::ix, false}, {"iy", &Args::iy, false},
                             {"iz", &Args::iz, false}, {"FM", &Args::FM, false}};
@@ -511,10 +528,9 @@ TEMPLATE_TEST_CASE("Gdft and GdftR2: bad input throws forge::invalid_argument na
     const Args& a = good;
     CHECK_BAD_ARG(forge::GdftR2<T1>(n1, n2, a.kx, a.ky, a.kz, a.ix, a.iy, a.iz, a.FM, a.t, nx, ny, nz + 1),
                   names("n2") && names("numZ"));
-    CHECK_BAD_ARG(forge::GdftR2<T1>(n1, n2, a.kx, a.ky, a.kz, a.ix, a.iy, a.iz, a.FM, a.t, 0, ny, nz),
-                  names("numX"));
-    CHECK_BAD_ARG(forge::GdftR2<T1>(n1, n2, a.kx, a.ky, a.kz, a.ix, a.iy, a.iz, a.FM, a.t, gxyz, gxyz, gxyz, nx + 1,
-                                    ny, nz),
+    CHECK_BAD_ARG(forge::GdftR2<T1>(n1, n2, a.kx, a.ky, a.kz, a.ix, a.iy, a.iz, a.FM, a.t, 0, ny, nz), names("numX"));
+    CHECK_BAD_ARG(forge::GdftR2<T1>(n1, n2, a.kx, a.ky, a.kz, a.ix, a.iy, a.iz, a.FM, a.t, gxyz, gxyz, gxyz, nx + 1, ny,
+                                    nz),
                   names("n2"));
     const Col shortG(n2 - 1, arma::fill::zeros);
     CHECK_BAD_ARG(forge::GdftR2<T1>(n1, n2, a.kx, a.ky, a.kz, a.ix, a.iy, a.iz, a.FM, a.t, shortG, gxyz, gxyz, nx, ny,
@@ -535,8 +551,8 @@ TEMPLATE_TEST_CASE("Gdft and GdftR2: bad input throws forge::invalid_argument na
     // Operators: input of the wrong length names the size it must have.
     const auto G = make_gdft(g);
     const auto R = make_gdftr2(g);
-    for (const forge::DftOperator<T1>* op : {static_cast<const forge::DftOperator<T1>*>(G.get()),
-                                             static_cast<const forge::DftOperator<T1>*>(R.get())}) {
+    for (const forge::DftOperator<T1>* op :
+         {static_cast<const forge::DftOperator<T1>*>(G.get()), static_cast<const forge::DftOperator<T1>*>(R.get())}) {
         CHECK_BAD_ARG(*op * CxVec<T1>(n1), names("n2"));  // an image has n2 entries
         CHECK_BAD_ARG(*op / CxVec<T1>(n2), names("n1"));  // k-space data has n1 entries
         CHECK_BAD_ARG(*op * forgeCol<forgeComplex<T1>>(n2 + 1), names("n2"));
@@ -619,8 +635,8 @@ TEMPLATE_TEST_CASE("Gdft and GdftR2: phases beyond what the precision evaluates 
     const arma::Col<T1> z(g.n2(), arma::fill::zeros);
     arma::Col<T1> gy = z;
     gy[1] = T1(4 * limit / 10e-3);
-    CHECK_BAD_ARG(forge::GdftR2<T1>(g.n1(), g.n2(), g.kx, g.ky, g.kz, g.ix, g.iy, g.iz, g.FM, g.t, z, gy, z, g.nx,
-                                    g.ny, g.nz),
+    CHECK_BAD_ARG(forge::GdftR2<T1>(g.n1(), g.n2(), g.kx, g.ky, g.kz, g.ix, g.iy, g.iz, g.FM, g.t, z, gy, z, g.nx, g.ny,
+                                    g.nz),
                   Catch::Contains("ky/numY + Gy t"));
 
     // Close to the bound the operator is still used, with the error the documentation states (a few 1e-4:

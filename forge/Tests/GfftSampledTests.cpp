@@ -61,7 +61,7 @@ Samples lattice_samples(const arma::uword* N, const arma::uword* M, double keep)
             }
     const arma::uword n = pts.size();
     for (arma::uword j = 0; j < n / 10; ++j) pts.push_back(pts[(j * 7) % n]);  // repeated samples
-    for (arma::uword j = 0; j < pts.size(); j += 5)                           // a period away
+    for (arma::uword j = 0; j < pts.size(); j += 5)                            // a period away
         for (int d = 0; d < 3; ++d)
             if (N[d] > 1) pts[j][d] += (j % 2 ? 1.0 : -1.0) * double(N[d]);
     std::shuffle(pts.begin(), pts.end(), rng());
@@ -78,8 +78,8 @@ Samples lattice_samples(const arma::uword* N, const arma::uword* M, double keep)
 }
 
 template <typename T1>
-void check_against_gdft(arma::uword Nx, arma::uword Ny, arma::uword Nz, arma::uword Mx, arma::uword My,
-                        arma::uword Mz, double keep, double tol) {
+void check_against_gdft(arma::uword Nx, arma::uword Ny, arma::uword Nz, arma::uword Mx, arma::uword My, arma::uword Mz,
+                        double keep, double tol) {
     FORGE_INFO_SEED();
     const arma::uword N[3] = {Nx, Ny, Nz}, M[3] = {Mx, My, Mz};
     INFO("image " << Nx << " x " << Ny << " x " << Nz << ", FFT grid " << Mx << " x " << My << " x " << Mz);
@@ -141,15 +141,21 @@ TEST_CASE("GfftSampled adjoint is exact and batches equal single transforms", "[
     forge::GfftSampled<float> Gf(N[0], N[1], N[2], M[0], M[1], M[2], arma::conv_to<arma::fvec>::from(s.kx),
                                  arma::conv_to<arma::fvec>::from(s.ky), arma::conv_to<arma::fvec>::from(s.kz));
     const arma::cx_fvec xf = complex_normal<float>(G.n2()), yf = complex_normal<float>(G.n1());
-    const std::complex<double> lf = arma::cdot(arma::conv_to<arma::cx_vec>::from(Gf * xf), arma::conv_to<arma::cx_vec>::from(yf));
-    const std::complex<double> rf = arma::cdot(arma::conv_to<arma::cx_vec>::from(xf), arma::conv_to<arma::cx_vec>::from(Gf / yf));
+    const std::complex<double> lf =
+        arma::cdot(arma::conv_to<arma::cx_vec>::from(Gf * xf), arma::conv_to<arma::cx_vec>::from(yf));
+    const std::complex<double> rf =
+        arma::cdot(arma::conv_to<arma::cx_vec>::from(xf), arma::conv_to<arma::cx_vec>::from(Gf / yf));
     CHECK(std::abs(lf - rf) / std::abs(lf) < 1e-5);
 
     const arma::cx_vec x2 = complex_normal<double>(G.n2()), y2 = complex_normal<double>(G.n1());
-    const arma::cx_vec yb = G.forward_batch(forge::forgeCol<forge::forgeComplex<double>>(arma::cx_vec(arma::join_cols(x, x2))), 2).getArma();
+    const arma::cx_vec yb =
+        G.forward_batch(forge::forgeCol<forge::forgeComplex<double>>(arma::cx_vec(arma::join_cols(x, x2))), 2)
+            .getArma();
     CHECK(rel_error(yb.head(G.n1()), G * x) < 1e-14);
     CHECK(rel_error(yb.tail(G.n1()), G * x2) < 1e-14);
-    const arma::cx_vec xb = G.adjoint_batch(forge::forgeCol<forge::forgeComplex<double>>(arma::cx_vec(arma::join_cols(y, y2))), 2).getArma();
+    const arma::cx_vec xb =
+        G.adjoint_batch(forge::forgeCol<forge::forgeComplex<double>>(arma::cx_vec(arma::join_cols(y, y2))), 2)
+            .getArma();
     CHECK(rel_error(xb.head(G.n2()), G / y) < 1e-14);
     CHECK(rel_error(xb.tail(G.n2()), G / y2) < 1e-14);
 }
@@ -186,7 +192,8 @@ TEST_CASE("GfftSampled rejects off-grid samples and bad grids", "[GfftSampled][f
     arma::fvec kyOff{1, 2.3f, -4};
     CHECK_FALSE(forge::GfftSampled<float>::on_grid(8, 8, 1, 16, 8, 1, kx, kyOff, kz));
     CHECK_THROWS_WITH(forge::GfftSampled<float>(8, 8, 1, 16, 8, 1, kx, kyOff, kz), Catch::Contains("ky[1]"));
-    CHECK_THROWS_WITH(forge::GfftSampled<float>(8, 8, 1, 6, 8, 1, kx, ky, kz), Catch::Contains("at least the image size"));
+    CHECK_THROWS_WITH(forge::GfftSampled<float>(8, 8, 1, 6, 8, 1, kx, ky, kz),
+                      Catch::Contains("at least the image size"));
     CHECK_THROWS_AS(forge::GfftSampled<float>(8, 8, 1, 17, 8, 1, kx, ky, kz), forge::invalid_argument);
     CHECK_THROWS_AS(forge::GfftSampled<float>(8, 8, 1, 16, 8, 1, kx, arma::fvec(2), kz), forge::invalid_argument);
     forge::GfftSampled<float> G(8, 8, 1, 16, 8, 1, kx, ky, kz);

@@ -15,7 +15,11 @@ struct Problem {
     arma::vec kx, ky, kz;
 };
 Problem random_problem(arma::uword Nx, arma::uword Ny, arma::uword Nz, arma::uword n1) {
-    Problem p{Nx, Ny, Nz, n1, uniform<double>(n1, -double(Nx / 2), double(Nx / 2)),
+    Problem p{Nx,
+              Ny,
+              Nz,
+              n1,
+              uniform<double>(n1, -double(Nx / 2), double(Nx / 2)),
               uniform<double>(n1, -double(Ny / 2), double(Ny / 2)),
               Nz > 1 ? uniform<double>(n1, -double(Nz / 2), double(Nz / 2)) : arma::vec(n1, arma::fill::zeros)};
     // Trajectory edges are the hardest case: include samples at -N/2 and just below +N/2.
@@ -73,8 +77,7 @@ TEST_CASE("Gnufft 3D matches Gdft within its default accuracy", "[Gnufft][nufft]
     CHECK(ef.second < 1e-3);
 }
 
-TEST_CASE("Gnufft accuracy is configurable: wider kernels and more oversampling reduce the error",
-          "[Gnufft][nufft]") {
+TEST_CASE("Gnufft accuracy is configurable: wider kernels and more oversampling reduce the error", "[Gnufft][nufft]") {
     FORGE_INFO_SEED();
     Problem p = random_problem(24, 24, 1, 1000);
     auto ref = reference(p);
@@ -115,7 +118,8 @@ TEST_CASE("Gnufft rejects bad inputs with clear messages", "[Gnufft][nufft][erro
     CHECK_NOTHROW(forge::Gnufft<float>(10, 16, 16, 1, kx, ky, kz));
     arma::fvec bad = kx;
     bad(3) = 8.0f;  // +N/2 is outside [-N/2, N/2)
-    CHECK_THROWS_WITH(forge::Gnufft<float>(10, 16, 16, 1, bad, ky, kz), Catch::Contains("kx[3] = 8 is outside [-8, 8)"));
+    CHECK_THROWS_WITH(forge::Gnufft<float>(10, 16, 16, 1, bad, ky, kz),
+                      Catch::Contains("kx[3] = 8 is outside [-8, 8)"));
     bad(3) = -8.5f;
     CHECK_THROWS_AS(forge::Gnufft<float>(10, 16, 16, 1, ky, bad, kz), forge::invalid_argument);
     arma::fvec kz_bad = kz;
@@ -248,8 +252,7 @@ TEST_CASE("Density compensation converges sample by sample on a radial trajector
     CHECK(level40 == Approx(1.0).epsilon(0.01));
 }
 
-TEST_CASE("Density compensation of uniform random 3D samples is flat with unit normalisation",
-          "[Gnufft][dcf]") {
+TEST_CASE("Density compensation of uniform random 3D samples is flat with unit normalisation", "[Gnufft][dcf]") {
     FORGE_INFO_SEED();
     Problem p = random_problem(12, 12, 12, 6000);
     forge::Gnufft<float> G(p.n1, p.Nx, p.Ny, p.Nz, arma::conv_to<arma::fvec>::from(p.kx),

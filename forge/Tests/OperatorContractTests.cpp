@@ -56,8 +56,7 @@ struct Problem {
     arma::cx_mat dft_matrix() const {
         arma::cx_mat E(n1, n2);
         for (arma::uword j = 0; j < n1; ++j)
-            for (arma::uword k = 0; k < n2; ++k)
-                E(j, k) = std::polar(1.0, -2 * M_PI * (kx[j] * ix[k] + ky[j] * iy[k]));
+            for (arma::uword k = 0; k < n2; ++k) E(j, k) = std::polar(1.0, -2 * M_PI * (kx[j] * ix[k] + ky[j] * iy[k]));
         return E;
     }
 };
@@ -89,8 +88,8 @@ TEST_CASE("normal() equals adjoint(forward()) for every operator, batched too", 
     const Problem p;
     std::vector<std::shared_ptr<const Op>> ops;
     ops.push_back(std::make_shared<forge::Gdft<double>>(p.gdft(true)));
-    ops.push_back(std::make_shared<forge::GdftR2<double>>(n1, n2, p.kx, p.ky, p.kz, p.ix, p.iy, p.iz, p.fm, p.t,
-                                                          N, N, arma::uword(1)));
+    ops.push_back(std::make_shared<forge::GdftR2<double>>(n1, n2, p.kx, p.ky, p.kz, p.ix, p.iy, p.iz, p.fm, p.t, N, N,
+                                                          arma::uword(1)));
     const forge::Gnufft<double> nufft(n1, N, N, 1, p.kx, p.ky, p.kz);
     ops.push_back(std::make_shared<forge::Gnufft<double>>(nufft));
     ops.push_back(std::make_shared<forge::Gfft<double>>(N, N, 1));
@@ -99,19 +98,21 @@ TEST_CASE("normal() equals adjoint(forward()) for every operator, batched too", 
                                                                arma::clamp(gy, -4.0, 3.0), p.kz));
     ops.push_back(std::make_shared<forge::TimeSegmentation<double, forge::Gnufft<double>>>(nufft, p.fm, p.t, 4));
     ops.push_back(std::make_shared<forge::SENSE<double, forge::Gdft<double>>>(p.gdft(true), p.maps, nc));
-    const arma::mat K = arma::reshape(p.kx.head(nshots * 40), 40, nshots), L = arma::reshape(p.ky.head(nshots * 40), 40, nshots);
+    const arma::mat K = arma::reshape(p.kx.head(nshots * 40), 40, nshots),
+                    L = arma::reshape(p.ky.head(nshots * 40), 40, nshots);
     const arma::mat Kz(40, nshots, arma::fill::zeros), T = arma::reshape(p.t.head(nshots * 40), 40, nshots);
     const arma::mat phases = arma::reshape(uniform<double>(n2 * nshots, -3, 3), n2, nshots);
     ops.push_back(std::make_shared<forge::pcSENSE<double>>(K, L, Kz, T, p.ix, p.iy, p.iz, p.fm, p.maps, phases, nc));
     ops.push_back(std::make_shared<forge::pcSenseTimeSeg<double>>(K, L, Kz, T, N, N, 1, p.fm, p.maps, phases, nc, 3));
     const auto user = std::make_shared<MatrixOperator<double>>(p.dft_matrix());
     ops.push_back(user);
-    ops.push_back(forge::chain<double>(std::make_shared<forge::StackedDiagonal<double>>(complex_normal<double>(n2), 1),
-                                       user));
+    ops.push_back(
+        forge::chain<double>(std::make_shared<forge::StackedDiagonal<double>>(complex_normal<double>(n2), 1), user));
     ops.push_back(std::make_shared<forge::Batched<double>>(user, 2));
     ops.push_back(std::make_shared<forge::StackedDiagonal<double>>(complex_normal<double>(3 * n2), 3));
     ops.push_back(std::make_shared<forge::AdjointOf<double>>(user));
-    ops.push_back(std::make_shared<forge::VerticalStack<double>>(std::vector<forge::OperatorPtr<double>>{user, ops[0]}));
+    ops.push_back(
+        std::make_shared<forge::VerticalStack<double>>(std::vector<forge::OperatorPtr<double>>{user, ops[0]}));
     for (const auto& A : ops) check_contract(*A);
 }
 
@@ -128,7 +129,8 @@ TEST_CASE("Composite operators equal their dense matrices", "[operators][composi
     CHECK(rel_error(*ab / y4, arma::cx_vec(A.t() * B.t() * y4)) < 1e-13);
 
     forge::StackedDiagonal<double> D(w, 2);
-    const arma::cx_mat Dm = arma::join_cols(arma::cx_mat(arma::diagmat(w.head(5))), arma::cx_mat(arma::diagmat(w.tail(5))));
+    const arma::cx_mat Dm =
+        arma::join_cols(arma::cx_mat(arma::diagmat(w.head(5))), arma::cx_mat(arma::diagmat(w.tail(5))));
     CHECK(rel_error(D * x, arma::cx_vec(Dm * x)) < 1e-14);
     const arma::cx_vec y10 = complex_normal<double>(10);
     CHECK(rel_error(D / y10, arma::cx_vec(Dm.t() * y10)) < 1e-14);

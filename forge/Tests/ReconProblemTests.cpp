@@ -131,7 +131,8 @@ TEST_CASE("problem_from_mrd refuses malformed input by name", "[recon][io][mrd]"
         forge::io::MrdFile outside = file;
         outside.acquisitions[1].traj[7] = 0.8f;
         REQUIRE_THROWS_AS(forge::io::problem_from_mrd(outside, path), forge::invalid_argument);
-        REQUIRE_THROWS_WITH(forge::io::problem_from_mrd(outside, path), Catch::Contains("outside ISMRMRD's normalised range"));
+        REQUIRE_THROWS_WITH(forge::io::problem_from_mrd(outside, path),
+                            Catch::Contains("outside ISMRMRD's normalised range"));
         forge::io::MrdFile channels = file;
         channels.acquisitions[1].channels = kCoils + 1;
         REQUIRE_THROWS_WITH(forge::io::problem_from_mrd(channels, path),

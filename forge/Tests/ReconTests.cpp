@@ -44,7 +44,8 @@ TEST_CASE("Field-corrected SENSE + PCG reconstructs a spiral Shepp-Logan acquisi
     // recover it, which would otherwise dominate every NRMSE.
     arma::cx_vec truth;
     {
-        arma::cx_mat F = arma::fft2(arma::cx_mat(arma::conv_to<arma::cx_vec>::from(forge::sim::shepp_logan(N)).memptr(), N, N));
+        arma::cx_mat F =
+            arma::fft2(arma::cx_mat(arma::conv_to<arma::cx_vec>::from(forge::sim::shepp_logan(N)).memptr(), N, N));
         for (arma::uword b = 0; b < N; ++b)
             for (arma::uword a = 0; a < N; ++a) {
                 const double ka = a < N / 2 ? double(a) : double(a) - N, kb = b < N / 2 ? double(b) : double(b) - N;
@@ -65,7 +66,8 @@ TEST_CASE("Field-corrected SENSE + PCG reconstructs a spiral Shepp-Logan acquisi
     // constant speed along the path (tau = sqrt(u)), 4 us dwell: 3600 samples, 14.4 ms readout from the echo.
     const arma::uword n1 = 3600;
     const double kmax = N / 2.0, turns = N / 2.0, dwell = 4e-6;
-    const forge::sim::Trajectory2D spiral = forge::sim::constant_speed_spiral(n1, kmax, turns, 0.999);  // inside [-N/2, N/2)
+    const forge::sim::Trajectory2D spiral =
+        forge::sim::constant_speed_spiral(n1, kmax, turns, 0.999);  // inside [-N/2, N/2)
     const arma::vec &kx = spiral.kx, &ky = spiral.ky;
     arma::vec kz(n1, arma::fill::zeros), t(n1);
     for (arma::uword j = 0; j < n1; ++j) t(j) = j * dwell;
@@ -74,11 +76,13 @@ TEST_CASE("Field-corrected SENSE + PCG reconstructs a spiral Shepp-Logan acquisi
     Gdft<double> Gsim(n1, n2, kx, ky, kz, ix, iy, iz, FM, t);
     SENSE<double, Gdft<double>> Ssim(Gsim, maps, nc);
     arma::cx_vec data = Ssim * truth;
-    data += 0.01 * (arma::norm(data) / std::sqrt(double(data.n_elem))) / std::sqrt(2.0) * complex_normal<double>(data.n_elem);
+    data += 0.01 * (arma::norm(data) / std::sqrt(double(data.n_elem))) / std::sqrt(2.0) *
+            complex_normal<double>(data.n_elem);
 
     // ---- reconstruct in float: field-corrected and uncorrected
     auto f = [](const arma::vec& v) { return arma::conv_to<arma::fvec>::from(v); };
-    const arma::cx_fvec mapsf = arma::conv_to<arma::cx_fvec>::from(maps), dataf = arma::conv_to<arma::cx_fvec>::from(data);
+    const arma::cx_fvec mapsf = arma::conv_to<arma::cx_fvec>::from(maps),
+                        dataf = arma::conv_to<arma::cx_fvec>::from(data);
     const arma::fvec W(data.n_elem, arma::fill::ones);
     const arma::cx_fvec x0(n2, arma::fill::zeros);
     // beta ~ 1e-3 of the data term's curvature (about n1 * sum_c |S_c|^2 ~ n1): a light roughness penalty.

@@ -53,7 +53,9 @@ arma::cx_mat encoding_matrix(const arma::vec& kx, const arma::vec& ky, const arm
 }
 
 template <typename T1>
-arma::Col<T1> cv(const arma::vec& v) { return arma::conv_to<arma::Col<T1>>::from(v); }
+arma::Col<T1> cv(const arma::vec& v) {
+    return arma::conv_to<arma::Col<T1>>::from(v);
+}
 
 template <typename T1>
 Gdft<T1> make_gdft(const Geometry& g) {
@@ -100,10 +102,10 @@ TEST_CASE("SENSE is adjoint: <S x, y> = <x, S^H y>", "[sense][adjoint]") {
     const arma::cx_fvec maps = complex_normal<float>(g.n2 * nc);
     SENSE<float, Gdft<float>> S(make_gdft<float>(g), maps, nc);
     const arma::cx_fvec x = complex_normal<float>(g.n2), y = complex_normal<float>(g.n1 * nc);
-    const std::complex<double> lhs = arma::cdot(arma::conv_to<arma::cx_vec>::from(arma::cx_fvec(S * x)),
-                                                arma::conv_to<arma::cx_vec>::from(y));
-    const std::complex<double> rhs = arma::cdot(arma::conv_to<arma::cx_vec>::from(x),
-                                                arma::conv_to<arma::cx_vec>::from(arma::cx_fvec(S / y)));
+    const std::complex<double> lhs =
+        arma::cdot(arma::conv_to<arma::cx_vec>::from(arma::cx_fvec(S * x)), arma::conv_to<arma::cx_vec>::from(y));
+    const std::complex<double> rhs =
+        arma::cdot(arma::conv_to<arma::cx_vec>::from(x), arma::conv_to<arma::cx_vec>::from(arma::cx_fvec(S / y)));
     CHECK(std::abs(lhs - rhs) / std::abs(lhs) < 1e-5);
 }
 
@@ -145,7 +147,8 @@ TEST_CASE("SENSE rejects bad sizes", "[sense][errors]") {
     const arma::cx_fvec maps(g.n2 * 2 + 1, arma::fill::ones);
     CHECK_THROWS_WITH((SENSE<float, Gdft<float>>(make_gdft<float>(g), maps, 2)),
                       Catch::Contains("maps has") && Catch::Contains("expected G.n2() * nc"));
-    CHECK_THROWS_AS((SENSE<float, Gdft<float>>(make_gdft<float>(g), arma::cx_fvec(arma::uword(0)), 0)), forge::invalid_argument);
+    CHECK_THROWS_AS((SENSE<float, Gdft<float>>(make_gdft<float>(g), arma::cx_fvec(arma::uword(0)), 0)),
+                    forge::invalid_argument);
     SENSE<float, Gdft<float>> S(make_gdft<float>(g), arma::cx_fvec(g.n2 * 2, arma::fill::ones), 2);
     CHECK_THROWS_AS(S * arma::cx_fvec(g.n2 + 1, arma::fill::ones), forge::invalid_argument);
     CHECK_THROWS_WITH(S / arma::cx_fvec(g.n1, arma::fill::ones), Catch::Contains("expected n1 * nc"));
@@ -209,12 +212,14 @@ TEST_CASE("pcSENSE forward and adjoint match a float64 brute-force reference", "
     CHECK(rel_error(arma::cx_vec(Pd * x), arma::cx_vec(A * x)) < 1e-10);
     CHECK(rel_error(arma::cx_vec(Pd / y), arma::cx_vec(A.t() * y)) < 1e-10);
     pcSENSE<float> Pf = make_pcsense<float>(p);
-    CHECK(rel_error(arma::cx_fvec(Pf * arma::cx_fvec(arma::conv_to<arma::cx_fvec>::from(x))), arma::cx_vec(A * x)) < 1e-4);
+    CHECK(rel_error(arma::cx_fvec(Pf * arma::cx_fvec(arma::conv_to<arma::cx_fvec>::from(x))), arma::cx_vec(A * x)) <
+          1e-4);
     CHECK(rel_error(arma::cx_fvec(Pf / arma::cx_fvec(arma::conv_to<arma::cx_fvec>::from(y))), arma::cx_vec(A.t() * y)) <
           1e-4);
     // Coil-by-coil inside each shot gives the same result.
     Pf.set_coil_batching(false);
-    CHECK(rel_error(arma::cx_fvec(Pf * arma::cx_fvec(arma::conv_to<arma::cx_fvec>::from(x))), arma::cx_vec(A * x)) < 1e-4);
+    CHECK(rel_error(arma::cx_fvec(Pf * arma::cx_fvec(arma::conv_to<arma::cx_fvec>::from(x))), arma::cx_vec(A * x)) <
+          1e-4);
 }
 
 TEST_CASE("pcSENSE is adjoint and rejects bad shapes", "[pcsense][adjoint]") {
@@ -222,15 +227,15 @@ TEST_CASE("pcSENSE is adjoint and rejects bad shapes", "[pcsense][adjoint]") {
     const PcSetup p = make_pc();
     pcSENSE<float> P = make_pcsense<float>(p);
     const arma::cx_fvec x = complex_normal<float>(p.g.n2), y = complex_normal<float>(P.n_data());
-    const std::complex<double> lhs = arma::cdot(arma::conv_to<arma::cx_vec>::from(arma::cx_fvec(P * x)),
-                                                arma::conv_to<arma::cx_vec>::from(y));
-    const std::complex<double> rhs = arma::cdot(arma::conv_to<arma::cx_vec>::from(x),
-                                                arma::conv_to<arma::cx_vec>::from(arma::cx_fvec(P / y)));
+    const std::complex<double> lhs =
+        arma::cdot(arma::conv_to<arma::cx_vec>::from(arma::cx_fvec(P * x)), arma::conv_to<arma::cx_vec>::from(y));
+    const std::complex<double> rhs =
+        arma::cdot(arma::conv_to<arma::cx_vec>::from(x), arma::conv_to<arma::cx_vec>::from(arma::cx_fvec(P / y)));
     CHECK(std::abs(lhs - rhs) / std::abs(lhs) < 1e-5);
 
     auto m = [](const arma::mat& a) { return arma::conv_to<arma::fmat>::from(a); };
-    CHECK_THROWS_WITH(pcSENSE<float>(m(p.kx), m(p.ky), m(p.kz), m(arma::mat(p.t.rows(1, p.nsamp - 1))), cv<float>(p.g.ix),
-                                     cv<float>(p.g.iy), cv<float>(p.g.iz), cv<float>(p.g.FM),
+    CHECK_THROWS_WITH(pcSENSE<float>(m(p.kx), m(p.ky), m(p.kz), m(arma::mat(p.t.rows(1, p.nsamp - 1))),
+                                     cv<float>(p.g.ix), cv<float>(p.g.iy), cv<float>(p.g.iz), cv<float>(p.g.FM),
                                      arma::conv_to<arma::cx_fvec>::from(p.maps), m(p.phases), p.nc),
                       Catch::Contains("t is"));
     CHECK_THROWS_WITH(pcSENSE<float>(m(p.kx), m(p.ky), m(p.kz), m(p.t), cv<float>(p.g.ix), cv<float>(p.g.iy),
@@ -242,7 +247,7 @@ TEST_CASE("pcSENSE is adjoint and rejects bad shapes", "[pcsense][adjoint]") {
     const arma::uword huge = (arma::uword(1) << 60) + 1;
     CHECK_THROWS_WITH(pcSENSE<float>(m(p.kx), m(p.ky), m(p.kz), m(p.t), cv<float>(p.g.ix), cv<float>(p.g.iy),
                                      cv<float>(p.g.iz), cv<float>(p.g.FM),
-                                     arma::conv_to<arma::cx_fvec>::from(arma::cx_vec(p.maps.head(p.g.n2))),
-                                     m(p.phases), huge),
+                                     arma::conv_to<arma::cx_fvec>::from(arma::cx_vec(p.maps.head(p.g.n2))), m(p.phases),
+                                     huge),
                       Catch::Contains("nc"));
 }

@@ -75,7 +75,8 @@ Problem make_problem() {
     p.y = complex_normal<double>(p.m);
     const arma::cx_mat C = difference_matrix(p.Nx, p.Ny);
     // Minimiser of ||W^{1/2}(y - A x)||^2 + beta/2 ||C x||^2.
-    const arma::cx_mat H = p.A.t() * arma::diagmat(arma::conv_to<arma::cx_vec>::from(p.W)) * p.A + 0.5 * p.beta * C.t() * C;
+    const arma::cx_mat H =
+        p.A.t() * arma::diagmat(arma::conv_to<arma::cx_vec>::from(p.W)) * p.A + 0.5 * p.beta * C.t() * C;
     p.xref = arma::solve(H, arma::cx_vec(p.A.t() * (p.W % p.y)));
     return p;
 }
@@ -116,7 +117,8 @@ TEST_CASE("solve_pwls_pcg in float and on forgeCol matches the double solution",
     CHECK(rel_error(xf.getArma(), p.xref) < 1e-4);
 }
 
-TEST_CASE("solve_pwls_pcg callback reports a decreasing cost and the tolerance stops early", "[solver][pcg][callback]") {
+TEST_CASE("solve_pwls_pcg callback reports a decreasing cost and the tolerance stops early",
+          "[solver][pcg][callback]") {
     FORGE_INFO_SEED();
     const Problem p = make_problem();
     DenseOp<double> G{p.A};
@@ -126,7 +128,8 @@ TEST_CASE("solve_pwls_pcg callback reports a decreasing cost and the tolerance s
     opts.tolerance = 1e-4;
     opts.callback = [&](const PcgIterationInfo& i) { log.push_back(i); };
     SolverReport rep;
-    const arma::cx_vec x = solve_pwls_pcg<double>(arma::cx_vec(p.n, arma::fill::zeros), G, p.W, p.y, R, 500, opts, &rep);
+    const arma::cx_vec x =
+        solve_pwls_pcg<double>(arma::cx_vec(p.n, arma::fill::zeros), G, p.W, p.y, R, 500, opts, &rep);
     REQUIRE(log.size() >= 2);
     CHECK(rep.converged);
     CHECK(rep.iterations < 500);

@@ -57,7 +57,7 @@ TEST_CASE("TimeSegmentation(Gfft) approaches Gdft with a field map as L grows", 
     const arma::uword N = 16;
     forge::Gfft<double> F(N, N);
     arma::mat r = F.image_coords(), k = F.kspace_coords();
-    arma::vec fm = smooth_field_map(N, N, 2 * kPi * 60);     // up to 60 Hz off resonance
+    arma::vec fm = smooth_field_map(N, N, 2 * kPi * 60);          // up to 60 Hz off resonance
     arma::vec t = arma::regspace(0, double(F.n1() - 1)) * 40e-6;  // EPI-like: 10 ms readout
     forge::Gdft<double> ref(F.n1(), F.n2(), k.col(0), k.col(1), k.col(2), r.col(0), r.col(1), r.col(2), fm, t);
 
@@ -70,8 +70,8 @@ TEST_CASE("TimeSegmentation(Gfft) approaches Gdft with a field map as L grows", 
             REQUIRE(A.n2() == F.n2());
             auto e = errors(A, ref);
             auto est = forge::TimeSegmentation<double, forge::Gfft<double>>::approximation_error(fm, t, L, type);
-            INFO("L " << L << " fwd " << e.first << " adj " << e.second << " estimated rms " << est.rms_error
-                      << " max " << est.max_error);
+            INFO("L " << L << " fwd " << e.first << " adj " << e.second << " estimated rms " << est.rms_error << " max "
+                      << est.max_error);
             CHECK(e.first < prev);
             CHECK(e.second < 1.5 * e.first + 1e-12);
             // The RMS estimate predicts the operator error for random images.
@@ -124,8 +124,8 @@ TEST_CASE("TimeSegmentation(Gnufft) with auto-chosen L meets the requested error
             forge::TSErrorReport rep = TS::choose_segments(fm, t, target, type);
             TS A(G, fm, t, rep.L, type);
             auto e = errors(A, ref);
-            INFO("target " << target << " type " << int(type) << " L " << rep.L << " est " << rep.rms_error
-                           << " fwd " << e.first << " adj " << e.second);
+            INFO("target " << target << " type " << int(type) << " L " << rep.L << " est " << rep.rms_error << " fwd "
+                           << e.first << " adj " << e.second);
             CHECK(rep.rms_error <= target);
             CHECK(e.first <= target);
             CHECK(e.second <= target);

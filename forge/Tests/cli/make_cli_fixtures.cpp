@@ -65,7 +65,8 @@ std::vector<MrdAcquisition> spiral_acqs(std::size_t N, uint16_t trajDims) {
             a.traj[j * trajDims] = float(0.5 * tau * std::cos(th));
             a.traj[j * trajDims + 1] = float(0.5 * tau * std::sin(th));
         }
-        for (std::size_t c = 0; c < 2; ++c) a.data[c * ns + j] = std::complex<float>(float(std::cos(0.1 * j + c)), float(std::sin(0.07 * j)));
+        for (std::size_t c = 0; c < 2; ++c)
+            a.data[c * ns + j] = std::complex<float>(float(std::cos(0.1 * j + c)), float(std::sin(0.07 * j)));
     }
     v.push_back(a);
     return v;

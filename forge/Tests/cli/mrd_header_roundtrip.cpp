@@ -164,7 +164,8 @@ int main(int argc, char** argv) {
         expect_eq(field<uint16_t>(h, idx + offsetof(ISMRMRD_EncodingCounters, kspace_encode_step_1)), a.e1, n + "e1");
         expect_eq(field<uint16_t>(h, idx + offsetof(ISMRMRD_EncodingCounters, kspace_encode_step_2)), a.e2, n + "e2");
         expect_eq(field<uint16_t>(h, idx + offsetof(ISMRMRD_EncodingCounters, slice)), a.slice, n + "slice");
-        expect_eq(field<uint16_t>(h, idx + offsetof(ISMRMRD_EncodingCounters, repetition)), a.repetition, n + "repetition");
+        expect_eq(field<uint16_t>(h, idx + offsetof(ISMRMRD_EncodingCounters, repetition)), a.repetition,
+                  n + "repetition");
         expect_eq(field<uint16_t>(h, idx + offsetof(ISMRMRD_EncodingCounters, contrast)), a.contrast, n + "contrast");
         for (std::size_t k = 0; k < 3; ++k) {
             expect_eq(field<float>(h, offsetof(AH, position), k), a.position[k], n + "position");
@@ -174,14 +175,14 @@ int main(int argc, char** argv) {
         }
         const std::size_t nd = std::size_t(a.samples) * a.channels;
         bool same = true;
-        for (std::size_t j = 0; j < nd; ++j)
-            same = same && c.data[j] == a.data[j];
+        for (std::size_t j = 0; j < nd; ++j) same = same && c.data[j] == a.data[j];
         expect_eq(same, true, n + "data");
         expect_eq(std::vector<float>(c.traj, c.traj + std::size_t(a.samples) * a.trajDims), a.traj, n + "traj");
         ismrmrd_cleanup_acquisition(&c);
     }
     ismrmrd_close_dataset(&d);
     if (failures) return 1;
-    std::printf("ok  %zu acquisitions: every header field, the data and the trajectories read back exactly\n", acqs.size());
+    std::printf("ok  %zu acquisitions: every header field, the data and the trajectories read back exactly\n",
+                acqs.size());
     return 0;
 }

@@ -77,7 +77,8 @@ void make_setup(NufftSetup& s, arma::uword Nx, arma::uword Ny, arma::uword Nz, a
     s.lut.assign(std::size_t(W / 2 * perCell) + 3, 0.f);
     for (std::size_t i = 0; i + 2 < s.lut.size(); ++i) {
         const double r = 2.0 * double(i) / perCell / W;
-        s.lut[i] = r <= 1 ? float(std::cyl_bessel_i(0.0, beta * std::sqrt(1 - r * r)) / std::cyl_bessel_i(0.0, beta)) : 0.f;
+        s.lut[i] =
+            r <= 1 ? float(std::cyl_bessel_i(0.0, beta * std::sqrt(1 - r * r)) / std::cyl_bessel_i(0.0, beta)) : 0.f;
     }
     s.ones.assign(std::max({Nx, Ny, Nz}), 1.f);
     for (int d = 0; d < 3; ++d) {
@@ -168,7 +169,8 @@ TEST_CASE("NUFFT plan: set_points gives the result of a fresh plan with those po
             INFO(dims << "D, n1 = " << s->g.n1);
             // Forward: one thread per sample, no atomics: identical. Adjoint: shared-memory atomics may add
             // in another order.
-            CHECK(std::memcmp(r1.first.memptr(), r2.first.memptr(), r1.first.n_elem * sizeof(std::complex<float>)) == 0);
+            CHECK(std::memcmp(r1.first.memptr(), r2.first.memptr(), r1.first.n_elem * sizeof(std::complex<float>)) ==
+                  0);
             CHECK(rel_error(r1.second, r2.second) < 1e-6);
         }
     }
@@ -199,8 +201,8 @@ TEST_CASE("NUFFT plan: options.stream and options.max_batch are honoured", "[gpu
                   reinterpret_cast<float*>(f.device_memptr()), 2);
         // Only the user stream carries the work: once it is synchronised the result is complete.
         REQUIRE(cudaStreamSynchronize(user) == cudaSuccess);
-        const auto r = run_plan(ref, n2, arma::cx_fvec(xs.subvec(0, 2 * n2 - 1)),
-                                arma::cx_fvec(ys.subvec(0, 2 * s.g.n1 - 1)), 2);
+        const auto r =
+            run_plan(ref, n2, arma::cx_fvec(xs.subvec(0, 2 * n2 - 1)), arma::cx_fvec(ys.subvec(0, 2 * s.g.n1 - 1)), 2);
         const arma::cx_fvec fh = down(f);
         CHECK(std::memcmp(fh.memptr(), r.first.memptr(), fh.n_elem * sizeof(std::complex<float>)) == 0);
         CHECK_THROWS_AS(P.execute(forge::cuda::Direction::forward, reinterpret_cast<const float*>(dx.device_memptr()),

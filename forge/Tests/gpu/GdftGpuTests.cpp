@@ -94,8 +94,9 @@ double forward_error_vs_float64(const Problem& p, const arma::cx_fvec& x, const 
         const uword jj = j * (p.n1 / rows);
         std::complex<double> s = 0;
         for (uword k = 0; k < p.n2; ++k) {
-            const double ph = 2 * M_PI * (double(p.kx[jj]) * p.ix[k] + double(p.ky[jj]) * p.iy[k] + double(p.kz[jj]) * p.iz[k]) +
-                              double(p.FM[k]) * p.t[jj];
+            const double ph =
+                2 * M_PI * (double(p.kx[jj]) * p.ix[k] + double(p.ky[jj]) * p.iy[k] + double(p.kz[jj]) * p.iz[k]) +
+                double(p.FM[k]) * p.t[jj];
             s += std::complex<double>(x[k]) * std::polar(1.0, -ph);
         }
         num += std::norm(s - std::complex<double>(y[jj]));
@@ -416,7 +417,8 @@ TEST_CASE("A device allocation larger than the GPU's memory throws a clear error
     }
 }
 
-TEST_CASE("CudaDftPipeline refuses sample and pixel counts beyond its 32-bit kernel indices", "[gpu][pipeline][sizes]") {
+TEST_CASE("CudaDftPipeline refuses sample and pixel counts beyond its 32-bit kernel indices",
+          "[gpu][pipeline][sizes]") {
     // The sizes are checked before any array is read: a few valid floats stand in for the geometry.
     const arma::fvec a(8, arma::fill::zeros);
     const float* p = a.memptr();
@@ -425,7 +427,8 @@ TEST_CASE("CudaDftPipeline refuses sample and pixel counts beyond its 32-bit ker
     g.n1 = cuda::CudaDftPipeline::kMaxLength + 1;
     g.n2 = 1;
     CHECK_THROWS_AS(cuda::CudaDftPipeline(g), forge::invalid_argument);
-    CHECK_THROWS_WITH(cuda::CudaDftPipeline(g), Catch::Contains("n1 (k-space samples) = 2147483137 exceeds 2147483136"));
+    CHECK_THROWS_WITH(cuda::CudaDftPipeline(g),
+                      Catch::Contains("n1 (k-space samples) = 2147483137 exceeds 2147483136"));
     // 2^32 pixels would have become 0 as an int.
     g.Gx = g.Gy = g.Gz = p;
     g.n1 = 1;

@@ -133,6 +133,28 @@ private:
     std::vector<uword> offset_;  // start of block j within one codomain vector
 };
 
+// An operator defined by a composite of parts (SENSE, TimeSegmentation, the multi-shot operators): forward,
+// adjoint, normal and prepare_device go to parts().
+template <typename T1>
+class ComposedOperator : public LinearOperator<T1> {
+public:
+    using typename LinearOperator<T1>::Elem;
+    void prepare_device() const override { parts().prepare_device(); }
+
+protected:
+    using LinearOperator<T1>::LinearOperator;
+    virtual const LinearOperator<T1>& parts() const = 0;
+    void apply_host(const Elem* in, Elem* out, uword nbatch, bool forward) const override {
+        parts().apply(in, out, nbatch, forward, Residency::Host);
+    }
+    void apply_device(const Elem* in, Elem* out, uword nbatch, bool forward) const override {
+        parts().apply(in, out, nbatch, forward, Residency::Device);
+    }
+    void normal_impl(const Elem* in, Elem* out, uword nbatch, Residency where) const override {
+        parts().apply_normal(in, out, nbatch, where);
+    }
+};
+
 // Shorthands returning shared operators.
 template <typename T1>
 OperatorPtr<T1> chain(OperatorPtr<T1> first, OperatorPtr<T1> then) {

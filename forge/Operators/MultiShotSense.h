@@ -19,7 +19,7 @@
 namespace forge {
 
 template <typename T1, typename ShotOp>
-class MultiShotSense : public LinearOperator<T1> {
+class MultiShotSense : public ComposedOperator<T1> {
 public:
     using typename LinearOperator<T1>::Elem;
     using typename LinearOperator<T1>::ArmaVec;
@@ -29,7 +29,6 @@ public:
     // All coil images through each shot operator as one batch (default), or one coil at a time.
     void set_coil_batching(bool on) { batching_ = on; }
     bool coil_batching() const { return batching_; }
-    void prepare_device() const override { batched_->prepare_device(); }
 
     uword n1() const { return nsamp_ * nshots_; }  // samples per coil (all shots)
     uword n_coils() const { return nc_; }
@@ -43,7 +42,7 @@ protected:
     // samplesPerShot x nShots, nc maps of n2 pixels, n2 x nShots phase maps).
     MultiShotSense(const char* name, const arma::Mat<T1>& kx, const arma::Mat<T1>& ky, const arma::Mat<T1>& kz,
                    const arma::Mat<T1>& t, uword n2, const ArmaVec& maps, const arma::Mat<T1>& shotPhases, uword nc)
-        : LinearOperator<T1>(name, 0, 0), nsamp_(kx.n_rows), nshots_(kx.n_cols), nc_(nc), maps_(maps),
+        : ComposedOperator<T1>(name, 0, 0), nsamp_(kx.n_rows), nshots_(kx.n_cols), nc_(nc), maps_(maps),
           phases_(shotPhases) {
         require_positive(name, "nc (number of coils)", nc);
         if (nsamp_ == 0 || nshots_ == 0) {
@@ -84,19 +83,9 @@ protected:
         phases_.reset();
     }
 
-    void apply_host(const Elem* in, Elem* out, uword nbatch, bool forward) const override {
-        active().apply(in, out, nbatch, forward, Residency::Host);
-    }
-    void apply_device(const Elem* in, Elem* out, uword nbatch, bool forward) const override {
-        active().apply(in, out, nbatch, forward, Residency::Device);
-    }
-    void normal_impl(const Elem* in, Elem* out, uword nbatch, Residency where) const override {
-        active().apply_normal(in, out, nbatch, where);
-    }
+    const LinearOperator<T1>& parts() const override { return batching_ ? *batched_ : *coilByCoil_; }
 
 private:
-    const LinearOperator<T1>& active() const { return batching_ ? *batched_ : *coilByCoil_; }
-
     uword nsamp_, nshots_, nc_;
     ArmaVec maps_;          // until finish()
     arma::Mat<T1> phases_;  // until finish()

@@ -27,7 +27,7 @@
 namespace forge {
 
 template <typename T1, typename Tobj = LinearOperator<T1>>
-class SENSE : public LinearOperator<T1> {
+class SENSE : public ComposedOperator<T1> {
     static_assert(std::is_base_of<LinearOperator<T1>, Tobj>::value,
                   "SENSE: the encoding operator must be a forge::LinearOperator<T1>");
 
@@ -38,7 +38,7 @@ public:
 
     SENSE(const Tobj& G, const ArmaVec& maps, uword nc) : SENSE(std::make_shared<Tobj>(G), maps, nc) {}
     SENSE(std::shared_ptr<const Tobj> G, const ArmaVec& maps, uword nc)
-        : LinearOperator<T1>("SENSE", 0, 0), G_(std::move(G)) {
+        : ComposedOperator<T1>("SENSE", 0, 0), G_(std::move(G)) {
         if (!G_) throw invalid_argument("SENSE: G is a null operator");
         if (nc == 0) throw invalid_argument("SENSE: nc (number of coils) must be at least 1, got 0");
         n1_ = G_->codomain_size();
@@ -66,9 +66,6 @@ public:
     void set_coil_batching(bool on) { batching_ = on; }
     bool coil_batching() const { return batching_; }
 
-    // Uploads the maps (and what G keeps for the GPU) now; otherwise done on the first device apply.
-    void prepare_device() const override { batched_->prepare_device(); }
-
     uword n1() const { return n1_; }  // samples per coil
     uword n_coils() const { return coils_->copies(); }
     uword n_data() const { return this->codomain_size(); }  // length of S * x: n1 * nc
@@ -76,19 +73,9 @@ public:
     const ForgeVec& maps() const { return coils_->weights(); }
 
 protected:
-    void apply_host(const Elem* in, Elem* out, uword nbatch, bool forward) const override {
-        active().apply(in, out, nbatch, forward, Residency::Host);
-    }
-    void apply_device(const Elem* in, Elem* out, uword nbatch, bool forward) const override {
-        active().apply(in, out, nbatch, forward, Residency::Device);
-    }
-    void normal_impl(const Elem* in, Elem* out, uword nbatch, Residency where) const override {
-        active().apply_normal(in, out, nbatch, where);
-    }
+    const LinearOperator<T1>& parts() const override { return batching_ ? *batched_ : *coilByCoil_; }
 
 private:
-    const LinearOperator<T1>& active() const { return batching_ ? *batched_ : *coilByCoil_; }
-
     std::shared_ptr<const Tobj> G_;
     uword n1_ = 0;
     std::shared_ptr<StackedDiagonal<T1>> coils_;

@@ -168,7 +168,7 @@ void check_inputs(uword n1, uword n2, const arma::Col<T1>& fm, const arma::Col<T
 template <typename T1>
 TimeSegmentationCore<T1>::TimeSegmentationCore(OperatorPtr<T1> G, const arma::Col<T1>& fieldMap,
                                                const arma::Col<T1>& timeVec, uword L, TSInterp type)
-    : LinearOperator<T1>("TimeSegmentation", 0, 0), L_(L), type_(type) {
+    : ComposedOperator<T1>("TimeSegmentation", 0, 0), L_(L), type_(type) {
     if (!G) throw invalid_argument("TimeSegmentation: G is a null operator");
     const uword n1 = G->codomain_size(), n2 = G->domain_size();
     check_inputs(n1, n2, fieldMap, timeVec, L, type);

@@ -42,7 +42,7 @@ struct TSErrorReport {
 // The segmented operator for any G (compiled for float and double); TimeSegmentation<T1, Tobj> below adds
 // the typed access to G.
 template <typename T1>
-class TimeSegmentationCore : public LinearOperator<T1> {
+class TimeSegmentationCore : public ComposedOperator<T1> {
 public:
     using typename LinearOperator<T1>::Elem;
 
@@ -54,7 +54,6 @@ public:
     TSInterp interpolator() const { return type_; }
     // Interpolator values a_l(t_j): n1 x (L+1).
     arma::Mat<std::complex<T1>> interpolators() const;
-    void prepare_device() const override { parts_->prepare_device(); }
 
     // Estimated approximation error of L segments for this field map and these times (finite values; L as for
     // the operator, with n1 = timeVec's length).
@@ -66,15 +65,7 @@ public:
                                          double targetError, TSInterp type = TSInterp::MinMax, uword Lmax = 64);
 
 protected:
-    void apply_host(const Elem* in, Elem* out, uword nbatch, bool forward) const override {
-        parts_->apply(in, out, nbatch, forward, Residency::Host);
-    }
-    void apply_device(const Elem* in, Elem* out, uword nbatch, bool forward) const override {
-        parts_->apply(in, out, nbatch, forward, Residency::Device);
-    }
-    void normal_impl(const Elem* in, Elem* out, uword nbatch, Residency where) const override {
-        parts_->apply_normal(in, out, nbatch, where);
-    }
+    const LinearOperator<T1>& parts() const override { return *parts_; }
 
 private:
     uword L_;

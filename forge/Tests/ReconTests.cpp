@@ -1,4 +1,4 @@
-// End-to-end reconstruction test (issue 4, point 5): 64x64 modified Shepp-Logan phantom, 4 synthetic coil
+// End-to-end reconstruction test: 64x64 modified Shepp-Logan phantom, 4 synthetic coil
 // maps, a single-shot spiral of our own (14.4 ms readout), a smooth field map of +/-100 Hz (in rad/s).
 // Data are simulated in float64 with SENSE<double, Gdft<double>> plus complex Gaussian noise; images are
 // reconstructed in float with field-corrected SENSE + PCG and with the field map set to zero.
@@ -109,6 +109,6 @@ TEST_CASE("Field-corrected SENSE + PCG reconstructs a spiral Shepp-Logan acquisi
     CHECK(ec < 0.03);
     // The field map must matter (a +/-100 Hz map over 14.4 ms blurs by up to 1.4 turns of phase) ...
     CHECK(eu > 0.3);
-    // ... and correcting it must help by at least 2x (issue 4's acceptance; measured ~60x).
+    // ... and correcting it must help by at least 2x (measured ~60x).
     CHECK(eu > 2 * ec);
 }

@@ -7,6 +7,8 @@
 #include <sstream>
 #include <string>
 
+#include <unistd.h>
+
 #include "forge/Core/Config.h"
 #include "forge/Core/Exceptions.h"
 
@@ -102,5 +104,16 @@ void require_shape(const char* where, const char* name, const M& m, uword rows, 
         throw invalid_argument(msg.str());
     }
 }
+
+namespace detail {
+// This machine's physical memory in bytes (0 when unknown: then no memory check).
+inline double physical_memory_bytes() {
+#if defined(_SC_PHYS_PAGES) && defined(_SC_PAGE_SIZE)
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    if (pages > 0 && page > 0) return double(pages) * double(page);
+#endif
+    return 0;
+}
+}  // namespace detail
 
 }  // namespace forge

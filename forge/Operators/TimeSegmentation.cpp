@@ -1,7 +1,5 @@
 #include "forge/Operators/TimeSegmentation.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
 #include <sstream>
@@ -113,13 +111,6 @@ arma::cx_mat coefficients(const arma::vec& fm, const arma::vec& t, const Nodes& 
     return A;
 }
 
-double physical_memory_bytes() {
-#if defined(_SC_PHYS_PAGES) && defined(_SC_PAGE_SIZE)
-    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-    if (pages > 0 && page > 0) return double(pages) * double(page);
-#endif
-    return 0;  // unknown: no memory check
-}
 
 // Bounds L before anything of size L is allocated. More segments than samples only add applications of G
 // (n1 of them cost more than the exact Gdft), so L <= n1. The memory the interpolators, phase maps and, for
@@ -143,7 +134,7 @@ void require_segments(const char* where, uword L, uword n1, uword n2, TSInterp t
     double bytes = operatorFactors ? nodes * (double(n1) * (cd + 2 * complexBytes) + double(n2) * 2 * complexBytes)
                                    : nodes * 256 * cd * 2;
     if (type == TSInterp::MinMax) bytes += nodes * (65537.0 + 4096.0) * cd * 2 + nodes * nodes * cd * 4;
-    const double mem = physical_memory_bytes();
+    const double mem = detail::physical_memory_bytes();
     if (mem > 0 && bytes > mem) {
         std::ostringstream m;
         m.precision(3);
@@ -173,19 +164,37 @@ TimeSegmentationCore<T1>::TimeSegmentationCore(OperatorPtr<T1> G, const arma::Co
     const uword n1 = G->codomain_size(), n2 = G->domain_size();
     check_inputs(n1, n2, fieldMap, timeVec, L, type);
     this->set_sizes(n1, n2);
-    const arma::vec fm = arma::conv_to<arma::vec>::from(fieldMap), t = arma::conv_to<arma::vec>::from(timeVec);
-    const Nodes n = make_nodes(t.min(), t.max(), L);
-    const arma::cx_mat A = coefficients(fm, t, n, field_bins(fm, t), type);
+    const arma::vec fm = arma::conv_to<arma::vec>::from(fieldMap);
+    const TSFactors f = segment_factors(fieldMap, timeVec, L, type);
+    const arma::cx_mat& A = f.a;
     using C = std::complex<T1>;
     arma::Col<C> aConj((L + 1) * n1), phase((L + 1) * n2);
     for (uword l = 0; l <= L; ++l) {
         for (uword j = 0; j < n1; ++j) aConj[l * n1 + j] = C(std::conj(A(j, l)));
-        for (uword k = 0; k < n2; ++k) phase[l * n2 + k] = C(std::polar(1.0, -fm(k) * n.tau(l)));
+        for (uword k = 0; k < n2; ++k) phase[l * n2 + k] = C(std::polar(1.0, -fm(k) * f.tau(l)));
     }
     auto phases = std::make_shared<StackedDiagonal<T1>>(phase, L + 1, "TimeSegmentation phase maps");
     interp_ = std::make_shared<StackedDiagonal<T1>>(aConj, L + 1, "TimeSegmentation interpolators");
     parts_ =
         chain<T1>(phases, std::make_shared<Batched<T1>>(std::move(G), L + 1), std::make_shared<AdjointOf<T1>>(interp_));
+}
+
+template <typename T1>
+TSFactors TimeSegmentationCore<T1>::segment_factors(const arma::Col<T1>& fieldMap, const arma::Col<T1>& timeVec,
+                                                    uword L, TSInterp type) {
+    const char* where = "TimeSegmentation::segment_factors";
+    if (fieldMap.is_empty() || timeVec.is_empty())
+        throw invalid_argument(std::string(where) + ": fieldMap and timeVec must not be empty");
+    require_finite(where, "fieldMap", fieldMap.memptr(), fieldMap.n_elem);
+    require_finite(where, "timeVec", timeVec.memptr(), timeVec.n_elem);
+    require_segments(where, L, timeVec.n_elem, fieldMap.n_elem, type, double(sizeof(std::complex<T1>)), true);
+    const arma::vec fm = arma::conv_to<arma::vec>::from(fieldMap), t = arma::conv_to<arma::vec>::from(timeVec);
+    const Nodes n = make_nodes(t.min(), t.max(), L);
+    TSFactors f;
+    f.a = coefficients(fm, t, n, field_bins(fm, t), type);
+    f.tau.set_size(L + 1);
+    for (uword l = 0; l <= L; ++l) f.tau(l) = n.tau(l);
+    return f;
 }
 
 template <typename T1>

@@ -39,6 +39,13 @@ struct TSErrorReport {
     double max_error = 0;  // its maximum over the same pairs
 };
 
+// The factors of L segments: interpolators a_l(t_j) (n1 x (L+1)) and node times tau_l (L+1 entries, seconds),
+// so that exp(-i FM_k t_j) ~= sum_l a_l(t_j) exp(-i FM_k tau_l).
+struct TSFactors {
+    arma::cx_mat a;
+    arma::vec tau;
+};
+
 // The segmented operator for any G (compiled for float and double); TimeSegmentation<T1, Tobj> below adds
 // the typed access to G.
 template <typename T1>
@@ -54,6 +61,10 @@ public:
     TSInterp interpolator() const { return type_; }
     // Interpolator values a_l(t_j): n1 x (L+1).
     arma::Mat<std::complex<T1>> interpolators() const;
+
+    // The interpolators and nodes the operator uses for this field map and these times (same checks).
+    static TSFactors segment_factors(const arma::Col<T1>& fieldMap, const arma::Col<T1>& timeVec, uword L,
+                                     TSInterp type);
 
     // Estimated approximation error of L segments for this field map and these times (finite values; L as for
     // the operator, with n1 = timeVec's length).
@@ -101,5 +112,6 @@ extern template class TimeSegmentationCore<double>;
 #ifndef FORGE_NO_GLOBAL_NAMES
 using forge::TimeSegmentation;
 using forge::TimeSegmentationCore;
+using forge::TSFactors;
 using forge::TSInterp;
 #endif

@@ -19,8 +19,20 @@
 // For QuadPenalty with R = beta/2 ||C x||^2 the fixed point solves the normal equations
 //   (G^H W G + beta/2 C^H C) x = G^H W y.
 //
+// solve_pwls_pcg_normal: the same iteration from the normal equations' side, for a normal operator that is
+// cheaper than G and G^H (ToeplitzNormal: FFTs on a 2x grid) and a right-hand side computed once:
+//
+//   xhat = argmin_x  x^H N x - 2 Re(x^H b) + R(x)    (= Phi(x) - y^H W y  when N = G^H W G and b = G^H W y)
+//
+//   N     a square Hermitian positive semidefinite operator applied as N * x: ToeplitzNormal, NormalOf(A) for an
+//         operator A whose normal() is fast (e.g. SENSE on with_normal(G, ToeplitzNormal)), or any LinearOperator
+//   b     G^H W y, e.g. G / (W .* y) with the exact G (its length is N's)
+// Each iteration applies N once (to the search direction; N x is updated recursively) and the penalty; the
+// directions, steps and stopping rule are solve_pwls_pcg's, so with N = G^H W G exactly both produce the same
+// iterates up to rounding. The callback's cost is Phi(x) - y^H W y.
+//
 // Residency: with arma::Col everything runs on the host, on forgeCol copies made once at entry. With forgeCol the
-// result lives where x0 lives; x0, W and y must all be on the host or all on the GPU. On the GPU every vector operation
+// result lives where x0 lives; x0, W and y (x0 and b) must all be on the host or all on the GPU. On the GPU every vector operation
 // of the loop runs on the device (no host/device vector copies; only scalar reductions come back).
 #include "forge/Solvers/SolverCommon.hpp"
 
@@ -101,6 +113,79 @@ V pwls_core(const char* name, const V& x0, const Op& G, const WV& W, const V& y,
     return x;
 }
 
+// The iteration of pwls_core on (N, b): gradient 2 (b - N x) - grad R(x), step denominator 2 Re<d, N d> + R.Denom.
+template <typename T1, typename Op, typename V>
+V pwls_normal_core(const char* name, const V& x0, const Op& N, const V& b, const Robject<T1>& R, uword niter,
+                   const PcgOptions<T1>& opts, SolverReport* report) {
+    using E = typename V::elem_type;
+    const auto t0 = std::chrono::steady_clock::now();
+    if (on_gpu(x0) != on_gpu(b)) {
+        throw residency_error(std::string(name) + ": x0 is on the " + (on_gpu(x0) ? "GPU" : "host") + " and b on the " +
+                              (on_gpu(b) ? "GPU" : "host") + "; put both in the same place (putOnGPU/getFromGPU)");
+    }
+    require_len(name, "b", b.n_elem, x0.n_elem, "the length of x0");
+    if (!(opts.tolerance >= T1(0))) throw invalid_argument(std::string(name) + ": tolerance must be >= 0");
+
+    V x = x0;
+    V Nx = N * x;
+    require_len(name, "N * x0", Nx.n_elem, x0.n_elem, "the length of x0 (N must be square)");
+
+    V ddir, oldgrad;
+    double oldinprod = 0, g0 = 0, gnorm = 0;
+    SolverReport rep;
+    for (uword it = 1; it <= niter; ++it) {
+        V ngrad = b - Nx;
+        ngrad *= E(2);
+        ngrad -= R.Gradient(x);
+        const double newinprod = re_dot<T1>(ngrad, ngrad);
+        gnorm = std::sqrt(newinprod);
+        if (it == 1) g0 = gnorm;
+        if (gnorm == 0 || (opts.tolerance > T1(0) && gnorm <= double(opts.tolerance) * g0)) {
+            rep.converged = true;
+            break;
+        }
+        if (!std::isfinite(gnorm)) {
+            throw std::runtime_error(std::string(name) + ": the gradient is not finite at iteration " +
+                                     std::to_string(it) + " (check b, the normal operator and the penalty for NaN/Inf)");
+        }
+        if (it == 1) {
+            ddir = ngrad;
+        } else {
+            double gamma = (newinprod - re_dot<T1>(oldgrad, ngrad)) / oldinprod;  // Polak-Ribiere
+            if (!(gamma > 0)) gamma = 0;                                          // PR+ restart
+            scale_add<T1>(ddir, T1(gamma), ngrad);
+        }
+        double slope = re_dot<T1>(ddir, ngrad);
+        if (!(slope > 0)) {
+            ddir = ngrad;
+            slope = newinprod;
+        }
+        oldgrad = std::move(ngrad);
+        oldinprod = newinprod;
+        V Nd = N * ddir;
+        const double denom = 2.0 * re_dot<T1>(ddir, Nd) + double(R.Denom(ddir, x));
+        if (!(denom > 0) || !std::isfinite(denom)) break;
+        const double step = slope / denom;
+        add_scaled<T1>(x, T1(step), ddir);
+        add_scaled<T1>(Nx, T1(step), Nd);
+        rep.iterations = it;
+        if (opts.callback) {
+            PcgIterationInfo info;
+            info.iteration = it;
+            info.cost = re_dot<T1>(x, Nx) - 2.0 * re_dot<T1>(x, b) + double(R.Penalty(x));
+            info.gradient_norm = gnorm;
+            info.step = step;
+            info.elapsed_s = seconds_since(t0);
+            opts.callback(info);
+        }
+    }
+    rep.initial_gradient_norm = g0;
+    rep.final_gradient_norm = gnorm;
+    rep.elapsed_s = seconds_since(t0);
+    if (report) *report = rep;
+    return x;
+}
+
 // arma::Col in and out: one conversion of x0, W and y at entry and of the result at exit.
 template <typename T1, typename Op>
 arma::Col<std::complex<T1>> pwls_at_boundary(const char* name, const arma::Col<std::complex<T1>>& x0, const Op& G,
@@ -128,8 +213,26 @@ forgeCol<forgeComplex<T1>> solve_pwls_pcg(const forgeCol<forgeComplex<T1>>& x0, 
     return solver_detail::pwls_core<T1>("solve_pwls_pcg", x0, G, W, y, R, niter, opts, true, report);
 }
 
+template <typename T1, typename Op>
+arma::Col<std::complex<T1>> solve_pwls_pcg_normal(const arma::Col<std::complex<T1>>& x0, const Op& N,
+                                                  const arma::Col<std::complex<T1>>& b, const Robject<T1>& R,
+                                                  uword niter, const PcgOptions<T1>& opts = {},
+                                                  SolverReport* report = nullptr) {
+    const solver_detail::FCx<T1> fx0(x0), fb(b);
+    return solver_detail::pwls_normal_core<T1>("solve_pwls_pcg_normal", fx0, N, fb, R, niter, opts, report).getArma();
+}
+
+template <typename T1, typename Op>
+forgeCol<forgeComplex<T1>> solve_pwls_pcg_normal(const forgeCol<forgeComplex<T1>>& x0, const Op& N,
+                                                 const forgeCol<forgeComplex<T1>>& b, const Robject<T1>& R,
+                                                 uword niter, const PcgOptions<T1>& opts = {},
+                                                 SolverReport* report = nullptr) {
+    return solver_detail::pwls_normal_core<T1>("solve_pwls_pcg_normal", x0, N, b, R, niter, opts, report);
+}
+
 }  // namespace forge
 
 #ifndef FORGE_NO_GLOBAL_NAMES
+using forge::solve_pwls_pcg_normal;
 using forge::solve_pwls_pcg;
 #endif

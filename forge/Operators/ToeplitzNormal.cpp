@@ -1,0 +1,415 @@
+#include "forge/Operators/ToeplitzNormal.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <mutex>
+#include <sstream>
+#include <type_traits>
+
+#include "forge/CUDA/GridSelectKernels.h"
+#include "forge/CUDA/ToeplitzKernels.h"
+#include "forge/Core/DeviceOps.h"
+#include "forge/Core/Parallel.h"
+#include "forge/Core/Validation.h"
+#include "forge/Operators/Gdft.h"
+#include "forge/Operators/Gfft.h"
+
+#ifdef FORGE_HAS_CUDA
+#include "forge/CUDA/CudaFft.h"
+#endif
+
+namespace forge {
+
+namespace {
+
+constexpr const char* kName = "ToeplitzNormal";
+
+uword pair_count(uword L) { return (L + 1) * (L + 2) / 2; }
+
+// Offset (FOV units) of padded-grid cell c along an axis of N pixels and P = 2N cells: cells 0..N-1 hold the
+// offsets 0..N-1, cells N..2N-1 the offsets -N..-1 (circular order, so the product of FFTs is the convolution).
+double cell_offset(uword c, uword N, uword P) {
+    if (P == 1) return 0;
+    return (c < N ? double(c) : double(c) - double(P)) / double(N);
+}
+
+std::string gib(double bytes) {
+    std::ostringstream m;
+    m.precision(3);
+    m << bytes / double(uword(1) << 30) << " GiB";
+    return m.str();
+}
+
+// The columns of the pair data D (n1 x npairs) that carry the kernels: D ~= B V^H with B = D V, V the
+// eigenvectors of D^H D whose singular values exceed 'relTol' times the largest. relTol = 0: B = D, V = I.
+void compress_pairs(const arma::cx_mat& D, double relTol, arma::cx_mat& B, arma::cx_mat& V) {
+    if (relTol <= 0 || D.n_cols < 2) {
+        B = D;
+        V = arma::eye<arma::cx_mat>(D.n_cols, D.n_cols);
+        return;
+    }
+    const arma::cx_mat gram = D.t() * D;
+    arma::vec lambda;
+    arma::cx_mat E;
+    if (!arma::eig_sym(lambda, E, gram)) {  // fall back to the uncompressed pairs
+        compress_pairs(D, 0, B, V);
+        return;
+    }
+    const double cut = lambda.max() * relTol * relTol;
+    const arma::uvec keep = arma::find(lambda > cut);
+    if (keep.n_elem == 0 || keep.n_elem >= D.n_cols) {
+        compress_pairs(D, 0, B, V);
+        return;
+    }
+    V = E.cols(keep);
+    B = D * V;
+}
+
+}  // namespace
+
+// The kernels where they were built, their copy on the other side once needed, and the GPU's FFT plan. Copies of
+// the operator share it; the mutex guards the lazily made members.
+template <typename T1>
+struct ToeplitzNormal<T1>::Cache {
+    std::mutex mutex;
+    ForgeVec host;    // npairs x P on the host (empty until built or copied)
+    ForgeVec device;  // npairs x P on the GPU (empty until built or uploaded)
+    DeviceBuffer pairs;  // the (l, m) list on the GPU
+#ifdef FORGE_HAS_CUDA
+    std::unique_ptr<cuda::CudaFftPlan<T1>> fft;
+#endif
+    std::unique_ptr<detail::FftwPlan<T1>> fftw;
+    bool deviceReady = false;
+};
+
+template <typename T1>
+void ToeplitzNormal<T1>::set_grid(uword Nx, uword Ny, uword Nz) {
+    const uword n2 = checked_product(kName, {{"Nx", Nx}, {"Ny", Ny}, {"Nz", Nz}});
+    if (n2 == 0) {
+        std::ostringstream m;
+        m << kName << ": the image grid " << Nx << " x " << Ny << " x " << Nz << " is empty; each of Nx, Ny, Nz must be "
+          << "at least 1";
+        throw invalid_argument(m.str());
+    }
+    const uword N[3] = {Nx, Ny, Nz};
+    const char* names[3] = {"2 Nx", "2 Ny", "2 Nz"};
+    for (int d = 0; d < 3; ++d) {
+        N_[d] = N[d];
+        P_[d] = N[d] > 1 ? 2 * N[d] : 1;
+        checked_product(kName, {{names[d], P_[d]}}, detail::kMaxFftAxis, "FFTW and cuFFT take int dimensions");
+    }
+    P_total_ = checked_product(kName, {{"2 Nx", P_[0]}, {"2 Ny", P_[1]}, {"2 Nz", P_[2]}});
+    this->set_sizes(n2, n2);
+    cell_.resize(n2);
+    for (uword z = 0; z < Nz; ++z)
+        for (uword y = 0; y < Ny; ++y)
+            for (uword x = 0; x < Nx; ++x) cell_[x + Nx * (y + Ny * z)] = x + P_[0] * (y + P_[1] * z);
+    cache_ = std::make_shared<Cache>();
+}
+
+template <typename T1>
+ToeplitzNormal<T1>::ToeplitzNormal(uword Nx, uword Ny, uword Nz, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
+                                   const arma::Col<T1>& kz, const arma::Col<T1>& W, KernelBuild where)
+    : LinearOperator<T1>(kName, 0, 0) {
+    set_grid(Nx, Ny, Nz);
+    S_ = 1;
+    build(kx, ky, kz, W, arma::ones<arma::cx_mat>(kx.n_elem, 1), where);
+}
+
+template <typename T1>
+ToeplitzNormal<T1>::ToeplitzNormal(uword Nx, uword Ny, uword Nz, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
+                                   const arma::Col<T1>& kz, const arma::Col<T1>& W, const arma::Col<T1>& fieldMap,
+                                   const arma::Col<T1>& timeVec, uword L, TSInterp type, KernelBuild where)
+    : LinearOperator<T1>(kName, 0, 0) {
+    set_grid(Nx, Ny, Nz);
+    const uword n2 = this->domain_size();
+    require_length(kName, "fieldMap", fieldMap.n_elem, n2, "Nx * Ny * Nz");
+    require_length(kName, "timeVec", timeVec.n_elem, kx.n_elem, "the number of samples (length of kx)");
+    const double bytes = kernel_bytes(Nx, Ny, Nz, L), mem = detail::physical_memory_bytes();
+    if (mem > 0 && bytes > 0.5 * mem) {
+        std::ostringstream m;
+        m << kName << ": the kernels of L = " << L << " segments would take up to " << gib(bytes) << " ("
+          << pair_count(L) << " kernels of " << P_total_ << " complex cells), more than half of this machine's "
+          << gib(mem) << "; ask for a larger error (fewer segments) or use the exact operator";
+        throw invalid_argument(m.str());
+    }
+    const TSFactors f = TimeSegmentationCore<T1>::segment_factors(fieldMap, timeVec, L, type);
+    S_ = L + 1;
+    arma::Col<std::complex<T1>> phase(S_ * n2);
+    for (uword l = 0; l < S_; ++l)
+        for (uword k = 0; k < n2; ++k)
+            phase[l * n2 + k] = std::complex<T1>(std::polar(1.0, -double(fieldMap[k]) * f.tau(l)));
+    phases_ = std::make_shared<StackedDiagonal<T1>>(phase, S_, "ToeplitzNormal segment phases");
+    build(kx, ky, kz, W, f.a, where);
+}
+
+template <typename T1>
+uword ToeplitzNormal<T1>::choose_segments(const arma::Col<T1>& fieldMap, const arma::Col<T1>& timeVec,
+                                          double targetError, TSInterp type, uword Lmax) {
+    if (!(targetError > 0) || !std::isfinite(targetError))
+        throw invalid_argument(std::string(kName) + "::choose_segments: targetError must be a positive number");
+    return TimeSegmentationCore<T1>::choose_segments(fieldMap, timeVec, targetError / 2, type, Lmax).L;
+}
+
+template <typename T1>
+double ToeplitzNormal<T1>::kernel_bytes(uword Nx, uword Ny, uword Nz, uword L) {
+    const double cells = double(Nx > 1 ? 2 * Nx : 1) * double(Ny > 1 ? 2 * Ny : 1) * double(Nz > 1 ? 2 * Nz : 1);
+    return double(pair_count(L)) * cells * sizeof(std::complex<T1>);
+}
+
+template <typename T1>
+void ToeplitzNormal<T1>::build(const arma::Col<T1>& kx, const arma::Col<T1>& ky, const arma::Col<T1>& kz,
+                               const arma::Col<T1>& W, const arma::cx_mat& a, KernelBuild where) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const uword n1 = kx.n_elem;
+    if (n1 == 0) throw invalid_argument(std::string(kName) + ": kx is empty; the trajectory needs at least one sample");
+    require_length(kName, "ky", ky.n_elem, n1, "the length of kx");
+    require_length(kName, "kz", kz.n_elem, n1, "the length of kx");
+    require_finite(kName, "kx", kx.memptr(), n1);
+    require_finite(kName, "ky", ky.memptr(), n1);
+    require_finite(kName, "kz", kz.memptr(), n1);
+    arma::vec w = arma::ones<arma::vec>(n1);
+    if (!W.is_empty()) {
+        require_length(kName, "W", W.n_elem, n1, "the length of kx (or empty for ones)");
+        require_finite(kName, "W", W.memptr(), n1);
+        if (W.min() < T1(0)) {
+            throw invalid_argument(std::string(kName) + ": W must be non-negative (the data weights of G^H W G); "
+                                                        "its minimum is " + std::to_string(double(W.min())));
+        }
+        w = arma::conv_to<arma::vec>::from(W);
+    }
+
+    // Pair data conj(a_l) W a_m for l <= m; pairs that vanish identically carry no kernel.
+    arma::cx_mat D(n1, pair_count(S_ - 1));
+    pairs_.clear();
+    uword np = 0;
+    for (uword l = 0; l < S_; ++l)
+        for (uword m = l; m < S_; ++m) {
+            D.col(np) = arma::conj(a.col(l)) % w % a.col(m);
+            if (arma::any(arma::abs(D.col(np)) > 0)) {
+                pairs_.push_back(l);
+                pairs_.push_back(m);
+                ++np;
+            }
+        }
+    if (np == 0) {  // W = 0: the zero operator, one zero kernel keeps the apply uniform
+        pairs_ = {0, 0};
+        np = 1;
+        D.col(0).zeros();
+    }
+    D.resize(n1, np);
+    npairs_ = np;
+
+    // Float kernels need no more than float precision: pair data beyond their numerical rank at 1e-7 add no
+    // information, and min-max interpolators' products are far from independent.
+    arma::cx_mat B, V;
+    compress_pairs(D, std::is_same<T1, float>::value ? 1e-7 : 0.0, B, V);
+    ndft_ = B.n_cols;
+
+    // Offsets of the padded grid's cells.
+    const uword P = P_total_;
+    arma::vec ox(P), oy(P), oz(P);
+    for (uword z = 0; z < P_[2]; ++z)
+        for (uword y = 0; y < P_[1]; ++y)
+            for (uword x = 0; x < P_[0]; ++x) {
+                const uword c = x + P_[0] * (y + P_[1] * z);
+                ox[c] = cell_offset(x, N_[0], P_[0]);
+                oy[c] = cell_offset(y, N_[1], P_[1]);
+                oz[c] = cell_offset(z, N_[2], P_[2]);
+            }
+
+    using C = std::complex<T1>;
+    bool onGpu = false;
+    (void)where;  // CPU builds and double: always on the host
+#ifdef FORGE_HAS_CUDA
+    if constexpr (std::is_same<T1, float>::value) {
+        if (where == KernelBuild::Auto && device::available()) try {
+            const arma::fvec zeroP(P, arma::fill::zeros), zero1(n1, arma::fill::zeros);
+            Gdft<float> Gk(n1, P, kx, ky, kz, arma::conv_to<arma::fvec>::from(ox), arma::conv_to<arma::fvec>::from(oy),
+                           arma::conv_to<arma::fvec>::from(oz), zeroP, zero1);
+            if (Gk.gpu_enabled()) {
+                forgeCol<forgeComplex<float>> data(arma::conv_to<arma::cx_fvec>::from(arma::vectorise(B)));
+                data.putOnGPU();
+                // One batched adjoint: each sample-cell phase is evaluated once for all basis kernels.
+                forgeCol<forgeComplex<float>> basis = Gk.adjoint(data, ndft_);
+                data = forgeCol<forgeComplex<float>>();
+                cuda::CudaFftPlan<float> fft(int(P_[0]), int(P_[1]), int(P_[2]));
+                fft.exec(reinterpret_cast<float*>(basis.device_memptr()), true, ndft_);
+                ForgeVec K = ForgeVec::device_uninitialized(npairs_ * P);
+                forgeComplex<float>* k = K.device_memptr();
+                const forgeComplex<float>* b = basis.device_memptr();
+                for (uword p = 0; p < npairs_; ++p) {
+                    device::fill(k + p * P, forgeComplex<float>(0, 0), P);
+                    for (uword r = 0; r < ndft_; ++r) {
+                        const std::complex<double> c = std::conj(V(p, r)) / double(P);
+                        device::axpby(forgeComplex<float>(float(c.real()), float(c.imag())), b + r * P,
+                                      forgeComplex<float>(1, 0), k + p * P, P);
+                    }
+                }
+                cache_->device = std::move(K);
+                onGpu = true;
+            }
+        } catch (const cuda_error& e) {
+            std::ostringstream m;
+            m << kName << ": building " << npairs_ << " kernels of " << P << " cells (" << gib(kernel_bytes())
+              << ", plus " << ndft_ << " basis kernels) on the GPU failed: " << e.what();
+            throw cuda_error(m.str());
+        }
+    }
+#endif
+    if (!onGpu) {
+        const arma::vec zeroP(P, arma::fill::zeros), zero1(n1, arma::fill::zeros);
+        Gdft<double> Gk(n1, P, arma::conv_to<arma::vec>::from(kx), arma::conv_to<arma::vec>::from(ky),
+                        arma::conv_to<arma::vec>::from(kz), ox, oy, oz, zeroP, zero1);
+        const forgeCol<forgeComplex<double>> data(arma::cx_vec(arma::vectorise(B)));
+        forgeCol<forgeComplex<double>> basis = Gk.adjoint(data, ndft_);
+        auto* b = reinterpret_cast<std::complex<double>*>(basis.memptr());
+        detail::FftwPlan<double> fft(P_[0], P_[1], P_[2]);
+        detail::for_each_in_batch(ndft_, [&](std::size_t r) { fft.forward(b + r * P); });
+        const arma::cx_mat basisMat(b, P, ndft_, false, true);
+        const arma::cx_mat K = basisMat * V.t() / double(P);  // column p: pair p's kernel
+        ForgeVec host(npairs_ * P);
+        auto* h = reinterpret_cast<C*>(host.memptr());
+        for (uword i = 0; i < npairs_ * P; ++i) h[i] = C(K[i]);
+        cache_->host = std::move(host);
+    }
+    builtOnGpu_ = onGpu;
+    buildSeconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+template <typename T1>
+const typename ToeplitzNormal<T1>::ForgeVec& ToeplitzNormal<T1>::host_kernels() const {
+    std::lock_guard<std::mutex> lock(cache_->mutex);
+    if (cache_->host.n_elem == 0) {
+        ForgeVec h = cache_->device;
+        h.getFromGPU();
+        cache_->host = std::move(h);
+    }
+    if (!cache_->fftw) cache_->fftw = std::make_unique<detail::FftwPlan<T1>>(P_[0], P_[1], P_[2]);
+    return cache_->host;
+}
+
+template <typename T1>
+void ToeplitzNormal<T1>::prepare_device() const {
+#ifdef FORGE_HAS_CUDA
+    std::lock_guard<std::mutex> lock(cache_->mutex);
+    if (cache_->deviceReady) return;
+    if (cache_->device.n_elem == 0) {
+        ForgeVec d = cache_->host;
+        d.putOnGPU();
+        cache_->device = std::move(d);
+    }
+    DeviceBuffer pairs(pairs_.size() * sizeof(uword));
+    device::copy_to_device(pairs.get(), pairs_.data(), pairs_.size() * sizeof(uword));
+    cache_->pairs = std::move(pairs);
+    cache_->fft = std::make_unique<cuda::CudaFftPlan<T1>>(int(P_[0]), int(P_[1]), int(P_[2]));
+    if (phases_) phases_->prepare_device();
+    cache_->deviceReady = true;
+#endif
+}
+
+template <typename T1>
+void ToeplitzNormal<T1>::apply_host(const forgeComplex<T1>* in, forgeComplex<T1>* out, uword nbatch, bool) const {
+    const ForgeVec& K = host_kernels();
+    const uword n2 = this->domain_size(), P = P_total_, S = S_;
+    const forgeComplex<T1>* b = phases_ ? phases_->weights().memptr() : nullptr;  // S x n2
+    // Vectors in chunks whose padded grids stay near 256 MiB (at least one vector).
+    const uword perVector = 2 * S * P * sizeof(Elem);
+    const uword chunk = std::max<uword>(1, (uword(256) << 20) / perVector);
+    std::vector<Elem> z(std::min(chunk, nbatch) * S * P), u(z.size());
+    for (uword v0 = 0; v0 < nbatch; v0 += chunk) {
+        const uword nv = std::min(chunk, nbatch - v0);
+        // Pad each segment's b_m .* x into its grid and transform: one grid per (vector, segment).
+        detail::for_each_in_batch(nv * S, [&](std::size_t g) {
+            const uword v = g / S, m = g % S;
+            const Elem* x = in + (v0 + v) * n2;
+            Elem* grid = z.data() + g * P;
+            std::fill(grid, grid + P, Elem(0, 0));
+            for (uword k = 0; k < n2; ++k) grid[cell_[k]] = b ? b[m * n2 + k] * x[k] : x[k];
+            cache_->fftw->forward(reinterpret_cast<std::complex<T1>*>(grid));
+        });
+        const uword cells = nv * P;
+        const bool par = detail::parallel_elementwise(cells, 2 * S * sizeof(Elem));
+#pragma omp parallel for if (par)
+        for (long long i = 0; i < static_cast<long long>(cells); ++i) {
+            const uword v = uword(i) / P, k = uword(i) % P;
+            toeplitz::mix_at<T1>(K.memptr(), pairs_.data(), npairs_, z.data() + v * S * P, u.data() + v * S * P, P,
+                                 S, k);
+        }
+        detail::for_each_in_batch(nv * S, [&](std::size_t g) {
+            cache_->fftw->backward(reinterpret_cast<std::complex<T1>*>(u.data() + g * P));
+        });
+        // Crop, and sum the segments weighted by conj(b_l).
+        for (uword v = 0; v < nv; ++v) {
+            Elem* y = out + (v0 + v) * n2;
+            const Elem* uv = u.data() + v * S * P;
+            for (uword k = 0; k < n2; ++k) {
+                Elem s(0, 0);
+                for (uword l = 0; l < S; ++l) s += b ? conj(b[l * n2 + k]) * uv[l * P + cell_[k]] : uv[l * P + cell_[k]];
+                y[k] = s;
+            }
+        }
+    }
+}
+
+template <typename T1>
+void ToeplitzNormal<T1>::apply_device(const forgeComplex<T1>* in, forgeComplex<T1>* out, uword nbatch, bool) const {
+#ifdef FORGE_HAS_CUDA
+    prepare_device();
+    const uword n2 = this->domain_size(), P = P_total_, S = S_, grids = nbatch * S;
+    const cuda::BoxGeometry box{N_[0], N_[1], N_[2], P_[0], P_[1], P_[2], 0, 0, 0};
+    ForgeVec images;  // nbatch x S segment images b_m .* x, later the cropped segment results
+    const Elem* src = in;
+    if (phases_) {
+        images = this->scratch(Residency::Device, grids * n2);
+        phases_->apply(in, images.device_memptr(), nbatch, true, Residency::Device);
+        src = images.device_memptr();
+    }
+    ForgeVec z = this->scratch(Residency::Device, grids * P), u = this->scratch(Residency::Device, grids * P);
+    cuda::box_pad<T1>(src, z.device_memptr(), box, grids);
+    cache_->fft->exec(reinterpret_cast<T1*>(z.device_memptr()), true, grids);
+    cuda::toeplitz_mix<T1>(cache_->device.device_memptr(), cache_->pairs.as<uword>(), npairs_,
+                           z.device_memptr(), u.device_memptr(), P, S, nbatch);
+    cache_->fft->exec(reinterpret_cast<T1*>(u.device_memptr()), false, grids);
+    if (phases_) {
+        cuda::box_crop<T1>(u.device_memptr(), images.device_memptr(), box, grids);
+        phases_->apply(images.device_memptr(), out, nbatch, false, Residency::Device);
+    } else {
+        cuda::box_crop<T1>(u.device_memptr(), out, box, grids);
+    }
+#else
+    (void)in, (void)out, (void)nbatch;
+    throw residency_error(std::string(kName) + ": the input is on the GPU but forge was built without CUDA");
+#endif
+}
+
+template <typename T1>
+WithNormal<T1>::WithNormal(OperatorPtr<T1> A, OperatorPtr<T1> N)
+    : LinearOperator<T1>("WithNormal", 0, 0), A_(std::move(A)), N_(std::move(N)) {
+    if (!A_ || !N_) throw invalid_argument("WithNormal: A and N must not be null operators");
+    if (N_->domain_size() != A_->domain_size() || N_->codomain_size() != A_->domain_size()) {
+        std::ostringstream m;
+        m << "WithNormal: N (" << N_->name() << ") maps " << N_->domain_size() << " to " << N_->codomain_size()
+          << " entries; the normal of A (" << A_->name() << ") maps its domain of " << A_->domain_size()
+          << " entries to itself";
+        throw invalid_argument(m.str());
+    }
+    this->set_sizes(A_->codomain_size(), A_->domain_size());
+}
+
+template <typename T1>
+NormalOf<T1>::NormalOf(OperatorPtr<T1> A) : LinearOperator<T1>("NormalOf", 0, 0), A_(std::move(A)) {
+    if (!A_) throw invalid_argument("NormalOf: A must not be a null operator");
+    this->set_sizes(A_->domain_size(), A_->domain_size());
+}
+
+template class ToeplitzNormal<float>;
+template class ToeplitzNormal<double>;
+template class WithNormal<float>;
+template class WithNormal<double>;
+template class NormalOf<float>;
+template class NormalOf<double>;
+
+}  // namespace forge

@@ -1,0 +1,176 @@
+#pragma once
+// ToeplitzNormal<T1>: the normal operator N = G^H diag(W) G of the exact field-corrected DFT G of one trajectory
+// on a Cartesian image grid, applied by FFTs on a grid of twice the size (Toeplitz embedding), with kernels
+// computed once by forge's exact DFT.
+//
+//   field-free   (G^H W G x)(r) = sum_r' q(r - r') x(r'),   q(d) = sum_j W_j exp(+i 2 pi k_j . d)
+//                q on the offsets d = m / N (m = -N .. N-1 per axis) is one adjoint Gdft of W; then
+//                N x = crop(IFFT(FFT(q) .* FFT(pad(x)))) on the 2Nx x 2Ny x 2Nz grid (axes of length 1 stay 1).
+//   field map    G ~ sum_l diag(a_l(t)) F diag(b_l),  b_l = exp(-i FM tau_l) (TimeSegmentation's interpolators a_l
+//                and nodes tau_l), so N ~ sum_{l,m} diag(conj b_l) F^H diag(conj(a_l) W a_m) F diag(b_m): one kernel
+//                per pair l <= m (the pair (m, l) is its conjugate transpose; pairs whose data conj(a_l) W a_m
+//                vanish, e.g. Hanning segments that do not overlap, are not stored), each an adjoint DFT.
+//
+//   ToeplitzNormal<float> N(Nx, Ny, Nz, kx, ky, kz, W);                              // field-free
+//   ToeplitzNormal<float> N(Nx, Ny, Nz, kx, ky, kz, W, FM, t, L, TSInterp::MinMax);  // field-corrected
+//   y = N * x;     // = N / x: the operator is Hermitian (domain = codomain = the n2 = Nx*Ny*Nz pixels)
+//
+// As the normal of an operator (SENSE then runs sum_c S_c^H N S_c with the coils batched through the FFTs):
+//   auto G  = std::make_shared<Gdft<float>>(...);                     // the exact operator: right-hand side
+//   auto Gt = with_normal<float>(G, std::make_shared<ToeplitzNormal<float>>(...));
+//   SENSE<float> S(Gt, maps, nc);   S.normal(x) -> Toeplitz;  S * x, S / y -> exact
+//
+// Units and layout as Gdft / Gfft: k in cycles/FOV; the image is Nx x Ny x Nz with x fastest and pixel spacing
+// 1/N per axis in FOV units (only differences of positions enter, so any offset of the grid, e.g. Gfft's
+// image_coords(), gives the same operator); FM in rad/s (n2 entries), t in seconds and W >= 0 (n1 entries
+// each; empty W = ones).
+// Accuracy: the field-free operator is exact to rounding. With a field map its error against the exact
+// G^H W G is about twice TimeSegmentation's (choose_segments() picks L for a requested error).
+// Cost: the kernels take one batched adjoint DFT of n1 samples on the 8 n2 cells of the padded grid (4 n2 in
+// 2D) per kernel (float builds compress the pair data to their numerical rank first: fewer DFTs than pairs for
+// min-max interpolators) and kernel_count() complex arrays of the padded size (kernel_bytes()); an apply is
+// 2 (L+1) FFTs on the padded grid and one kernel product per cell, independent of n1. Host data run with FFTW
+// (the kernels are built in double precision on the host); a forgeCol on the GPU runs with cuFFT and stays there
+// (CUDA builds; with T1 = float and a device present the kernels are built on the GPU by the CudaDftPipeline).
+#include <complex>
+#include <memory>
+#include <vector>
+
+#include <armadillo>
+
+#include "forge/Operators/Composition.h"
+#include "forge/Operators/TimeSegmentation.h"
+
+namespace forge {
+
+// Where the kernels are computed.
+enum class KernelBuild {
+    Auto,  // on the GPU when T1 = float, CUDA is built in and a device is present; else on the host
+    Host   // always on the host (double precision), e.g. to compare CPU and GPU
+};
+
+template <typename T1>
+class ToeplitzNormal : public LinearOperator<T1> {
+public:
+    using typename LinearOperator<T1>::Elem;
+    using typename LinearOperator<T1>::ForgeVec;
+
+    ToeplitzNormal(uword Nx, uword Ny, uword Nz, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
+                   const arma::Col<T1>& kz, const arma::Col<T1>& W, KernelBuild where = KernelBuild::Auto);
+    ToeplitzNormal(uword Nx, uword Ny, uword Nz, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
+                   const arma::Col<T1>& kz, const arma::Col<T1>& W, const arma::Col<T1>& fieldMap,
+                   const arma::Col<T1>& timeVec, uword L, TSInterp type = TSInterp::MinMax,
+                   KernelBuild where = KernelBuild::Auto);
+
+    // Segments L for which the normal operator's error against the exact G^H W G stays near 'targetError'
+    // (relative, for random images): TimeSegmentation's choice for half the target, since the segmentation's
+    // error enters the normal operator twice (through G and through G^H).
+    static uword choose_segments(const arma::Col<T1>& fieldMap, const arma::Col<T1>& timeVec, double targetError,
+                                 TSInterp type = TSInterp::MinMax, uword Lmax = 64);
+    // Bytes the kernels of L segments take at most (all (L+1)(L+2)/2 pairs; L = 0 field-free), without
+    // building them. The operator keeps them where it built them (and a copy on the other side once used
+    // there).
+    static double kernel_bytes(uword Nx, uword Ny, uword Nz, uword L);
+
+    uword segments() const { return S_ - 1; }      // L (0: field-free)
+    uword kernel_count() const { return npairs_; }  // stored pair kernels
+    uword dft_count() const { return ndft_; }       // adjoint DFTs the build took (rank of the pair data)
+    double kernel_bytes() const { return double(npairs_) * double(P_total_) * sizeof(std::complex<T1>); }
+    uword padded_size(int axis) const { return P_[axis]; }
+    double build_seconds() const { return buildSeconds_; }  // wall time of the kernel build
+    bool kernels_built_on_gpu() const { return builtOnGpu_; }
+    void prepare_device() const override;
+
+protected:
+    void apply_host(const forgeComplex<T1>* in, forgeComplex<T1>* out, uword nbatch, bool forward) const override;
+    void apply_device(const forgeComplex<T1>* in, forgeComplex<T1>* out, uword nbatch, bool forward) const override;
+
+private:
+    struct Cache;
+    void set_grid(uword Nx, uword Ny, uword Nz);
+    void build(const arma::Col<T1>& kx, const arma::Col<T1>& ky, const arma::Col<T1>& kz, const arma::Col<T1>& W,
+               const arma::cx_mat& a, KernelBuild where);
+    const ForgeVec& host_kernels() const;
+
+    uword N_[3] = {1, 1, 1}, P_[3] = {1, 1, 1};
+    uword P_total_ = 0;
+    uword S_ = 1, npairs_ = 0, ndft_ = 0;
+    std::vector<uword> pairs_;                           // (l, m) of each stored kernel
+    std::shared_ptr<const StackedDiagonal<T1>> phases_;  // b_l, l = 0..L (null when field-free)
+    std::vector<uword> cell_;                            // n2: the padded-grid cell of each pixel
+    std::shared_ptr<Cache> cache_;  // kernels (host and/or device), FFT plans, shared by copies
+    double buildSeconds_ = 0;
+    bool builtOnGpu_ = false;
+};
+
+// A as an operator whose normal() is N (an operator of A's domain, e.g. a ToeplitzNormal of A's trajectory,
+// weights included): forward and adjoint are A's. Composites built on it (SENSE, Chain, Batched,
+// VerticalStack) then use N in their own normal().
+template <typename T1>
+class WithNormal : public LinearOperator<T1> {
+public:
+    using typename LinearOperator<T1>::Elem;
+    WithNormal(OperatorPtr<T1> A, OperatorPtr<T1> N);
+    const LinearOperator<T1>& op() const { return *A_; }
+    const LinearOperator<T1>& normal_operator() const { return *N_; }
+    void prepare_device() const override {
+        A_->prepare_device();
+        N_->prepare_device();
+    }
+
+protected:
+    void apply_host(const Elem* in, Elem* out, uword nbatch, bool forward) const override {
+        A_->apply(in, out, nbatch, forward, Residency::Host);
+    }
+    void apply_device(const Elem* in, Elem* out, uword nbatch, bool forward) const override {
+        A_->apply(in, out, nbatch, forward, Residency::Device);
+    }
+    void normal_impl(const Elem* in, Elem* out, uword nbatch, Residency where) const override {
+        N_->apply(in, out, nbatch, true, where);
+    }
+
+private:
+    OperatorPtr<T1> A_, N_;
+};
+
+// A's normal operator A^H A (A.normal()) as an operator of its own: square, Hermitian; its forward and adjoint
+// are both A.normal(). What solve_pwls_pcg_normal takes for an operator A.
+template <typename T1>
+class NormalOf : public LinearOperator<T1> {
+public:
+    using typename LinearOperator<T1>::Elem;
+    explicit NormalOf(OperatorPtr<T1> A);
+    void prepare_device() const override { A_->prepare_device(); }
+
+protected:
+    void apply_host(const Elem* in, Elem* out, uword nbatch, bool) const override {
+        A_->apply_normal(in, out, nbatch, Residency::Host);
+    }
+    void apply_device(const Elem* in, Elem* out, uword nbatch, bool) const override {
+        A_->apply_normal(in, out, nbatch, Residency::Device);
+    }
+
+private:
+    OperatorPtr<T1> A_;
+};
+
+template <typename T1>
+OperatorPtr<T1> with_normal(OperatorPtr<T1> A, OperatorPtr<T1> N) {
+    return std::make_shared<WithNormal<T1>>(std::move(A), std::move(N));
+}
+
+extern template class ToeplitzNormal<float>;
+extern template class ToeplitzNormal<double>;
+extern template class WithNormal<float>;
+extern template class WithNormal<double>;
+extern template class NormalOf<float>;
+extern template class NormalOf<double>;
+
+}  // namespace forge
+
+#ifndef FORGE_NO_GLOBAL_NAMES
+using forge::KernelBuild;
+using forge::NormalOf;
+using forge::ToeplitzNormal;
+using forge::WithNormal;
+#endif

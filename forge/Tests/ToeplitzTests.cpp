@@ -1,0 +1,290 @@
+// ToeplitzNormal: the normal operator G^H W G by FFTs on a 2x grid, against the exact Gdft (float64 reference
+// sums), and solve_pwls_pcg_normal against solve_pwls_pcg.
+#include <cmath>
+#include <complex>
+#include <sstream>
+#include <string>
+
+#include "TestHelpers.h"
+#include "forge/Operators/Gdft.h"
+#include "forge/Operators/SENSE.h"
+#include "forge/Operators/ToeplitzNormal.h"
+#include "forge/Penalties/QuadPenalty.h"
+#include "forge/Solvers/solve_pwls_pcg.hpp"
+
+using namespace forge_test;
+using arma::uword;
+
+namespace {
+constexpr double kPi = 3.14159265358979323846;
+
+// Pixel positions of an Nx x Ny x Nz grid, x fastest, spacing 1/N per axis, centred at N/2.
+struct Grid {
+    uword Nx, Ny, Nz;
+    uword n2() const { return Nx * Ny * Nz; }
+    arma::vec axis(int a) const {
+        const uword N[3] = {Nx, Ny, Nz};
+        arma::vec r(n2());
+        for (uword z = 0; z < Nz; ++z)
+            for (uword y = 0; y < Ny; ++y)
+                for (uword x = 0; x < Nx; ++x) {
+                    const uword c[3] = {x, y, z};
+                    r[x + Nx * (y + Ny * z)] = (double(c[a]) - double(N[a] / 2)) / double(N[a]);
+                }
+        return r;
+    }
+};
+
+// A trajectory of n1 random samples inside the grid's k-space box, readout times over 'readout' seconds.
+struct Trajectory {
+    arma::vec kx, ky, kz, t, W;
+};
+Trajectory random_trajectory(const Grid& g, uword n1, double readout) {
+    Trajectory tr;
+    tr.kx = uniform<double>(n1, -double(g.Nx) / 2, double(g.Nx) / 2);
+    tr.ky = g.Ny > 1 ? uniform<double>(n1, -double(g.Ny) / 2, double(g.Ny) / 2) : arma::vec(n1, arma::fill::zeros);
+    tr.kz = g.Nz > 1 ? uniform<double>(n1, -double(g.Nz) / 2, double(g.Nz) / 2) : arma::vec(n1, arma::fill::zeros);
+    tr.t = arma::linspace<arma::vec>(0, readout, n1);
+    tr.W = uniform<double>(n1, 0.2, 1.5);
+    return tr;
+}
+
+// A smooth field map (rad/s) with max |FM| = peak.
+arma::vec smooth_field_map(const Grid& g, double peak) {
+    const arma::vec x = g.axis(0), y = g.axis(1), c = uniform<double>(4, -1, 1);
+    arma::vec fm = c(0) + c(1) * x + c(2) * y + c(3) * arma::exp(-(arma::square(x - 0.1) + arma::square(y)) * 8);
+    return fm * (peak / arma::abs(fm).max());
+}
+
+template <typename T>
+arma::Col<T> as(const arma::vec& v) {
+    return arma::conv_to<arma::Col<T>>::from(v);
+}
+
+// The exact G^H W G of the trajectory in float64 (Gdft<double>).
+struct ExactNormal {
+    forge::Gdft<double> G;
+    arma::vec W;
+    ExactNormal(const Grid& g, const Trajectory& tr, const arma::vec& fm)
+        : G(tr.kx.n_elem, g.n2(), tr.kx, tr.ky, tr.kz, g.axis(0), g.axis(1), g.axis(2), fm, tr.t), W(tr.W) {}
+    arma::cx_vec operator()(const arma::cx_vec& x) const { return G / arma::cx_vec((G * x) % W); }
+};
+
+// sqrt(sum ||N x_i - ref x_i||^2 / sum ||ref x_i||^2) over random images.
+template <typename T>
+double normal_error(const forge::ToeplitzNormal<T>& N, const ExactNormal& ref, int probes = 3) {
+    double e = 0, r = 0;
+    for (int i = 0; i < probes; ++i) {
+        const arma::cx_vec x = complex_normal<double>(N.n2());
+        const arma::cx_vec rx = ref(x);
+        const arma::cx_vec nx = arma::conv_to<arma::cx_vec>::from(N * arma::conv_to<arma::Col<std::complex<T>>>::from(x));
+        e += std::pow(arma::norm(nx - rx), 2);
+        r += std::pow(arma::norm(rx), 2);
+    }
+    return std::sqrt(e / r);
+}
+}  // namespace
+
+TEST_CASE("ToeplitzNormal without a field map equals Gdft^H W Gdft", "[Toeplitz]") {
+    FORGE_INFO_SEED();
+    const Grid grids[] = {{16, 16, 1}, {15, 13, 1}, {8, 6, 4}, {7, 5, 3}};
+    for (const Grid& g : grids) {
+        INFO("grid " << g.Nx << " x " << g.Ny << " x " << g.Nz);
+        const Trajectory tr = random_trajectory(g, 3 * g.n2(), 0);
+        const ExactNormal ref(g, tr, arma::zeros(g.n2()));
+        const forge::ToeplitzNormal<float> Nf(g.Nx, g.Ny, g.Nz, as<float>(tr.kx), as<float>(tr.ky), as<float>(tr.kz),
+                                              as<float>(tr.W));
+        const forge::ToeplitzNormal<double> Nd(g.Nx, g.Ny, g.Nz, tr.kx, tr.ky, tr.kz, tr.W);
+        CHECK(Nf.kernel_count() == 1);
+        CHECK(Nf.padded_size(0) == 2 * g.Nx);
+        CHECK(Nf.padded_size(2) == (g.Nz > 1 ? 2 * g.Nz : 1));
+        CHECK(normal_error(Nf, ref) <= 1e-5);
+        CHECK(normal_error(Nd, ref) <= 1e-11);
+        // The operator's own normal() is N N.
+        const arma::cx_vec x = complex_normal<double>(g.n2());
+        CHECK(rel_error(Nd.normal(x), arma::cx_vec(Nd * arma::cx_vec(Nd * x))) <= 1e-12);
+    }
+}
+
+TEST_CASE("ToeplitzNormal with a field map: error falls with L and meets the requested bound", "[Toeplitz]") {
+    FORGE_INFO_SEED();
+    const Grid g{24, 20, 1};
+    const Trajectory tr = random_trajectory(g, 1500, 10e-3);  // 10 ms readout
+    const arma::vec fm = smooth_field_map(g, 2 * kPi * 100);    // +-100 Hz
+    const ExactNormal ref(g, tr, fm);
+    for (forge::TSInterp type : {forge::TSInterp::MinMax, forge::TSInterp::Hanning}) {
+        INFO((type == forge::TSInterp::MinMax ? "min-max" : "Hanning"));
+        double previous = 1e300;
+        for (uword L : {2, 4, 8}) {
+            const forge::ToeplitzNormal<double> N(g.Nx, g.Ny, g.Nz, tr.kx, tr.ky, tr.kz, tr.W, fm, tr.t, L, type);
+            const double e = normal_error(N, ref, 2);
+            INFO("L = " << L << ": error " << e);
+            CHECK(e < previous);
+            previous = e;
+        }
+        // Hanning interpolators converge slowly in L (no L <= 64 reaches 1e-3 here): the 1e-2 bound only.
+        for (double target : {1e-2, 1e-3}) {
+            if (type == forge::TSInterp::Hanning && target < 1e-2) continue;
+            const uword L = forge::ToeplitzNormal<float>::choose_segments(as<float>(fm), as<float>(tr.t), target, type);
+            const forge::ToeplitzNormal<float> N(g.Nx, g.Ny, g.Nz, as<float>(tr.kx), as<float>(tr.ky),
+                                                 as<float>(tr.kz), as<float>(tr.W), as<float>(fm), as<float>(tr.t), L,
+                                                 type);
+            const double e = normal_error(N, ref, 2);
+            INFO("target " << target << ": L = " << L << ", " << N.kernel_count() << " kernels from "
+                           << N.dft_count() << " DFTs, error " << e);
+            CHECK(e <= target);
+            CHECK(N.segments() == L);
+            CHECK(N.kernel_bytes() <= forge::ToeplitzNormal<float>::kernel_bytes(g.Nx, g.Ny, g.Nz, L));
+            if (type == forge::TSInterp::Hanning && L >= 2) CHECK(N.kernel_count() == 2 * L + 1);
+        }
+    }
+}
+
+TEST_CASE("ToeplitzNormal is Hermitian and positive semidefinite", "[Toeplitz]") {
+    FORGE_INFO_SEED();
+    const Grid g{12, 10, 3};
+    const Trajectory tr = random_trajectory(g, 900, 8e-3);
+    const arma::fvec fm = as<float>(smooth_field_map(g, 2 * kPi * 80));
+    const forge::ToeplitzNormal<float> free(g.Nx, g.Ny, g.Nz, as<float>(tr.kx), as<float>(tr.ky), as<float>(tr.kz),
+                                            as<float>(tr.W));
+    const forge::ToeplitzNormal<float> field(g.Nx, g.Ny, g.Nz, as<float>(tr.kx), as<float>(tr.ky), as<float>(tr.kz),
+                                             as<float>(tr.W), fm, as<float>(tr.t), 5);
+    for (const auto* N : {&free, &field}) {
+        INFO((N == &free ? "field-free" : "field map, L = 5"));
+        for (int i = 0; i < 3; ++i) {
+            const arma::cx_fvec x = complex_normal<float>(g.n2()), y = complex_normal<float>(g.n2());
+            const arma::cx_fvec Nx = *N * x, Ny = *N * y;
+            const std::complex<double> xNy = arma::cdot(arma::cx_vec(arma::conv_to<arma::cx_vec>::from(x)),
+                                                        arma::conv_to<arma::cx_vec>::from(Ny));
+            const std::complex<double> yNx = arma::cdot(arma::conv_to<arma::cx_vec>::from(y),
+                                                        arma::conv_to<arma::cx_vec>::from(Nx));
+            const double scale = arma::norm(arma::conv_to<arma::cx_vec>::from(x)) * arma::norm(arma::conv_to<arma::cx_vec>::from(Ny));
+            CHECK(std::abs(xNy - std::conj(yNx)) <= 1e-6 * scale);
+            const std::complex<double> xNx =
+                arma::cdot(arma::conv_to<arma::cx_vec>::from(x), arma::conv_to<arma::cx_vec>::from(Nx));
+            const double xscale = arma::norm(arma::conv_to<arma::cx_vec>::from(x)) *
+                                  arma::norm(arma::conv_to<arma::cx_vec>::from(Nx));
+            CHECK(std::abs(xNx.imag()) <= 1e-6 * xscale);
+            CHECK(xNx.real() >= -1e-6 * xscale);
+            // The adjoint is the forward.
+            CHECK(arma::norm(arma::conv_to<arma::cx_vec>::from(arma::cx_fvec(*N / x) - Nx)) == 0.0);
+        }
+    }
+}
+
+TEST_CASE("ToeplitzNormal as the normal of SENSE: sum_c S_c^H N S_c with the coils batched", "[Toeplitz]") {
+    FORGE_INFO_SEED();
+    const Grid g{16, 12, 1};
+    const uword nc = 4;
+    const Trajectory tr = random_trajectory(g, 800, 6e-3);
+    const arma::vec fm = smooth_field_map(g, 2 * kPi * 60);
+    auto G = std::make_shared<forge::Gdft<double>>(tr.kx.n_elem, g.n2(), tr.kx, tr.ky, tr.kz, g.axis(0), g.axis(1),
+                                                   g.axis(2), fm, tr.t);
+    const arma::cx_vec maps = complex_normal<double>(g.n2() * nc);
+    // Unit weights: SENSE's exact normal is then G^H G per coil.
+    auto T = std::make_shared<forge::ToeplitzNormal<double>>(g.Nx, g.Ny, g.Nz, tr.kx, tr.ky, tr.kz, arma::vec(), fm,
+                                                             tr.t, 12);
+    const forge::SENSE<double> exact(G, maps, nc);
+    const forge::SENSE<double> fast(forge::with_normal<double>(G, T), maps, nc);
+    const arma::cx_vec x = complex_normal<double>(g.n2());
+    CHECK(rel_error(fast * x, exact * x) == 0.0);  // forward and adjoint stay exact
+    const arma::cx_vec y = complex_normal<double>(exact.n_data());
+    CHECK(rel_error(fast / y, exact / y) == 0.0);
+    const double e = rel_error(fast.normal(x), exact.normal(x));
+    INFO("SENSE normal error " << e);
+    CHECK(e <= 1e-4);
+    CHECK(e > 0);  // the Toeplitz path was taken
+    // Batched normals: each vector as alone.
+    const arma::cx_vec x2 = arma::join_cols(x, arma::cx_vec(complex_normal<double>(g.n2())));
+    const forge::NormalOf<double> N(forge::share(fast));
+    const forgeCol<forgeComplex<double>> both = N.forward(forgeCol<forgeComplex<double>>(x2), 2);
+    CHECK(rel_error(both.getArma().head(g.n2()), fast.normal(x)) <= 1e-14);
+
+    CHECK_THROWS_WITH(forge::with_normal<double>(G, std::make_shared<forge::ToeplitzNormal<double>>(
+                                                           g.Nx + 1, g.Ny, g.Nz, tr.kx, tr.ky, tr.kz, tr.W)),
+                      Catch::Contains("WithNormal: N (ToeplitzNormal) maps 204 to 204 entries"));
+}
+
+TEST_CASE("solve_pwls_pcg_normal: the exact normal reproduces solve_pwls_pcg; the Toeplitz normal its image",
+          "[Toeplitz][solver]") {
+    FORGE_INFO_SEED();
+    const Grid g{20, 20, 1};
+    const uword nc = 3;
+    const Trajectory tr = random_trajectory(g, 1600, 10e-3);
+    const arma::fvec fm = as<float>(smooth_field_map(g, 2 * kPi * 100));
+    const arma::fvec kx = as<float>(tr.kx), ky = as<float>(tr.ky), kz = as<float>(tr.kz), t = as<float>(tr.t),
+                     W = as<float>(tr.W);
+    auto G = std::make_shared<forge::Gdft<float>>(kx.n_elem, g.n2(), kx, ky, kz, as<float>(g.axis(0)),
+                                                  as<float>(g.axis(1)), as<float>(g.axis(2)), fm, t);
+    // Smooth coil maps and a smooth object, data from the exact operator plus noise.
+    arma::cx_fvec maps(g.n2() * nc);
+    const arma::vec px = g.axis(0), py = g.axis(1);
+    for (uword c = 0; c < nc; ++c)
+        for (uword i = 0; i < g.n2(); ++i)
+            maps[c * g.n2() + i] = std::polar(float(std::exp(-std::pow(px[i] - 0.4 * std::cos(2.1 * c), 2) -
+                                                             std::pow(py[i] - 0.4 * std::sin(2.1 * c), 2))),
+                                              float(c + px[i]));
+    const forge::SENSE<float> S(G, maps, nc);
+    arma::cx_fvec object(g.n2(), arma::fill::zeros);
+    for (uword i = 0; i < g.n2(); ++i)
+        if (px[i] * px[i] + py[i] * py[i] < 0.16) object[i] = std::complex<float>(1.0f + float(px[i]), 0.3f);
+    arma::cx_fvec y = S * object;
+    y += complex_normal<float>(y.n_elem) * float(0.01 * arma::norm(y) / std::sqrt(double(y.n_elem)));
+    const arma::fvec Wc = arma::repmat(W, nc, 1);
+    const forge::QuadPenalty<float> R(g.Nx, g.Ny, 1, 1.0f);
+    const arma::cx_fvec x0(g.n2(), arma::fill::zeros);
+    const uword niter = 10;
+    const arma::cx_fvec exact = forge::solve_pwls_pcg<float>(x0, S, Wc, y, R, niter);
+    const arma::cx_fvec b = S / arma::cx_fvec(y % arma::conv_to<arma::cx_fvec>::from(Wc));
+
+    // The exact weighted normal S^H W S as an operator: the same iterates.
+    auto weights = std::make_shared<forge::StackedDiagonal<float>>(arma::conv_to<arma::cx_fvec>::from(Wc), 1, "W");
+    const auto Sp = forge::share(S);
+    const forge::Chain<float> exactNormal(forge::chain<float>(Sp, weights), std::make_shared<forge::AdjointOf<float>>(Sp));
+    const arma::cx_fvec viaNormal = forge::solve_pwls_pcg_normal<float>(x0, exactNormal, b, R, niter);
+    CHECK(rel_error(viaNormal, exact) <= 1e-4);
+
+    // Toeplitz for 1e-3, with SENSE's normal through with_normal.
+    const uword L = forge::ToeplitzNormal<float>::choose_segments(fm, t, 1e-3);
+    auto T = std::make_shared<forge::ToeplitzNormal<float>>(g.Nx, g.Ny, g.Nz, kx, ky, kz, W, fm, t, L);
+    const forge::SENSE<float> St(forge::with_normal<float>(G, T), maps, nc);
+    double lastCost = 1e300;
+    bool monotone = true;
+    forge::PcgOptions<float> opts;
+    opts.callback = [&](const forge::PcgIterationInfo& info) {
+        monotone = monotone && info.cost <= lastCost;
+        lastCost = info.cost;
+    };
+    const arma::cx_fvec fast =
+        forge::solve_pwls_pcg_normal<float>(x0, forge::NormalOf<float>(forge::share(St)), b, R, niter, opts);
+    const double e = rel_error(fast, exact);
+    INFO("L = " << L << ", NRMSE Toeplitz vs exact solution " << e);
+    CHECK(e <= 1e-2);
+    CHECK(monotone);
+
+    CHECK_THROWS_WITH(forge::solve_pwls_pcg_normal<float>(x0, *T, arma::cx_fvec(g.n2() + 1), R, niter),
+                      Catch::Contains("solve_pwls_pcg_normal: b has 401 entries"));
+}
+
+TEST_CASE("ToeplitzNormal refuses bad input with a clear message", "[Toeplitz]") {
+    const arma::fvec k = uniform<float>(50, -4, 4), W(50, arma::fill::ones), t = arma::linspace<arma::fvec>(0, 1e-3, 50);
+    using N = forge::ToeplitzNormal<float>;
+    CHECK_THROWS_WITH(N(8, 8, 1, k, k.head(49), k, W), Catch::Contains("ky has 49 entries, expected the length of kx = 50"));
+    CHECK_THROWS_WITH(N(8, 8, 1, k, k, k, W.head(3)), Catch::Contains("W has 3 entries"));
+    arma::fvec bad = k;
+    bad[7] = NAN;
+    CHECK_THROWS_WITH(N(8, 8, 1, bad, k, k, W), Catch::Contains("kx"));
+    CHECK_THROWS_WITH(N(8, 8, 1, k, k, k, arma::fvec(-W)), Catch::Contains("W must be non-negative"));
+    CHECK_THROWS_WITH(N(8, 0, 1, k, k, k, W), Catch::Contains("each of Nx, Ny, Nz must be at least 1"));
+    CHECK_THROWS_WITH(N(8, 8, 1, arma::fvec(), arma::fvec(), arma::fvec(), arma::fvec()), Catch::Contains("kx is empty"));
+    CHECK_THROWS_WITH(N(8, 8, 1, k, k, k, W, arma::fvec(63, arma::fill::zeros), t, 2),
+                      Catch::Contains("fieldMap has 63 entries, expected Nx * Ny * Nz = 64"));
+    CHECK_THROWS_WITH(N(8, 8, 1, k, k, k, W, arma::fvec(64, arma::fill::zeros), t.head(10), 2),
+                      Catch::Contains("timeVec has 10 entries"));
+    // Kernels that cannot fit are refused before anything of their size is allocated.
+    const double need = N::kernel_bytes(128, 128, 128, 40);
+    CHECK(need == 861.0 * 256 * 256 * 256 * 8);
+    CHECK_THROWS_WITH(N(128, 128, 128, k, k, k, W, arma::fvec(128 * 128 * 128, arma::fill::zeros), t, 40),
+                      Catch::Contains("the kernels of L = 40 segments would take up to"));
+    CHECK_THROWS_WITH(N::choose_segments(arma::fvec(64, arma::fill::zeros), t, 0), Catch::Contains("targetError"));
+}

@@ -111,7 +111,6 @@ arma::cx_mat coefficients(const arma::vec& fm, const arma::vec& t, const Nodes& 
     return A;
 }
 
-
 // Bounds L before anything of size L is allocated. More segments than samples only add applications of G
 // (n1 of them cost more than the exact Gdft), so L <= n1. The memory the interpolators, phase maps and, for
 // min-max, the least-squares tables take must fit in this machine's memory. 'operatorFactors': the n1 x

@@ -27,11 +27,12 @@
 // Accuracy: the field-free operator is exact to rounding. With a field map its error against the exact
 // G^H W G is about twice TimeSegmentation's (choose_segments() picks L for a requested error).
 // Cost: the kernels take one batched adjoint DFT of n1 samples on the 8 n2 cells of the padded grid (4 n2 in
-// 2D) per kernel (float builds compress the pair data to their numerical rank first: fewer DFTs than pairs for
-// min-max interpolators) and kernel_count() complex arrays of the padded size (kernel_bytes()); an apply is
-// 2 (L+1) FFTs on the padded grid and one kernel product per cell, independent of n1. Host data run with FFTW
-// (the kernels are built in double precision on the host); a forgeCol on the GPU runs with cuFFT and stays there
-// (CUDA builds; with T1 = float and a device present the kernels are built on the GPU by the CudaDftPipeline).
+// 2D) per independent pair: float builds first reduce the pair data to their numerical rank (singular values
+// above 1e-5 of the largest), about half the pairs for min-max interpolators (dft_count()). They keep
+// kernel_count() complex arrays of the padded size (kernel_bytes()). An apply is 2 (L+1) FFTs on the padded grid
+// and one kernel product per cell, independent of n1. Host data run with FFTW (kernels built by the host Gdft of
+// precision T1); a forgeCol on the GPU runs with cuFFT and stays there (CUDA builds; with T1 = float and a device
+// present the kernels are built on the GPU by the CudaDftPipeline).
 #include <complex>
 #include <memory>
 #include <vector>
@@ -46,7 +47,7 @@ namespace forge {
 // Where the kernels are computed.
 enum class KernelBuild {
     Auto,  // on the GPU when T1 = float, CUDA is built in and a device is present; else on the host
-    Host   // always on the host (double precision), e.g. to compare CPU and GPU
+    Host   // always on the host, e.g. to compare CPU and GPU
 };
 
 template <typename T1>
@@ -72,7 +73,7 @@ public:
     // there).
     static double kernel_bytes(uword Nx, uword Ny, uword Nz, uword L);
 
-    uword segments() const { return S_ - 1; }      // L (0: field-free)
+    uword segments() const { return S_ - 1; }       // L (0: field-free)
     uword kernel_count() const { return npairs_; }  // stored pair kernels
     uword dft_count() const { return ndft_; }       // adjoint DFTs the build took (rank of the pair data)
     double kernel_bytes() const { return double(npairs_) * double(P_total_) * sizeof(std::complex<T1>); }
@@ -98,7 +99,7 @@ private:
     std::vector<uword> pairs_;                           // (l, m) of each stored kernel
     std::shared_ptr<const StackedDiagonal<T1>> phases_;  // b_l, l = 0..L (null when field-free)
     std::vector<uword> cell_;                            // n2: the padded-grid cell of each pixel
-    std::shared_ptr<Cache> cache_;  // kernels (host and/or device), FFT plans, shared by copies
+    std::shared_ptr<Cache> cache_;                       // kernels (host and/or device), FFT plans, shared by copies
     double buildSeconds_ = 0;
     bool builtOnGpu_ = false;
 };

@@ -32,8 +32,8 @@
 // iterates up to rounding. The callback's cost is Phi(x) - y^H W y.
 //
 // Residency: with arma::Col everything runs on the host, on forgeCol copies made once at entry. With forgeCol the
-// result lives where x0 lives; x0, W and y (x0 and b) must all be on the host or all on the GPU. On the GPU every vector operation
-// of the loop runs on the device (no host/device vector copies; only scalar reductions come back).
+// result lives where x0 lives; x0, W and y (x0 and b) must all be on the host or all on the GPU. On the GPU every
+// vector operation of the loop runs on the device (no host/device vector copies; only scalar reductions come back).
 #include "forge/Solvers/SolverCommon.hpp"
 
 namespace forge {
@@ -146,7 +146,8 @@ V pwls_normal_core(const char* name, const V& x0, const Op& N, const V& b, const
         }
         if (!std::isfinite(gnorm)) {
             throw std::runtime_error(std::string(name) + ": the gradient is not finite at iteration " +
-                                     std::to_string(it) + " (check b, the normal operator and the penalty for NaN/Inf)");
+                                     std::to_string(it) +
+                                     " (check b, the normal operator and the penalty for NaN/Inf)");
         }
         if (it == 1) {
             ddir = ngrad;
@@ -224,15 +225,14 @@ arma::Col<std::complex<T1>> solve_pwls_pcg_normal(const arma::Col<std::complex<T
 
 template <typename T1, typename Op>
 forgeCol<forgeComplex<T1>> solve_pwls_pcg_normal(const forgeCol<forgeComplex<T1>>& x0, const Op& N,
-                                                 const forgeCol<forgeComplex<T1>>& b, const Robject<T1>& R,
-                                                 uword niter, const PcgOptions<T1>& opts = {},
-                                                 SolverReport* report = nullptr) {
+                                                 const forgeCol<forgeComplex<T1>>& b, const Robject<T1>& R, uword niter,
+                                                 const PcgOptions<T1>& opts = {}, SolverReport* report = nullptr) {
     return solver_detail::pwls_normal_core<T1>("solve_pwls_pcg_normal", x0, N, b, R, niter, opts, report);
 }
 
 }  // namespace forge
 
 #ifndef FORGE_NO_GLOBAL_NAMES
-using forge::solve_pwls_pcg_normal;
 using forge::solve_pwls_pcg;
+using forge::solve_pwls_pcg_normal;
 #endif

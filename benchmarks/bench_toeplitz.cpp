@@ -1,0 +1,135 @@
+// bench_toeplitz: 10 PCG iterations of field-corrected SENSE, exact path (every iteration applies G and G^H,
+// solve_pwls_pcg) against the Toeplitz path (kernels and the right-hand side G^H W y built once, then every
+// iteration applies the normal operator by FFTs, solve_pwls_pcg_normal), in one run.
+//
+// Problem (SpiralProblem.h): 8 coils, stack of spirals with 10 ms readouts, +-100 Hz field map, QuadPenalty.
+// Columns: time segments L chosen for a normal-operator error of 1e-3 (min-max), kernels and the DFTs that
+// built them, kernel memory, kernel build and right-hand side times, time per iteration of each path, the
+// 10-iteration totals (Toeplitz: build + right-hand side + iterations), and the NRMSE between the two solutions.
+// The exact path is timed on 'exactIters' iterations where ten would take minutes; its 10-iteration total is
+// then extrapolated (marked ~) and the solutions are compared after that many iterations.
+// Usage: bench_toeplitz [cpu|quick]   (cpu: only the CPU table, as without a GPU; quick: no 2,000,000-sample row)
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include <armadillo>
+
+#include "BenchCommon.h"
+#include "SpiralProblem.h"
+#include "forge/Core/DeviceMemory.h"
+#include "forge/Operators/Gdft.h"
+#include "forge/Operators/SENSE.h"
+#include "forge/Operators/ToeplitzNormal.h"
+#include "forge/Penalties/QuadPenalty.h"
+#include "forge/Solvers/solve_pwls_pcg.hpp"
+
+namespace {
+
+using FVec = forgeCol<forgeComplex<float>>;
+using forge_bench::fmt;
+
+double seconds(const std::function<void()>& f) {
+    forge::device::synchronize();
+    const forge_bench::CpuTimer t;
+    f();
+    forge::device::synchronize();
+    return t.seconds();
+}
+
+void run(forge_bench::Table& table, arma::uword Nx, arma::uword Ny, arma::uword Nz, arma::uword n1, arma::uword nc,
+         arma::uword exactIters, bool gpu) {
+    const forge_bench::Problem p = forge_bench::make_problem(Nx, Ny, Nz, n1, nc);
+    auto G = std::make_shared<forge::Gdft<float>>(n1, p.n2, p.kx, p.ky, p.kz, p.ix, p.iy, p.iz, p.FM, p.t);
+    const forge::SENSE<float> S(G, p.maps, nc);
+    const arma::uword niter = 10;
+    const forge::QuadPenalty<float> R(Nx, Ny, Nz, 1e-3f * float(n1));
+    FVec x0(arma::cx_fvec(p.n2, arma::fill::zeros)), image(p.image);
+    forgeCol<float> W(arma::fvec(n1 * nc, arma::fill::ones));
+    if (gpu) {
+        x0.putOnGPU();
+        image.putOnGPU();
+        W.putOnGPU();
+        S.prepare_device();
+    }
+    const FVec y = S * image;
+
+    // Exact path.
+    FVec exact;
+    const double tExact = seconds([&] { exact = forge::solve_pwls_pcg<float>(x0, S, W, y, R, exactIters); });
+    const double perExact = tExact / double(exactIters);
+
+    // Toeplitz path: kernels, right-hand side, iterations.
+    const arma::uword L = forge::ToeplitzNormal<float>::choose_segments(p.FM, p.t, 1e-3);
+    std::shared_ptr<forge::ToeplitzNormal<float>> T;
+    FVec b, fast, fastAtExactIters;
+    double tBuild = seconds([&] {
+        T = std::make_shared<forge::ToeplitzNormal<float>>(Nx, Ny, Nz, p.kx, p.ky, p.kz, arma::fvec(), p.FM, p.t, L);
+        if (gpu) T->prepare_device();
+    });
+    const forge::SENSE<float> St(forge::with_normal<float>(G, T), p.maps, nc);
+    const forge::NormalOf<float> N(forge::share(St));
+    if (gpu) N.prepare_device();
+    const double tRhs = seconds([&] { b = St.adjoint(y); });  // W = 1: b = S^H y
+    forge::device::reset_transfer_stats();
+    const double tIter = seconds([&] { fast = forge::solve_pwls_pcg_normal<float>(x0, N, b, R, niter); });
+    const auto st = forge::device::transfer_stats();
+    if (exactIters != niter) fastAtExactIters = forge::solve_pwls_pcg_normal<float>(x0, N, b, R, exactIters);
+    const double perFast = tIter / double(niter);
+    const double totalFast = tBuild + tRhs + tIter;
+    const double totalExact = perExact * double(niter);
+
+    FVec a = exact, c = exactIters == niter ? fast : fastAtExactIters;
+    if (gpu) {
+        a.getFromGPU();
+        c.getFromGPU();
+    }
+    const double nrmse = arma::norm(c.getArma() - a.getArma()) / arma::norm(a.getArma());
+    const std::string approx = exactIters == niter ? "" : "~";
+    table.add(
+        {fmt("%llux%llux%llu", (unsigned long long)Nx, (unsigned long long)Ny, (unsigned long long)Nz),
+         fmt("%llu x %llu", (unsigned long long)nc, (unsigned long long)n1), fmt("%llu", (unsigned long long)L),
+         fmt("%llu / %llu", (unsigned long long)T->kernel_count(), (unsigned long long)T->dft_count()),
+         fmt("%.2f", T->kernel_bytes() / double(1 << 30)), fmt("%.3f", tBuild), fmt("%.3f", tRhs),
+         fmt("%.4f", perExact), fmt("%.4f", perFast), fmt("%.0fx", perExact / perFast),
+         approx + fmt("%.2f", totalExact), fmt("%.2f", totalFast), approx + fmt("%.1fx", totalExact / totalFast),
+         fmt("%.1e (%llu it)", nrmse, (unsigned long long)exactIters),
+         fmt("%llu/%llu", (unsigned long long)st.host_to_device_count, (unsigned long long)st.device_to_host_count)});
+}
+
+std::vector<std::string> header() {
+    return {"pixels",         "coils x samples",  "L",
+            "kernels / DFTs", "kernels [GiB]",    "build [s]",
+            "G^H W y [s]",    "exact / iter [s]", "Toeplitz / iter [s]",
+            "per iter",       "exact 10 it [s]",  "Toeplitz 10 it [s]",
+            "end to end",     "NRMSE solutions",  "H2D/D2H in solve"};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const bool cpuOnly = argc > 1 && std::strcmp(argv[1], "cpu") == 0;
+    const bool quick = argc > 1 && std::strcmp(argv[1], "quick") == 0;
+    std::printf("bench_toeplitz: field-corrected SENSE, exact vs Toeplitz normal operator; %s\n",
+                forge_bench::machine_line().c_str());
+    if (!cpuOnly && forge::device::built_with_cuda() && forge::device::available()) {
+        std::printf("device: %s\n", forge::device::device_name());
+        forge_bench::Table gpu(header());
+        run(gpu, 128, 128, 32, 131072, 8, 10, true);
+        gpu.print();
+        if (!quick) {
+            run(gpu, 128, 128, 64, 2000000, 8, 2, true);
+            std::printf("\n");
+            gpu.print();
+        }
+    } else if (!cpuOnly) {
+        std::printf("bench_toeplitz: SKIPPED the GPU table (%s)\n",
+                    forge::device::built_with_cuda() ? "no CUDA device present" : "forge built without CUDA");
+    }
+    std::printf("\nCPU (%d OpenMP threads)\n", forge_bench::max_threads());
+    forge_bench::Table cpu(header());
+    run(cpu, 96, 96, 1, 16384, 8, 10, false);
+    cpu.print();
+    return 0;
+}

@@ -72,7 +72,8 @@ void compress_pairs(const arma::cx_mat& D, double relTol, arma::cx_mat& B, arma:
 template <typename T1, typename TB>
 forgeCol<forgeComplex<T1>> host_kernels_from(const arma::cx_mat& B, const arma::cx_mat& V, const arma::Col<T1>& kx,
                                              const arma::Col<T1>& ky, const arma::Col<T1>& kz, const arma::vec& ox,
-                                             const arma::vec& oy, const arma::vec& oz, const uword* Pd) {
+                                             const arma::vec& oy, const arma::vec& oz, const uword* Pd,
+                                             double& dftSeconds) {
     using CB = std::complex<TB>;
     const uword n1 = B.n_rows, P = ox.n_elem, nb = B.n_cols, npairs = V.n_rows;
     const arma::Col<TB> zeroP(P, arma::fill::zeros), zero1(n1, arma::fill::zeros);
@@ -80,7 +81,9 @@ forgeCol<forgeComplex<T1>> host_kernels_from(const arma::cx_mat& B, const arma::
                       arma::conv_to<arma::Col<TB>>::from(kz), arma::conv_to<arma::Col<TB>>::from(ox),
                       arma::conv_to<arma::Col<TB>>::from(oy), arma::conv_to<arma::Col<TB>>::from(oz), zeroP, zero1);
     const forgeCol<forgeComplex<TB>> data(arma::conv_to<arma::Col<CB>>::from(arma::vectorise(B)));
+    const auto t0 = std::chrono::steady_clock::now();
     forgeCol<forgeComplex<TB>> basis = Gk.adjoint(data, nb);
+    dftSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     auto* b = reinterpret_cast<CB*>(basis.memptr());
     detail::FftwPlan<TB> fft(Pd[0], Pd[1], Pd[2]);
     detail::for_each_in_batch(nb, [&](std::size_t r) { fft.forward(b + r * P); });
@@ -189,6 +192,9 @@ template <typename T1>
 void ToeplitzNormal<T1>::build(const arma::Col<T1>& kx, const arma::Col<T1>& ky, const arma::Col<T1>& kz,
                                const arma::Col<T1>& W, const arma::cx_mat& a, KernelBuild where) {
     const auto t0 = std::chrono::steady_clock::now();
+    auto since = [](std::chrono::steady_clock::time_point a) {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count();
+    };
     const uword n1 = kx.n_elem;
     if (n1 == 0) throw invalid_argument(std::string(kName) + ": kx is empty; the trajectory needs at least one sample");
     require_length(kName, "ky", ky.n_elem, n1, "the length of kx");
@@ -237,6 +243,7 @@ void ToeplitzNormal<T1>::build(const arma::Col<T1>& kx, const arma::Col<T1>& ky,
     arma::cx_mat B, V;
     compress_pairs(D, std::is_same<T1, float>::value ? 1e-5 : 0.0, B, V);
     ndft_ = B.n_cols;
+    times_.pair_data = since(t0);
 
     // Offsets of the padded grid's cells.
     const uword P = P_total_;
@@ -262,7 +269,10 @@ void ToeplitzNormal<T1>::build(const arma::Col<T1>& kx, const arma::Col<T1>& ky,
                     forgeCol<forgeComplex<float>> data(arma::conv_to<arma::cx_fvec>::from(arma::vectorise(B)));
                     data.putOnGPU();
                     // One batched adjoint: each sample-cell phase is evaluated once for all basis kernels.
+                    const auto tDft = std::chrono::steady_clock::now();
                     forgeCol<forgeComplex<float>> basis = Gk.adjoint(data, ndft_);
+                    device::synchronize();
+                    times_.dft = since(tDft);
                     data = forgeCol<forgeComplex<float>>();
                     const cuda::CudaFftPlan<float> fft{static_cast<int>(P_[0]), static_cast<int>(P_[1]),
                                                        static_cast<int>(P_[2])};
@@ -289,9 +299,10 @@ void ToeplitzNormal<T1>::build(const arma::Col<T1>& kx, const arma::Col<T1>& ky,
             }
     }
 #endif
-    if (!onGpu) cache_->host = host_kernels_from<T1, T1>(B, V, kx, ky, kz, ox, oy, oz, P_);
+    if (!onGpu) cache_->host = host_kernels_from<T1, T1>(B, V, kx, ky, kz, ox, oy, oz, P_, times_.dft);
+    device::synchronize();
     builtOnGpu_ = onGpu;
-    buildSeconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    times_.total = since(t0);
 }
 
 template <typename T1>

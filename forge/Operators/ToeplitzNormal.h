@@ -78,7 +78,13 @@ public:
     uword dft_count() const { return ndft_; }       // adjoint DFTs the build took (rank of the pair data)
     double kernel_bytes() const { return double(npairs_) * double(P_total_) * sizeof(std::complex<T1>); }
     uword padded_size(int axis) const { return P_[axis]; }
-    double build_seconds() const { return buildSeconds_; }  // wall time of the kernel build
+    // Wall time of the kernel build: in all, of which the pair data and their compression, and the adjoint DFTs
+    // (the rest: the FFTs of the kernels and the pairs' combinations).
+    struct BuildTimes {
+        double total = 0, pair_data = 0, dft = 0;
+    };
+    const BuildTimes& build_times() const { return times_; }
+    double build_seconds() const { return times_.total; }
     bool kernels_built_on_gpu() const { return builtOnGpu_; }
     void prepare_device() const override;
 
@@ -100,7 +106,7 @@ private:
     std::shared_ptr<const StackedDiagonal<T1>> phases_;  // b_l, l = 0..L (null when field-free)
     std::vector<uword> cell_;                            // n2: the padded-grid cell of each pixel
     std::shared_ptr<Cache> cache_;                       // kernels (host and/or device), FFT plans, shared by copies
-    double buildSeconds_ = 0;
+    BuildTimes times_;
     bool builtOnGpu_ = false;
 };
 

@@ -120,7 +120,8 @@ TEST_CASE("ToeplitzNormal with a field map: error falls with L and meets the req
             const forge::ToeplitzNormal<double> N(g.Nx, g.Ny, g.Nz, tr.kx, tr.ky, tr.kz, tr.W, fm, tr.t, L, type);
             const double e = normal_error(N, ref, 2);
             INFO("L = " << L << ": error " << e);
-            CHECK(e < previous);
+            // Until the interpolators' own floor (their field binning, a few 1e-6) is reached.
+            CHECK((e < previous || e < 1e-5));
             previous = e;
         }
         if (type == forge::TSInterp::Hanning) {

@@ -13,7 +13,9 @@ namespace forge_recon {
 
 using cxf = std::complex<float>;
 
-void preprocess_coils(ReconProblem& P, const forge::io::MrdFile& F, const Settings& S, const std::string& what) {
+arma::cx_mat preprocess_coils(ReconProblem& P, const forge::io::MrdFile& F, const Settings& S,
+                              const std::string& what, const arma::cx_mat* fallback) {
+    arma::cx_mat T;  // the transform applied so far
     if (!F.noise.empty() && S.prewhiten != "off") {
         std::size_t n = 0;
         for (const auto& a : F.noise) {
@@ -32,6 +34,7 @@ void preprocess_coils(ReconProblem& P, const forge::io::MrdFile& F, const Settin
         try {
             const arma::cx_mat W = forge::recon::whitening_matrix(forge::recon::noise_covariance(noise));
             forge::recon::apply_coil_transform(P, W);
+            T = W;
         } catch (const forge::invalid_argument& e) {
             throw UsageError(what + ": noise pre-whitening from its " + std::to_string(F.noise.size()) +
                              " noise scan(s): " + e.what() + " (use --prewhiten off)");
@@ -46,11 +49,21 @@ void preprocess_coils(ReconProblem& P, const forge::io::MrdFile& F, const Settin
         const arma::cx_mat A =
             forge::recon::coil_compression_matrix(P, static_cast<std::size_t>(S.coilCompress), &energy);
         forge::recon::apply_coil_transform(P, A);
+        T = T.is_empty() ? A : arma::cx_mat(A * T);
         char buf[200];
         std::snprintf(buf, sizeof buf, ": coil compression %zu -> %zu virtual coils (%.4f%% of the data's energy kept)",
                       before, P.nc, 100 * energy);
         note("forge-recon: " + what + buf, S.quiet);
     }
+    if (T.is_empty() && fallback && !fallback->is_empty()) {
+        if (fallback->n_cols != P.nc)
+            throw UsageError(what + " has " + std::to_string(P.nc) + " coils but the data " +
+                             std::to_string(fallback->n_cols));
+        forge::recon::apply_coil_transform(P, *fallback);
+        T = *fallback;
+        note("forge-recon: " + what + ": the data's noise pre-whitening and coil compression applied", S.quiet);
+    }
+    return T;
 }
 
 forge::recon::CoilMapOptions coil_map_options(const Settings& S) {
@@ -144,29 +157,55 @@ void write_maps(const std::string& prefix, const ReconProblem& P, forge::io::Out
 
 // Coil maps and field map for the file mode, after the maps named on the command line or stored in the input
 // were attached.
-void estimate_maps(ReconProblem& P, const Settings& S) {
-    if (P.smaps.empty() && S.smaps != "none") estimate_smaps(P, S, P.source);
+void estimate_maps(ReconProblem& P, const Settings& S, const arma::cx_mat& coilTransform) {
+    const bool wantMaps = P.smaps.empty() && S.smaps != "none";
     if (S.fieldmap == "estimate") {
+        if (wantMaps) estimate_smaps(P, S, P.source);
         P.fieldmap = fieldmap_from_echoes(P, S, P.source);
-    } else if (!S.fieldmapScan.empty()) {
-        forge::io::MrdFile F;
-        try {
-            F = forge::io::read_mrd(S.fieldmapScan, S.group);
-        } catch (const std::runtime_error& e) {
-            throw UsageError(std::string("--fieldmap-scan: ") + e.what());
-        }
-        ReconProblem E = forge::io::problem_from_mrd(F, S.fieldmapScan, problem_options(S));
-        if (E.Nx != P.Nx || E.Ny != P.Ny || E.Nz != P.Nz || E.nslices != P.nslices)
-            throw UsageError("--fieldmap-scan '" + S.fieldmapScan + "' has a " + std::to_string(E.Nx) + "x" +
-                             std::to_string(E.Ny) + "x" + std::to_string(E.Nz) + " grid x " +
-                             std::to_string(E.nslices) + " slice(s) but the data " + std::to_string(P.Nx) + "x" +
-                             std::to_string(P.Ny) + "x" + std::to_string(P.Nz) + " x " + std::to_string(P.nslices) +
-                             " (the field-map scan must share the image grid)");
+        return;
+    }
+    if (S.fieldmapScan.empty()) {
+        if (wantMaps) estimate_smaps(P, S, P.source);
+        return;
+    }
+    forge::io::MrdFile F;
+    try {
+        F = forge::io::read_mrd(S.fieldmapScan, S.group);
+    } catch (const std::runtime_error& e) {
+        throw UsageError(std::string("--fieldmap-scan: ") + e.what());
+    }
+    ReconProblem E = forge::io::problem_from_mrd(F, S.fieldmapScan, problem_options(S));
+    if (E.Nx != P.Nx || E.Ny != P.Ny || E.Nz != P.Nz || E.nslices != P.nslices)
+        throw UsageError("--fieldmap-scan '" + S.fieldmapScan + "' has a " + std::to_string(E.Nx) + "x" +
+                         std::to_string(E.Ny) + "x" + std::to_string(E.Nz) + " grid x " + std::to_string(E.nslices) +
+                         " slice(s) but the data " + std::to_string(P.Nx) + "x" + std::to_string(P.Ny) + "x" +
+                         std::to_string(P.Nz) + " x " + std::to_string(P.nslices) +
+                         " (the field-map scan must share the image grid)");
+    // the scan's own noise scans whiten it; otherwise (and always with coil compression) it takes the data's
+    // coil transform, so both share one coil space
+    if (S.coilCompress > 0 && !coilTransform.is_empty()) {
+        if (coilTransform.n_cols != E.nc)
+            throw UsageError("--fieldmap-scan '" + S.fieldmapScan + "' has " + std::to_string(E.nc) +
+                             " coils but the data " + std::to_string(coilTransform.n_cols));
+        forge::recon::apply_coil_transform(E, coilTransform);
+    } else {
         Settings Sq = S;
         Sq.coilCompress = 0;
-        preprocess_coils(E, F, Sq, S.fieldmapScan);
-        P.fieldmap = fieldmap_from_echoes(E, S, S.fieldmapScan);
+        preprocess_coils(E, F, Sq, S.fieldmapScan, &coilTransform);
     }
+    if (E.nc != P.nc)
+        throw UsageError("--fieldmap-scan '" + S.fieldmapScan + "' has " + std::to_string(E.nc) + " coils but the data " +
+                         std::to_string(P.nc));
+    if (wantMaps) {
+        if (S.smapsSource == "input") {
+            estimate_smaps(P, S, P.source);
+        } else {  // the field-map scan is a fully sampled calibration: its first echo gives the coil maps
+            estimate_smaps(E, S, S.fieldmapScan + " (first echo)");
+            P.smaps = E.smaps;
+        }
+    }
+    if (E.smaps.empty()) E.smaps = P.smaps;
+    P.fieldmap = fieldmap_from_echoes(E, S, S.fieldmapScan);
 }
 
 }  // namespace forge_recon

@@ -90,8 +90,8 @@ int run_file(Settings& S) {
     ReconProblem P = forge::io::problem_from_mrd(F, S.input, problem_options(S));
     attach_maps(P, S, S.input);
     resolve_device(S);
-    preprocess_coils(P, F, S, S.input);
-    estimate_maps(P, S);
+    const arma::cx_mat coilTransform = preprocess_coils(P, F, S, S.input);
+    estimate_maps(P, S, coilTransform);
     resolve_operator(P, S);
     const double tRead = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
@@ -191,6 +191,10 @@ int main(int argc, char** argv) {
                    "coil sensitivity maps: FILE.nii or FILE.h5:/dataset (default: <group>/csm in the input, else "
                    "estimated from the data); estimate: from the data even when the input has maps; none: coil by "
                    "coil, root-sum-of-squares");
+    app.add_option("--smaps-source", S.smapsSource,
+                   "where estimated coil maps come from: auto (default: the --fieldmap-scan's first echo when given, "
+                   "else the input) or input")
+        ->check(CLI::IsMember({"auto", "input"}));
     app.add_flag("--save-maps", S.saveMaps,
                  "write the maps used: PREFIX_smaps.nii (complex; x, y, slices, coils) and PREFIX_fieldmap.nii (rad/s)");
     app.add_option("--prewhiten", S.prewhiten,

@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <complex>
+#include <memory>
 #include <string>
 
 #include "forge/Core/Exceptions.h"
 #include "forge/Operators/DensityCompensation.h"
+#include "forge/Operators/Gdft.h"
 #include "forge/Operators/Gnufft.h"
 #include "forge/Recon/Reconstruct.h"
 
@@ -225,11 +227,23 @@ arma::cx_fmat low_resolution_coil_images(const ReconProblem& P, const ReconFrame
         }
     }
     if (usedWidth) *usedWidth = {{2 * half[0], 2 * half[1], P.Nz > 1 ? 2 * half[2] : 0.0}};
+    // Cartesian: the box (the calibration region is a box); otherwise the inscribed ellipse (ellipsoid), which
+    // radial and spiral trajectories cover evenly up to its edge
+    auto radius = [&](std::size_t j, double extra) {
+        double r2 = 0;
+        for (int d = 0; d < 3; ++d)
+            if (N[d] > 1) r2 += std::pow((*K[d])[j] / (half[d] + extra), 2);
+        return std::sqrt(r2);
+    };
     std::vector<arma::uword> sel;
     for (std::size_t j = 0; j < n1; ++j) {
         bool in = true;
-        for (int d = 0; d < 3; ++d)
-            if (N[d] > 1 && std::fabs((*K[d])[j]) > half[d] + 1e-4) in = false;
+        if (cartesian) {
+            for (int d = 0; d < 3; ++d)
+                if (N[d] > 1 && std::fabs((*K[d])[j]) > half[d] + 1e-4) in = false;
+        } else {
+            in = radius(j, 0) <= 1 + 1e-6;
+        }
         if (in) sel.push_back(j);
     }
     if (sel.size() < 2)
@@ -240,14 +254,29 @@ arma::cx_fmat low_resolution_coil_images(const ReconProblem& P, const ReconFrame
     Gnufft<float> G(idx.n_elem, P.Nx, P.Ny, P.Nz, kx, ky, kz);
     arma::fvec w = calc3DDensityCompensation<float>(G, 20);
     const arma::fvec* Ks[3] = {&kx, &ky, &kz};
-    for (arma::uword j = 0; j < idx.n_elem; ++j)
-        for (int d = 0; d < 3; ++d)
-            if (N[d] > 1) w[j] *= float(0.5 * (1 + std::cos(M_PI * (*Ks[d])[j] / (half[d] + 1))));
+    for (arma::uword j = 0; j < idx.n_elem; ++j) {
+        if (cartesian) {
+            for (int d = 0; d < 3; ++d)
+                if (N[d] > 1) w[j] *= float(0.5 * (1 + std::cos(M_PI * (*Ks[d])[j] / (half[d] + 1))));
+        } else {
+            w[j] *= float(0.5 * (1 + std::cos(M_PI * std::min(1.0, radius(idx[j], 1)))));
+        }
+    }
     arma::cx_fmat X(n2, P.nc);
+    // With a field map: the exact adjoint (conjugate phase), while it costs at most kFieldCorrectedLimit
+    // sample-pixel products; its blur would otherwise mix the coils' signals where the field varies.
+    constexpr double kFieldCorrectedLimit = 2e9;
+    const bool withField = fr.slice < P.fieldmap.size() && P.fieldmap[fr.slice].n_elem == n2 &&
+                           double(idx.n_elem) * double(n2) * double(P.nc) <= kFieldCorrectedLimit;
+    std::unique_ptr<Gdft<float>> D;
+    if (withField) {
+        const arma::fvec t = fr.t.elem(idx);
+        D.reset(new Gdft<float>(idx.n_elem, n2, kx, ky, kz, P.ix, P.iy, P.iz, P.fieldmap[fr.slice], t));
+    }
     for (std::size_t c = 0; c < P.nc; ++c) {
         arma::cx_fvec yc = fr.y.subvec(c * n1, (c + 1) * n1 - 1);
         arma::cx_fvec ys = yc.elem(idx) % arma::conv_to<arma::cx_fvec>::from(w);
-        X.col(c) = G / ys;
+        X.col(c) = withField ? arma::cx_fvec(*D / ys) : arma::cx_fvec(G / ys);
     }
     return X;
 }

@@ -268,8 +268,8 @@ int run_demo(Settings& S) {
             }
         forge::io::write_mrd(outs.stage(S.output + ".h5"), forge::io::make_mrd_header_xml(H, "forge-demo"),
                              F.acquisitions, arrays, S.group);
-        forge::io::write_mrd(outs.stage(S.output + "_fieldmap_scan.h5"), forge::io::make_mrd_header_xml(HF, "forge-demo"),
-                             FF.acquisitions, {}, S.group);
+        forge::io::write_mrd(outs.stage(S.output + "_fieldmap_scan.h5"),
+                             forge::io::make_mrd_header_xml(HF, "forge-demo"), FF.acquisitions, {}, S.group);
     }
     outs.commit();
 

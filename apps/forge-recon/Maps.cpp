@@ -13,8 +13,8 @@ namespace forge_recon {
 
 using cxf = std::complex<float>;
 
-arma::cx_mat preprocess_coils(ReconProblem& P, const forge::io::MrdFile& F, const Settings& S,
-                              const std::string& what, const arma::cx_mat* fallback) {
+arma::cx_mat preprocess_coils(ReconProblem& P, const forge::io::MrdFile& F, const Settings& S, const std::string& what,
+                              const arma::cx_mat* fallback) {
     arma::cx_mat T;  // the transform applied so far
     if (!F.noise.empty() && S.prewhiten != "off") {
         std::size_t n = 0;
@@ -194,8 +194,8 @@ void estimate_maps(ReconProblem& P, const Settings& S, const arma::cx_mat& coilT
         preprocess_coils(E, F, Sq, S.fieldmapScan, &coilTransform);
     }
     if (E.nc != P.nc)
-        throw UsageError("--fieldmap-scan '" + S.fieldmapScan + "' has " + std::to_string(E.nc) + " coils but the data " +
-                         std::to_string(P.nc));
+        throw UsageError("--fieldmap-scan '" + S.fieldmapScan + "' has " + std::to_string(E.nc) +
+                         " coils but the data " + std::to_string(P.nc));
     if (wantMaps) {
         if (S.smapsSource == "input") {
             estimate_smaps(P, S, P.source);

@@ -95,8 +95,8 @@ float display_scale(const std::vector<arma::fvec>& imgs);
 // Noise pre-whitening (from the file's noise scans) and coil compression as S asks; notes what was done.
 // 'fallback' (optional) is applied instead when the file has no noise scans and no compression is asked
 // (a field-map scan takes the imaging data's coil transform). Returns the transform applied (empty: none).
-arma::cx_mat preprocess_coils(ReconProblem& P, const forge::io::MrdFile& F, const Settings& S,
-                              const std::string& what, const arma::cx_mat* fallback = nullptr);
+arma::cx_mat preprocess_coils(ReconProblem& P, const forge::io::MrdFile& F, const Settings& S, const std::string& what,
+                              const arma::cx_mat* fallback = nullptr);
 // Coil maps and field map estimated from the data where S asks for them (or the input has none); notes
 // what was done.
 forge::recon::CoilMapOptions coil_map_options(const Settings& S);

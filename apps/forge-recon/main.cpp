@@ -195,8 +195,9 @@ int main(int argc, char** argv) {
                    "where estimated coil maps come from: auto (default: the --fieldmap-scan's first echo when given, "
                    "else the input) or input")
         ->check(CLI::IsMember({"auto", "input"}));
-    app.add_flag("--save-maps", S.saveMaps,
-                 "write the maps used: PREFIX_smaps.nii (complex; x, y, slices, coils) and PREFIX_fieldmap.nii (rad/s)");
+    app.add_flag(
+        "--save-maps", S.saveMaps,
+        "write the maps used: PREFIX_smaps.nii (complex; x, y, slices, coils) and PREFIX_fieldmap.nii (rad/s)");
     app.add_option("--prewhiten", S.prewhiten,
                    "noise pre-whitening from the input's noise scans: auto (default: when there are any) or off")
         ->check(CLI::IsMember({"auto", "off"}));

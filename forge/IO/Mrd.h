@@ -30,8 +30,8 @@ struct MrdHeader {
     std::string trajectory;  // "cartesian", "spiral", "radial", ...
     std::size_t accelE1 = 1, accelE2 = 1;
     bool hasTE = false;
-    double TE_ms = 0.0;                 // the first echo time
-    std::vector<double> echoTimes_ms;   // every sequenceParameters/TE, echo (idx.contrast) order
+    double TE_ms = 0.0;                // the first echo time
+    std::vector<double> echoTimes_ms;  // every sequenceParameters/TE, echo (idx.contrast) order
     std::size_t centerE1 = 0, centerE2 = 0;
     bool hasCenterE1 = false, hasCenterE2 = false;
     std::size_t receiverChannels = 0;

@@ -31,9 +31,8 @@ struct CoilMapOptions {
 // Maps of one image grid from its coil images (n2 x nc, x fastest on Nx x Ny x Nz): nc * n2, coil-major.
 // 'mask' (optional) receives 1 inside the object, 0 outside. Throws forge::invalid_argument naming the
 // argument when sizes disagree or an option is out of range.
-arma::cx_fvec coil_maps_from_images(const arma::cx_fmat& coilImages, std::size_t Nx, std::size_t Ny,
-                                    std::size_t Nz, const CoilMapOptions& options = {},
-                                    arma::uvec* mask = nullptr);
+arma::cx_fvec coil_maps_from_images(const arma::cx_fmat& coilImages, std::size_t Nx, std::size_t Ny, std::size_t Nz,
+                                    const CoilMapOptions& options = {}, arma::uvec* mask = nullptr);
 
 // Low-resolution coil images (n2 x nc) of one frame of P (step 1 above). 'usedWidth' (optional) receives
 // the calibration width used per axis. Throws forge::invalid_argument when the fully sampled centre of

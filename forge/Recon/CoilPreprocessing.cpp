@@ -35,8 +35,8 @@ arma::cx_mat whitening_matrix(const arma::cx_mat& covariance) {
 
 arma::cx_mat coil_compression_matrix(const ReconProblem& P, std::size_t nv, double* energy) {
     if (nv == 0 || nv > P.nc)
-        throw invalid_argument("coil_compression_matrix: nv is " + std::to_string(nv) + " (expected 1 to nc = " +
-                               std::to_string(P.nc) + ")");
+        throw invalid_argument("coil_compression_matrix: nv is " + std::to_string(nv) +
+                               " (expected 1 to nc = " + std::to_string(P.nc) + ")");
     // nc x nc Gram matrix of the stacked data: its eigenvectors are the right singular vectors
     arma::cx_mat gram(P.nc, P.nc, arma::fill::zeros);
     for (const auto& fr : P.frames) {

@@ -70,9 +70,8 @@ arma::fvec phase_difference_fieldmap(const std::vector<arma::cx_fvec>& echoes, c
     return w;
 }
 
-arma::fvec estimate_fieldmap(const std::vector<arma::cx_fvec>& echoes, const std::vector<double>& times,
-                             std::size_t Nx, std::size_t Ny, std::size_t Nz, const FieldMapOptions& o,
-                             std::vector<double>* cost) {
+arma::fvec estimate_fieldmap(const std::vector<arma::cx_fvec>& echoes, const std::vector<double>& times, std::size_t Nx,
+                             std::size_t Ny, std::size_t Nz, const FieldMapOptions& o, std::vector<double>* cost) {
     const std::size_t n2 = Nx * Ny * Nz;
     check_echoes(echoes, times, n2, "estimate_fieldmap");
     if (!(o.beta >= 0) || !std::isfinite(o.beta))
@@ -110,8 +109,7 @@ arma::fvec estimate_fieldmap(const std::vector<arma::cx_fvec>& echoes, const std
     arma::vec w(n2);
     {
         std::vector<cxd> z(n2);
-        for (std::size_t j = 0; j < n2; ++j)
-            z[j] = cxd(echoes[0][j]) * std::conj(cxd(echoes[1][j]));
+        for (std::size_t j = 0; j < n2; ++j) z[j] = cxd(echoes[0][j]) * std::conj(cxd(echoes[1][j]));
         window_sum(z, Nx, Ny, Nz, static_cast<std::size_t>(o.initKernel / 2));
         for (std::size_t j = 0; j < n2; ++j) w[j] = std::arg(z[j]) / pairs[0].dt;
     }

@@ -41,8 +41,8 @@ arma::fvec phase_difference_fieldmap(const std::vector<arma::cx_fvec>& echoes, c
 // The penalized estimate above on an Nx x Ny x Nz grid (x fastest). 'cost' (optional) receives Psi after
 // every iteration. Throws forge::invalid_argument naming the argument when there are fewer than two echoes,
 // sizes disagree, times repeat or an option is out of range.
-arma::fvec estimate_fieldmap(const std::vector<arma::cx_fvec>& echoes, const std::vector<double>& times,
-                             std::size_t Nx, std::size_t Ny, std::size_t Nz, const FieldMapOptions& options = {},
+arma::fvec estimate_fieldmap(const std::vector<arma::cx_fvec>& echoes, const std::vector<double>& times, std::size_t Nx,
+                             std::size_t Ny, std::size_t Nz, const FieldMapOptions& options = {},
                              std::vector<double>* cost = nullptr);
 
 // From a multi-echo scan: reconstructs the first frame of each echo (ReconFrame::contrast, at

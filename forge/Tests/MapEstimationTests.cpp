@@ -40,7 +40,8 @@ arma::cx_mat random_lower(arma::uword nc) {
     arma::cx_mat L(nc, nc, arma::fill::zeros);
     const arma::cx_vec r = forge_test::complex_normal<double>(nc * nc);
     for (arma::uword i = 0; i < nc; ++i)
-        for (arma::uword j = 0; j <= i; ++j) L(i, j) = i == j ? std::complex<double>(1.0 + 0.3 * i, 0) : 0.4 * r(i * nc + j);
+        for (arma::uword j = 0; j <= i; ++j)
+            L(i, j) = i == j ? std::complex<double>(1.0 + 0.3 * i, 0) : 0.4 * r(i * nc + j);
     return L;
 }
 
@@ -73,7 +74,8 @@ ReconProblem simulated_problem(std::size_t N, std::size_t nc, const arma::fvec& 
     SENSE<float, Gdft<float>> E(G, maps, nc);
     fr.y = E * arma::conv_to<arma::cx_fvec>::from(img);
     const double rms = arma::norm(fr.y) / std::sqrt(double(fr.y.n_elem));
-    fr.y += arma::conv_to<arma::cx_fvec>::from(forge_test::complex_normal<double>(fr.y.n_elem) * (noise * rms / std::sqrt(2.0)));
+    fr.y += arma::conv_to<arma::cx_fvec>::from(forge_test::complex_normal<double>(fr.y.n_elem) *
+                                               (noise * rms / std::sqrt(2.0)));
     P.frames.push_back(fr);
     return P;
 }
@@ -84,7 +86,8 @@ double map_error(const arma::cx_fvec& est, const arma::cx_fvec& truth, const arm
     std::complex<double> dot = 0;
     for (std::size_t c = 0; c < nc; ++c)
         for (std::size_t k = 0; k < n2; ++k)
-            if (inside[k]) dot += std::conj(std::complex<double>(est[c * n2 + k])) * std::complex<double>(truth[c * n2 + k]);
+            if (inside[k])
+                dot += std::conj(std::complex<double>(est[c * n2 + k])) * std::complex<double>(truth[c * n2 + k]);
     const std::complex<double> ph = std::abs(dot) > 0 ? dot / std::abs(dot) : 1.0;
     double err = 0, ref = 0;
     for (std::size_t c = 0; c < nc; ++c)
@@ -102,7 +105,8 @@ arma::uvec head_support(std::size_t N) {
     // the outer ellipse alone: a = 0.69, b = 0.92 of 0.46 FOV, shrunk by two pixels
     for (std::size_t y = 0; y < N; ++y)
         for (std::size_t x = 0; x < N; ++x) {
-            const double px = (double(x) - double(N / 2)) / double(N) / 0.46, py = (double(y) - double(N / 2)) / double(N) / 0.46;
+            const double px = (double(x) - double(N / 2)) / double(N) / 0.46,
+                         py = (double(y) - double(N / 2)) / double(N) / 0.46;
             const double r = std::sqrt(px * px / (0.69 * 0.69) + py * py / (0.92 * 0.92));
             in[x + N * y] = r < 1.0 - 2.0 / (0.46 * 0.69 * double(N)) ? 1 : 0;
         }
@@ -200,8 +204,10 @@ TEST_CASE("Coil maps estimated from the data reproduce known smooth maps inside 
         for (std::size_t k2 = 0; k2 < N * N; ++k2) {
             double s = 0;
             for (std::size_t c = 0; c < nc; ++c) s += std::norm(maps[0][c * N * N + k2]);
-            if (masks[0][k2]) REQUIRE(std::fabs(s - 1) < 1e-4);
-            else REQUIRE(s == 0);
+            if (masks[0][k2])
+                REQUIRE(std::fabs(s - 1) < 1e-4);
+            else
+                REQUIRE(s == 0);
             if (inside[k2]) REQUIRE(masks[0][k2] == 1);
         }
         CHECK(arma::accu(masks[0]) < N * N * 3 / 4);  // the corners are background
@@ -214,8 +220,9 @@ TEST_CASE("Coil maps estimated from the data reproduce known smooth maps inside 
             if (ky % 3 == 0 || std::abs(ky) < 8) keep.push_back(j);
         }
         const arma::uvec idx(keep);
-        const ReconProblem P = simulated_problem(N, nc, arma::conv_to<arma::fvec>::from(arma::vec(k.kx.elem(idx))),
-                                                 arma::conv_to<arma::fvec>::from(arma::vec(k.ky.elem(idx))), img, truth, 0.01);
+        const ReconProblem P =
+            simulated_problem(N, nc, arma::conv_to<arma::fvec>::from(arma::vec(k.kx.elem(idx))),
+                              arma::conv_to<arma::fvec>::from(arma::vec(k.ky.elem(idx))), img, truth, 0.01);
         std::array<double, 3> width{};
         const auto maps = estimate_coil_maps(P, {}, nullptr, &width);
         CHECK(width[1] <= 15.0 + 1e-9);  // the calibration region, not the 24 asked for
@@ -230,8 +237,8 @@ TEST_CASE("Coil maps estimated from the data reproduce known smooth maps inside 
             kx = arma::join_cols(kx, t.kx * double(N));
             ky = arma::join_cols(ky, t.ky * double(N));
         }
-        const ReconProblem P =
-            simulated_problem(N, nc, arma::conv_to<arma::fvec>::from(kx), arma::conv_to<arma::fvec>::from(ky), img, truth, 0.01);
+        const ReconProblem P = simulated_problem(N, nc, arma::conv_to<arma::fvec>::from(kx),
+                                                 arma::conv_to<arma::fvec>::from(ky), img, truth, 0.01);
         const auto maps = estimate_coil_maps(P);
         const double e = map_error(maps[0], truth, inside, nc);
         INFO("relative map error inside the object " << e);
@@ -274,7 +281,8 @@ TEST_CASE("Coil maps of a 3D Cartesian volume reproduce known smooth maps", "[ma
         double e = 0;
         for (std::size_t c = 0; c < nc; ++c) {
             const double a = 2 * M_PI * c / nc, cz = c % 2 ? 0.3 : -0.3;
-            const double d2 = std::pow(x - 0.6 * std::cos(a), 2) + std::pow(y - 0.6 * std::sin(a), 2) + std::pow(z - cz, 2);
+            const double d2 =
+                std::pow(x - 0.6 * std::cos(a), 2) + std::pow(y - 0.6 * std::sin(a), 2) + std::pow(z - cz, 2);
             truth[c * n2 + k] = std::polar(float(std::exp(-d2 / 0.5)), float(0.5 * c + x - y));
             e += std::norm(truth[c * n2 + k]);
         }
@@ -306,7 +314,8 @@ TEST_CASE("Coil maps of a 3D Cartesian volume reproduce known smooth maps", "[ma
     CHECK(e <= 0.05);
 }
 
-TEST_CASE("Penalized field map of a two-echo scan: +-150 Hz, 1% noise, RMS error <= 3 Hz, no wraps", "[maps][fieldmap]") {
+TEST_CASE("Penalized field map of a two-echo scan: +-150 Hz, 1% noise, RMS error <= 3 Hz, no wraps",
+          "[maps][fieldmap]") {
     INFO("seed " << forge_test::test_seed());
     const std::size_t N = 64, n2 = N * N;
     ReconProblem P;
@@ -347,7 +356,7 @@ TEST_CASE("Penalized field map of a two-echo scan: +-150 Hz, 1% noise, RMS error
     const double rms = rms_hz(est, &maxErr);
     const double rmsPd = rms_hz(phase_difference_fieldmap(echoes, te), &maxPd);
     INFO("RMS error inside the head: penalized " << rms << " Hz (max " << maxErr << "), phase difference " << rmsPd
-                                                  << " Hz (max " << maxPd << ")");
+                                                 << " Hz (max " << maxPd << ")");
     CHECK(rms <= 3.0);
     CHECK(maxErr < 0.1 / (te[1] - te[0]));  // no wrap: one would be off by 1 / dt = 400 Hz
     CHECK(rms < rmsPd);

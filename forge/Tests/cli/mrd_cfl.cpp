@@ -17,7 +17,8 @@
 
 namespace {
 
-void write_cfl(const std::string& base, const std::vector<std::size_t>& dims, const std::vector<std::complex<float>>& v) {
+void write_cfl(const std::string& base, const std::vector<std::size_t>& dims,
+               const std::vector<std::complex<float>>& v) {
     std::ofstream h(base + ".hdr");
     h << "# Dimensions\n";
     for (std::size_t i = 0; i < 16; ++i) h << (i < dims.size() ? dims[i] : 1) << (i + 1 < 16 ? " " : "\n");

@@ -155,17 +155,29 @@ void write_maps(const std::string& prefix, const ReconProblem& P, forge::io::Out
     }
 }
 
+// Coil maps for the file mode: an explicit --smaps estimate that cannot be done is an error; maps estimated
+// because the input has none fall back to coil-by-coil root-sum-of-squares with a warning.
+void estimate_smaps_or_fall_back(ReconProblem& P, const Settings& S, const std::string& what) {
+    try {
+        estimate_smaps(P, S, what);
+    } catch (const forge::invalid_argument& e) {
+        if (S.smaps == "estimate") throw;
+        P.smaps.clear();
+        warn(std::string("cannot estimate coil maps (") + e.what() + ")");
+    }
+}
+
 // Coil maps and field map for the file mode, after the maps named on the command line or stored in the input
 // were attached.
 void estimate_maps(ReconProblem& P, const Settings& S, const arma::cx_mat& coilTransform) {
     const bool wantMaps = P.smaps.empty() && S.smaps != "none";
     if (S.fieldmap == "estimate") {
-        if (wantMaps) estimate_smaps(P, S, P.source);
+        if (wantMaps) estimate_smaps_or_fall_back(P, S, P.source);
         P.fieldmap = fieldmap_from_echoes(P, S, P.source);
         return;
     }
     if (S.fieldmapScan.empty()) {
-        if (wantMaps) estimate_smaps(P, S, P.source);
+        if (wantMaps) estimate_smaps_or_fall_back(P, S, P.source);
         return;
     }
     forge::io::MrdFile F;
@@ -198,9 +210,9 @@ void estimate_maps(ReconProblem& P, const Settings& S, const arma::cx_mat& coilT
                          " coils but the data " + std::to_string(P.nc));
     if (wantMaps) {
         if (S.smapsSource == "input") {
-            estimate_smaps(P, S, P.source);
+            estimate_smaps_or_fall_back(P, S, P.source);
         } else {  // the field-map scan is a fully sampled calibration: its first echo gives the coil maps
-            estimate_smaps(E, S, S.fieldmapScan + " (first echo)");
+            estimate_smaps_or_fall_back(E, S, S.fieldmapScan + " (first echo)");
             P.smaps = E.smaps;
         }
     }

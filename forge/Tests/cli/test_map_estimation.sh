@@ -68,3 +68,8 @@ for f in sl sla; do
 done
 grep -q 'noise pre-whitening from 256 samples of 1 noise scan' "$W/sla_est.stdout" || fail "no pre-whitening from the noise scan"
 grep -q 'central 24x16 cycles/FOV' "$W/sla_est.stdout" || fail "the calibration region was not found"
+# without a calibration region the maps cannot be estimated: refused by name
+"$GEN" -m 64 -c 4 -a 2 -o "$W/nocal.h5" >/dev/null || fail "generator -a 2 failed"
+"$RECON" "$W/nocal.h5" --smaps estimate -o "$W/nocal" --device cpu >/dev/null 2>"$W/nocal.stderr"
+[ $? -eq 2 ] && grep -q 'acquire a calibration region' "$W/nocal.stderr" || fail "no calibration region: not refused"
+echo "ok  no calibration region: refused"

@@ -13,6 +13,8 @@
 #include "forge/IO/MrdProblem.h"
 #include "forge/IO/OutputSet.h"
 #include "forge/IO/Png.h"
+#include "forge/Recon/CoilMaps.h"
+#include "forge/Recon/FieldMapEstimation.h"
 #include "forge/Recon/ReconProblem.h"
 #include "forge/Recon/Reconstruct.h"
 
@@ -41,7 +43,17 @@ struct Settings {
     int iterations = 10;
     double tolerance = 0;  // PCG: stop at ||gradient|| <= tolerance * initial (0 = off)
     std::string device = "auto";
-    std::string fieldmap, smaps, reference;
+    std::string fieldmap, smaps, reference;  // SPEC, "none", or (smaps, fieldmap) "estimate"
+    std::string fieldmapScan;                // multi-echo field-map scan (ISMRMRD file)
+    std::string smapsSource = "auto";        // auto: the field-map scan when given, else the input; input
+    bool saveMaps = false;                   // write PREFIX_smaps.nii and PREFIX_fieldmap.nii
+    std::string prewhiten = "auto";          // auto: whiten when the file has noise scans; off
+    int coilCompress = 0;                    // virtual coils (0: no compression)
+    double smapsCalibration = 24;            // coil maps: central k-space width, cycles/FOV
+    int smapsKernel = 5;                     // coil maps: covariance window, pixels
+    double smapsThreshold = 0.05;            // coil maps: mask threshold
+    double fieldmapBeta = 1e-2;              // field map: penalty weight
+    int fieldmapIterations = 200;            // field map: surrogate iterations
     bool noFieldCorrection = false;
     bool complexOut = false;
     bool cartesian = false;
@@ -79,6 +91,24 @@ void write_image(const std::string& path, const ReconProblem& P, const std::vect
                  bool complexOut, forge::io::OutputSet& outs, const std::string& descr);
 forge::io::Montage montage(const ReconProblem& P, const std::vector<std::vector<arma::fvec>>& sets);
 float display_scale(const std::vector<arma::fvec>& imgs);
+
+// Noise pre-whitening (from the file's noise scans) and coil compression as S asks; notes what was done.
+// 'fallback' (optional) is applied instead when the file has no noise scans and no compression is asked
+// (a field-map scan takes the imaging data's coil transform). Returns the transform applied (empty: none).
+arma::cx_mat preprocess_coils(ReconProblem& P, const forge::io::MrdFile& F, const Settings& S, const std::string& what,
+                              const arma::cx_mat* fallback = nullptr);
+// Coil maps and field map estimated from the data where S asks for them (or the input has none); notes
+// what was done.
+forge::recon::CoilMapOptions coil_map_options(const Settings& S);
+forge::recon::FieldMapOptions fieldmap_options(const Settings& S);
+// The field map of a multi-echo problem (its own coil maps estimated when it has none), reconstructing
+// its echoes quietly with S's solver settings.
+std::vector<arma::fvec> fieldmap_from_echoes(ReconProblem echoes, const Settings& S, const std::string& what);
+// The file mode's estimation: coil maps when the problem has none (and S.smaps is not "none"), the field
+// map from the input's echoes (--fieldmap estimate) or from --fieldmap-scan.
+void estimate_maps(ReconProblem& P, const Settings& S, const arma::cx_mat& coilTransform);
+// Writes PREFIX_smaps.nii (complex, x, y, slices, coils) and PREFIX_fieldmap.nii (rad/s) when present.
+void write_maps(const std::string& prefix, const ReconProblem& P, forge::io::OutputSet& outs);
 
 int run_file(Settings& S);
 int run_demo(Settings& S);

@@ -38,13 +38,13 @@ void attach_maps(ReconProblem& P, const Settings& S, const std::string& mrdPath)
         return [&mrdPath, object](const DimsCheck& c) { return forge::io::read_hdf5_array(mrdPath, object, c); };
     };
     // 'none': neither a file nor the map stored in the input
-    if (S.smaps == "none") {
+    if (S.smaps == "none" || S.smaps == "estimate") {
     } else if (!S.smaps.empty()) {
         forge::io::attach_smaps(P, from_spec(S.smaps, "sensitivity maps"), "'" + S.smaps + "'", problem_options(S));
     } else if (!mrdPath.empty() && forge::io::hdf5_has_object(mrdPath, g + "csm")) {
         forge::io::attach_smaps(P, from_input(g + "csm"), "(" + g + "csm in the input)", problem_options(S));
     }
-    if (S.fieldmap == "none") {
+    if (S.fieldmap == "none" || S.fieldmap == "estimate" || !S.fieldmapScan.empty()) {
     } else if (!S.fieldmap.empty()) {
         forge::io::attach_fieldmap(P, from_spec(S.fieldmap, "field map"), "'" + S.fieldmap + "'");
     } else if (!mrdPath.empty() && forge::io::hdf5_has_object(mrdPath, g + "fieldmap")) {
@@ -69,7 +69,16 @@ int run_file(Settings& S) {
         S.output = base + "_recon";
     }
     check_output_prefix(S.output);
-    forge::io::OutputSet::check_paths({S.output + ".nii", S.output + ".png"});
+    if (!S.fieldmapScan.empty() && (S.fieldmap == "estimate" || (!S.fieldmap.empty() && S.fieldmap != "none")))
+        throw UsageError("--fieldmap-scan and --fieldmap " + S.fieldmap + " both give the field map; choose one");
+    if (!S.fieldmapScan.empty() && S.fieldmap == "none")
+        throw UsageError("--fieldmap-scan with --fieldmap none: drop one of them");
+    std::vector<std::string> outputs{S.output + ".nii", S.output + ".png"};
+    if (S.saveMaps) {
+        outputs.push_back(S.output + "_smaps.nii");
+        outputs.push_back(S.output + "_fieldmap.nii");
+    }
+    forge::io::OutputSet::check_paths(outputs);
     forge::io::MrdFile F;
     try {
         F = forge::io::read_mrd(S.input, S.group);
@@ -81,6 +90,8 @@ int run_file(Settings& S) {
     ReconProblem P = forge::io::problem_from_mrd(F, S.input, problem_options(S));
     attach_maps(P, S, S.input);
     resolve_device(S);
+    const arma::cx_mat coilTransform = preprocess_coils(P, F, S, S.input);
+    estimate_maps(P, S, coilTransform);
     resolve_operator(P, S);
     const double tRead = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
@@ -111,6 +122,7 @@ int run_file(Settings& S) {
 
     forge::io::OutputSet outs;
     write_image(S.output + ".nii", P, R.complexImage, S.complexOut, outs, "forge-recon");
+    if (S.saveMaps) write_maps(S.output, P, outs);
     std::vector<std::vector<arma::fvec>> sets{{R.magnitude.begin(), R.magnitude.begin() + P.nslices}};
     forge::io::write_png_montage(outs.stage(S.output + ".png"), montage(P, sets), display_scale(sets[0]));
     outs.commit();
@@ -171,11 +183,42 @@ int main(int argc, char** argv) {
     app.add_option("--device", S.device, "cpu, gpu or auto (GPU when one is usable; default)")
         ->check(CLI::IsMember({"cpu", "gpu", "auto"}));
     app.add_option("--fieldmap", S.fieldmap,
-                   "field map in rad/s: FILE.nii or FILE.h5:/dataset (default: <group>/fieldmap in the input); none: "
-                   "no field map");
+                   "field map in rad/s: FILE.nii or FILE.h5:/dataset (default: <group>/fieldmap in the input); "
+                   "estimate: from the input's own echoes (two or more contrasts); none: no field map");
+    app.add_option("--fieldmap-scan", S.fieldmapScan,
+                   "multi-echo ISMRMRD field-map scan on the same grid: the field map is estimated from it");
     app.add_option("--smaps", S.smaps,
-                   "coil sensitivity maps: FILE.nii or FILE.h5:/dataset (default: <group>/csm in the input); none: "
-                   "coil by coil, root-sum-of-squares");
+                   "coil sensitivity maps: FILE.nii or FILE.h5:/dataset (default: <group>/csm in the input, else "
+                   "estimated from the data); estimate: from the data even when the input has maps; none: coil by "
+                   "coil, root-sum-of-squares");
+    app.add_option("--smaps-source", S.smapsSource,
+                   "where estimated coil maps come from: auto (default: the --fieldmap-scan's first echo when given, "
+                   "else the input) or input")
+        ->check(CLI::IsMember({"auto", "input"}));
+    app.add_flag(
+        "--save-maps", S.saveMaps,
+        "write the maps used: PREFIX_smaps.nii (complex; x, y, slices, coils) and PREFIX_fieldmap.nii (rad/s)");
+    app.add_option("--prewhiten", S.prewhiten,
+                   "noise pre-whitening from the input's noise scans: auto (default: when there are any) or off")
+        ->check(CLI::IsMember({"auto", "off"}));
+    app.add_option("--coil-compress", S.coilCompress,
+                   "compress the coils to N virtual coils (SVD of the data) before the reconstruction (0: off)")
+        ->check(CLI::Range(0, 1024));
+    app.add_option("--smaps-calibration", S.smapsCalibration,
+                   "coil-map estimation: width of the central k-space used, cycles/FOV (default 24; Cartesian data: "
+                   "at most the fully sampled centre)")
+        ->check(CLI::Range(4.0, 1e6));
+    app.add_option("--smaps-kernel", S.smapsKernel, "coil-map estimation: covariance window, pixels (odd; default 5)")
+        ->check(CLI::Range(1, 63));
+    app.add_option("--smaps-threshold", S.smapsThreshold,
+                   "coil-map estimation: mask threshold, fraction of the largest local coil amplitude (default 0.05)")
+        ->check(CLI::Range(0.0, 0.99));
+    app.add_option("--fieldmap-beta", S.fieldmapBeta,
+                   "field-map estimation: penalty weight relative to the brightest pixel's data (default 0.01)")
+        ->check(CLI::NonNegativeNumber);
+    app.add_option("--fieldmap-iterations", S.fieldmapIterations,
+                   "field-map estimation: surrogate iterations (default 200)")
+        ->check(CLI::Range(0, 100000));
     app.add_option("--reference", S.reference,
                    "reference image for NRMSE/PSNR: FILE.nii or FILE.h5:/dataset (default: <group>/phantom in the "
                    "input); none: no comparison");

@@ -253,6 +253,7 @@ MrdFile read_mrd(const std::string& path, const std::string& group) {
     if (h.sequenceParameters && h.sequenceParameters->TE && !h.sequenceParameters->TE->empty()) {
         H.hasTE = true;
         H.TE_ms = h.sequenceParameters->TE->front();
+        H.echoTimes_ms.assign(h.sequenceParameters->TE->begin(), h.sequenceParameters->TE->end());
     }
     if (e.encodingLimits.kspace_encoding_step_1) {
         H.hasCenterE1 = true;
@@ -281,10 +282,7 @@ MrdFile read_mrd(const std::string& path, const std::string& group) {
         const PackedHeader& h = acq.getHead();
         MrdAcquisition a;
         a.flags = get_field<uint64_t>(h, offsetof(PackedHeader, flags));
-        if (a.flags & (uint64_t(1) << (ISMRMRD::ISMRMRD_ACQ_IS_NOISE_MEASUREMENT - 1))) {
-            ++out.noiseScans;
-            continue;
-        }
+        const bool isNoise = a.flags & (uint64_t(1) << (ISMRMRD::ISMRMRD_ACQ_IS_NOISE_MEASUREMENT - 1));
         a.samples = h.number_of_samples;
         a.channels = h.active_channels;
         a.trajDims = h.trajectory_dimensions;
@@ -306,6 +304,11 @@ MrdFile read_mrd(const std::string& path, const std::string& group) {
         if (a.trajDims) {
             const std::size_t nt = static_cast<std::size_t>(a.samples) * a.trajDims;
             a.traj.assign(acq.getTrajPtr(), acq.getTrajPtr() + nt);
+        }
+        if (isNoise) {
+            ++out.noiseScans;
+            out.noise.push_back(std::move(a));
+            continue;
         }
         out.acquisitions.push_back(std::move(a));
     }
@@ -360,6 +363,7 @@ std::string make_mrd_header_xml(const MrdHeader& H, const std::string& patientID
     if (H.hasTE) {
         ISMRMRD::SequenceParameters sp;
         sp.TE = std::vector<float>{static_cast<float>(H.TE_ms)};
+        if (!H.echoTimes_ms.empty()) sp.TE = std::vector<float>(H.echoTimes_ms.begin(), H.echoTimes_ms.end());
         h.sequenceParameters = sp;
     }
     std::stringstream s;

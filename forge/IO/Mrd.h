@@ -30,7 +30,8 @@ struct MrdHeader {
     std::string trajectory;  // "cartesian", "spiral", "radial", ...
     std::size_t accelE1 = 1, accelE2 = 1;
     bool hasTE = false;
-    double TE_ms = 0.0;
+    double TE_ms = 0.0;                // the first echo time
+    std::vector<double> echoTimes_ms;  // every sequenceParameters/TE, echo (idx.contrast) order
     std::size_t centerE1 = 0, centerE2 = 0;
     bool hasCenterE1 = false, hasCenterE2 = false;
     std::size_t receiverChannels = 0;
@@ -48,7 +49,8 @@ struct MrdAcquisition {
 
 struct MrdFile {
     MrdHeader header;
-    std::vector<MrdAcquisition> acquisitions;  // imaging acquisitions (noise scans dropped)
+    std::vector<MrdAcquisition> acquisitions;  // imaging acquisitions (noise scans apart)
+    std::vector<MrdAcquisition> noise;         // noise scans (ACQ_IS_NOISE_MEASUREMENT), in file order
     std::size_t noiseScans = 0;
 };
 

@@ -259,7 +259,15 @@ recon::ReconProblem problem_from_mrd(const MrdFile& F, const std::string& source
                 std::to_string(H.encodedMatrix[1]) + "x" + std::to_string(H.encodedMatrix[2]) + " is " +
                 (is3D ? "3D (needs 3)" : "2D (needs 2)"));
     }
-    const double TE = H.hasTE ? H.TE_ms * 1e-3 : 0.0;
+    // echo time of each contrast (idx.contrast c takes the header's c-th TE; the first when there are fewer)
+    for (std::size_t e = 0; e < H.echoTimes_ms.size(); ++e)
+        if (!std::isfinite(H.echoTimes_ms[e]))
+            throw forge::invalid_argument("the ISMRMRD header's sequenceParameters/TE[" + std::to_string(e) + "] is " +
+                                          std::to_string(H.echoTimes_ms[e]) + " (expected a finite time in ms)");
+    auto echo_time = [&H](uint16_t contrast) {
+        if (contrast < H.echoTimes_ms.size()) return H.echoTimes_ms[contrast] * 1e-3;
+        return H.hasTE ? H.TE_ms * 1e-3 : 0.0;
+    };
 
     // group into slices x frames (repetition, contrast)
     std::map<uint16_t, std::size_t> sliceIndex;
@@ -314,6 +322,9 @@ recon::ReconProblem problem_from_mrd(const MrdFile& F, const std::string& source
             recon::ReconFrame fr;
             fr.slice = s;
             fr.frame = f;
+            fr.contrast = g.front()->contrast;
+            fr.echo_time = echo_time(g.front()->contrast);
+            const double TE = fr.echo_time;
             std::size_t n1 = 0;
             for (auto* a : g) n1 += a->samples;
             fr.kx.set_size(n1);

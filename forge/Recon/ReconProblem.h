@@ -19,6 +19,8 @@ using Affine = std::array<std::array<double, 4>, 4>;
 // One reconstruction unit: a 2D slice or a 3D volume at one repetition/contrast.
 struct ReconFrame {
     std::size_t slice = 0, frame = 0;  // slice index (2D multi-slice), frame index (repetition/contrast)
+    std::size_t contrast = 0;          // echo index (ISMRMRD idx.contrast), 0-based in the order of the file's
+    double echo_time = 0;              // the echo's TE (seconds): t of the k-space centre
     arma::fvec kx, ky, kz, t;          // n1 samples (cycles/FOV, seconds)
     arma::cx_fvec y;                   // nc * n1, coil-major
 };

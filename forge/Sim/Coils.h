@@ -31,6 +31,18 @@ inline arma::cx_fvec ring_coil_maps(std::size_t N, std::size_t nc, std::size_t s
     return m;
 }
 
+// The maps (nc * n2, coil-major) scaled pixel by pixel so that sum_c |S_c|^2 = 1 (pixels where all vanish stay 0).
+inline arma::cx_fvec normalise_coil_maps(arma::cx_fvec m, std::size_t nc) {
+    const std::size_t n2 = m.n_elem / nc;
+    for (std::size_t k = 0; k < n2; ++k) {
+        double e = 0;
+        for (std::size_t c = 0; c < nc; ++c) e += std::norm(m[c * n2 + k]);
+        if (e > 0)
+            for (std::size_t c = 0; c < nc; ++c) m[c * n2 + k] /= float(std::sqrt(e));
+    }
+    return m;
+}
+
 // nc coils at radius 0.6 FOV around the pixels (ix, iy) (FOV units): Gaussian magnitude of width 0.45 FOV,
 // each with its own constant phase 0.8 c and a gentle phase ramp towards the coil.
 inline arma::cx_vec gaussian_coil_maps(const arma::vec& ix, const arma::vec& iy, uword nc) {

@@ -1,0 +1,223 @@
+// forge-recon's map estimation steps: noise pre-whitening, coil compression, coil maps and field maps
+// from the data (forge/Recon/CoilPreprocessing.h, CoilMaps.h, FieldMapEstimation.h; docs/map-estimation.md).
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <cstdio>
+
+#include "ReconApp.h"
+#include "forge/IO/Nifti.h"
+#include "forge/Recon/CoilPreprocessing.h"
+
+namespace forge_recon {
+
+using cxf = std::complex<float>;
+
+arma::cx_mat preprocess_coils(ReconProblem& P, const forge::io::MrdFile& F, const Settings& S, const std::string& what,
+                              const arma::cx_mat* fallback) {
+    arma::cx_mat T;  // the transform applied so far
+    if (!F.noise.empty() && S.prewhiten != "off") {
+        std::size_t n = 0;
+        for (const auto& a : F.noise) {
+            if (a.channels != P.nc)
+                throw UsageError(what + ": a noise scan has " + std::to_string(a.channels) + " channels but the data " +
+                                 std::to_string(P.nc) + " (use --prewhiten off to ignore the noise scans)");
+            n += a.samples;
+        }
+        arma::cx_fmat noise(n, P.nc);
+        std::size_t row = 0;
+        for (const auto& a : F.noise) {
+            for (std::size_t c = 0; c < P.nc; ++c)
+                for (std::size_t j = 0; j < a.samples; ++j) noise(row + j, c) = a.data[c * a.samples + j];
+            row += a.samples;
+        }
+        try {
+            const arma::cx_mat W = forge::recon::whitening_matrix(forge::recon::noise_covariance(noise));
+            forge::recon::apply_coil_transform(P, W);
+            T = W;
+        } catch (const forge::invalid_argument& e) {
+            throw UsageError(what + ": noise pre-whitening from its " + std::to_string(F.noise.size()) +
+                             " noise scan(s): " + e.what() + " (use --prewhiten off)");
+        }
+        note("forge-recon: " + what + ": noise pre-whitening from " + std::to_string(n) + " samples of " +
+                 std::to_string(F.noise.size()) + " noise scan(s)",
+             S.quiet);
+    }
+    if (S.coilCompress > 0 && static_cast<std::size_t>(S.coilCompress) < P.nc) {
+        double energy = 0;
+        const std::size_t before = P.nc;
+        const arma::cx_mat A =
+            forge::recon::coil_compression_matrix(P, static_cast<std::size_t>(S.coilCompress), &energy);
+        forge::recon::apply_coil_transform(P, A);
+        T = T.is_empty() ? A : arma::cx_mat(A * T);
+        char buf[200];
+        std::snprintf(buf, sizeof buf, ": coil compression %zu -> %zu virtual coils (%.4f%% of the data's energy kept)",
+                      before, P.nc, 100 * energy);
+        note("forge-recon: " + what + buf, S.quiet);
+    }
+    if (T.is_empty() && fallback && !fallback->is_empty()) {
+        if (fallback->n_cols != P.nc)
+            throw UsageError(what + " has " + std::to_string(P.nc) + " coils but the data " +
+                             std::to_string(fallback->n_cols));
+        forge::recon::apply_coil_transform(P, *fallback);
+        T = *fallback;
+        note("forge-recon: " + what + ": the data's noise pre-whitening and coil compression applied", S.quiet);
+    }
+    return T;
+}
+
+forge::recon::CoilMapOptions coil_map_options(const Settings& S) {
+    forge::recon::CoilMapOptions o;
+    o.calibration = S.smapsCalibration;
+    o.kernel = S.smapsKernel;
+    o.threshold = S.smapsThreshold;
+    return o;
+}
+
+forge::recon::FieldMapOptions fieldmap_options(const Settings& S) {
+    forge::recon::FieldMapOptions o;
+    o.beta = S.fieldmapBeta;
+    o.iterations = S.fieldmapIterations;
+    return o;
+}
+
+namespace {
+void estimate_smaps(ReconProblem& P, const Settings& S, const std::string& what) {
+    std::array<double, 3> width{};
+    std::vector<arma::uvec> masks;
+    P.smaps = forge::recon::estimate_coil_maps(P, coil_map_options(S), &masks, &width);
+    std::size_t inside = 0;
+    for (const auto& m : masks) inside += arma::accu(m);
+    char buf[300];
+    std::snprintf(buf, sizeof buf,
+                  ": estimated coil sensitivity maps from the central %gx%g%s cycles/FOV of k-space (local "
+                  "eigenvectors, %dx%d window; mask %.0f%% of the pixels)",
+                  width[0], width[1], P.Nz > 1 ? ("x" + std::to_string(int(width[2]))).c_str() : "", S.smapsKernel,
+                  S.smapsKernel, 100.0 * double(inside) / double(P.n2() * P.nslices));
+    note("forge-recon: " + what + buf, S.quiet);
+}
+}  // namespace
+
+std::vector<arma::fvec> fieldmap_from_echoes(ReconProblem E, const Settings& S, const std::string& what) {
+    if (E.smaps.empty()) estimate_smaps(E, S, what);
+    E.fftGrid = forge::recon::fft_grid(E);
+    forge::recon::ReconSettings R;
+    R.op = forge::recon::choose_operator(E, S.iterations, S.gpu).op;
+    R.beta = S.beta;
+    R.iterations = S.iterations;
+    R.gpu = S.gpu;
+    std::vector<double> tes;
+    for (const auto& fr : E.frames)
+        if (std::find(tes.begin(), tes.end(), fr.echo_time) == tes.end()) tes.push_back(fr.echo_time);
+    std::sort(tes.begin(), tes.end());
+    std::vector<arma::fvec> maps;
+    try {
+        maps = forge::recon::estimate_fieldmap(E, R, fieldmap_options(S));
+    } catch (const forge::invalid_argument& e) {
+        throw UsageError(what + ": " + e.what());
+    }
+    float lo = 0, hi = 0;
+    for (const auto& m : maps) {
+        lo = std::min(lo, m.min());
+        hi = std::max(hi, m.max());
+    }
+    std::string te;
+    for (double t : tes) {
+        char b[32];
+        std::snprintf(b, sizeof b, "%s%.2f", te.empty() ? "" : ", ", t * 1e3);
+        te += b;
+    }
+    char buf[300];
+    std::snprintf(buf, sizeof buf,
+                  ": estimated the field map from %zu echoes (TE %s ms; operator %s, penalized: beta %g, %d "
+                  "iterations): %.0f to %.0f Hz",
+                  tes.size(), te.c_str(), forge::recon::operator_name(R.op), S.fieldmapBeta, S.fieldmapIterations,
+                  lo / (2 * M_PI), hi / (2 * M_PI));
+    note("forge-recon: " + what + buf, S.quiet);
+    return maps;
+}
+
+void write_maps(const std::string& prefix, const ReconProblem& P, forge::io::OutputSet& outs) {
+    const std::size_t n2 = P.n2();
+    if (!P.smaps.empty()) {
+        std::vector<cxf> v(n2 * P.nslices * P.nc);
+        for (std::size_t c = 0; c < P.nc; ++c)
+            for (std::size_t s = 0; s < P.nslices; ++s)
+                for (std::size_t k = 0; k < n2; ++k) v[(c * P.nslices + s) * n2 + k] = P.smaps[s][c * n2 + k];
+        forge::io::write_nifti(outs.stage(prefix + "_smaps.nii"), v, {{P.Nx, P.Ny, P.Nz * P.nslices, P.nc}}, P.affine,
+                               "coil sensitivity maps");
+    }
+    if (!P.fieldmap.empty()) {
+        std::vector<float> v;
+        for (const auto& f : P.fieldmap) v.insert(v.end(), f.begin(), f.end());
+        forge::io::write_nifti(outs.stage(prefix + "_fieldmap.nii"), v, {{P.Nx, P.Ny, P.Nz * P.nslices, 1}}, P.affine,
+                               "field map rad/s");
+    }
+}
+
+// Coil maps for the file mode: an explicit --smaps estimate that cannot be done is an error; maps estimated
+// because the input has none fall back to coil-by-coil root-sum-of-squares with a warning.
+void estimate_smaps_or_fall_back(ReconProblem& P, const Settings& S, const std::string& what) {
+    try {
+        estimate_smaps(P, S, what);
+    } catch (const forge::invalid_argument& e) {
+        if (S.smaps == "estimate") throw;
+        P.smaps.clear();
+        warn(std::string("cannot estimate coil maps (") + e.what() + ")");
+    }
+}
+
+// Coil maps and field map for the file mode, after the maps named on the command line or stored in the input
+// were attached.
+void estimate_maps(ReconProblem& P, const Settings& S, const arma::cx_mat& coilTransform) {
+    const bool wantMaps = P.smaps.empty() && S.smaps != "none";
+    if (S.fieldmap == "estimate") {
+        if (wantMaps) estimate_smaps_or_fall_back(P, S, P.source);
+        P.fieldmap = fieldmap_from_echoes(P, S, P.source);
+        return;
+    }
+    if (S.fieldmapScan.empty()) {
+        if (wantMaps) estimate_smaps_or_fall_back(P, S, P.source);
+        return;
+    }
+    forge::io::MrdFile F;
+    try {
+        F = forge::io::read_mrd(S.fieldmapScan, S.group);
+    } catch (const std::runtime_error& e) {
+        throw UsageError(std::string("--fieldmap-scan: ") + e.what());
+    }
+    ReconProblem E = forge::io::problem_from_mrd(F, S.fieldmapScan, problem_options(S));
+    if (E.Nx != P.Nx || E.Ny != P.Ny || E.Nz != P.Nz || E.nslices != P.nslices)
+        throw UsageError("--fieldmap-scan '" + S.fieldmapScan + "' has a " + std::to_string(E.Nx) + "x" +
+                         std::to_string(E.Ny) + "x" + std::to_string(E.Nz) + " grid x " + std::to_string(E.nslices) +
+                         " slice(s) but the data " + std::to_string(P.Nx) + "x" + std::to_string(P.Ny) + "x" +
+                         std::to_string(P.Nz) + " x " + std::to_string(P.nslices) +
+                         " (the field-map scan must share the image grid)");
+    // the scan's own noise scans whiten it; otherwise (and always with coil compression) it takes the data's
+    // coil transform, so both share one coil space
+    if (S.coilCompress > 0 && !coilTransform.is_empty()) {
+        if (coilTransform.n_cols != E.nc)
+            throw UsageError("--fieldmap-scan '" + S.fieldmapScan + "' has " + std::to_string(E.nc) +
+                             " coils but the data " + std::to_string(coilTransform.n_cols));
+        forge::recon::apply_coil_transform(E, coilTransform);
+    } else {
+        Settings Sq = S;
+        Sq.coilCompress = 0;
+        preprocess_coils(E, F, Sq, S.fieldmapScan, &coilTransform);
+    }
+    if (E.nc != P.nc)
+        throw UsageError("--fieldmap-scan '" + S.fieldmapScan + "' has " + std::to_string(E.nc) +
+                         " coils but the data " + std::to_string(P.nc));
+    if (wantMaps) {
+        if (S.smapsSource == "input") {
+            estimate_smaps_or_fall_back(P, S, P.source);
+        } else {  // the field-map scan is a fully sampled calibration: its first echo gives the coil maps
+            estimate_smaps_or_fall_back(E, S, S.fieldmapScan + " (first echo)");
+            P.smaps = E.smaps;
+        }
+    }
+    if (E.smaps.empty()) E.smaps = P.smaps;
+    P.fieldmap = fieldmap_from_echoes(E, S, S.fieldmapScan);
+}
+
+}  // namespace forge_recon

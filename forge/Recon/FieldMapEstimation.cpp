@@ -1,0 +1,214 @@
+#include "forge/Recon/FieldMapEstimation.h"
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <map>
+#include <string>
+
+#include "forge/Core/Exceptions.h"
+
+namespace forge {
+namespace recon {
+
+namespace {
+
+using cxd = std::complex<double>;
+
+void check_echoes(const std::vector<arma::cx_fvec>& echoes, const std::vector<double>& times, std::size_t n2,
+                  const char* who) {
+    if (echoes.size() < 2)
+        throw invalid_argument(std::string(who) + ": echoes has " + std::to_string(echoes.size()) +
+                               " image(s) (expected at least 2)");
+    if (times.size() != echoes.size())
+        throw invalid_argument(std::string(who) + ": times has " + std::to_string(times.size()) +
+                               " entries (expected one per echo, " + std::to_string(echoes.size()) + ")");
+    for (std::size_t m = 0; m < echoes.size(); ++m) {
+        if (echoes[m].n_elem != n2 || n2 == 0)
+            throw invalid_argument(std::string(who) + ": echo " + std::to_string(m) + " has " +
+                                   std::to_string(echoes[m].n_elem) + " pixels (expected " + std::to_string(n2) + ")");
+        if (!std::isfinite(times[m]))
+            throw invalid_argument(std::string(who) + ": times[" + std::to_string(m) + "] is not finite");
+        for (std::size_t n = 0; n < m; ++n)
+            if (!(std::fabs(times[m] - times[n]) > 0))
+                throw invalid_argument(std::string(who) + ": times[" + std::to_string(n) + "] and times[" +
+                                       std::to_string(m) + "] are equal (expected distinct echo times, seconds)");
+    }
+}
+
+// Sum over a (2 half + 1)^d window, clipped at the faces.
+void window_sum(std::vector<cxd>& img, std::size_t Nx, std::size_t Ny, std::size_t Nz, std::size_t half) {
+    const std::size_t N[3] = {Nx, Ny, Nz}, stride[3] = {1, Nx, Nx * Ny}, total = Nx * Ny * Nz;
+    std::vector<cxd> line, prefix;
+    for (int d = 0; d < 3; ++d) {
+        const std::size_t n = N[d];
+        if (n == 1 || half == 0) continue;
+        line.resize(n);
+        prefix.assign(n + 1, cxd(0));
+        for (std::size_t start = 0; start < total; ++start) {
+            if ((start / stride[d]) % n != 0) continue;
+            for (std::size_t i = 0; i < n; ++i) prefix[i + 1] = prefix[i] + img[start + i * stride[d]];
+            for (std::size_t i = 0; i < n; ++i) {
+                const std::size_t lo = i >= half ? i - half : 0, hi = std::min(n - 1, i + half);
+                line[i] = prefix[hi + 1] - prefix[lo];
+            }
+            for (std::size_t i = 0; i < n; ++i) img[start + i * stride[d]] = line[i];
+        }
+    }
+}
+
+double wrap(double s) { return s - 2 * M_PI * std::floor((s + M_PI) / (2 * M_PI)); }
+
+}  // namespace
+
+arma::fvec phase_difference_fieldmap(const std::vector<arma::cx_fvec>& echoes, const std::vector<double>& times) {
+    check_echoes(echoes, times, echoes.empty() ? 0 : echoes[0].n_elem, "phase_difference_fieldmap");
+    const double dt = times[1] - times[0];
+    arma::fvec w(echoes[0].n_elem);
+    for (std::size_t j = 0; j < w.n_elem; ++j)
+        w[j] = float(std::arg(cxd(echoes[0][j]) * std::conj(cxd(echoes[1][j]))) / dt);
+    return w;
+}
+
+arma::fvec estimate_fieldmap(const std::vector<arma::cx_fvec>& echoes, const std::vector<double>& times, std::size_t Nx,
+                             std::size_t Ny, std::size_t Nz, const FieldMapOptions& o, std::vector<double>* cost) {
+    const std::size_t n2 = Nx * Ny * Nz;
+    check_echoes(echoes, times, n2, "estimate_fieldmap");
+    if (!(o.beta >= 0) || !std::isfinite(o.beta))
+        throw invalid_argument("estimate_fieldmap: beta is " + std::to_string(o.beta) + " (expected >= 0)");
+    if (o.iterations < 0)
+        throw invalid_argument("estimate_fieldmap: iterations is " + std::to_string(o.iterations) + " (expected >= 0)");
+    if (o.initKernel < 1 || o.initKernel % 2 == 0)
+        throw invalid_argument("estimate_fieldmap: initKernel is " + std::to_string(o.initKernel) +
+                               " (expected an odd width >= 1)");
+    const std::size_t ne = echoes.size();
+    // echo pairs: weights a (unnormalised), measured phase differences phi, time differences
+    struct Pair {
+        std::size_t m, n;
+        double dt;
+    };
+    std::vector<Pair> pairs;
+    for (std::size_t m = 0; m < ne; ++m)
+        for (std::size_t n = m + 1; n < ne; ++n) pairs.push_back({m, n, times[n] - times[m]});
+    const std::size_t np = pairs.size();
+    arma::mat a(n2, np), phi(n2, np);
+    for (std::size_t p = 0; p < np; ++p)
+        for (std::size_t j = 0; j < n2; ++j) {
+            const cxd ym(echoes[pairs[p].m][j]), yn(echoes[pairs[p].n][j]);
+            a(j, p) = std::abs(ym) * std::abs(yn);
+            phi(j, p) = std::arg(ym * std::conj(yn));  // = w (t_n - t_m): forward exp(-i w t)
+        }
+    double c = 0;
+    for (std::size_t j = 0; j < n2; ++j) {
+        double s = 0;
+        for (std::size_t p = 0; p < np; ++p) s += a(j, p) * pairs[p].dt * pairs[p].dt;
+        c = std::max(c, s);
+    }
+    if (c > 0) a /= c;
+    // start: smoothed phase difference of the first two echoes (pair 0)
+    arma::vec w(n2);
+    {
+        std::vector<cxd> z(n2);
+        for (std::size_t j = 0; j < n2; ++j) z[j] = cxd(echoes[0][j]) * std::conj(cxd(echoes[1][j]));
+        window_sum(z, Nx, Ny, Nz, static_cast<std::size_t>(o.initKernel / 2));
+        for (std::size_t j = 0; j < n2; ++j) w[j] = std::arg(z[j]) / pairs[0].dt;
+    }
+    // neighbour structure of R: first differences along each axis longer than 1
+    const std::size_t N[3] = {Nx, Ny, Nz}, stride[3] = {1, Nx, Nx * Ny};
+    arma::vec penaltyCurv(n2, arma::fill::zeros);
+    for (std::size_t j = 0; j < n2; ++j)
+        for (int d = 0; d < 3; ++d) {
+            const std::size_t i = (j / stride[d]) % N[d];
+            if (i > 0) penaltyCurv[j] += 2;
+            if (i + 1 < N[d]) penaltyCurv[j] += 2;
+        }
+    auto objective = [&](const arma::vec& x) {
+        double f = 0;
+        for (std::size_t j = 0; j < n2; ++j)
+            for (std::size_t p = 0; p < np; ++p) f += a(j, p) * (1 - std::cos(phi(j, p) - x[j] * pairs[p].dt));
+        double r = 0;
+        for (std::size_t j = 0; j < n2; ++j)
+            for (int d = 0; d < 3; ++d)
+                if ((j / stride[d]) % N[d] + 1 < N[d]) {
+                    const double e = x[j] - x[j + stride[d]];
+                    r += 0.5 * e * e;
+                }
+        return f + o.beta * r;
+    };
+    if (cost) cost->assign(1, objective(w));
+    arma::vec next(n2);
+    for (int it = 0; it < o.iterations; ++it) {
+#pragma omp parallel for schedule(static) if (n2 > 16384)
+        for (long long jj = 0; jj < (long long)n2; ++jj) {
+            const std::size_t j = static_cast<std::size_t>(jj);
+            double grad = 0, curv = 0;
+            for (std::size_t p = 0; p < np; ++p) {
+                const double dt = pairs[p].dt, s = wrap(phi(j, p) - w[j] * dt);
+                grad -= a(j, p) * dt * std::sin(s);
+                curv += a(j, p) * dt * dt * (std::fabs(s) < 1e-8 ? 1.0 : std::sin(s) / s);
+            }
+            double rg = 0;
+            for (int d = 0; d < 3; ++d) {
+                const std::size_t i = (j / stride[d]) % N[d];
+                if (i > 0) rg += w[j] - w[j - stride[d]];
+                if (i + 1 < N[d]) rg += w[j] - w[j + stride[d]];
+            }
+            grad += o.beta * rg;
+            curv += o.beta * penaltyCurv[j];
+            next[j] = curv > 0 ? w[j] - grad / curv : w[j];
+        }
+        w.swap(next);
+        if (cost) cost->push_back(objective(w));
+    }
+    return arma::conv_to<arma::fvec>::from(w);
+}
+
+std::vector<arma::fvec> estimate_fieldmap(const ReconProblem& scan, const ReconSettings& settings,
+                                          const FieldMapOptions& options, std::vector<arma::cx_fvec>* echoImages) {
+    // the first frame of each echo, echoes ordered by their time
+    std::map<std::size_t, std::size_t> firstFrameOfContrast;  // contrast -> frame index
+    std::map<std::size_t, double> timeOfContrast;
+    for (const auto& fr : scan.frames) {
+        auto it = firstFrameOfContrast.find(fr.contrast);
+        if (it == firstFrameOfContrast.end() || fr.frame < it->second) {
+            firstFrameOfContrast[fr.contrast] = fr.frame;
+            timeOfContrast[fr.contrast] = fr.echo_time;
+        }
+    }
+    std::vector<std::pair<double, std::size_t>> order;  // (TE, contrast)
+    for (const auto& kv : timeOfContrast) order.push_back({kv.second, kv.first});
+    std::sort(order.begin(), order.end());
+    if (order.size() < 2)
+        throw invalid_argument("estimate_fieldmap: '" + scan.source + "' has " + std::to_string(order.size()) +
+                               " echo(es) (expected at least 2 contrasts with distinct echo times)");
+    for (std::size_t e = 1; e < order.size(); ++e)
+        if (!(order[e].first > order[e - 1].first))
+            throw invalid_argument("estimate_fieldmap: echoes " + std::to_string(order[e - 1].second) + " and " +
+                                   std::to_string(order[e].second) + " of '" + scan.source +
+                                   "' have the same echo time (the header's sequenceParameters/TE needs one per echo)");
+    ReconProblem E = scan;
+    E.frames.clear();
+    E.nframes = order.size();
+    E.fieldmap.clear();
+    for (std::size_t e = 0; e < order.size(); ++e)
+        for (const auto& fr : scan.frames)
+            if (fr.contrast == order[e].second && fr.frame == firstFrameOfContrast[order[e].second]) {
+                ReconFrame f = fr;
+                f.frame = e;
+                E.frames.push_back(std::move(f));
+            }
+    const ReconResult R = reconstruct(E, false, settings, "field map echo");
+    std::vector<double> times;
+    for (const auto& o : order) times.push_back(o.first);
+    std::vector<arma::fvec> maps(scan.nslices);
+    for (std::size_t s = 0; s < scan.nslices; ++s) {
+        std::vector<arma::cx_fvec> echoes;
+        for (std::size_t e = 0; e < order.size(); ++e) echoes.push_back(R.complexImage[e * scan.nslices + s]);
+        maps[s] = estimate_fieldmap(echoes, times, scan.Nx, scan.Ny, scan.Nz, options);
+    }
+    if (echoImages) *echoImages = R.complexImage;
+    return maps;
+}
+
+}  // namespace recon
+}  // namespace forge

@@ -44,10 +44,10 @@ def library_of(x, arg, where):
     )
 
 
-def _dtype_of(lib, x):
+def _dtype_name(lib, x):
     if lib == "torch":
-        return np.dtype(str(x.dtype).replace("torch.", ""))
-    return np.dtype(x.dtype)
+        return str(x.dtype).replace("torch.", "")
+    return np.dtype(x.dtype).name
 
 
 def _is_c_contiguous(lib, x):
@@ -75,11 +75,12 @@ class Vector:
         lib = library_of(x, arg, where)
         if lib == "torch" and x.requires_grad:
             x = x.detach()  # forge computes no gradients; detach() shares the memory
-        d = _dtype_of(lib, x)
-        if d != dtype:
-            msg = f"{where}: {arg} has dtype {d}, expected {dtype}; convert it with .astype(numpy.{dtype.name})"
-            if d.kind == "c" and dtype.kind == "c":
-                other = "float64" if d.itemsize == 16 else "float32"
+        d = _dtype_name(lib, x)
+        if d != dtype.name:
+            fix = f".to(torch.{dtype.name})" if lib == "torch" else f".astype(numpy.{dtype.name})"
+            msg = f"{where}: {arg} has dtype {d}, expected {dtype.name}; convert it with {fix}"
+            other = {"complex64": "float32", "complex128": "float64"}.get(d)
+            if other and dtype.kind == "c":
                 msg += f" or build the operator with dtype=numpy.{other}"
             raise TypeError(msg)
         shape = tuple(int(s) for s in x.shape)

@@ -209,45 +209,50 @@ void bind_precision(nb::module_& m, const std::string& sfx) {
         .def("prepare_device", &Op::prepare_device);
 
     nb::class_<forge::Gdft<T1>, Op>(m, name("Gdft").c_str())
-        .def("__init__",
-             [](forge::Gdft<T1>* self, RH kx, RH ky, RH kz, RH ix, RH iy, RH iz, RH fm, RH t) {
-                 new (self) forge::Gdft<T1>(kx.size(), ix.size(), to_col(kx), to_col(ky), to_col(kz), to_col(ix),
-                                            to_col(iy), to_col(iz), to_col(fm), to_col(t));
-             },
-             "kx"_a, "ky"_a, "kz"_a, "ix"_a, "iy"_a, "iz"_a, "field_map"_a, "t"_a)
+        .def(
+            "__init__",
+            [](forge::Gdft<T1>* self, RH kx, RH ky, RH kz, RH ix, RH iy, RH iz, RH fm, RH t) {
+                new (self) forge::Gdft<T1>(kx.size(), ix.size(), to_col(kx), to_col(ky), to_col(kz), to_col(ix),
+                                           to_col(iy), to_col(iz), to_col(fm), to_col(t));
+            },
+            "kx"_a, "ky"_a, "kz"_a, "ix"_a, "iy"_a, "iz"_a, "field_map"_a, "t"_a)
         .def("gpu_enabled", &forge::Gdft<T1>::gpu_enabled);
 
     nb::class_<forge::GdftR2<T1>, Op>(m, name("GdftR2").c_str())
-        .def("__init__",
-             [](forge::GdftR2<T1>* self, RH kx, RH ky, RH kz, RH ix, RH iy, RH iz, RH fm, RH t, uword nx, uword ny,
-                uword nz) {
-                 new (self) forge::GdftR2<T1>(kx.size(), ix.size(), to_col(kx), to_col(ky), to_col(kz), to_col(ix),
-                                              to_col(iy), to_col(iz), to_col(fm), to_col(t), nx, ny, nz);
-             },
-             "kx"_a, "ky"_a, "kz"_a, "ix"_a, "iy"_a, "iz"_a, "field_map"_a, "t"_a, "nx"_a, "ny"_a, "nz"_a)
+        .def(
+            "__init__",
+            [](forge::GdftR2<T1>* self, RH kx, RH ky, RH kz, RH ix, RH iy, RH iz, RH fm, RH t, uword nx, uword ny,
+               uword nz) {
+                new (self) forge::GdftR2<T1>(kx.size(), ix.size(), to_col(kx), to_col(ky), to_col(kz), to_col(ix),
+                                             to_col(iy), to_col(iz), to_col(fm), to_col(t), nx, ny, nz);
+            },
+            "kx"_a, "ky"_a, "kz"_a, "ix"_a, "iy"_a, "iz"_a, "field_map"_a, "t"_a, "nx"_a, "ny"_a, "nz"_a)
         .def("gpu_enabled", &forge::GdftR2<T1>::gpu_enabled);
 
     nb::class_<forge::Gnufft<T1>, Op>(m, name("Gnufft").c_str())
-        .def("__init__",
-             [](forge::Gnufft<T1>* self, uword nx, uword ny, uword nz, RH kx, RH ky, RH kz, double oversampling,
-                uword kernel_width) {
-                 forge::NufftOptions o;
-                 o.oversampling = oversampling;
-                 o.kernelWidth = kernel_width;
-                 new (self) forge::Gnufft<T1>(kx.size(), nx, ny, nz, to_col(kx), to_col(ky), to_col(kz), o);
-             },
-             "nx"_a, "ny"_a, "nz"_a, "kx"_a, "ky"_a, "kz"_a, "oversampling"_a, "kernel_width"_a)
+        .def(
+            "__init__",
+            [](forge::Gnufft<T1>* self, uword nx, uword ny, uword nz, RH kx, RH ky, RH kz, double oversampling,
+               uword kernel_width) {
+                forge::NufftOptions o;
+                o.oversampling = oversampling;
+                o.kernelWidth = kernel_width;
+                new (self) forge::Gnufft<T1>(kx.size(), nx, ny, nz, to_col(kx), to_col(ky), to_col(kz), o);
+            },
+            "nx"_a, "ny"_a, "nz"_a, "kx"_a, "ky"_a, "kz"_a, "oversampling"_a, "kernel_width"_a)
         .def("gpu_enabled", &forge::Gnufft<T1>::gpu_enabled);
 
-    nb::class_<forge::Gfft<T1>, Op>(m, name("Gfft").c_str()).def(nb::init<uword, uword, uword>(), "nx"_a, "ny"_a, "nz"_a);
+    nb::class_<forge::Gfft<T1>, Op>(m, name("Gfft").c_str())
+        .def(nb::init<uword, uword, uword>(), "nx"_a, "ny"_a, "nz"_a);
 
     nb::class_<forge::TimeSegmentationCore<T1>, Op>(m, name("TimeSegmentation").c_str())
-        .def("__init__",
-             [](forge::TimeSegmentationCore<T1>* self, OpPtr G, RH fm, RH t, uword L, int interp) {
-                 new (self) forge::TimeSegmentationCore<T1>(G, to_col(fm), to_col(t), L,
-                                                            interp ? forge::TSInterp::MinMax : forge::TSInterp::Hanning);
-             },
-             "G"_a, "field_map"_a, "t"_a, "segments"_a, "minmax"_a)
+        .def(
+            "__init__",
+            [](forge::TimeSegmentationCore<T1>* self, OpPtr G, RH fm, RH t, uword L, int interp) {
+                new (self) forge::TimeSegmentationCore<T1>(G, to_col(fm), to_col(t), L,
+                                                           interp ? forge::TSInterp::MinMax : forge::TSInterp::Hanning);
+            },
+            "G"_a, "field_map"_a, "t"_a, "segments"_a, "minmax"_a)
         .def_prop_ro("segments", &forge::TimeSegmentationCore<T1>::L)
         .def_static(
             "choose_segments",
@@ -260,24 +265,26 @@ void bind_precision(nb::module_& m, const std::string& sfx) {
 
     using Sense = forge::SENSE<T1, Op>;
     nb::class_<Sense, Op>(m, name("SENSE").c_str())
-        .def("__init__",
-             [](Sense* self, OpPtr G, CHost<T1> maps, uword nc) {
-                 new (self) Sense(std::shared_ptr<const Op>(G), to_ccol(maps), nc);
-             },
-             "G"_a, "maps"_a, "n_coils"_a)
+        .def(
+            "__init__",
+            [](Sense* self, OpPtr G, CHost<T1> maps, uword nc) {
+                new (self) Sense(std::shared_ptr<const Op>(G), to_ccol(maps), nc);
+            },
+            "G"_a, "maps"_a, "n_coils"_a)
         .def_prop_ro("n_coils", &Sense::n_coils);
 
     nb::class_<forge::pcSENSE<T1>, Op>(m, name("pcSENSE").c_str())
-        .def("__init__",
-             [](forge::pcSENSE<T1>* self, RH kx, RH ky, RH kz, RH t, RH ix, RH iy, RH iz, RH fm, CHost<T1> maps,
-                RH phases, uword nc) {
-                 const char* w = "pcSENSE";
-                 new (self) forge::pcSENSE<T1>(to_mat(kx, w, "kx"), to_mat(ky, w, "ky"), to_mat(kz, w, "kz"),
-                                               to_mat(t, w, "t"), to_col(ix), to_col(iy), to_col(iz), to_col(fm),
-                                               to_ccol(maps), to_mat(phases, w, "shot_phases"), nc);
-             },
-             "kx"_a, "ky"_a, "kz"_a, "t"_a, "ix"_a, "iy"_a, "iz"_a, "field_map"_a, "maps"_a, "shot_phases"_a,
-             "n_coils"_a)
+        .def(
+            "__init__",
+            [](forge::pcSENSE<T1>* self, RH kx, RH ky, RH kz, RH t, RH ix, RH iy, RH iz, RH fm, CHost<T1> maps,
+               RH phases, uword nc) {
+                const char* w = "pcSENSE";
+                new (self) forge::pcSENSE<T1>(to_mat(kx, w, "kx"), to_mat(ky, w, "ky"), to_mat(kz, w, "kz"),
+                                              to_mat(t, w, "t"), to_col(ix), to_col(iy), to_col(iz), to_col(fm),
+                                              to_ccol(maps), to_mat(phases, w, "shot_phases"), nc);
+            },
+            "kx"_a, "ky"_a, "kz"_a, "t"_a, "ix"_a, "iy"_a, "iz"_a, "field_map"_a, "maps"_a, "shot_phases"_a,
+            "n_coils"_a)
         .def_prop_ro("n_coils", &forge::pcSENSE<T1>::n_coils)
         .def_prop_ro("n_shots", &forge::pcSENSE<T1>::n_shots);
 
@@ -372,7 +379,8 @@ void bind_precision(nb::module_& m, const std::string& sfx) {
     // ------------------------------------------------------------------ density compensation
     m.def(
         name("density_compensation").c_str(),
-        [](uword nx, uword ny, uword nz, RH kx, RH ky, RH kz, uword iterations, nb::ndarray<T1, nb::c_contig, nb::device::cpu> out) {
+        [](uword nx, uword ny, uword nz, RH kx, RH ky, RH kz, uword iterations,
+           nb::ndarray<T1, nb::c_contig, nb::device::cpu> out) {
             require_size(out, kx.size(), "density_compensation", "out", "the number of samples");
             arma::Col<T1> wts;
             {

@@ -33,6 +33,14 @@ for lib in libblas.so.3 liblapack.so.3; do
 done
 export LD_LIBRARY_PATH=$DEPS/usr/lib:$L:$L/openblas-pthread:$L/blas:$L/lapack:${LD_LIBRARY_PATH:-}
 
+# nanobind and pytest for the Python module: the machine's own when python3 has them, else the wheels
+# fetch-deps.sh carried (pure Python: unpacked, not installed).
+if ! python3 -c "import nanobind, pytest" 2>/dev/null && ls .gpu-deps/wheels/*.whl >/dev/null 2>&1; then
+  step "unpack .gpu-deps/wheels into $DEPS/python"
+  for w in .gpu-deps/wheels/*.whl; do python3 -m zipfile -e "$w" "$DEPS/python"; done
+  export PYTHONPATH=$DEPS/python${PYTHONPATH:+:$PYTHONPATH}
+fi
+
 step "configure (CUDA, sm_90)"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$LOG/gpu.txt"
 cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DFORGE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
@@ -59,11 +67,11 @@ if has python; then
   step "Python: GPU tests (CuPy, PyTorch) and Python against C++ on one Gdft"
   grep -E "forge: Python" "$LOG/configure.log"
   if [ -d $B/python/forge ]; then
-    PYTHONPATH=$B/python python3 -m pytest -v -rs -p no:cacheprovider -m gpu python/tests \
+    PYTHONPATH=$B/python${PYTHONPATH:+:$PYTHONPATH} python3 -m pytest -v -rs -p no:cacheprovider -m gpu python/tests \
       > "$LOG/python-gpu-tests.log" 2>&1 || status=1
     tail -4 "$LOG/python-gpu-tests.log"
     for lib in cupy torch; do
-      PYTHONPATH=$B/python python3 benchmarks/bench_python_gdft.py --library $lib \
+      PYTHONPATH=$B/python${PYTHONPATH:+:$PYTHONPATH} python3 benchmarks/bench_python_gdft.py --library $lib \
         > "$LOG/bench_python_gdft_$lib.txt" 2>&1 || status=1
       cat "$LOG/bench_python_gdft_$lib.txt"
     done

@@ -26,9 +26,9 @@ TEST_CASE("device_view: in-place arithmetic writes the viewed memory and frees n
     device::reset_transfer_stats();
     {
         cvec view = cvec::device_view(owner.as<forgeComplex<float>>(), n);
-        view += gb;                                  // in place, on the device
+        view += gb;  // in place, on the device
         view *= forgeComplex<float>(2.0f, 0.0f);
-        cvec copy = view;                            // an owning copy
+        cvec copy = view;  // an owning copy
         CHECK(!copy.is_view());
         CHECK(copy.device_memptr() != owner.as<forgeComplex<float>>());
     }  // the view and the copy are gone; 'owner' must still be valid

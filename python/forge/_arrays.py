@@ -95,6 +95,8 @@ class Vector:
             fix = "x.contiguous()" if lib == "torch" else f"{lib}.ascontiguousarray(x)"
             raise ValueError(f"{where}: {arg} is not C-contiguous; pass {fix}")
         self.cuda = _on_cuda(lib, x)
+        if self.cuda and lib in ("cupy", "torch"):
+            _require_current_device(lib, x, arg, where)
         if lib == "jax":
             if self.cuda:
                 raise TypeError(
@@ -155,6 +157,23 @@ def ones_like_place(lib, like, shape, dtype):
     out = empty_like_place(lib, like, shape, dtype)
     out[...] = 1
     return out
+
+
+def _require_current_device(lib, x, arg, where):
+    """forge runs on the current CUDA device: an array on another one is refused, not copied."""
+    if lib == "cupy":
+        import cupy
+
+        have, current = x.device.id, cupy.cuda.runtime.getDevice()
+        fix = f"with cupy.cuda.Device({have}):"
+    else:
+        import torch
+
+        have, current = x.device.index, torch.cuda.current_device()
+        fix = f"torch.cuda.set_device({have})"
+    if have != current:
+        raise ValueError(f"{where}: {arg} lives on CUDA device {have} but the current device is {current}; forge "
+                         f"runs on the current device (call forge inside {fix})")
 
 
 def _on_default_stream(lib, x):

@@ -156,3 +156,15 @@ def test_density_compensation_of_a_full_cartesian_grid_is_uniform():
     assert w.shape == (n * n,) and np.all(w > 0)
     # One sample per (cycle/FOV)^2: W = 1 / n2 everywhere.
     assert np.max(np.abs(w * n * n - 1)) < 0.02
+
+
+def test_jax_host_arrays_come_back_as_jax_arrays(rng):
+    import os
+
+    os.environ.setdefault("JAX_PLATFORMS", "cpu")  # host arrays; no GPU memory taken from other libraries
+    jnp = pytest.importorskip("jax.numpy")
+    G = forge.Gfft(8, 8, dtype=np.float32)
+    x = crandn(rng, 64, dtype=np.complex64)
+    y = G @ jnp.asarray(x)
+    assert type(y).__module__.split(".")[0] in ("jax", "jaxlib")
+    assert rel_err(np.asarray(y), G @ x) == 0

@@ -88,3 +88,23 @@ def test_float32_sense_pcg_matches_float64(rng):
         out[d] = forge.solve_pwls_pcg(S, y, penalty=forge.QuadPenalty(n, n, beta=1.0, dtype=d), niter=40)
         assert out[d].dtype == cd
     assert rel_err(out[np.float32], out[np.float64]) < 1e-4
+
+
+def test_an_exception_in_the_callback_stops_the_solve(rng):
+    p = grid_problem(rng, n=8, n1=80)
+    G = forge.Gdft(p["kx"], p["ky"], ix=p["ix"], iy=p["iy"], dtype=np.float64)
+    y = crandn(rng, 80)
+
+    class Enough(Exception):
+        pass
+
+    seen = []
+
+    def stop_at_three(info):
+        seen.append(info["iteration"])
+        if info["iteration"] == 3:
+            raise Enough()
+
+    with pytest.raises(Enough):
+        forge.solve_pwls_pcg(G, y, niter=50, callback=stop_at_three)
+    assert seen == [1, 2, 3]

@@ -117,7 +117,9 @@ def test_sense_pcg_on_device_equals_host_without_transfers(lib, rng):
     gy, gW = lib.to_device(y), lib.to_device(W)
     x_dev = no_transfers(lambda: forge.solve_pwls_pcg(S, gy, weights=gW, penalty=R, niter=15))
     assert lib.is_device_array(x_dev)
-    assert rel_err(lib.to_host(x_dev), x_host) < 1e-4
+    # float rounding differs between the GPU and CPU sums and grows over the iterations (the C++ GPU
+    # solver test bounds the same comparison by 5e-3)
+    assert rel_err(lib.to_host(x_dev), x_host) < 5e-3
 
 
 def test_penalties_on_device_equal_host(lib, rng):

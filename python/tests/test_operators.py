@@ -168,3 +168,17 @@ def test_jax_host_arrays_come_back_as_jax_arrays(rng):
     y = G @ jnp.asarray(x)
     assert type(y).__module__.split(".")[0] in ("jax", "jaxlib")
     assert rel_err(np.asarray(y), G @ x) == 0
+
+
+def test_torch_cpu_tensors_come_back_as_tensors(rng):
+    torch = pytest.importorskip("torch")
+    G = forge.Gfft(8, 8, dtype=np.float64)
+    x = crandn(rng, 2, 64)
+    t = torch.from_numpy(x).requires_grad_(True)  # detached inside: forge computes no gradients
+    y = G @ t
+    assert isinstance(y, torch.Tensor) and y.device.type == "cpu" and y.dtype == torch.complex128
+    assert tuple(y.shape) == (2, 64)
+    assert rel_err(y.numpy(), G @ x) == 0
+    with pytest.raises(TypeError, match=r"x has dtype complex64, expected complex128; convert it with "
+                                        r"\.to\(torch\.complex128\)"):
+        G @ t.detach().to(torch.complex64)

@@ -1,9 +1,25 @@
 #!/usr/bin/env bash
 # Sourced by the set-up scripts: forge_install_deps installs forge's Debian 12 packages with apt-get
 # (non-interactive) when any is missing. As root it installs them; otherwise it uses sudo when that
-# needs no password, and else stops with the apt-get command to run.
+# needs no password, and else stops with the apt-get command to run. forge_python_env makes the Python
+# environment the Python package (python/) is built and tested with.
 FORGE_DEB_PACKAGES=(build-essential cmake pkg-config libarmadillo-dev libopenblas-dev libfftw3-dev catch2
-                    libismrmrd-dev ismrmrd-tools libpugixml-dev libhdf5-dev libpng-dev libcli11-dev python3-nibabel)
+                    libismrmrd-dev ismrmrd-tools libpugixml-dev libhdf5-dev libpng-dev libcli11-dev python3-nibabel
+                    python3-dev python3-venv)
+
+# forge_python_env DIR: a virtual environment of python3 at DIR with nanobind (builds the extension), NumPy
+# and pytest (run python/tests), installed from PyPI when missing. Prints nothing else on success.
+forge_python_env() {
+    local venv=$1
+    if [ ! -x "$venv/bin/python" ]; then
+        echo "== python: virtual environment $venv ($(python3 --version 2>&1))"
+        python3 -m venv "$venv" || { echo "error: python3 -m venv failed (Debian: apt-get install python3-venv)" >&2; return 1; }
+    fi
+    if ! "$venv/bin/python" -c "import nanobind, numpy, pytest" 2>/dev/null; then
+        echo "== python: pip install nanobind numpy pytest"
+        "$venv/bin/python" -m pip install -q --disable-pip-version-check nanobind numpy pytest
+    fi
+}
 
 forge_install_deps() {
     local missing=() p

@@ -9,6 +9,10 @@
 //    getFromGPU() brings the data back (downloading only if the host copy is stale).
 //  - Writable host access (operator(), memptr()) to a vector on the GPU throws: it would desynchronise
 //    the two copies. Read-only access is allowed while the host copy is still valid.
+//  - device_view(ptr, n) wraps device memory that another library owns (a CuPy or PyTorch array) without
+//    copying it: the view reads and writes that memory in place and never frees it. The memory must outlive
+//    the view. Copying a view makes an owning vector (a device-to-device copy); assigning to a view rebinds
+//    it to the assigned vector and leaves the viewed memory untouched.
 // T is float, double, forgeComplex<float> or forgeComplex<double>.
 #include <algorithm>
 #include <atomic>
@@ -102,12 +106,13 @@ public:
         if (o.hostValid_) host_ = o.host_;
         if (o.onGpu_) {
             dev_ = DeviceBuffer(n_elem * sizeof(T));
-            device::copy_on_device(dev_.get(), o.dev_.get(), n_elem * sizeof(T));
+            device::copy_on_device(dev_.get(), o.device_data(), n_elem * sizeof(T));
         }
     }
     forgeCol(forgeCol&& o) noexcept
         : n_elem(std::exchange(o.n_elem, 0)), host_(std::move(o.host_)), dev_(std::move(o.dev_)),
-          onGpu_(std::exchange(o.onGpu_, false)), hostValid_(std::exchange(o.hostValid_, true)) {}
+          view_(std::exchange(o.view_, nullptr)), onGpu_(std::exchange(o.onGpu_, false)),
+          hostValid_(std::exchange(o.hostValid_, true)) {}
     forgeCol& operator=(const forgeCol& o) {
         if (this != &o) *this = forgeCol(o);
         return *this;
@@ -117,6 +122,7 @@ public:
             n_elem = std::exchange(o.n_elem, 0);
             host_ = std::move(o.host_);
             dev_ = std::move(o.dev_);
+            view_ = std::exchange(o.view_, nullptr);
             onGpu_ = std::exchange(o.onGpu_, false);
             hostValid_ = std::exchange(o.hostValid_, true);
         }
@@ -145,14 +151,16 @@ public:
         onGpu_ = true;
         hostValid_ = true;
     }
-    // Brings the data back to the host and frees the device copy (no-op on the host).
+    // Brings the data back to the host and frees the device copy (no-op on the host). A device view
+    // downloads the viewed memory and lets go of it (an owning host vector from then on).
     void getFromGPU() {
         if (!onGpu_) return;
         if (!hostValid_) {
             host_.resize(n_elem);
-            if (n_elem) device::copy_to_host(host_.data(), dev_.get(), n_elem * sizeof(T));
+            if (n_elem) device::copy_to_host(host_.data(), device_data(), n_elem * sizeof(T));
         }
         dev_.reset();
+        view_ = nullptr;
         onGpu_ = false;
         hostValid_ = true;
     }
@@ -163,12 +171,32 @@ public:
     T* device_memptr() {
         require_gpu("device_memptr");
         hostValid_ = false;
-        return dev_.as<T>();
+        return device_data();
     }
     const T* device_memptr() const {
         require_gpu("device_memptr");
-        return dev_.as<T>();
+        return device_data();
     }
+    // A GPU-resident vector that views n elements of device memory at ptr, owned elsewhere (see the
+    // residency rules above): no allocation, no copy, no transfer counted, and the destructor frees
+    // nothing. ptr may be null only for n = 0. forge does not check that ptr is device memory: the
+    // caller knows (DLPack's device type, __cuda_array_interface__).
+    static forgeCol device_view(T* ptr, uword n) {
+        if (ptr == nullptr && n != 0) {
+            std::ostringstream m;
+            m << "forgeCol::device_view: ptr is null but n = " << n << "; a null pointer views 0 elements only";
+            throw invalid_argument(m.str());
+        }
+        checked_product("forgeCol::device_view", {{"n", n}, {"sizeof(T)", sizeof(T)}});
+        forgeCol c;
+        c.n_elem = n;
+        c.view_ = ptr;
+        c.onGpu_ = true;
+        c.hostValid_ = false;
+        return c;
+    }
+    // True for a device view (memory owned elsewhere).
+    bool is_view() const { return view_ != nullptr; }
     // A GPU-resident vector of n elements whose contents are left for a kernel to write.
     static forgeCol device_uninitialized(uword n) {
         forgeCol c;
@@ -265,9 +293,12 @@ private:
     }
     forgeCol& inplace(device::BinOp op, const forgeCol& b, const char* what);
     forgeCol& inplace_scalar(device::BinOp op, T s);
+    // The device memory: the viewed memory of a view, else the owned buffer.
+    T* device_data() const { return view_ ? view_ : dev_.as<T>(); }
 
     std::vector<T> host_;
     DeviceBuffer dev_;
+    T* view_ = nullptr;  // non-owning device memory (device_view); never freed here
     bool onGpu_ = false;
     bool hostValid_ = true;
 };

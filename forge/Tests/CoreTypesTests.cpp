@@ -719,3 +719,36 @@ TEST_CASE("forgeCol: loops above the element-wise threshold (threaded) match Arm
     CHECK(std::abs(std::complex<double>(fdot.re, fdot.im) - dot) / std::abs(dot) < 1e-5);
     CHECK(double(forge::norm(fa)) == Approx(arma::norm(ad)).epsilon(1e-6));
 }
+
+// ---------------------------------------------------------------- device views (host-side properties)
+TEST_CASE("forgeCol::device_view: a GPU-resident view that refuses host access and bad pointers", "[core][forgeCol]") {
+    // Any non-null address serves: without a device nothing reads through it here.
+    alignas(8) float storage[4] = {1, 2, 3, 4};
+    forgeCol<float> v = forgeCol<float>::device_view(storage, 4);
+    CHECK(v.on_gpu());
+    CHECK(v.is_view());
+    CHECK(v.n_elem == 4);
+    CHECK(static_cast<const forgeCol<float>&>(v).device_memptr() == storage);
+    CHECK_THROWS_AS(v.memptr(), forge::residency_error);
+    CHECK_THROWS_AS(v.getArma(), forge::residency_error);
+    CHECK_THROWS_AS(v.set_size(2), forge::residency_error);
+
+    // Moving hands the view on; the moved-from vector is an empty host vector.
+    forgeCol<float> w = std::move(v);
+    CHECK(w.is_view());
+    CHECK(!v.is_view());
+    CHECK(!v.on_gpu());
+    CHECK(v.n_elem == 0);
+
+    // Assigning an owning vector rebinds the view without touching the viewed memory.
+    w = forgeCol<float>(2, 7.0f);
+    CHECK(!w.is_view());
+    CHECK(!w.on_gpu());
+    CHECK(storage[0] == 1.0f);
+    CHECK(storage[3] == 4.0f);
+
+    CHECK_THROWS_AS(forgeCol<float>::device_view(nullptr, 3), forge::invalid_argument);
+    forgeCol<float> empty = forgeCol<float>::device_view(nullptr, 0);
+    CHECK(empty.on_gpu());
+    CHECK(empty.n_elem == 0);
+}

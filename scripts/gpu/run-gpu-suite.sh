@@ -6,9 +6,11 @@
 # (the library, tests and benchmarks; apps/ needs ISMRMRD and HDF5, which the carried packages lack:
 # FORGE_GPU_BUILD_APPS=ON builds them where those are installed),
 # runs every test (CPU and GPU), compute-sanitizer memcheck and racecheck on the GPU tests, and the
-# benchmarks. Logs go to LOGDIR (default: $OUT if set, else ./gpu-logs). Exit status: non-zero if any
-# test or sanitizer run failed.
-# Environment: FORGE_GPU_STEPS (default "test sanitize bench"; any subset, in that order),
+# benchmarks. The Python module is built for the machine's python3 when it has nanobind (the GPU image
+# does; FORGE_GPU_PYTHON=OFF skips it); step "python" runs its GPU tests (CuPy and PyTorch) verbosely and
+# benchmarks/bench_python_gdft.py (Python against C++ on one Gdft). Logs go to LOGDIR (default: $OUT if
+# set, else ./gpu-logs). Exit status: non-zero if any test or sanitizer run failed.
+# Environment: FORGE_GPU_STEPS (default "test python sanitize bench"; any subset, run in that order),
 # FORGE_GPU_BUILD_DIR (default $B), FORGE_SANITIZER_FILTER / FORGE_BENCH_ARGS (see docs/gpu.md).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -17,7 +19,7 @@ mkdir -p "$LOG"
 DEPS=/opt/deps
 L=$DEPS/usr/lib/x86_64-linux-gnu
 status=0
-STEPS=" ${FORGE_GPU_STEPS:-test sanitize bench} "
+STEPS=" ${FORGE_GPU_STEPS:-test python sanitize bench} "
 B=${FORGE_GPU_BUILD_DIR:-.gpu-build}
 has() { [[ "$STEPS" == *" $1 "* ]]; }
 step() { echo; echo "=== $* ($(date +%T))"; }
@@ -31,12 +33,21 @@ for lib in libblas.so.3 liblapack.so.3; do
 done
 export LD_LIBRARY_PATH=$DEPS/usr/lib:$L:$L/openblas-pthread:$L/blas:$L/lapack:${LD_LIBRARY_PATH:-}
 
+# nanobind and pytest for the Python module: the machine's own when python3 has them, else the wheels
+# fetch-deps.sh carried (pure Python: unpacked, not installed).
+if ! python3 -c "import nanobind, pytest" 2>/dev/null && ls .gpu-deps/wheels/*.whl >/dev/null 2>&1; then
+  step "unpack .gpu-deps/wheels into $DEPS/python"
+  for w in .gpu-deps/wheels/*.whl; do python3 -m zipfile -e "$w" "$DEPS/python"; done
+  export PYTHONPATH=$DEPS/python${PYTHONPATH:+:$PYTHONPATH}
+fi
+
 step "configure (CUDA, sm_90)"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$LOG/gpu.txt"
 cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DFORGE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
   -DFORGE_BUILD_APPS=${FORGE_GPU_BUILD_APPS:-OFF} -DFORGE_BUILD_BENCHMARKS=ON \
   -DCMAKE_PREFIX_PATH=$DEPS/usr -DARMADILLO_INCLUDE_DIR=$DEPS/usr/include \
   -DARMADILLO_LIBRARY=$DEPS/usr/lib/libarmadillo.so -DCatch2_DIR=$DEPS/usr/lib/cmake/Catch2 \
+  -DFORGE_PYTHON=${FORGE_GPU_PYTHON:-AUTO} -DPython_EXECUTABLE="$(command -v python3)" \
   > "$LOG/configure.log" 2>&1 || { tail -40 "$LOG/configure.log"; exit 1; }
 
 step "build"
@@ -50,6 +61,24 @@ if has test; then
   step "GPU tests, verbose"
   $B/forge/Tests/forge_gpu_tests -d yes > "$LOG/gpu-tests.log" 2>&1 || status=1
   grep -E "passed|failed|assertions" "$LOG/gpu-tests.log" | tail -3
+fi
+
+if has python; then
+  step "Python: GPU tests (CuPy, PyTorch) and Python against C++ on one Gdft"
+  grep -E "forge: Python" "$LOG/configure.log"
+  if [ -d $B/python/forge ]; then
+    PYTHONPATH=$B/python${PYTHONPATH:+:$PYTHONPATH} python3 -m pytest -v -rs -p no:cacheprovider -m gpu python/tests \
+      > "$LOG/python-gpu-tests.log" 2>&1 || status=1
+    tail -4 "$LOG/python-gpu-tests.log"
+    for lib in cupy torch; do
+      PYTHONPATH=$B/python${PYTHONPATH:+:$PYTHONPATH} python3 benchmarks/bench_python_gdft.py --library $lib \
+        > "$LOG/bench_python_gdft_$lib.txt" 2>&1 || status=1
+      cat "$LOG/bench_python_gdft_$lib.txt"
+    done
+  else
+    echo "the Python module was not built (configure.log says why)"
+    status=1
+  fi
 fi
 
 has sanitize && for tool in memcheck racecheck; do

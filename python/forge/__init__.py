@@ -1,0 +1,499 @@
+"""forge: iterative MRI reconstruction (field-corrected non-Cartesian SENSE) from Python.
+
+Operators map an image (``domain_size`` pixels, flattened with x fastest, i.e. the C order of an
+``(nz, ny, nx)`` array) to k-space data (``codomain_size`` samples)::
+
+    y = G @ x          # forward, also G.forward(x)
+    x = G.H @ y        # adjoint, also G.adjoint(y)
+    z = G.normal(x)    # G^H G x
+
+A vector is a 1-D array of the size, or a batch of shape ``(nbatch, size)``. Arrays are NumPy, CuPy,
+PyTorch or (host) JAX arrays of complex64 (operators built with ``dtype=numpy.float32``, the default)
+or complex128 (``dtype=numpy.float64``); they come in without copies (DLPack) and results are arrays of
+the same library: host arrays run on the CPU (OpenMP), CuPy arrays and CUDA tensors on the GPU, where
+the results stay. Units (docs/conventions.md): k-space in cycles per field of view (an N-point axis
+spans [-N/2, N/2)), pixel positions in FOV units (``(x - N/2) / N``), field maps in rad/s, sample times
+in seconds, shot phases in radians.
+"""
+
+import numpy as np
+
+from . import _arrays, _native
+from ._arrays import real_dtype
+
+__version__ = "0.1.0"
+
+ResidencyError = _native.ResidencyError
+CudaError = _native.CudaError
+
+__all__ = [
+    "LinearOperator",
+    "Gdft",
+    "GdftR2",
+    "Gnufft",
+    "Gfft",
+    "TimeSegmentation",
+    "SENSE",
+    "pcSENSE",
+    "QuadPenalty",
+    "TVPenalty",
+    "solve_pwls_pcg",
+    "density_compensation",
+    "image_coords",
+    "built_with_cuda",
+    "cuda_available",
+    "device_name",
+    "synchronize",
+    "transfer_stats",
+    "reset_transfer_stats",
+    "ResidencyError",
+    "CudaError",
+]
+
+_FORWARD, _ADJOINT, _NORMAL = 0, 1, 2
+
+
+def built_with_cuda():
+    """True when the C++ library was built with its CUDA path."""
+    return _native.built_with_cuda()
+
+
+def cuda_available():
+    """True when forge can use a CUDA device now."""
+    return _native.cuda_available()
+
+
+def device_name():
+    return _native.device_name()
+
+
+def synchronize():
+    """Waits until all GPU work forge queued has finished."""
+    _native.synchronize()
+
+
+def transfer_stats():
+    """Host/device copies of vector data forge made since the last reset (counts and bytes)."""
+    return _native.transfer_stats()
+
+
+def reset_transfer_stats():
+    _native.reset_transfer_stats()
+
+
+def _native_class(base, dtype):
+    return getattr(_native, f"{base}_{real_dtype(dtype).name}")
+
+
+class LinearOperator:
+    """A forge operator: ``G @ x`` forward, ``G.H @ y`` adjoint, ``G.normal(x)`` = G^H G x.
+
+    ``shape`` is ``(codomain_size, domain_size)``; ``dtype`` the real precision (float32 or float64),
+    and vectors are arrays of the matching complex dtype."""
+
+    def __init__(self, native, dtype):
+        self._native = native
+        self.dtype = real_dtype(dtype)
+        self.complex_dtype = _arrays.complex_dtype(dtype)
+
+    @property
+    def domain_size(self):
+        """Entries of one image vector (pixels)."""
+        return self._native.domain_size
+
+    @property
+    def codomain_size(self):
+        """Entries of one data vector (samples, all coils)."""
+        return self._native.codomain_size
+
+    @property
+    def shape(self):
+        return (self.codomain_size, self.domain_size)
+
+    @property
+    def name(self):
+        return self._native.name
+
+    def forward(self, x):
+        """G x for an image x of shape (domain_size,) or (nbatch, domain_size)."""
+        return self._apply(x, _FORWARD, "x")
+
+    def adjoint(self, y):
+        """G^H y for data y of shape (codomain_size,) or (nbatch, codomain_size)."""
+        return self._apply(y, _ADJOINT, "y")
+
+    def normal(self, x):
+        """G^H G x (an operator may compute it faster than adjoint after forward)."""
+        return self._apply(x, _NORMAL, "x")
+
+    def __matmul__(self, x):
+        return self.forward(x)
+
+    @property
+    def H(self):
+        """The adjoint operator: ``G.H @ y`` is ``G.adjoint(y)``."""
+        return _Adjoint(self)
+
+    def prepare_device(self):
+        """Uploads what the operator keeps for the GPU now rather than on its first GPU call."""
+        self._native.prepare_device()
+
+    def __repr__(self):
+        return (f"forge.{type(self).__name__}({self.name}: {self.domain_size} -> {self.codomain_size}, "
+                f"{self.dtype.name})")
+
+    def _apply(self, v, mode, arg):
+        n_in = self.codomain_size if mode == _ADJOINT else self.domain_size
+        n_out = self.codomain_size if mode == _FORWARD else self.domain_size
+        what = ("codomain_size (data entries)" if mode == _ADJOINT else "domain_size (pixels)")
+        where = f"{type(self).__name__}.{('forward', 'adjoint', 'normal')[mode]}"
+        vec = _arrays.Vector(v, arg, where, n_in, self.complex_dtype, what)
+        out = vec.empty(n_out, self.complex_dtype)
+        vec.before()
+        self._native.apply(vec.array, out, vec.nbatch, mode)
+        vec.after()
+        return vec.result(out)
+
+
+class _Adjoint:
+    """G^H as an operator: ``G.H @ y``."""
+
+    def __init__(self, op):
+        self._op = op
+
+    def __matmul__(self, y):
+        return self._op.adjoint(y)
+
+    def forward(self, y):
+        return self._op.adjoint(y)
+
+    def adjoint(self, x):
+        return self._op.forward(x)
+
+    @property
+    def H(self):
+        return self._op
+
+    @property
+    def shape(self):
+        return (self._op.domain_size, self._op.codomain_size)
+
+    def __repr__(self):
+        return f"{self._op!r}.H"
+
+
+def _zeros_or(values, n, dtype):
+    return np.zeros(n, dtype) if values is None else values
+
+
+def image_coords(nx, ny, nz=1, dtype=np.float32):
+    """Pixel positions (ix, iy, iz) in FOV units of an nx x ny x nz grid, x fastest: ``(x - nx/2) / nx``
+    (0 along an axis of length 1), as Gfft and Gnufft place their pixels."""
+    d = real_dtype(dtype)
+    z, y, x = np.meshgrid(np.arange(nz), np.arange(ny), np.arange(nx), indexing="ij")
+
+    def pos(i, n):
+        return ((i - n // 2) / n if n > 1 else np.zeros_like(i, dtype=float)).reshape(-1).astype(d)
+
+    return pos(x, nx), pos(y, ny), pos(z, nz)
+
+
+class Gdft(LinearOperator):
+    """Exact field-corrected non-uniform DFT::
+
+        s_j = sum_k m_k exp(-i (2 pi (kx_j ix_k + ky_j iy_k + kz_j iz_k) + field_map_k t_j))
+
+    kx, ky, kz: k-space samples in cycles/FOV (n1 each; kz defaults to zeros for 2-D);
+    ix, iy, iz: pixel positions in FOV units (n2 each; iz defaults to zeros), e.g. from image_coords();
+    field_map: rad/s per pixel (default zeros); t: sample times in seconds (default zeros);
+    dtype: numpy.float32 (GPU path on CUDA builds) or numpy.float64."""
+
+    def __init__(self, kx, ky, kz=None, *, ix, iy, iz=None, field_map=None, t=None, dtype=np.float32):
+        self._init("Gdft", kx, ky, kz, ix, iy, iz, field_map, t, dtype)
+
+    def _init(self, base, kx, ky, kz, ix, iy, iz, field_map, t, dtype, extra=()):
+        where = base
+        d = real_dtype(dtype)
+        kx = _arrays.host_real(kx, "kx", where, d)
+        ix = _arrays.host_real(ix, "ix", where, d)
+        n1, n2 = kx.size, ix.size
+        ky = _arrays.host_real(ky, "ky", where, d, n1, "the length of kx")
+        kz = _arrays.host_real(_zeros_or(kz, n1, d), "kz", where, d, n1, "the length of kx")
+        t = _arrays.host_real(_zeros_or(t, n1, d), "t", where, d, n1, "the length of kx")
+        iy = _arrays.host_real(iy, "iy", where, d, n2, "the length of ix")
+        iz = _arrays.host_real(_zeros_or(iz, n2, d), "iz", where, d, n2, "the length of ix")
+        fm = _arrays.host_real(_zeros_or(field_map, n2, d), "field_map", where, d, n2, "the length of ix")
+        native = _native_class(base, d)(kx, ky, kz, ix, iy, iz, fm, t, *extra)
+        LinearOperator.__init__(self, native, d)
+
+    @property
+    def gpu_enabled(self):
+        """True when CUDA arrays run on the operator's GPU plan (float32, CUDA build, device present)."""
+        return self._native.gpu_enabled()
+
+
+class GdftR2(Gdft):
+    """Gdft with the sinc factor of the field map's gradients (R2* / intra-voxel dephasing), computed by
+    forge from ``field_map`` on the nx x ny x nz grid (x fastest; nx*ny*nz = number of pixels).
+    Arguments and units as Gdft."""
+
+    def __init__(self, kx, ky, kz=None, *, ix, iy, iz=None, field_map=None, t=None, nx, ny, nz=1,
+                 dtype=np.float32):
+        self._init("GdftR2", kx, ky, kz, ix, iy, iz, field_map, t, dtype, (int(nx), int(ny), int(nz)))
+
+
+class Gnufft(LinearOperator):
+    """Non-uniform FFT (Kaiser-Bessel gridding) on an nx x ny x nz image (x fastest; nz = 1 for 2-D),
+    approximating the field-free Gdft. kx, ky, kz in cycles/FOV, each in [-N/2, N/2) for its axis;
+    ``oversampling`` is the grid factor (>= 1.25), ``kernel_width`` the kernel width in grid cells."""
+
+    def __init__(self, kx, ky, kz=None, *, nx, ny, nz=1, oversampling=2.0, kernel_width=5, dtype=np.float32):
+        d = real_dtype(dtype)
+        kx = _arrays.host_real(kx, "kx", "Gnufft", d)
+        n1 = kx.size
+        ky = _arrays.host_real(ky, "ky", "Gnufft", d, n1, "the length of kx")
+        kz = _arrays.host_real(_zeros_or(kz, n1, d), "kz", "Gnufft", d, n1, "the length of kx")
+        native = _native_class("Gnufft", d)(int(nx), int(ny), int(nz), kx, ky, kz, float(oversampling),
+                                            int(kernel_width))
+        LinearOperator.__init__(self, native, d)
+
+
+class Gfft(LinearOperator):
+    """Centred Cartesian FFT of an nx x ny x nz image (x fastest), unnormalised: the Cartesian case of Gdft
+    (k = x - nx/2 cycles/FOV), so ``G.H @ (G @ x) = nx*ny*nz * x``."""
+
+    def __init__(self, nx, ny, nz=1, *, dtype=np.float32):
+        d = real_dtype(dtype)
+        LinearOperator.__init__(self, _native_class("Gfft", d)(int(nx), int(ny), int(nz)), d)
+
+
+def _interp_flag(interpolator, where):
+    names = {"hanning": 0, "minmax": 1}
+    if interpolator not in names:
+        raise ValueError(f"{where}: interpolator must be 'hanning' or 'minmax', got {interpolator!r}")
+    return names[interpolator]
+
+
+def _require_operator(G, dtype, where, arg="G"):
+    if not isinstance(G, LinearOperator):
+        raise TypeError(f"{where}: {arg} must be a forge operator (Gdft, Gnufft, ...), got {type(G).__name__}")
+    if dtype is not None and G.dtype != dtype:
+        raise TypeError(f"{where}: {arg} is {G.dtype.name}, expected {dtype.name}")
+
+
+class TimeSegmentation(LinearOperator):
+    """Field-map correction by time segmentation around a field-free operator G (Gnufft, Gfft, ...):
+    approximates Gdft(..., field_map, t) with ``segments`` + 1 applications of G per transform.
+    field_map: rad/s per pixel of G; t: seconds per sample of G; interpolator 'hanning' or 'minmax'."""
+
+    def __init__(self, G, field_map, t, segments, *, interpolator="hanning"):
+        where = "TimeSegmentation"
+        _require_operator(G, None, where)
+        d = G.dtype
+        fm = _arrays.host_real(field_map, "field_map", where, d, G.domain_size, "G.domain_size")
+        t = _arrays.host_real(t, "t", where, d, G.codomain_size, "G.codomain_size")
+        native = _native_class("TimeSegmentation", d)(G._native, fm, t, int(segments),
+                                                      _interp_flag(interpolator, where))
+        self.encoding_operator = G
+        LinearOperator.__init__(self, native, d)
+
+    @property
+    def segments(self):
+        return self._native.segments
+
+    @staticmethod
+    def choose_segments(field_map, t, target_error, *, interpolator="minmax", max_segments=64, dtype=np.float32):
+        """Smallest number of segments whose estimated RMS error is below target_error:
+        returns (segments, rms_error, max_error)."""
+        where = "TimeSegmentation.choose_segments"
+        d = real_dtype(dtype)
+        fm = _arrays.host_real(field_map, "field_map", where, d)
+        t = _arrays.host_real(t, "t", where, d)
+        return _native_class("TimeSegmentation", d).choose_segments(
+            fm, t, float(target_error), _interp_flag(interpolator, where), int(max_segments))
+
+
+class SENSE(LinearOperator):
+    """Multi-coil SENSE around a single-coil operator G: y_c = G (S_c * x), data coil-major
+    (coil c's samples at [c*n1, (c+1)*n1)). maps: complex sensitivities of shape (n_coils, n2)."""
+
+    def __init__(self, G, maps, n_coils=None):
+        where = "SENSE"
+        _require_operator(G, None, where)
+        d = G.dtype
+        m = _arrays.host_complex(maps, "maps", where, d)
+        n2 = G.domain_size
+        if m.ndim == 2 and m.shape[1] == n2 and (n_coils is None or n_coils == m.shape[0]):
+            n_coils = m.shape[0]
+        elif m.ndim != 1 or n_coils is None or m.size != n2 * n_coils:
+            raise ValueError(f"{where}: maps has shape {m.shape}, expected (n_coils, {n2}) with {n2} = "
+                             f"G.domain_size (or a flat array of n_coils * {n2} entries with n_coils given)")
+        native = _native_class("SENSE", d)(G._native, m.reshape(-1), int(n_coils))
+        self.encoding_operator = G
+        LinearOperator.__init__(self, native, d)
+
+    @property
+    def n_coils(self):
+        return self._native.n_coils
+
+
+class pcSENSE(LinearOperator):
+    """Phase-corrected multi-shot SENSE with an exact field-corrected DFT per shot.
+
+    kx, ky, kz (cycles/FOV) and t (seconds): arrays of shape (n_shots, samples_per_shot);
+    ix, iy, iz: pixel positions in FOV units and field_map (rad/s): n2 each;
+    maps: complex (n_coils, n2); shot_phases: radians, (n_shots, n2).
+    Data order: coil-major, then shot: y[(c*n_shots + s)*samples_per_shot + j]."""
+
+    def __init__(self, kx, ky, kz=None, *, t=None, ix, iy, iz=None, field_map=None, maps, shot_phases,
+                 dtype=np.float32):
+        where = "pcSENSE"
+        d = real_dtype(dtype)
+        kx = _arrays.host_real(kx, "kx", where, d, ndim=2)
+        shape = kx.shape
+
+        def shot_array(v, name):
+            a = _arrays.host_real(np.zeros(shape, d) if v is None else v, name, where, d, ndim=2)
+            if a.shape != shape:
+                raise ValueError(f"{where}: {name} has shape {a.shape}, expected {shape} (the shape of kx: "
+                                 f"n_shots x samples_per_shot)")
+            return a
+
+        ky, kz, t = shot_array(ky, "ky"), shot_array(kz, "kz"), shot_array(t, "t")
+        ix = _arrays.host_real(ix, "ix", where, d)
+        n2 = ix.size
+        iy = _arrays.host_real(iy, "iy", where, d, n2, "the length of ix")
+        iz = _arrays.host_real(_zeros_or(iz, n2, d), "iz", where, d, n2, "the length of ix")
+        fm = _arrays.host_real(_zeros_or(field_map, n2, d), "field_map", where, d, n2, "the length of ix")
+        m = _arrays.host_complex(maps, "maps", where, d)
+        if m.ndim != 2 or m.shape[1] != n2:
+            raise ValueError(f"{where}: maps has shape {m.shape}, expected (n_coils, {n2}) with {n2} = the "
+                             f"length of ix")
+        ph = _arrays.host_real(shot_phases, "shot_phases", where, d, ndim=2)
+        if ph.shape != (shape[0], n2):
+            raise ValueError(f"{where}: shot_phases has shape {ph.shape}, expected (n_shots, n2) = "
+                             f"{(shape[0], n2)}")
+        native = _native_class("pcSENSE", d)(kx, ky, kz, t, ix, iy, iz, fm, m.reshape(-1), ph, m.shape[0])
+        LinearOperator.__init__(self, native, d)
+
+    @property
+    def n_coils(self):
+        return self._native.n_coils
+
+    @property
+    def n_shots(self):
+        return self._native.n_shots
+
+
+# ToeplitzNormal (forge/Operators/ToeplitzNormal.h: G^H W G by Toeplitz embedding) takes its place here
+# as a LinearOperator subclass once the C++ operator is part of the library.
+
+
+class _Penalty:
+    """Roughness penalty R(x) over first differences of an nx x ny x nz image (x fastest)."""
+
+    def __init__(self, native, dtype, n):
+        self._native = native
+        self.dtype = real_dtype(dtype)
+        self.complex_dtype = _arrays.complex_dtype(dtype)
+        self.n_pixels = n
+
+    def _vec(self, x, arg, where):
+        return _arrays.Vector(x, arg, where, self.n_pixels, self.complex_dtype, "nx*ny*nz (pixels)",
+                              allow_batch=False)
+
+    def penalty(self, x):
+        """R(x), a float."""
+        v = self._vec(x, "x", f"{type(self).__name__}.penalty")
+        v.before()
+        return self._native.penalty(v.array)
+
+    def gradient(self, x):
+        """dR/dRe(x) + i dR/dIm(x), an array of the library of x."""
+        v = self._vec(x, "x", f"{type(self).__name__}.gradient")
+        out = v.empty(self.n_pixels, self.complex_dtype)
+        v.before()
+        self._native.gradient(v.array, out)
+        v.after()
+        return v.result(out)
+
+    def denom(self, d, x):
+        """Curvature of R along the direction d at x (the PCG step divides by it)."""
+        where = f"{type(self).__name__}.denom"
+        vd, vx = self._vec(d, "d", where), self._vec(x, "x", where)
+        vx.before()
+        return self._native.denom(vd.array, vx.array)
+
+
+class QuadPenalty(_Penalty):
+    """R(x) = beta/2 ||C x||^2, C the first differences along each axis longer than 1."""
+
+    def __init__(self, nx, ny=1, nz=1, *, beta, dtype=np.float32):
+        d = real_dtype(dtype)
+        _Penalty.__init__(self, _native_class("QuadPenalty", d)(int(nx), int(ny), int(nz), float(beta)), d,
+                          int(nx) * int(ny) * int(nz))
+
+
+class TVPenalty(_Penalty):
+    """Smooth total variation R(x) = beta sum delta^2 (sqrt(1 + |C x|^2/delta^2) - 1); delta in image units."""
+
+    def __init__(self, nx, ny=1, nz=1, *, beta, delta, dtype=np.float32):
+        d = real_dtype(dtype)
+        _Penalty.__init__(self, _native_class("TVPenalty", d)(int(nx), int(ny), int(nz), float(beta),
+                                                              float(delta)), d, int(nx) * int(ny) * int(nz))
+
+
+def solve_pwls_pcg(G, y, *, x0=None, weights=None, penalty=None, niter=10, tolerance=0.0, callback=None,
+                   return_info=False):
+    """Penalized weighted least squares by conjugate gradients:
+    argmin_x ||W^(1/2) (y - G x)||^2 + R(x).
+
+    G: a forge operator; y: data (codomain_size,); x0: initial image (default zeros); weights: real, non-negative,
+    one per sample (default ones); penalty: QuadPenalty or TVPenalty (default none); niter: iterations;
+    tolerance: stop when ||gradient|| <= tolerance * ||initial gradient|| (0: run all); callback(info) is
+    called after each iteration with a dict (iteration, cost, gradient_norm, step, elapsed_s).
+    All arrays live in one place: on the host, or on the GPU (CuPy or PyTorch), where the solve then runs
+    without host copies. Returns x (and a dict of iterations, converged, gradient norms and elapsed_s with
+    return_info=True)."""
+    where = "solve_pwls_pcg"
+    _require_operator(G, None, where)
+    d, cd = G.dtype, G.complex_dtype
+    vy = _arrays.Vector(y, "y", where, G.codomain_size, cd, "G.codomain_size", allow_batch=False)
+    if x0 is None:
+        x0 = _arrays.zeros_like_place(vy.lib, vy.array, (G.domain_size,), cd)
+    vx = _arrays.Vector(x0, "x0", where, G.domain_size, cd, "G.domain_size", allow_batch=False)
+    if weights is None:
+        weights = _arrays.ones_like_place(vy.lib, vy.array, (G.codomain_size,), d)
+    vw = _arrays.Vector(weights, "weights", where, G.codomain_size, d, "G.codomain_size", allow_batch=False)
+    if penalty is None:
+        penalty = QuadPenalty(G.domain_size, beta=0.0, dtype=d)
+    if not isinstance(penalty, _Penalty):
+        raise TypeError(f"{where}: penalty must be a forge QuadPenalty or TVPenalty, got {type(penalty).__name__}")
+    if penalty.dtype != d:
+        raise TypeError(f"{where}: penalty is {penalty.dtype.name} but G is {d.name}")
+    if penalty.n_pixels != G.domain_size:
+        raise ValueError(f"{where}: penalty covers {penalty.n_pixels} pixels, G.domain_size is {G.domain_size}")
+    if callback is not None and not callable(callback):
+        raise TypeError(f"{where}: callback must be callable")
+    out = vy.empty(G.domain_size, cd)
+    vy.before()
+    info = _native_class("solve_pwls_pcg", d)(vx.array, G._native, vw.array, vy.array, penalty._native, int(niter),
+                                              float(tolerance), callback, out)
+    vy.after()
+    x = vy.result(out)
+    return (x, info) if return_info else x
+
+
+def density_compensation(kx, ky, kz=None, *, nx, ny, nz=1, iterations=20, dtype=np.float32):
+    """Pipe-Menon density compensation weights for a trajectory (cycles/FOV, each axis in [-N/2, N/2)) on an
+    nx x ny x nz grid: a NumPy array of n1 real weights, normalised so that G^H diag(w) G ~ I for a fully
+    sampled field of view; a gridding reconstruction is then ``G.H @ (w * y)``."""
+    where = "density_compensation"
+    d = real_dtype(dtype)
+    kx = _arrays.host_real(kx, "kx", where, d)
+    n1 = kx.size
+    ky = _arrays.host_real(ky, "ky", where, d, n1, "the length of kx")
+    kz = _arrays.host_real(_zeros_or(kz, n1, d), "kz", where, d, n1, "the length of kx")
+    out = np.empty(n1, d)
+    _native_class("density_compensation", d)(int(nx), int(ny), int(nz), kx, ky, kz, int(iterations), out)
+    return out

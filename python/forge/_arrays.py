@@ -1,0 +1,233 @@
+"""Arrays at forge's Python boundary: which library an array belongs to, where it lives, checks of dtype,
+shape and contiguity with messages naming the argument, and outputs made by the input's own library.
+
+NumPy and JAX arrays on the host run on forge's CPU path; CuPy arrays and CUDA PyTorch tensors run on
+the GPU path and their results are arrays of the same library on the same device (no host round trip).
+forge queues its GPU work on streams that synchronise with CUDA's legacy default stream, which CuPy and
+PyTorch use unless told otherwise; when the caller's current stream is another one, forge synchronises
+before and after the call so that the ordering still holds.
+"""
+
+import numpy as np
+
+from . import _native
+
+_COMPLEX = {np.dtype(np.float32): np.dtype(np.complex64), np.dtype(np.float64): np.dtype(np.complex128)}
+
+
+def real_dtype(dtype):
+    """float32 or float64 as a numpy dtype; anything else is a ValueError."""
+    try:
+        d = np.dtype(dtype)
+    except TypeError:
+        d = None
+    if d not in _COMPLEX:
+        raise ValueError(f"dtype must be float32 or float64 (the operator's real precision), got {dtype!r}")
+    return d
+
+
+def complex_dtype(dtype):
+    return _COMPLEX[real_dtype(dtype)]
+
+
+def library_of(x, arg, where):
+    """'numpy', 'cupy', 'torch' or 'jax' for an array; TypeError for anything else."""
+    if isinstance(x, np.ndarray):
+        return "numpy"
+    root = type(x).__module__.split(".")[0]
+    if root in ("cupy", "torch"):
+        return root
+    if root in ("jax", "jaxlib"):
+        return "jax"
+    raise TypeError(
+        f"{where}: {arg} must be a NumPy, CuPy, PyTorch or JAX array, got {type(x).__module__}.{type(x).__name__}"
+    )
+
+
+def _dtype_name(lib, x):
+    if lib == "torch":
+        return str(x.dtype).replace("torch.", "")
+    return np.dtype(x.dtype).name
+
+
+def _is_c_contiguous(lib, x):
+    if lib == "torch":
+        return x.is_contiguous()
+    if lib == "jax":
+        return True
+    return bool(x.flags.c_contiguous)
+
+
+def _on_cuda(lib, x):
+    if lib == "cupy":
+        return True
+    if lib == "torch":
+        return x.device.type == "cuda"
+    if lib == "jax":
+        return any(d.platform != "cpu" for d in x.devices())
+    return False
+
+
+class Vector:
+    """One checked array argument: the array to hand to the C++ module, its library and batch size."""
+
+    def __init__(self, x, arg, where, n, dtype, size_name, allow_batch=True):
+        lib = library_of(x, arg, where)
+        if lib == "torch" and x.requires_grad:
+            x = x.detach()  # forge computes no gradients; detach() shares the memory
+        d = _dtype_name(lib, x)
+        if d != dtype.name:
+            fix = f".to(torch.{dtype.name})" if lib == "torch" else f".astype(numpy.{dtype.name})"
+            msg = f"{where}: {arg} has dtype {d}, expected {dtype.name}; convert it with {fix}"
+            other = {"complex64": "float32", "complex128": "float64"}.get(d)
+            if other and dtype.kind == "c":
+                msg += f" or build the operator with dtype=numpy.{other}"
+            raise TypeError(msg)
+        shape = tuple(int(s) for s in x.shape)
+        batch_ok = allow_batch and len(shape) == 2 and shape[1] == n
+        if not (shape == (n,) or batch_ok):
+            expect = f"({n},) or (nbatch, {n})" if allow_batch else f"({n},)"
+            raise ValueError(
+                f"{where}: {arg} has shape {shape}, expected {expect} with {n} = {size_name}; images are flattened "
+                f"with x fastest (C order of an (nz, ny, nx) array: image.reshape(-1))"
+            )
+        if not _is_c_contiguous(lib, x):
+            fix = "x.contiguous()" if lib == "torch" else f"{lib}.ascontiguousarray(x)"
+            raise ValueError(f"{where}: {arg} is not C-contiguous; pass {fix}")
+        self.cuda = _on_cuda(lib, x)
+        if self.cuda and lib in ("cupy", "torch"):
+            _require_current_device(lib, x, arg, where)
+        if lib == "jax":
+            if self.cuda:
+                raise TypeError(
+                    f"{where}: {arg} is a JAX array on a GPU; JAX arrays cannot be written in place, so pass a "
+                    f"CuPy or PyTorch view of it (cupy.from_dlpack(x) or torch.from_dlpack(x))"
+                )
+            x = np.asarray(x)  # the same host memory, read-only
+        self.lib = lib
+        self.array = x
+        self.nbatch = shape[0] if len(shape) == 2 else 1
+        self.batched = len(shape) == 2
+        self._stream_synced = False
+
+    def empty(self, n, dtype):
+        """An uninitialised output of n entries per vector (same batch), made by the input's library."""
+        shape = (self.nbatch, n) if self.batched else (n,)
+        return empty_like_place(self.lib, self.array, shape, dtype)
+
+    def before(self):
+        """Orders forge's work after the caller's current stream when that is not the legacy default."""
+        if self.cuda and not _on_default_stream(self.lib, self.array):
+            _sync_current_stream(self.lib, self.array)
+            self._stream_synced = True
+
+    def after(self):
+        if self._stream_synced:
+            _native.synchronize()
+
+    def result(self, out):
+        if self.lib == "jax":
+            import jax.numpy as jnp
+
+            return jnp.asarray(out)
+        return out
+
+
+def empty_like_place(lib, like, shape, dtype):
+    dtype = np.dtype(dtype)
+    if lib in ("numpy", "jax"):
+        return np.empty(shape, dtype)
+    if lib == "cupy":
+        import cupy
+
+        with cupy.cuda.Device(like.device.id):
+            return cupy.empty(shape, dtype)
+    import torch
+
+    return torch.empty(shape, dtype=getattr(torch, dtype.name), device=like.device)
+
+
+def zeros_like_place(lib, like, shape, dtype):
+    out = empty_like_place(lib, like, shape, dtype)
+    out[...] = 0
+    return out
+
+
+def ones_like_place(lib, like, shape, dtype):
+    out = empty_like_place(lib, like, shape, dtype)
+    out[...] = 1
+    return out
+
+
+def _require_current_device(lib, x, arg, where):
+    """forge runs on the current CUDA device: an array on another one is refused, not copied."""
+    if lib == "cupy":
+        import cupy
+
+        have, current = x.device.id, cupy.cuda.runtime.getDevice()
+        fix = f"with cupy.cuda.Device({have}):"
+    else:
+        import torch
+
+        have, current = x.device.index, torch.cuda.current_device()
+        fix = f"torch.cuda.set_device({have})"
+    if have != current:
+        raise ValueError(f"{where}: {arg} lives on CUDA device {have} but the current device is {current}; forge "
+                         f"runs on the current device (call forge inside {fix})")
+
+
+def _on_default_stream(lib, x):
+    if lib == "cupy":
+        import cupy
+
+        return cupy.cuda.get_current_stream().ptr == 0
+    if lib == "torch":
+        import torch
+
+        s = torch.cuda.current_stream(x.device)
+        return s.cuda_stream == 0
+    return True
+
+
+def _sync_current_stream(lib, x):
+    if lib == "cupy":
+        import cupy
+
+        cupy.cuda.get_current_stream().synchronize()
+    elif lib == "torch":
+        import torch
+
+        torch.cuda.current_stream(x.device).synchronize()
+
+
+def host_real(values, arg, where, dtype, n=None, size_name=None, ndim=1):
+    """Geometry (trajectories, coordinates, field maps, times) as a C-contiguous host array of dtype.
+
+    Geometry is copied into the operator once, at construction, so device arrays are accepted too and
+    brought to the host here."""
+    a = to_numpy(values, arg, where)
+    if a.dtype.kind not in "fiu":
+        raise TypeError(f"{where}: {arg} must be real numbers, got dtype {a.dtype}")
+    if a.ndim != ndim:
+        raise ValueError(f"{where}: {arg} must be a {ndim}-D array, got shape {a.shape}")
+    if n is not None and a.size != n:
+        raise ValueError(f"{where}: {arg} has {a.size} entries, expected {n} ({size_name})")
+    return np.ascontiguousarray(a, dtype=dtype)
+
+
+def host_complex(values, arg, where, dtype):
+    a = to_numpy(values, arg, where)
+    if a.dtype.kind not in "fiuc":
+        raise TypeError(f"{where}: {arg} must be numbers, got dtype {a.dtype}")
+    return np.ascontiguousarray(a, dtype=complex_dtype(dtype))
+
+
+def to_numpy(values, arg, where):
+    if isinstance(values, (list, tuple, int, float)):
+        return np.asarray(values)
+    lib = library_of(values, arg, where)
+    if lib == "cupy":
+        return values.get()
+    if lib == "torch":
+        return values.detach().cpu().numpy()
+    return np.asarray(values)

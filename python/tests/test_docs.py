@@ -1,0 +1,34 @@
+"""The Python examples of README.md and docs/python.md run as printed and print what they say."""
+
+import contextlib
+import io
+import pathlib
+import re
+
+import numpy as np
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def python_block(path, heading):
+    text = (ROOT / path).read_text()
+    section = text[text.index(heading):]
+    return re.search(r"```python\n(.*?)```", section, re.S).group(1)
+
+
+def run(code):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(code, "<example>", "exec"), {"__name__": "__example__"})
+    return out.getvalue()
+
+
+def test_readme_python_quick_start():
+    printed = float(run(python_block("README.md", "## Python quick start")))
+    assert printed == pytest.approx(1024, rel=1e-5)
+
+
+def test_docs_python_quick_start():
+    printed = float(run(python_block("docs/python.md", "## Quick start")))
+    assert printed < 0.02  # the page says about 0.013

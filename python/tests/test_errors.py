@@ -1,0 +1,87 @@
+"""Bad input gives ValueError (sizes, shapes, values) or TypeError (types, dtypes) naming the argument and
+what was expected; errors of the C++ library come through as the same Python exceptions."""
+
+import numpy as np
+import pytest
+
+import forge
+from reference import crandn, grid_problem
+
+
+@pytest.fixture
+def G(rng):
+    p = grid_problem(rng, n=8, n1=50)
+    return forge.Gdft(p["kx"], p["ky"], ix=p["ix"], iy=p["iy"], field_map=p["field_map"], t=p["t"])
+
+
+def test_wrong_length_names_the_expected_size(G):
+    with pytest.raises(ValueError, match=r"Gdft.forward: x has shape \(63,\), expected \(64,\) or \(nbatch, 64\)"):
+        G @ np.zeros(63, np.complex64)
+    with pytest.raises(ValueError, match=r"Gdft.adjoint: y has shape \(64,\), expected \(50,\)"):
+        G.H @ np.zeros(64, np.complex64)
+    with pytest.raises(ValueError, match=r"shape \(2, 3, 64\)"):
+        G @ np.zeros((2, 3, 64), np.complex64)
+
+
+def test_wrong_dtype_is_a_type_error_with_the_fix(G):
+    with pytest.raises(TypeError, match=r"x has dtype complex128, expected complex64.*dtype=numpy.float64"):
+        G @ np.zeros(64, np.complex128)
+    with pytest.raises(TypeError, match=r"x has dtype float32, expected complex64"):
+        G @ np.zeros(64, np.float32)
+    with pytest.raises(TypeError, match=r"x must be a NumPy, CuPy, PyTorch or JAX array, got builtins.list"):
+        G @ [0j] * 64
+
+
+def test_non_contiguous_input_is_refused(G):
+    x = np.zeros(128, np.complex64)[::2]
+    with pytest.raises(ValueError, match="not C-contiguous.*numpy.ascontiguousarray"):
+        G @ x
+
+
+def test_geometry_lengths_are_checked(rng):
+    p = grid_problem(rng, n=8, n1=50)
+    with pytest.raises(ValueError, match=r"Gdft: ky has 49 entries, expected 50 \(the length of kx\)"):
+        forge.Gdft(p["kx"], p["ky"][:49], ix=p["ix"], iy=p["iy"])
+    with pytest.raises(ValueError, match=r"Gdft: field_map has 10 entries, expected 64 \(the length of ix\)"):
+        forge.Gdft(p["kx"], p["ky"], ix=p["ix"], iy=p["iy"], field_map=np.zeros(10))
+    with pytest.raises(TypeError, match="kx must be real numbers"):
+        forge.Gdft(p["kx"] + 0j, p["ky"], ix=p["ix"], iy=p["iy"])
+    with pytest.raises(ValueError, match="dtype must be float32 or float64"):
+        forge.Gfft(8, 8, dtype=np.float16)
+
+
+def test_library_errors_arrive_as_value_errors():
+    # Raised by the C++ library (forge::invalid_argument): odd axis lengths are refused by the centred FFT.
+    with pytest.raises(ValueError, match="even"):
+        forge.Gfft(7, 8)
+    with pytest.raises(ValueError, match="beta"):
+        forge.QuadPenalty(8, 8, beta=-1.0)
+
+
+def test_sense_maps_and_solver_arguments(G, rng):
+    with pytest.raises(ValueError, match=r"SENSE: maps has shape \(3, 60\), expected \(n_coils, 64\)"):
+        forge.SENSE(G, np.ones((3, 60), np.complex64))
+    with pytest.raises(TypeError, match="G must be a forge operator"):
+        forge.SENSE(np.eye(3), np.ones((1, 64)))
+    y = crandn(rng, 50, dtype=np.complex64)
+    with pytest.raises(ValueError, match=r"solve_pwls_pcg: weights has shape \(49,\), expected \(50,\)"):
+        forge.solve_pwls_pcg(G, y, weights=np.ones(49, np.float32))
+    with pytest.raises(TypeError, match="solve_pwls_pcg: penalty is float64 but G is float32"):
+        forge.solve_pwls_pcg(G, y, penalty=forge.QuadPenalty(8, 8, beta=1.0, dtype=np.float64))
+    with pytest.raises(ValueError, match="W"):  # negative weights: refused by the C++ solver
+        forge.solve_pwls_pcg(G, y, weights=-np.ones(50, np.float32))
+
+
+def test_native_layer_checks_sizes_too(G):
+    # The extension checks again when called directly (a second line behind the Python layer).
+    with pytest.raises(ValueError, match="out has 3 entries"):
+        G._native.apply(np.zeros(64, np.complex64), np.zeros(3, np.complex64), 1, 0)
+
+
+def test_gpu_arrays_need_the_gpu_path():
+    if forge.cuda_available():
+        pytest.skip("a CUDA device is present: covered by test_gpu.py")
+    assert forge.cuda_available() is False
+    assert isinstance(forge.built_with_cuda(), bool)
+    stats = forge.transfer_stats()
+    assert set(stats) >= {"host_to_device_count", "device_to_host_count"}

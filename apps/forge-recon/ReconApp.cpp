@@ -192,6 +192,7 @@ EncodingOperator encoding_operator(const std::string& op) {
     if (op == "fft") return EncodingOperator::Fft;
     if (op == "nufft") return EncodingOperator::Nufft;
     if (op == "timeseg") return EncodingOperator::TimeSeg;
+    if (op == "toeplitz") return EncodingOperator::Toeplitz;
     return EncodingOperator::Dft;
 }
 
@@ -212,6 +213,7 @@ forge::recon::ReconSettings recon_settings(const Settings& S, Progress& prog) {
     forge::recon::ReconSettings R;
     R.op = encoding_operator(S.op);
     R.segments = S.segments;
+    R.toeplitzError = S.toeplitzError;
     R.penalty = S.penalty == "tv" ? forge::recon::PenaltyKind::TV : forge::recon::PenaltyKind::Quad;
     R.beta = S.beta;
     R.delta = S.delta;
@@ -240,7 +242,7 @@ void resolve_operator(ReconProblem& P, Settings& S) {
     const bool onGrid = P.fftGrid[0] > 0;
     if (S.op == "fft" && !onGrid)
         throw UsageError("--operator fft: the samples are not on the k-space grid of an FFT (neither the recon grid "
-                         "nor the encoded FOV's grid); use --operator dft, timeseg or nufft");
+                         "nor the encoded FOV's grid); use --operator dft, toeplitz, timeseg or nufft");
     if (S.op != "auto") return;
     const forge::recon::OperatorChoice c = forge::recon::choose_operator(P, S.iterations, S.gpu);
     S.op = forge::recon::operator_name(c.op);

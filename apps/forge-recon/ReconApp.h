@@ -34,9 +34,10 @@ struct Settings {
     std::string input;
     std::string output;
     bool demo = false;
-    std::string op = "auto";  // resolved to dft, fft, nufft or timeseg by resolve_operator()
-    std::string opReason;     // why auto chose it
-    int segments = 0;         // timeseg: L (0 = smallest L with estimated RMS error <= 1%)
+    std::string op = "auto";      // resolved to dft, fft, nufft or timeseg by resolve_operator()
+    std::string opReason;         // why auto chose it
+    int segments = 0;             // timeseg: L (0 = smallest L with estimated RMS error <= 1%); toeplitz: L
+    double toeplitzError = 1e-3;  // toeplitz: requested relative error of the normal operator (chooses L)
     std::string penalty = "quad";
     double beta = 1e-3;
     double delta = 0.05;

@@ -162,13 +162,20 @@ int main(int argc, char** argv) {
     app.add_option("--operator", S.op,
                    "encoding operator: auto (default: fft for samples on an FFT grid, else dft when cheap, else "
                    "timeseg), fft (Cartesian: exact at FFT cost; time-segmented field correction), dft (exact, "
-                   "field-corrected), nufft (no field correction) or timeseg (NUFFT with time-segmented field "
-                   "correction)")
-        ->check(CLI::IsMember({"auto", "fft", "dft", "nufft", "timeseg"}));
+                   "field-corrected), nufft (no field correction), timeseg (NUFFT with time-segmented field "
+                   "correction) or toeplitz (the exact DFT once for G^H y, then every iteration by FFTs on a 2x "
+                   "grid with exact, time-segmented kernels: docs/toeplitz.md)")
+        ->check(CLI::IsMember({"auto", "fft", "dft", "nufft", "timeseg", "toeplitz"}));
     app.add_option("-L,--segments", S.segments,
-                   "timeseg, and fft with a field map: number of time segments L (default: the smallest L with "
-                   "an estimated RMS error of at most 1%)")
+                   "timeseg, toeplitz, and fft with a field map: number of time segments L (default: timeseg and "
+                   "fft the smallest L with an estimated RMS error of at most 1%, toeplitz the L for "
+                   "--toeplitz-error)")
         ->check(CLI::Range(0, 256));
+    app.add_option("--toeplitz-error", S.toeplitzError,
+                   "toeplitz with a field map: relative error of the normal operator against the exact one that "
+                   "chooses L (default 1e-3; smaller costs more kernels: (L+1)(L+2)/2 of 8 bytes per cell of the "
+                   "2x grid)")
+        ->check(CLI::Range(1e-6, 0.5));
     app.add_option("--penalty", S.penalty, "regulariser: quad (Tikhonov on finite differences) or tv")
         ->check(CLI::IsMember({"quad", "tv"}));
     app.add_option("--beta", S.beta, "penalty weight, relative to the data term's curvature (default 1e-3)")

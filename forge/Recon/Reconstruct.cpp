@@ -12,6 +12,7 @@
 #include "forge/Operators/Gnufft.h"
 #include "forge/Operators/SENSE.h"
 #include "forge/Operators/TimeSegmentation.h"
+#include "forge/Operators/ToeplitzNormal.h"
 #include "forge/Penalties/QuadPenalty.h"
 #include "forge/Penalties/TVPenalty.h"
 #include "forge/Solvers/reconSolve.hpp"
@@ -25,23 +26,46 @@ const char* operator_name(EncodingOperator op) {
         case EncodingOperator::Fft: return "fft";
         case EncodingOperator::Nufft: return "nufft";
         case EncodingOperator::TimeSeg: return "timeseg";
+        case EncodingOperator::Toeplitz: return "toeplitz";
     }
     return "?";
 }
 
 namespace {
 
+// normal: A's normal() is fast (the Toeplitz path): the right-hand side A^H y once with the exact operator, then
+// solve_pwls_pcg_normal, one A.normal() per iteration. Otherwise reconSolve (A and A^H per iteration).
 template <typename Op>
-arma::cx_fvec solve(const Op& A, const arma::cx_fvec& y, const Robject<float>& R, const ReconSettings& S,
-                    const std::string& label) {
-    ReconOptions<float> opts;
-    opts.device = S.gpu ? ReconDevice::GPU : ReconDevice::Host;
-    opts.pcg.tolerance = static_cast<float>(S.tolerance);
+arma::cx_fvec solve(const std::shared_ptr<const Op>& A, const arma::cx_fvec& y, const Robject<float>& R,
+                    const ReconSettings& S, const std::string& label, bool normal) {
     SolverReport rep;
-    opts.report = &rep;
     const std::size_t niter = static_cast<std::size_t>(S.iterations);
-    if (S.on_iteration) opts.pcg.callback = [&](const PcgIterationInfo& i) { S.on_iteration(label, i, niter); };
-    arma::cx_fvec x = reconSolve<float>(y, A, R, niter, opts);
+    PcgOptions<float> pcg;
+    pcg.tolerance = static_cast<float>(S.tolerance);
+    if (S.on_iteration) pcg.callback = [&](const PcgIterationInfo& i) { S.on_iteration(label, i, niter); };
+    arma::cx_fvec x;
+    if (!normal) {
+        ReconOptions<float> opts;
+        opts.device = S.gpu ? ReconDevice::GPU : ReconDevice::Host;
+        opts.pcg = pcg;
+        opts.report = &rep;
+        x = reconSolve<float>(y, *A, R, niter, opts);
+    } else {
+        using V = forgeCol<forgeComplex<float>>;
+        V fy(y), x0(arma::cx_fvec(A->n2(), arma::fill::zeros));
+        if (S.gpu) {
+            if (!device::available())
+                throw cuda_error("reconstruct: the GPU was requested but no CUDA device is usable");
+            fy.putOnGPU();
+            x0.putOnGPU();
+            A->prepare_device();
+        }
+        const V b = A->adjoint(fy);
+        const NormalOf<float> N(A);
+        V fx = solve_pwls_pcg_normal<float>(x0, N, b, R, niter, pcg, &rep);
+        if (fx.on_gpu()) fx.getFromGPU();
+        x = fx.getArma();
+    }
     if (S.on_solve_end) S.on_solve_end(label, rep, niter);
     return x;
 }
@@ -62,29 +86,30 @@ double image_scale(const Op& A, const arma::cx_fvec& y, double curvature) {
     return curvature > 0 ? double(arma::max(arma::abs(back))) / curvature : 1.0;
 }
 
-// One frame: SENSE when maps are there, otherwise coil by coil with root-sum-of-squares.
+// One frame: SENSE when maps are there, otherwise coil by coil with root-sum-of-squares. normal: solve on G's fast
+// normal() (see solve()).
 template <typename Enc>
-arma::cx_fvec recon_frame(const ReconProblem& P, const ReconFrame& fr, const Enc& G, const ReconSettings& S,
-                          const std::string& label) {
+arma::cx_fvec recon_frame(const ReconProblem& P, const ReconFrame& fr, std::shared_ptr<const Enc> G,
+                          const ReconSettings& S, const std::string& label, bool normal = false) {
     const std::size_t n1 = fr.kx.n_elem, n2 = P.n2();
     const bool tv = S.penalty == PenaltyKind::TV;
     if (!P.smaps.empty()) {
         const arma::cx_fvec& maps = P.smaps[fr.slice];
-        SENSE<float, Enc> E(G, maps, P.nc);
+        auto E = std::make_shared<const SENSE<float, Enc>>(G, maps, P.nc);
         double energy = 0;
         for (std::size_t i = 0; i < maps.n_elem; ++i) energy += std::norm(maps[i]);
         const double curvature = double(n1) * energy / double(n2);
-        const double scale = tv ? image_scale(E, fr.y, curvature) : 1.0;
+        const double scale = tv ? image_scale(*E, fr.y, curvature) : 1.0;
         auto R = make_penalty(P, S, curvature, scale);
-        return solve(E, fr.y, *R, S, label);
+        return solve(E, fr.y, *R, S, label, normal);
     }
     arma::fvec sos(n2, arma::fill::zeros);
     for (std::size_t c = 0; c < P.nc; ++c) {
         arma::cx_fvec yc = fr.y.subvec(c * n1, (c + 1) * n1 - 1);
         const double curvature = double(n1);
-        const double scale = tv ? image_scale(G, yc, curvature) : 1.0;
+        const double scale = tv ? image_scale(*G, yc, curvature) : 1.0;
         auto R = make_penalty(P, S, curvature, scale);
-        arma::cx_fvec xc = solve(G, yc, *R, S, label + " coil " + std::to_string(c + 1));
+        arma::cx_fvec xc = solve(G, yc, *R, S, label + " coil " + std::to_string(c + 1), normal);
         sos += arma::square(arma::abs(xc));
     }
     return arma::conv_to<arma::cx_fvec>::from(arma::sqrt(sos));
@@ -98,7 +123,7 @@ arma::cx_fvec recon_time_segmented(const ReconProblem& P, const ReconFrame& fr, 
     const arma::fvec& fmap = P.fieldmap[fr.slice];
     uword L = static_cast<uword>(S.segments);
     if (L == 0) L = TS::choose_segments(fmap, fr.t, 0.01, TSInterp::MinMax, 64).L;
-    TS T(G, fmap, fr.t, L, TSInterp::MinMax);
+    auto T = std::make_shared<const TS>(G, fmap, fr.t, L, TSInterp::MinMax);
     return recon_frame(P, fr, T, S, label + " (L=" + std::to_string(L) + ")");
 }
 
@@ -113,23 +138,37 @@ arma::cx_fvec recon_one(const ReconProblem& P, const ReconFrame& fr, bool fieldC
                     "reconstruct: EncodingOperator::Fft needs the problem's fftGrid (fft_grid() found "
                     "no FFT grid holding every sample)");
             GfftSampled<float> G(P.Nx, P.Ny, P.Nz, P.fftGrid[0], P.fftGrid[1], P.fftGrid[2], fr.kx, fr.ky, fr.kz);
-            if (!correct) return recon_frame(P, fr, G, S, label);
+            if (!correct) return recon_frame(P, fr, share(G), S, label);
             return recon_time_segmented(P, fr, G, S, label);
         }
         case EncodingOperator::Nufft: {
             Gnufft<float> G(n1, P.Nx, P.Ny, P.Nz, fr.kx, fr.ky, fr.kz);
-            return recon_frame(P, fr, G, S, label);
+            return recon_frame(P, fr, share(G), S, label);
         }
         case EncodingOperator::TimeSeg: {
             Gnufft<float> G(n1, P.Nx, P.Ny, P.Nz, fr.kx, fr.ky, fr.kz);
-            if (!correct) return recon_frame(P, fr, G, S, label);
+            if (!correct) return recon_frame(P, fr, share(G), S, label);
             return recon_time_segmented(P, fr, G, S, label);
         }
-        case EncodingOperator::Dft: break;
+        case EncodingOperator::Dft:
+        case EncodingOperator::Toeplitz: break;
     }
     arma::fvec fm = correct ? P.fieldmap[fr.slice] : arma::fvec(n2, arma::fill::zeros);
-    Gdft<float> G(n1, n2, fr.kx, fr.ky, fr.kz, P.ix, P.iy, P.iz, fm, fr.t);
-    return recon_frame(P, fr, G, S, label);
+    auto G = std::make_shared<const Gdft<float>>(n1, n2, fr.kx, fr.ky, fr.kz, P.ix, P.iy, P.iz, fm, fr.t);
+    if (S.op == EncodingOperator::Dft) return recon_frame(P, fr, G, S, label);
+    // Toeplitz: G's normal by FFTs on the 2x grid (P.ix etc. are the grid ToeplitzNormal assumes), G exact for
+    // the right-hand side. Unit weights, as reconSolve's.
+    std::shared_ptr<ToeplitzNormal<float>> T;
+    std::string segments;
+    if (correct) {
+        const uword L =
+            S.segments > 0 ? uword(S.segments) : ToeplitzNormal<float>::choose_segments(fm, fr.t, S.toeplitzError);
+        T = std::make_shared<ToeplitzNormal<float>>(P.Nx, P.Ny, P.Nz, fr.kx, fr.ky, fr.kz, arma::fvec(), fm, fr.t, L);
+        segments = " (L=" + std::to_string(L) + ")";
+    } else {
+        T = std::make_shared<ToeplitzNormal<float>>(P.Nx, P.Ny, P.Nz, fr.kx, fr.ky, fr.kz, arma::fvec());
+    }
+    return recon_frame<LinearOperator<float>>(P, fr, with_normal<float>(G, T), S, label + segments, true);
 }
 
 }  // namespace
@@ -195,6 +234,19 @@ double estimate_seconds(const ReconProblem& P, const ReconSettings& S, EncodingO
     const double fftRate = S.gpu ? 2e11 : 1e9;  // 5 N log2 N FFT flops (and gridding work) per second
     if (op == EncodingOperator::Dft) return dft_cost(P, S.iterations) / dftRate;
     const double dims = P.Nz > 1 ? 3 : 2;
+    if (op == EncodingOperator::Toeplitz) {
+        // Kernels: about half the (L+1)(L+2)/2 pairs as adjoint DFTs on the 2^d n2 cells; the right-hand side
+        // one exact adjoint of every coil; per iteration 2 (L+1) FFTs of the padded grid per coil.
+        const double segs = fieldCorrection && !P.fieldmap.empty() ? (S.segments > 0 ? S.segments + 1 : 7) : 1;
+        const double padded = double(P.n2()) * std::pow(2.0, dims);
+        double t = 0;
+        for (const auto& fr : P.frames) {
+            const double n1 = double(fr.kx.n_elem);
+            t += (std::max(1.0, segs * (segs + 1) / 4) * n1 * padded + n1 * double(P.n2()) * double(P.nc)) / dftRate;
+            t += double(S.iterations) * double(P.nc) * 2 * segs * 5 * padded * std::log2(padded) / fftRate;
+        }
+        return t;
+    }
     double perIter = 0;
     for (const auto& fr : P.frames) {
         const double n1 = double(fr.kx.n_elem);

@@ -19,15 +19,18 @@ namespace recon {
 
 // Encoding operator: Dft (exact, field-corrected Gdft), Fft (GfftSampled: the exact model for samples on
 // an FFT grid; time-segmented field correction), Nufft (Gnufft, no field correction), TimeSeg (Gnufft with
-// time-segmented field correction).
-enum class EncodingOperator { Dft, Fft, Nufft, TimeSeg };
+// time-segmented field correction), Toeplitz (the exact Gdft for G^H y, then iterations on its normal operator
+// by FFTs on a 2x grid: ToeplitzNormal, time-segmented with a field map).
+enum class EncodingOperator { Dft, Fft, Nufft, TimeSeg, Toeplitz };
 enum class PenaltyKind { Quad, TV };
 
-const char* operator_name(EncodingOperator op);  // "dft", "fft", "nufft", "timeseg"
+const char* operator_name(EncodingOperator op);  // "dft", "fft", "nufft", "timeseg", "toeplitz"
 
 struct ReconSettings {
     EncodingOperator op = EncodingOperator::Dft;
-    int segments = 0;  // Fft/TimeSeg with a field map: L (0 = smallest L with estimated RMS error <= 1%)
+    int segments = 0;             // Fft/TimeSeg with a field map: L (0 = smallest L with estimated RMS error <= 1%);
+                                  // Toeplitz: L (0 = chosen for toeplitzError)
+    double toeplitzError = 1e-3;  // Toeplitz with a field map: relative error of the normal operator
     PenaltyKind penalty = PenaltyKind::Quad;
     double beta = 1e-3;   // relative to the data term's curvature
     double delta = 0.05;  // TV: relative to the image scale

@@ -61,3 +61,18 @@ rc=$?
 grep -q 'not on the k-space grid of an FFT' "$W/sf.stderr" || { cat "$W/sf.stderr"; fail "no clear error for fft on spiral data"; }
 [ -e "$W/spiral_fft.nii" ] && fail "--operator fft on spiral data left an output"
 echo "ok  spiral: auto = dft, --operator fft refused"
+
+# spiral with --operator toeplitz: the exact DFT's image (normal operator error 1e-3 by default), L chosen and
+# printed, -L forces it
+run spiral_toep "$W/demo.h5" --operator toeplitz
+grep -q 'recon (L=[0-9]*): iteration 1/' "$W/spiral_toep.stderr" || { cat "$W/spiral_toep.stderr"; fail "toeplitz did not report its L"; }
+s=$(nrmses spiral); t=$(nrmses spiral_toep)
+[ -n "$s" ] && [ -n "$t" ] || fail "no NRMSE printed for the spiral runs"
+paste <(nrmses spiral) <(nrmses spiral_toep) >"$W/toep.pairs"
+while read -r f g; do
+    awk -v a="$f" -v b="$g" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 0.01 * a) }' \
+        || fail "toeplitz NRMSE $g is not within 1% of the DFT's $f"
+done <"$W/toep.pairs"
+run spiral_toep3 "$W/demo.h5" --operator toeplitz -L 3
+grep -q 'recon (L=3): iteration 1/' "$W/spiral_toep3.stderr" || fail "-L 3 not used by toeplitz"
+echo "ok  spiral: toeplitz NRMSE $(tr '\n\t' '  ' <"$W/toep.pairs")(dft, toeplitz), -L forces L"

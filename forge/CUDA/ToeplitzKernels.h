@@ -4,6 +4,7 @@
 // zero are stored, as a list (pairs[2p] = l, pairs[2p+1] = m); K(m, l) = conj(K(l, m)) elementwise, and a
 // diagonal kernel K(l, l) enters by its real part (the Fourier transform of a Hermitian convolution), so the
 // operator is Hermitian to rounding. mix_at is the one expression the host loop and the CUDA kernel use.
+// toeplitz_expand_axis builds the kernels of a trajectory that is Cartesian along one axis from its slabs.
 #include "forge/Core/Config.h"
 #include "forge/Core/forgeComplex.h"
 
@@ -34,5 +35,13 @@ namespace cuda {
 template <typename T1>
 void toeplitz_mix(const forgeComplex<T1>* K, const uword* pairs, uword npairs, const forgeComplex<T1>* z,
                   forgeComplex<T1>* u, uword P, uword S, uword nbatch);
+
+// Expansion of kernels along a Cartesian axis of Pa cells, for nb basis kernels on a grid of lo x Pa x hi cells
+// (lo: the cells of the faster axes, hi: of the slower ones): out[i + lo (d + Pa h) + lo Pa hi r] =
+// sum_g E[d + Pa g] Q[i + lo h + lo hi (r + nb g)], i.e. each of the G groups' slab kernels Q_g times its
+// phase E(d, g) along the axis. Device pointers.
+template <typename T1>
+void toeplitz_expand_axis(const forgeComplex<T1>* Q, const forgeComplex<T1>* E, forgeComplex<T1>* out, uword lo,
+                          uword Pa, uword hi, uword G, uword nb);
 }  // namespace cuda
 }  // namespace forge

@@ -16,5 +16,16 @@ template void toeplitz_mix<float>(const forgeComplex<float>*, const uword*, uwor
 template void toeplitz_mix<double>(const forgeComplex<double>*, const uword*, uword, const forgeComplex<double>*,
                                    forgeComplex<double>*, uword, uword, uword);
 
+template <typename T1>
+void toeplitz_expand_axis(const forgeComplex<T1>*, const forgeComplex<T1>*, forgeComplex<T1>*, uword, uword, uword,
+                          uword, uword) {
+    throw cuda_error("forge was built without CUDA: the Toeplitz kernel expansion on the GPU is unavailable");
+}
+
+template void toeplitz_expand_axis<float>(const forgeComplex<float>*, const forgeComplex<float>*, forgeComplex<float>*,
+                                          uword, uword, uword, uword, uword);
+template void toeplitz_expand_axis<double>(const forgeComplex<double>*, const forgeComplex<double>*,
+                                           forgeComplex<double>*, uword, uword, uword, uword, uword);
+
 }  // namespace cuda
 }  // namespace forge

@@ -25,6 +25,7 @@ namespace forge {
 namespace {
 
 constexpr const char* kName = "ToeplitzNormal";
+constexpr double kPi = 3.14159265358979323846;
 
 uword pair_count(uword L) { return (L + 1) * (L + 2) / 2; }
 
@@ -67,23 +68,146 @@ void compress_pairs(const arma::cx_mat& D, double relTol, arma::cx_mat& B, arma:
     B = D * V;
 }
 
-// The kernels of the pairs (columns of D ~= B V^H) on the host, with a Gdft and FFTW of precision TB: the
-// adjoint DFT of each column of B at the cells' offsets, its FFT, and the pairs' combinations, divided by P.
+// A trajectory's samples grouped by their (exactly equal) coordinate along one axis of the padded grid, when the
+// axis is Cartesian enough to pay: G <= Pa / 2 distinct values on an axis of Pa > 1 cells, the axis with the
+// largest saving Pa / G. axis = 3: none.
+struct AxisGroups {
+    int axis = 3;
+    uword lo = 1, Pa = 1, hi = 1;  // cells of the faster axes, of the axis, of the slower axes
+    std::vector<uword> order;      // the samples, group by group
+    std::vector<uword> start;      // group g: order[start[g] .. start[g+1])
+    std::vector<double> value;     // k of group g along the axis
+    uword count() const { return value.size(); }
+    uword slab() const { return lo * hi; }
+};
+
+template <typename T1>
+AxisGroups find_cartesian_axis(const arma::Col<T1>* const k[3], const uword* P) {
+    AxisGroups best;
+    double bestSaving = 1;
+    for (int a = 0; a < 3; ++a) {
+        if (P[a] < 2) continue;
+        const uword G = arma::Col<T1>(arma::unique(*k[a])).n_elem;
+        if (2 * G > P[a]) continue;
+        const double saving = double(P[a]) / double(G);
+        if (saving > bestSaving) {
+            bestSaving = saving;
+            best.axis = a;
+        }
+    }
+    if (best.axis == 3) return best;
+    const int a = best.axis;
+    best.Pa = P[a];
+    for (int b = 0; b < a; ++b) best.lo *= P[b];
+    for (int b = a + 1; b < 3; ++b) best.hi *= P[b];
+    const arma::Col<T1>& ka = *k[a];
+    const arma::uvec idx = arma::stable_sort_index(ka);
+    best.order.assign(idx.begin(), idx.end());
+    for (uword j = 0; j < idx.n_elem; ++j)
+        if (j == 0 || ka[idx[j]] != ka[idx[j - 1]]) {
+            best.start.push_back(j);
+            best.value.push_back(double(ka[idx[j]]));
+        }
+    best.start.push_back(idx.n_elem);
+    return best;
+}
+
+// Phases of the groups along the axis, E(d, g) = exp(+i 2 pi k_g d) on the axis's cell offsets (Pa x G), in
+// double: k_g d reaches N / 2 cycles, whose float rounding alone would cost the kernels' float accuracy.
+arma::cx_mat axis_phases(const AxisGroups& g, uword N) {
+    arma::cx_mat E(g.Pa, g.count());
+    for (uword j = 0; j < g.count(); ++j)
+        for (uword d = 0; d < g.Pa; ++d) E(d, j) = std::polar(1.0, 2 * kPi * g.value[j] * cell_offset(d, N, g.Pa));
+    return E;
+}
+
+// Rows 'rows' of a sample-indexed column (or of each column of a matrix).
+template <typename T>
+arma::Col<T> rows_of(const arma::Col<T>& v, const uword* rows, uword n) {
+    arma::Col<T> r(n);
+    for (uword i = 0; i < n; ++i) r[i] = v[rows[i]];
+    return r;
+}
+arma::cx_mat rows_of(const arma::cx_mat& B, const uword* rows, uword n) {
+    arma::cx_mat r(n, B.n_cols);
+    for (uword c = 0; c < B.n_cols; ++c)
+        for (uword i = 0; i < n; ++i) r(i, c) = B(rows[i], c);
+    return r;
+}
+
+// The basis kernels on the host (P x nb, column r: the adjoint DFT of column r of B at the cells' offsets), with
+// a Gdft of precision TB.
 template <typename T1, typename TB>
-forgeCol<forgeComplex<T1>> host_kernels_from(const arma::cx_mat& B, const arma::cx_mat& V, const arma::Col<T1>& kx,
-                                             const arma::Col<T1>& ky, const arma::Col<T1>& kz, const arma::vec& ox,
-                                             const arma::vec& oy, const arma::vec& oz, const uword* Pd,
-                                             double& dftSeconds) {
+forgeCol<forgeComplex<TB>> host_basis_direct(const arma::cx_mat& B, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
+                                             const arma::Col<T1>& kz, const arma::vec& ox, const arma::vec& oy,
+                                             const arma::vec& oz) {
     using CB = std::complex<TB>;
-    const uword n1 = B.n_rows, P = ox.n_elem, nb = B.n_cols, npairs = V.n_rows;
+    const uword n1 = B.n_rows, P = ox.n_elem, nb = B.n_cols;
     const arma::Col<TB> zeroP(P, arma::fill::zeros), zero1(n1, arma::fill::zeros);
     const Gdft<TB> Gk(n1, P, arma::conv_to<arma::Col<TB>>::from(kx), arma::conv_to<arma::Col<TB>>::from(ky),
                       arma::conv_to<arma::Col<TB>>::from(kz), arma::conv_to<arma::Col<TB>>::from(ox),
                       arma::conv_to<arma::Col<TB>>::from(oy), arma::conv_to<arma::Col<TB>>::from(oz), zeroP, zero1);
     const forgeCol<forgeComplex<TB>> data(arma::conv_to<arma::Col<CB>>::from(arma::vectorise(B)));
-    const auto t0 = std::chrono::steady_clock::now();
-    forgeCol<forgeComplex<TB>> basis = Gk.adjoint(data, nb);
-    dftSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return Gk.adjoint(data, nb);
+}
+
+// The same for samples grouped along a Cartesian axis: per group, the adjoint DFT of its samples on one slab of
+// cells (sx, sy, sz: the slab's offsets, 0 along the axis), then out(d, slab cell) = sum_g E(d, g) Q_g(slab cell),
+// one matrix product per block of the grid.
+template <typename T1, typename TB>
+forgeCol<forgeComplex<TB>> host_basis_grouped(const arma::cx_mat& B, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
+                                              const arma::Col<T1>& kz, const AxisGroups& grp, const arma::cx_mat& E,
+                                              const arma::vec& sx, const arma::vec& sy, const arma::vec& sz) {
+    using CB = std::complex<TB>;
+    const uword nb = B.n_cols, G = grp.count(), M = grp.slab(), lo = grp.lo, hi = grp.hi, Pa = grp.Pa;
+    const auto cast = [](const arma::Col<T1>& v) { return arma::conv_to<arma::Col<TB>>::from(v); };
+    // Q laid out lo x G x hi x nb: for each (slowest cell h, kernel r) a lo x G block.
+    arma::Col<CB> Q(M * G * nb);
+    std::unique_ptr<Gdft<TB>> first;
+    for (uword g = 0; g < G; ++g) {
+        const uword* rows = grp.order.data() + grp.start[g];
+        const uword n = grp.start[g + 1] - grp.start[g];
+        const arma::Col<TB> gx = cast(rows_of(kx, rows, n)), gy = cast(rows_of(ky, rows, n)),
+                            gz = cast(rows_of(kz, rows, n)), zero1(n, arma::fill::zeros);
+        std::unique_ptr<Gdft<TB>> other;
+        if (!first) {
+            first = std::make_unique<Gdft<TB>>(n, M, gx, gy, gz, arma::conv_to<arma::Col<TB>>::from(sx),
+                                               arma::conv_to<arma::Col<TB>>::from(sy),
+                                               arma::conv_to<arma::Col<TB>>::from(sz),
+                                               arma::Col<TB>(M, arma::fill::zeros), zero1);
+        } else {
+            other = std::make_unique<Gdft<TB>>(*first, n, gx, gy, gz, zero1);
+        }
+        const Gdft<TB>& Gg = other ? *other : *first;
+        const forgeCol<forgeComplex<TB>> data(arma::conv_to<arma::Col<CB>>::from(arma::vectorise(rows_of(B, rows, n))));
+        const forgeCol<forgeComplex<TB>> a = Gg.adjoint(data, nb);  // M x nb
+        const auto* q = reinterpret_cast<const CB*>(a.memptr());
+        for (uword r = 0; r < nb; ++r)
+            for (uword h = 0; h < hi; ++h)
+                std::copy(q + M * r + lo * h, q + M * r + lo * (h + 1), Q.memptr() + lo * (g + G * (h + hi * r)));
+    }
+    forgeCol<forgeComplex<TB>> basis(lo * Pa * hi * nb);
+    auto* out = reinterpret_cast<CB*>(basis.memptr());
+    const arma::Mat<CB> Ec = arma::conv_to<arma::Mat<CB>>::from(E);
+    if (lo == 1) {  // the axis is the fastest: one product (Pa x G) (G x hi nb)
+        arma::Mat<CB> o(out, Pa, hi * nb, false, true);
+        o = Ec * arma::Mat<CB>(Q.memptr(), G, hi * nb, false, true);
+    } else {
+        const arma::Mat<CB> Et = Ec.st();
+        detail::for_each_in_batch(hi * nb, [&](std::size_t b) {
+            arma::Mat<CB> o(out + lo * Pa * b, lo, Pa, false, true);
+            o = arma::Mat<CB>(Q.memptr() + lo * G * b, lo, G, false, true) * Et;
+        });
+    }
+    return basis;
+}
+
+// The kernels of the pairs (columns of D ~= B V^H) on the host from their basis kernels (P x nb): the FFT of each
+// basis kernel and the pairs' combinations, divided by P.
+template <typename T1, typename TB>
+forgeCol<forgeComplex<T1>> host_kernels_from(forgeCol<forgeComplex<TB>> basis, const arma::cx_mat& V, const uword* Pd) {
+    using CB = std::complex<TB>;
+    const uword P = Pd[0] * Pd[1] * Pd[2], nb = V.n_cols, npairs = V.n_rows;
     auto* b = reinterpret_cast<CB*>(basis.memptr());
     detail::FftwPlan<TB> fft(Pd[0], Pd[1], Pd[2]);
     detail::for_each_in_batch(nb, [&](std::size_t r) { fft.forward(b + r * P); });
@@ -140,17 +264,19 @@ void ToeplitzNormal<T1>::set_grid(uword Nx, uword Ny, uword Nz) {
 
 template <typename T1>
 ToeplitzNormal<T1>::ToeplitzNormal(uword Nx, uword Ny, uword Nz, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
-                                   const arma::Col<T1>& kz, const arma::Col<T1>& W, KernelBuild where)
+                                   const arma::Col<T1>& kz, const arma::Col<T1>& W, KernelBuild where,
+                                   AxisGrouping grouping)
     : LinearOperator<T1>(kName, 0, 0) {
     set_grid(Nx, Ny, Nz);
     S_ = 1;
-    build(kx, ky, kz, W, arma::ones<arma::cx_mat>(kx.n_elem, 1), where);
+    build(kx, ky, kz, W, arma::ones<arma::cx_mat>(kx.n_elem, 1), where, grouping);
 }
 
 template <typename T1>
 ToeplitzNormal<T1>::ToeplitzNormal(uword Nx, uword Ny, uword Nz, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
                                    const arma::Col<T1>& kz, const arma::Col<T1>& W, const arma::Col<T1>& fieldMap,
-                                   const arma::Col<T1>& timeVec, uword L, TSInterp type, KernelBuild where)
+                                   const arma::Col<T1>& timeVec, uword L, TSInterp type, KernelBuild where,
+                                   AxisGrouping grouping)
     : LinearOperator<T1>(kName, 0, 0) {
     set_grid(Nx, Ny, Nz);
     const uword n2 = this->domain_size();
@@ -171,7 +297,7 @@ ToeplitzNormal<T1>::ToeplitzNormal(uword Nx, uword Ny, uword Nz, const arma::Col
         for (uword k = 0; k < n2; ++k)
             phase[l * n2 + k] = std::complex<T1>(std::polar(1.0, -double(fieldMap[k]) * f.tau(l)));
     phases_ = std::make_shared<StackedDiagonal<T1>>(phase, S_, "ToeplitzNormal segment phases");
-    build(kx, ky, kz, W, f.a, where);
+    build(kx, ky, kz, W, f.a, where, grouping);
 }
 
 template <typename T1>
@@ -190,7 +316,8 @@ double ToeplitzNormal<T1>::kernel_bytes(uword Nx, uword Ny, uword Nz, uword L) {
 
 template <typename T1>
 void ToeplitzNormal<T1>::build(const arma::Col<T1>& kx, const arma::Col<T1>& ky, const arma::Col<T1>& kz,
-                               const arma::Col<T1>& W, const arma::cx_mat& a, KernelBuild where) {
+                               const arma::Col<T1>& W, const arma::cx_mat& a, KernelBuild where,
+                               AxisGrouping grouping) {
     const auto t0 = std::chrono::steady_clock::now();
     auto since = [](std::chrono::steady_clock::time_point a) {
         return std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count();
@@ -245,47 +372,97 @@ void ToeplitzNormal<T1>::build(const arma::Col<T1>& kx, const arma::Col<T1>& ky,
     ndft_ = B.n_cols;
     times_.pair_data = since(t0);
 
-    // Offsets of the padded grid's cells.
-    const uword P = P_total_;
-    arma::vec ox(P), oy(P), oz(P);
-    for (uword z = 0; z < P_[2]; ++z)
-        for (uword y = 0; y < P_[1]; ++y)
-            for (uword x = 0; x < P_[0]; ++x) {
-                const uword c = x + P_[0] * (y + P_[1] * z);
+    // Offsets of the padded grid's cells; with a Cartesian axis only those of one slab across it (0 along it).
+    [[maybe_unused]] const uword P = P_total_;
+    const arma::Col<T1>* const k[3] = {&kx, &ky, &kz};
+    const AxisGroups grp = grouping == AxisGrouping::Auto ? find_cartesian_axis<T1>(k, P_) : AxisGroups();
+    groupedAxis_ = uword(grp.axis);
+    uword extent[3] = {P_[0], P_[1], P_[2]};
+    if (grp.axis < 3) extent[grp.axis] = 1;
+    const uword cells = extent[0] * extent[1] * extent[2];
+    arma::vec ox(cells), oy(cells), oz(cells);
+    for (uword z = 0; z < extent[2]; ++z)
+        for (uword y = 0; y < extent[1]; ++y)
+            for (uword x = 0; x < extent[0]; ++x) {
+                const uword c = x + extent[0] * (y + extent[1] * z);
                 ox[c] = cell_offset(x, N_[0], P_[0]);
                 oy[c] = cell_offset(y, N_[1], P_[1]);
                 oz[c] = cell_offset(z, N_[2], P_[2]);
             }
+    const arma::cx_mat E = grp.axis < 3 ? axis_phases(grp, N_[grp.axis]) : arma::cx_mat();
 
     bool onGpu = false;
     (void)where;  // CPU builds and double: always on the host
 #ifdef FORGE_HAS_CUDA
     if constexpr (std::is_same<T1, float>::value) {
         if (where == KernelBuild::Auto && device::available()) try {
-                const arma::fvec zeroP(P, arma::fill::zeros), zero1(n1, arma::fill::zeros);
-                Gdft<float> Gk(n1, P, kx, ky, kz, arma::conv_to<arma::fvec>::from(ox),
-                               arma::conv_to<arma::fvec>::from(oy), arma::conv_to<arma::fvec>::from(oz), zeroP, zero1);
-                if (Gk.gpu_enabled()) {
-                    forgeCol<forgeComplex<float>> data(arma::conv_to<arma::cx_fvec>::from(arma::vectorise(B)));
-                    data.putOnGPU();
-                    // One batched adjoint: each sample-cell phase is evaluated once for all basis kernels.
-                    const auto tDft = std::chrono::steady_clock::now();
-                    forgeCol<forgeComplex<float>> basis = Gk.adjoint(data, ndft_);
+                using FC = forgeCol<forgeComplex<float>>;
+                const auto tDft = std::chrono::steady_clock::now();
+                FC basis;
+                if (grp.axis == 3) {
+                    const arma::fvec zeroP(P, arma::fill::zeros), zero1(n1, arma::fill::zeros);
+                    Gdft<float> Gk(n1, P, kx, ky, kz, arma::conv_to<arma::fvec>::from(ox),
+                                   arma::conv_to<arma::fvec>::from(oy), arma::conv_to<arma::fvec>::from(oz), zeroP,
+                                   zero1);
+                    if (Gk.gpu_enabled()) {
+                        FC data(arma::conv_to<arma::cx_fvec>::from(arma::vectorise(B)));
+                        data.putOnGPU();
+                        // One batched adjoint: each sample-cell phase is evaluated once for all basis kernels.
+                        basis = Gk.adjoint(data, ndft_);
+                    }
+                } else {
+                    // One adjoint per group on the slab's cells, all on the first group's plan; then the
+                    // expansion along the axis.
+                    const uword G = grp.count(), M = grp.slab();
+                    std::unique_ptr<Gdft<float>> first;
+                    FC Q;
+                    for (uword g = 0; g < G; ++g) {
+                        const uword* rows = grp.order.data() + grp.start[g];
+                        const uword n = grp.start[g + 1] - grp.start[g];
+                        const arma::fvec gx = rows_of(kx, rows, n), gy = rows_of(ky, rows, n),
+                                         gz = rows_of(kz, rows, n), zero1(n, arma::fill::zeros);
+                        std::unique_ptr<Gdft<float>> other;
+                        if (!first) {
+                            first = std::make_unique<Gdft<float>>(n, M, gx, gy, gz, arma::conv_to<arma::fvec>::from(ox),
+                                                                  arma::conv_to<arma::fvec>::from(oy),
+                                                                  arma::conv_to<arma::fvec>::from(oz),
+                                                                  arma::fvec(M, arma::fill::zeros), zero1);
+                            if (!first->gpu_enabled()) break;
+                            Q = FC::device_uninitialized(M * ndft_ * G);
+                        } else {
+                            other = std::make_unique<Gdft<float>>(*first, n, gx, gy, gz, zero1);
+                        }
+                        const Gdft<float>& Gg = other ? *other : *first;
+                        FC data(arma::conv_to<arma::cx_fvec>::from(arma::vectorise(rows_of(B, rows, n))));
+                        data.putOnGPU();
+                        const FC a = Gg.adjoint(data, ndft_);  // M x ndft
+                        device::copy_on_device(Q.device_memptr() + M * ndft_ * g, a.device_memptr(),
+                                               M * ndft_ * sizeof(forgeComplex<float>));
+                    }
+                    if (Q.n_elem > 0) {
+                        FC Ed(arma::conv_to<arma::cx_fvec>::from(arma::vectorise(E)));
+                        Ed.putOnGPU();
+                        basis = FC::device_uninitialized(P * ndft_);
+                        cuda::toeplitz_expand_axis<float>(Q.device_memptr(), Ed.device_memptr(), basis.device_memptr(),
+                                                          grp.lo, grp.Pa, grp.hi, G, ndft_);
+                        device::synchronize();
+                    }
+                }
+                if (basis.n_elem > 0) {
                     device::synchronize();
                     times_.dft = since(tDft);
-                    data = forgeCol<forgeComplex<float>>();
                     const cuda::CudaFftPlan<float> fft{static_cast<int>(P_[0]), static_cast<int>(P_[1]),
                                                        static_cast<int>(P_[2])};
                     fft.exec(reinterpret_cast<float*>(basis.device_memptr()), true, ndft_);
                     ForgeVec K = ForgeVec::device_uninitialized(npairs_ * P);
-                    forgeComplex<float>* k = K.device_memptr();
+                    forgeComplex<float>* kk = K.device_memptr();
                     const forgeComplex<float>* b = basis.device_memptr();
                     for (uword p = 0; p < npairs_; ++p) {
-                        device::fill(k + p * P, forgeComplex<float>(0, 0), P);
+                        device::fill(kk + p * P, forgeComplex<float>(0, 0), P);
                         for (uword r = 0; r < ndft_; ++r) {
                             const std::complex<double> c = std::conj(V(p, r)) / double(P);
                             device::axpby(forgeComplex<float>(float(c.real()), float(c.imag())), b + r * P,
-                                          forgeComplex<float>(1, 0), k + p * P, P);
+                                          forgeComplex<float>(1, 0), kk + p * P, P);
                         }
                     }
                     cache_->device = std::move(K);
@@ -299,7 +476,14 @@ void ToeplitzNormal<T1>::build(const arma::Col<T1>& kx, const arma::Col<T1>& ky,
             }
     }
 #endif
-    if (!onGpu) cache_->host = host_kernels_from<T1, T1>(B, V, kx, ky, kz, ox, oy, oz, P_, times_.dft);
+    if (!onGpu) {
+        const auto tDft = std::chrono::steady_clock::now();
+        forgeCol<forgeComplex<T1>> basis = grp.axis == 3
+                                               ? host_basis_direct<T1, T1>(B, kx, ky, kz, ox, oy, oz)
+                                               : host_basis_grouped<T1, T1>(B, kx, ky, kz, grp, E, ox, oy, oz);
+        times_.dft = since(tDft);
+        cache_->host = host_kernels_from<T1, T1>(std::move(basis), V, P_);
+    }
     device::synchronize();
     builtOnGpu_ = onGpu;
     times_.total = since(t0);

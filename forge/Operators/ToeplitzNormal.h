@@ -50,6 +50,12 @@ enum class KernelBuild {
     Host   // always on the host, e.g. to compare CPU and GPU
 };
 
+// Whether the kernel build may exploit an axis along which the trajectory is Cartesian.
+enum class AxisGrouping {
+    Auto,  // when the samples take few distinct values along an axis (see the cost paragraph above)
+    Off    // always the full DFT on the padded grid, e.g. to compare
+};
+
 template <typename T1>
 class ToeplitzNormal : public LinearOperator<T1> {
 public:
@@ -57,11 +63,12 @@ public:
     using typename LinearOperator<T1>::ForgeVec;
 
     ToeplitzNormal(uword Nx, uword Ny, uword Nz, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
-                   const arma::Col<T1>& kz, const arma::Col<T1>& W, KernelBuild where = KernelBuild::Auto);
+                   const arma::Col<T1>& kz, const arma::Col<T1>& W, KernelBuild where = KernelBuild::Auto,
+                   AxisGrouping grouping = AxisGrouping::Auto);
     ToeplitzNormal(uword Nx, uword Ny, uword Nz, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
                    const arma::Col<T1>& kz, const arma::Col<T1>& W, const arma::Col<T1>& fieldMap,
                    const arma::Col<T1>& timeVec, uword L, TSInterp type = TSInterp::MinMax,
-                   KernelBuild where = KernelBuild::Auto);
+                   KernelBuild where = KernelBuild::Auto, AxisGrouping grouping = AxisGrouping::Auto);
 
     // Segments L for which the normal operator's error against the exact G^H W G stays near 'targetError'
     // (relative, for random images): TimeSegmentation's choice for half the target, since the segmentation's
@@ -86,6 +93,9 @@ public:
     const BuildTimes& build_times() const { return times_; }
     double build_seconds() const { return times_.total; }
     bool kernels_built_on_gpu() const { return builtOnGpu_; }
+    // The axis (0 = x, 1 = y, 2 = z) along which the build grouped the samples by their exactly equal
+    // coordinate; 3 when it took the full DFT.
+    uword grouped_axis() const { return groupedAxis_; }
     void prepare_device() const override;
 
 protected:
@@ -96,7 +106,7 @@ private:
     struct Cache;
     void set_grid(uword Nx, uword Ny, uword Nz);
     void build(const arma::Col<T1>& kx, const arma::Col<T1>& ky, const arma::Col<T1>& kz, const arma::Col<T1>& W,
-               const arma::cx_mat& a, KernelBuild where);
+               const arma::cx_mat& a, KernelBuild where, AxisGrouping grouping);
     const ForgeVec& host_kernels() const;
 
     uword N_[3] = {1, 1, 1}, P_[3] = {1, 1, 1};
@@ -107,6 +117,7 @@ private:
     std::vector<uword> cell_;                            // n2: the padded-grid cell of each pixel
     std::shared_ptr<Cache> cache_;                       // kernels (host and/or device), FFT plans, shared by copies
     BuildTimes times_;
+    uword groupedAxis_ = 3;
     bool builtOnGpu_ = false;
 };
 
@@ -176,6 +187,7 @@ extern template class NormalOf<double>;
 }  // namespace forge
 
 #ifndef FORGE_NO_GLOBAL_NAMES
+using forge::AxisGrouping;
 using forge::KernelBuild;
 using forge::NormalOf;
 using forge::ToeplitzNormal;

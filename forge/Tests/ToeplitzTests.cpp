@@ -97,6 +97,7 @@ TEST_CASE("ToeplitzNormal without a field map equals Gdft^H W Gdft", "[Toeplitz]
                                               as<float>(tr.W));
         const forge::ToeplitzNormal<double> Nd(g.Nx, g.Ny, g.Nz, tr.kx, tr.ky, tr.kz, tr.W);
         CHECK(Nf.kernel_count() == 1);
+        CHECK(Nf.grouped_axis() == 3);  // random k: no Cartesian axis
         CHECK(Nf.padded_size(0) == 2 * g.Nx);
         CHECK(Nf.padded_size(2) == (g.Nz > 1 ? 2 * g.Nz : 1));
         CHECK(normal_error(Nf, ref) <= 1e-5);
@@ -105,6 +106,76 @@ TEST_CASE("ToeplitzNormal without a field map equals Gdft^H W Gdft", "[Toeplitz]
         const arma::cx_vec x = complex_normal<double>(g.n2());
         CHECK(rel_error(Nd.normal(x), arma::cx_vec(Nd * arma::cx_vec(Nd * x))) <= 1e-12);
     }
+}
+
+// Samples on integer coordinates k = m - N/2 (m = 0..N-1) along 'axis', the other coordinates random: a stack of
+// spirals or stars along z, EPI-like lines along x or y.
+Trajectory cartesian_along(const Grid& g, int axis, uword n1, double readout) {
+    Trajectory tr = random_trajectory(g, n1, readout);
+    const uword N[3] = {g.Nx, g.Ny, g.Nz};
+    arma::vec& k = axis == 0 ? tr.kx : axis == 1 ? tr.ky : tr.kz;
+    const arma::vec u = uniform<double>(n1, 0, double(N[axis]));
+    for (uword j = 0; j < n1; ++j) k[j] = std::min(std::floor(u[j]), double(N[axis] - 1)) - double(N[axis] / 2);
+    return tr;
+}
+
+TEST_CASE("ToeplitzNormal groups a Cartesian axis: equal to Gdft^H W Gdft and to the full build", "[Toeplitz]") {
+    FORGE_INFO_SEED();
+    struct Case {
+        Grid g;
+        int axis;
+    };
+    // z: stacks (even and odd Nz); y: EPI in 2D and a 3D case with slabs on both sides; x: lines along x.
+    const Case cases[] = {{{10, 8, 6}, 2}, {{9, 7, 5}, 2},  {{16, 12, 1}, 1}, {{15, 11, 1}, 1},
+                          {{6, 8, 5}, 1},  {{12, 9, 1}, 0}, {{7, 6, 4}, 0}};
+    for (const Case& c : cases) {
+        const Grid& g = c.g;
+        INFO("grid " << g.Nx << " x " << g.Ny << " x " << g.Nz << ", Cartesian along axis " << c.axis);
+        const Trajectory tr = cartesian_along(g, c.axis, 3 * g.n2(), 8e-3);
+        const ExactNormal ref(g, tr, arma::zeros(g.n2()));
+        const forge::ToeplitzNormal<float> Nf(g.Nx, g.Ny, g.Nz, as<float>(tr.kx), as<float>(tr.ky), as<float>(tr.kz),
+                                              as<float>(tr.W), forge::KernelBuild::Host);
+        const forge::ToeplitzNormal<double> Nd(g.Nx, g.Ny, g.Nz, tr.kx, tr.ky, tr.kz, tr.W);
+        CHECK(Nf.grouped_axis() == uword(c.axis));
+        CHECK(Nd.grouped_axis() == uword(c.axis));
+        CHECK(normal_error(Nf, ref) <= 1e-5);
+        CHECK(normal_error(Nd, ref) <= 1e-11);
+
+        // With a field map: the grouped build equals the full DFT's (same segmentation, so only rounding differs).
+        const arma::vec fm = smooth_field_map(g, 2 * kPi * 80);
+        const uword L = forge::ToeplitzNormal<float>::choose_segments(as<float>(fm), as<float>(tr.t), 1e-3);
+        const forge::ToeplitzNormal<float> grouped(g.Nx, g.Ny, g.Nz, as<float>(tr.kx), as<float>(tr.ky),
+                                                   as<float>(tr.kz), as<float>(tr.W), as<float>(fm), as<float>(tr.t), L,
+                                                   forge::TSInterp::MinMax, forge::KernelBuild::Host);
+        const forge::ToeplitzNormal<float> full(g.Nx, g.Ny, g.Nz, as<float>(tr.kx), as<float>(tr.ky), as<float>(tr.kz),
+                                                as<float>(tr.W), as<float>(fm), as<float>(tr.t), L,
+                                                forge::TSInterp::MinMax, forge::KernelBuild::Host,
+                                                forge::AxisGrouping::Off);
+        CHECK(grouped.grouped_axis() == uword(c.axis));
+        CHECK(full.grouped_axis() == 3);
+        CHECK(grouped.dft_count() == full.dft_count());
+        const arma::cx_fvec x = complex_normal<float>(g.n2());
+        const double e = rel_error(arma::cx_fvec(grouped * x), arma::cx_fvec(full * x));
+        INFO("L = " << L << ": grouped vs full " << e);
+        CHECK(e <= 1e-5);
+        const forge::ToeplitzNormal<double> groupedD(g.Nx, g.Ny, g.Nz, tr.kx, tr.ky, tr.kz, tr.W, fm, tr.t, L);
+        const forge::ToeplitzNormal<double> fullD(g.Nx, g.Ny, g.Nz, tr.kx, tr.ky, tr.kz, tr.W, fm, tr.t, L,
+                                                  forge::TSInterp::MinMax, forge::KernelBuild::Host,
+                                                  forge::AxisGrouping::Off);
+        const arma::cx_vec xd = arma::conv_to<arma::cx_vec>::from(x);
+        CHECK(rel_error(arma::cx_vec(groupedD * xd), arma::cx_vec(fullD * xd)) <= 1e-12);
+    }
+
+    // Too many distinct values (more than half the padded axis) or a single-cell axis: the full DFT.
+    const Grid g{8, 6, 1};
+    Trajectory tr = cartesian_along(g, 1, 300, 0);
+    tr.ky = arma::regspace<arma::vec>(0, 299) / 300.0 * 6 - 3;  // 300 distinct values on 12 cells
+    tr.kz.fill(2);                                              // z has a single cell whatever k says
+    const forge::ToeplitzNormal<double> N(g.Nx, g.Ny, g.Nz, tr.kx, tr.ky, tr.kz, tr.W);
+    CHECK(N.grouped_axis() == 3);
+    tr = cartesian_along(g, 1, 300, 0);
+    tr.ky(arma::span(0, 6)) += 0.5;  // a seventh value or more on 12 cells
+    CHECK(forge::ToeplitzNormal<double>(g.Nx, g.Ny, g.Nz, tr.kx, tr.ky, tr.kz, tr.W).grouped_axis() == 3);
 }
 
 TEST_CASE("ToeplitzNormal with a field map: error falls with L and meets the requested bound", "[Toeplitz]") {

@@ -1,6 +1,6 @@
 // ToeplitzNormal on the GPU: kernels built by the CudaDftPipeline equal the host's double-precision build, the
 // cuFFT apply equals the FFTW apply, batches equal singles, and a PCG loop on the normal operator makes no
-// host/device copies.
+// host/device copies; kernels grouped along a Cartesian axis equal the full build.
 #include <cmath>
 #include <complex>
 
@@ -94,6 +94,50 @@ TEST_CASE("ToeplitzNormal on the GPU equals the host operator, field-free and fi
             const arma::cx_fvec one = on_device(fgpu, x3.subvec(v * c.n2(), (v + 1) * c.n2() - 1));
             CHECK(rel_error(arma::cx_fvec(b3.subvec(v * c.n2(), (v + 1) * c.n2() - 1)), one) <= 1e-6);
         }
+    }
+}
+
+TEST_CASE("ToeplitzNormal on the GPU: kernels grouped along a Cartesian axis equal the host's full build",
+          "[gpu][Toeplitz]") {
+    FORGE_INFO_SEED();
+    struct Grouped {
+        uword Nx, Ny, Nz;
+        int axis;
+    };
+    // Stacks along z (even and odd Nz), EPI-like lines along y (2D, and 3D with slabs on both sides), along x.
+    for (const Grouped& s : {Grouped{24, 20, 8, 2}, Grouped{15, 11, 7, 2}, Grouped{32, 24, 1, 1}, Grouped{10, 12, 6, 1},
+                             Grouped{20, 9, 1, 0}}) {
+        Case c = make_case(s.Nx, s.Ny, s.Nz, 3 * s.Nx * s.Ny * s.Nz);
+        const uword N[3] = {s.Nx, s.Ny, s.Nz};
+        arma::fvec& k = s.axis == 0 ? c.kx : s.axis == 1 ? c.ky : c.kz;
+        k = arma::floor(uniform<float>(c.n1, 0, float(N[s.axis]) - 0.01f)) - float(N[s.axis] / 2);
+        INFO("grid " << c.Nx << " x " << c.Ny << " x " << c.Nz << ", Cartesian along axis " << s.axis);
+        const forge::ToeplitzNormal<float> gpu(c.Nx, c.Ny, c.Nz, c.kx, c.ky, c.kz, c.W);
+        const forge::ToeplitzNormal<float> host(c.Nx, c.Ny, c.Nz, c.kx, c.ky, c.kz, c.W, forge::KernelBuild::Host,
+                                                forge::AxisGrouping::Off);
+        CHECK(gpu.kernels_built_on_gpu());
+        CHECK(gpu.grouped_axis() == uword(s.axis));
+        CHECK(host.grouped_axis() == 3);
+        const arma::cx_fvec x = complex_normal<float>(c.n2());
+        const arma::cx_fvec ref = host * x;
+        CHECK(rel_error(on_device(gpu, x), ref) <= 1e-5);
+        const forge::Gdft<double> G(c.n1, c.n2(), arma::conv_to<arma::vec>::from(c.kx),
+                                    arma::conv_to<arma::vec>::from(c.ky), arma::conv_to<arma::vec>::from(c.kz),
+                                    arma::conv_to<arma::vec>::from(c.ix), arma::conv_to<arma::vec>::from(c.iy),
+                                    arma::conv_to<arma::vec>::from(c.iz), arma::vec(c.n2(), arma::fill::zeros),
+                                    arma::vec(c.n1, arma::fill::zeros));
+        const arma::cx_vec xd = arma::conv_to<arma::cx_vec>::from(x);
+        const arma::cx_vec exact = G / arma::cx_vec((G * xd) % arma::conv_to<arma::vec>::from(c.W));
+        CHECK(rel_error(arma::conv_to<arma::cx_vec>::from(on_device(gpu, x)), exact) <= 1e-5);
+
+        const uword L = forge::ToeplitzNormal<float>::choose_segments(c.fm, c.t, 1e-3);
+        const forge::ToeplitzNormal<float> fgpu(c.Nx, c.Ny, c.Nz, c.kx, c.ky, c.kz, c.W, c.fm, c.t, L);
+        const forge::ToeplitzNormal<float> fhost(c.Nx, c.Ny, c.Nz, c.kx, c.ky, c.kz, c.W, c.fm, c.t, L,
+                                                 forge::TSInterp::MinMax, forge::KernelBuild::Host,
+                                                 forge::AxisGrouping::Off);
+        CHECK(fgpu.kernels_built_on_gpu());
+        CHECK(fgpu.grouped_axis() == uword(s.axis));
+        CHECK(rel_error(on_device(fgpu, x), arma::cx_fvec(fhost * x)) <= 1e-5);
     }
 }
 

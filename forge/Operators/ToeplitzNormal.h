@@ -28,11 +28,17 @@
 // G^H W G is about twice TimeSegmentation's (choose_segments() picks L for a requested error).
 // Cost: the kernels take one batched adjoint DFT of n1 samples on the 8 n2 cells of the padded grid (4 n2 in
 // 2D) per independent pair: float builds first reduce the pair data to their numerical rank (singular values
-// above 1e-5 of the largest), about half the pairs for min-max interpolators (dft_count()). They keep
-// kernel_count() complex arrays of the padded size (kernel_bytes()). An apply is 2 (L+1) FFTs on the padded grid
-// and one kernel product per cell, independent of n1. Host data run with FFTW (kernels built by the host Gdft of
-// precision T1); a forgeCol on the GPU runs with cuFFT and stays there (CUDA builds; with T1 = float and a device
-// present the kernels are built on the GPU by the CudaDftPipeline).
+// above 1e-5 of the largest), about half the pairs for min-max interpolators (dft_count()). When the samples take
+// only G <= Pa / 2 distinct values (exact equality) along an axis of Pa padded cells, e.g. the kz of a stack of
+// spirals or the ky of EPI, the build groups them (grouped_axis(); the axis with the largest saving Pa / G):
+// q(d) = sum_g exp(+i 2 pi k_g d_a) Q_g(d_other), Q_g the adjoint DFT of group g's samples on one slab of cells
+// across the axis, so the DFTs cost n1 x (cells / Pa) per basis kernel, plus an expansion of G products per cell
+// (phases in double); the kernels equal the full DFT's up to rounding (AxisGrouping::Off forces the full DFT).
+// Measured on the host (bench_toeplitz_build, 48x48x16 stack of spirals, 24576 samples, L = 6): 22.9 s -> 0.88 s.
+// The operator keeps kernel_count() complex arrays of the padded size (kernel_bytes()). An apply is 2 (L+1) FFTs on the
+// padded grid and one kernel product per cell, independent of n1. Host data run with FFTW (kernels built by the host
+// Gdft of precision T1); a forgeCol on the GPU runs with cuFFT and stays there (CUDA builds; with T1 = float and a
+// device present the kernels are built on the GPU by the CudaDftPipeline).
 #include <complex>
 #include <memory>
 #include <vector>

@@ -244,6 +244,18 @@ void VerticalStack<T1>::run(const Elem* in, Elem* out, uword nbatch, bool forwar
         }
     }
 }
+// sum_j A_j^H A_j through each block's own normal (fast normals of the blocks, e.g. per-shot Toeplitz, are used).
+template <typename T1>
+void VerticalStack<T1>::normal_impl(const Elem* in, Elem* out, uword nbatch, Residency where) const {
+    const uword n2 = this->domain_size();
+    blocks_[0]->apply_normal(in, out, nbatch, where);
+    if (blocks_.size() == 1) return;
+    auto img = this->scratch(where, checked_product("VerticalStack", {{"n2", n2}, {"nbatch", nbatch}}));
+    for (uword j = 1; j < blocks_.size(); ++j) {
+        blocks_[j]->apply_normal(in, img.data_ptr(), nbatch, where);
+        accumulate<T1>(out, img.data_ptr(), n2 * nbatch, where);
+    }
+}
 template <typename T1>
 void VerticalStack<T1>::apply_host(const Elem* in, Elem* out, uword nbatch, bool forward) const {
     run(in, out, nbatch, forward, Residency::Host);
@@ -251,6 +263,26 @@ void VerticalStack<T1>::apply_host(const Elem* in, Elem* out, uword nbatch, bool
 template <typename T1>
 void VerticalStack<T1>::apply_device(const Elem* in, Elem* out, uword nbatch, bool forward) const {
     run(in, out, nbatch, forward, Residency::Device);
+}
+
+template <typename T1>
+WithNormal<T1>::WithNormal(OperatorPtr<T1> A, OperatorPtr<T1> N)
+    : LinearOperator<T1>("WithNormal", 0, 0), A_(std::move(A)), N_(std::move(N)) {
+    if (!A_ || !N_) throw invalid_argument("WithNormal: A and N must not be null operators");
+    if (N_->domain_size() != A_->domain_size() || N_->codomain_size() != A_->domain_size()) {
+        std::ostringstream m;
+        m << "WithNormal: N (" << N_->name() << ") maps " << N_->domain_size() << " to " << N_->codomain_size()
+          << " entries; the normal of A (" << A_->name() << ") maps its domain of " << A_->domain_size()
+          << " entries to itself";
+        throw invalid_argument(m.str());
+    }
+    this->set_sizes(A_->codomain_size(), A_->domain_size());
+}
+
+template <typename T1>
+NormalOf<T1>::NormalOf(OperatorPtr<T1> A) : LinearOperator<T1>("NormalOf", 0, 0), A_(std::move(A)) {
+    if (!A_) throw invalid_argument("NormalOf: A must not be a null operator");
+    this->set_sizes(A_->domain_size(), A_->domain_size());
 }
 
 template class Chain<float>;
@@ -263,5 +295,9 @@ template class AdjointOf<float>;
 template class AdjointOf<double>;
 template class VerticalStack<float>;
 template class VerticalStack<double>;
+template class WithNormal<float>;
+template class WithNormal<double>;
+template class NormalOf<float>;
+template class NormalOf<double>;
 
 }  // namespace forge

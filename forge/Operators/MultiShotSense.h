@@ -37,6 +37,25 @@ public:
     uword n_data() const { return this->codomain_size(); }  // length of A * x: samplesPerShot * nShots * nc
     const ShotOp& shot_operator(uword s) const { return *shots_.at(s); }
 
+    // Normal operators for the shots (one per shot, each of n2 pixels: e.g. a ToeplitzNormal of shot s's
+    // trajectory): normal() then applies sum_c S_c^H (sum_s D_s^H N_s D_s) S_c with D_s = diag(exp(-i P_s)),
+    // the coils batched through each N_s; forward and adjoint stay the shot operators'. An empty list restores
+    // the exact normal.
+    void set_shot_normals(const std::vector<OperatorPtr<T1>>& normals) {
+        const char* where = this->name().c_str();
+        if (!normals.empty() && normals.size() != nshots_) {
+            throw invalid_argument(std::string(where) + "::set_shot_normals: " + std::to_string(normals.size()) +
+                                   " normal operators, expected one per shot (" + std::to_string(nshots_) + ")");
+        }
+        std::vector<OperatorPtr<T1>> blocks;
+        for (uword s = 0; s < nshots_; ++s) {
+            OperatorPtr<T1> shot = shots_[s];
+            if (!normals.empty()) shot = std::make_shared<WithNormal<T1>>(shot, normals[s]);
+            blocks.push_back(chain<T1>(shotPhase_[s], shot));
+        }
+        assemble(std::move(blocks));
+    }
+
 protected:
     // Checks the arguments every multi-shot operator takes (trajectory and time matrices of
     // samplesPerShot x nShots, nc maps of n2 pixels, n2 x nShots phase maps).
@@ -71,14 +90,13 @@ protected:
         }
         auto shot = std::make_shared<ShotOp>(A);
         shots_.push_back(shot);
-        blocks_.push_back(chain<T1>(std::make_shared<StackedDiagonal<T1>>(e, 1, "shot phase"), shot));
+        shotPhase_.push_back(std::make_shared<StackedDiagonal<T1>>(e, 1, "shot phase"));
+        blocks_.push_back(chain<T1>(shotPhase_.back(), shot));
     }
     // Assembles the operator once every shot is added.
     void finish() {
-        auto coils = std::make_shared<StackedDiagonal<T1>>(maps_, nc_, "coil maps");
-        auto stack = std::make_shared<VerticalStack<T1>>(std::move(blocks_), "shot stack");
-        batched_ = chain<T1>(coils, std::make_shared<Batched<T1>>(stack, nc_));
-        coilByCoil_ = chain<T1>(coils, std::make_shared<Batched<T1>>(stack, nc_, true));
+        coils_ = std::make_shared<StackedDiagonal<T1>>(maps_, nc_, "coil maps");
+        assemble(std::move(blocks_));
         maps_.reset();
         phases_.reset();
     }
@@ -86,11 +104,19 @@ protected:
     const LinearOperator<T1>& parts() const override { return batching_ ? *batched_ : *coilByCoil_; }
 
 private:
+    void assemble(std::vector<OperatorPtr<T1>> blocks) {
+        auto stack = std::make_shared<VerticalStack<T1>>(std::move(blocks), "shot stack");
+        batched_ = chain<T1>(coils_, std::make_shared<Batched<T1>>(stack, nc_));
+        coilByCoil_ = chain<T1>(coils_, std::make_shared<Batched<T1>>(stack, nc_, true));
+    }
+
     uword nsamp_, nshots_, nc_;
     ArmaVec maps_;          // until finish()
     arma::Mat<T1> phases_;  // until finish()
     std::vector<std::shared_ptr<const ShotOp>> shots_;
-    std::vector<OperatorPtr<T1>> blocks_;
+    std::vector<std::shared_ptr<const StackedDiagonal<T1>>> shotPhase_;  // diag(exp(-i P_s))
+    std::vector<OperatorPtr<T1>> blocks_;                                // until finish()
+    std::shared_ptr<const StackedDiagonal<T1>> coils_;
     OperatorPtr<T1> batched_, coilByCoil_;
     bool batching_ = true;
 };

@@ -596,31 +596,7 @@ void ToeplitzNormal<T1>::apply_device(const forgeComplex<T1>* in, forgeComplex<T
 #endif
 }
 
-template <typename T1>
-WithNormal<T1>::WithNormal(OperatorPtr<T1> A, OperatorPtr<T1> N)
-    : LinearOperator<T1>("WithNormal", 0, 0), A_(std::move(A)), N_(std::move(N)) {
-    if (!A_ || !N_) throw invalid_argument("WithNormal: A and N must not be null operators");
-    if (N_->domain_size() != A_->domain_size() || N_->codomain_size() != A_->domain_size()) {
-        std::ostringstream m;
-        m << "WithNormal: N (" << N_->name() << ") maps " << N_->domain_size() << " to " << N_->codomain_size()
-          << " entries; the normal of A (" << A_->name() << ") maps its domain of " << A_->domain_size()
-          << " entries to itself";
-        throw invalid_argument(m.str());
-    }
-    this->set_sizes(A_->codomain_size(), A_->domain_size());
-}
-
-template <typename T1>
-NormalOf<T1>::NormalOf(OperatorPtr<T1> A) : LinearOperator<T1>("NormalOf", 0, 0), A_(std::move(A)) {
-    if (!A_) throw invalid_argument("NormalOf: A must not be a null operator");
-    this->set_sizes(A_->domain_size(), A_->domain_size());
-}
-
 template class ToeplitzNormal<float>;
 template class ToeplitzNormal<double>;
-template class WithNormal<float>;
-template class WithNormal<double>;
-template class NormalOf<float>;
-template class NormalOf<double>;
 
 }  // namespace forge

@@ -127,75 +127,13 @@ private:
     bool builtOnGpu_ = false;
 };
 
-// A as an operator whose normal() is N (an operator of A's domain, e.g. a ToeplitzNormal of A's trajectory,
-// weights included): forward and adjoint are A's. Composites built on it (SENSE, Chain, Batched,
-// VerticalStack) then use N in their own normal().
-template <typename T1>
-class WithNormal : public LinearOperator<T1> {
-public:
-    using typename LinearOperator<T1>::Elem;
-    WithNormal(OperatorPtr<T1> A, OperatorPtr<T1> N);
-    const LinearOperator<T1>& op() const { return *A_; }
-    const LinearOperator<T1>& normal_operator() const { return *N_; }
-    void prepare_device() const override {
-        A_->prepare_device();
-        N_->prepare_device();
-    }
-
-protected:
-    void apply_host(const Elem* in, Elem* out, uword nbatch, bool forward) const override {
-        A_->apply(in, out, nbatch, forward, Residency::Host);
-    }
-    void apply_device(const Elem* in, Elem* out, uword nbatch, bool forward) const override {
-        A_->apply(in, out, nbatch, forward, Residency::Device);
-    }
-    void normal_impl(const Elem* in, Elem* out, uword nbatch, Residency where) const override {
-        N_->apply(in, out, nbatch, true, where);
-    }
-
-private:
-    OperatorPtr<T1> A_, N_;
-};
-
-// A's normal operator A^H A (A.normal()) as an operator of its own: square, Hermitian; its forward and adjoint
-// are both A.normal(). What solve_pwls_pcg_normal takes for an operator A.
-template <typename T1>
-class NormalOf : public LinearOperator<T1> {
-public:
-    using typename LinearOperator<T1>::Elem;
-    explicit NormalOf(OperatorPtr<T1> A);
-    void prepare_device() const override { A_->prepare_device(); }
-
-protected:
-    void apply_host(const Elem* in, Elem* out, uword nbatch, bool) const override {
-        A_->apply_normal(in, out, nbatch, Residency::Host);
-    }
-    void apply_device(const Elem* in, Elem* out, uword nbatch, bool) const override {
-        A_->apply_normal(in, out, nbatch, Residency::Device);
-    }
-
-private:
-    OperatorPtr<T1> A_;
-};
-
-template <typename T1>
-OperatorPtr<T1> with_normal(OperatorPtr<T1> A, OperatorPtr<T1> N) {
-    return std::make_shared<WithNormal<T1>>(std::move(A), std::move(N));
-}
-
 extern template class ToeplitzNormal<float>;
 extern template class ToeplitzNormal<double>;
-extern template class WithNormal<float>;
-extern template class WithNormal<double>;
-extern template class NormalOf<float>;
-extern template class NormalOf<double>;
 
 }  // namespace forge
 
 #ifndef FORGE_NO_GLOBAL_NAMES
 using forge::AxisGrouping;
 using forge::KernelBuild;
-using forge::NormalOf;
 using forge::ToeplitzNormal;
-using forge::WithNormal;
 #endif

@@ -6,14 +6,14 @@ namespace forge {
 namespace cuda {
 
 template <typename T1>
-void toeplitz_mix(const forgeComplex<T1>*, const uword*, uword, const forgeComplex<T1>*, forgeComplex<T1>*, uword,
+void toeplitz_mix(const forgeComplex<T1>*, const long long*, const forgeComplex<T1>*, forgeComplex<T1>*, uword,
                   uword, uword) {
     throw cuda_error("forge was built without CUDA: the Toeplitz kernel product on the GPU is unavailable");
 }
 
-template void toeplitz_mix<float>(const forgeComplex<float>*, const uword*, uword, const forgeComplex<float>*,
+template void toeplitz_mix<float>(const forgeComplex<float>*, const long long*, const forgeComplex<float>*,
                                   forgeComplex<float>*, uword, uword, uword);
-template void toeplitz_mix<double>(const forgeComplex<double>*, const uword*, uword, const forgeComplex<double>*,
+template void toeplitz_mix<double>(const forgeComplex<double>*, const long long*, const forgeComplex<double>*,
                                    forgeComplex<double>*, uword, uword, uword);
 
 template <typename T1>

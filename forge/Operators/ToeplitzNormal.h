@@ -119,6 +119,7 @@ private:
     uword P_total_ = 0;
     uword S_ = 1, npairs_ = 0, ndft_ = 0;
     std::vector<uword> pairs_;                           // (l, m) of each stored kernel
+    std::vector<long long> table_;                       // S x S: the kernel of (l, m) (ToeplitzKernels.h)
     std::shared_ptr<const StackedDiagonal<T1>> phases_;  // b_l, l = 0..L (null when field-free)
     std::vector<uword> cell_;                            // n2: the padded-grid cell of each pixel
     std::shared_ptr<Cache> cache_;                       // kernels (host and/or device), FFT plans, shared by copies

@@ -324,24 +324,10 @@ void bind_precision(nb::module_& m, const std::string& sfx) {
                 return double(R.Denom(fd, fx));
             },
             "d"_a.noconvert(), "x"_a.noconvert());
-    // The penalty is made (and its arguments checked) before the instance's storage is touched: a constructor
-    // that threw inside nanobind's placement construction crashed the interpreter on the GPU machine.
     nb::class_<forge::QuadPenalty<T1>, Rob>(m, name("QuadPenalty").c_str())
-        .def(
-            "__init__",
-            [](forge::QuadPenalty<T1>* self, uword nx, uword ny, uword nz, T1 beta) {
-                forge::QuadPenalty<T1> made(nx, ny, nz, beta);
-                new (self) forge::QuadPenalty<T1>(std::move(made));
-            },
-            "nx"_a, "ny"_a, "nz"_a, "beta"_a);
+        .def(nb::init<uword, uword, uword, T1>(), "nx"_a, "ny"_a, "nz"_a, "beta"_a);
     nb::class_<forge::TVPenalty<T1>, Rob>(m, name("TVPenalty").c_str())
-        .def(
-            "__init__",
-            [](forge::TVPenalty<T1>* self, uword nx, uword ny, uword nz, T1 beta, T1 delta) {
-                forge::TVPenalty<T1> made(nx, ny, nz, beta, delta);
-                new (self) forge::TVPenalty<T1>(std::move(made));
-            },
-            "nx"_a, "ny"_a, "nz"_a, "beta"_a, "delta"_a);
+        .def(nb::init<uword, uword, uword, T1, T1>(), "nx"_a, "ny"_a, "nz"_a, "beta"_a, "delta"_a);
 
     // ------------------------------------------------------------------ solver
     m.def(

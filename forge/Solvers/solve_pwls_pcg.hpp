@@ -39,26 +39,28 @@
 namespace forge {
 namespace solver_detail {
 
-template <typename T1, typename Op, typename V, typename WV>
-V pwls_core(const char* name, const V& x0, const Op& G, const WV& W, const V& y, const Robject<T1>& R, uword niter,
-            const PcgOptions<T1>& opts, bool conjugate, SolverReport* report) {
+// The Polak-Ribiere loop of both solvers. The data term D(x) enters through a model m:
+//   m.state(x)            s = L x, kept current by s += step * L d (L = G for the weighted least squares, N for
+//                         the normal form)
+//   m.half_gradient(s)    -grad D(x) / 2: G^H W (y - G x), or b - N x
+//   m.apply(d)            L d
+//   m.curvature(d, Ld)    d^H (Hessian of D / 2) d: ||W^{1/2} G d||^2, or Re<d, N d>
+//   m.cost(x, s)          D(x), for the callback
+//   m.nan_hint            what to check when the gradient is not finite
+template <typename T1, typename V, typename Model>
+V pcg_loop(const char* name, const V& x0, const Model& m, const Robject<T1>& R, uword niter, const PcgOptions<T1>& opts,
+           bool conjugate, SolverReport* report) {
     using E = typename V::elem_type;
     const auto t0 = std::chrono::steady_clock::now();
-    require_same_place(name, x0, W, y);
-    require_len(name, "W", W.n_elem, y.n_elem, "the length of y");
-    require_valid_weights<T1>(name, W);
     if (!(opts.tolerance >= T1(0))) throw invalid_argument(std::string(name) + ": tolerance must be >= 0");
-
     V x = x0;
-    V Ax = G * x;
-    require_len(name, "G * x0", Ax.n_elem, y.n_elem, "the length of y");
+    V s = m.state(x);
 
     V ddir, oldgrad;
     double oldinprod = 0, g0 = 0, gnorm = 0;
     SolverReport rep;
     for (uword it = 1; it <= niter; ++it) {
-        V r = y - Ax;
-        V ngrad = G / times_w<T1>(W, r);
+        V ngrad = m.half_gradient(s);
         ngrad *= E(2);
         ngrad -= R.Gradient(x);
         const double newinprod = re_dot<T1>(ngrad, ngrad);
@@ -70,7 +72,7 @@ V pwls_core(const char* name, const V& x0, const Op& G, const WV& W, const V& y,
         }
         if (!std::isfinite(gnorm)) {
             throw std::runtime_error(std::string(name) + ": the gradient is not finite at iteration " +
-                                     std::to_string(it) + " (check the data, weights and penalty for NaN/Inf)");
+                                     std::to_string(it) + " (check " + m.nan_hint + " for NaN/Inf)");
         }
         if (it == 1 || !conjugate) {
             ddir = ngrad;
@@ -88,18 +90,17 @@ V pwls_core(const char* name, const V& x0, const Op& G, const WV& W, const V& y,
             oldgrad = std::move(ngrad);
             oldinprod = newinprod;
         }
-        V Adir = G * ddir;
-        const double denom = 2.0 * weighted_norm2<T1>(Adir, W) + double(R.Denom(ddir, x));
+        V Ld = m.apply(ddir);
+        const double denom = 2.0 * m.curvature(ddir, Ld) + double(R.Denom(ddir, x));
         if (!(denom > 0) || !std::isfinite(denom)) break;  // flat direction: nothing more to gain
         const double step = slope / denom;
         add_scaled<T1>(x, T1(step), ddir);
-        add_scaled<T1>(Ax, T1(step), Adir);
+        add_scaled<T1>(s, T1(step), Ld);
         rep.iterations = it;
         if (opts.callback) {
             PcgIterationInfo info;
             info.iteration = it;
-            V rr = y - Ax;
-            info.cost = weighted_norm2<T1>(rr, W) + double(R.Penalty(x));
+            info.cost = m.cost(x, s) + double(R.Penalty(x));
             info.gradient_norm = gnorm;
             info.step = step;
             info.elapsed_s = seconds_since(t0);
@@ -113,78 +114,64 @@ V pwls_core(const char* name, const V& x0, const Op& G, const WV& W, const V& y,
     return x;
 }
 
+// D(x) = ||W^{1/2} (y - G x)||^2.
+template <typename T1, typename Op, typename V, typename WV>
+struct WeightedLeastSquares {
+    const char* name;
+    const Op& G;
+    const WV& W;
+    const V& y;
+    const char* nan_hint = "the data, weights and penalty";
+    V state(const V& x) const {
+        V Ax = G * x;
+        require_len(name, "G * x0", Ax.n_elem, y.n_elem, "the length of y");
+        return Ax;
+    }
+    V half_gradient(const V& Ax) const { return G / times_w<T1>(W, V(y - Ax)); }
+    V apply(const V& d) const { return G * d; }
+    double curvature(const V&, const V& Ad) const { return weighted_norm2<T1>(Ad, W); }
+    double cost(const V&, const V& Ax) const { return weighted_norm2<T1>(V(y - Ax), W); }
+};
+
+// D(x) = x^H N x - 2 Re(x^H b).
+template <typename T1, typename Op, typename V>
+struct NormalEquations {
+    const char* name;
+    const Op& N;
+    const V& b;
+    const char* nan_hint = "b, the normal operator and the penalty";
+    V state(const V& x) const {
+        V Nx = N * x;
+        require_len(name, "N * x0", Nx.n_elem, x.n_elem, "the length of x0 (N must be square)");
+        return Nx;
+    }
+    V half_gradient(const V& Nx) const { return b - Nx; }
+    V apply(const V& d) const { return N * d; }
+    double curvature(const V& d, const V& Nd) const { return re_dot<T1>(d, Nd); }
+    double cost(const V& x, const V& Nx) const { return re_dot<T1>(x, Nx) - 2.0 * re_dot<T1>(x, b); }
+};
+
+template <typename T1, typename Op, typename V, typename WV>
+V pwls_core(const char* name, const V& x0, const Op& G, const WV& W, const V& y, const Robject<T1>& R, uword niter,
+            const PcgOptions<T1>& opts, bool conjugate, SolverReport* report) {
+    require_same_place(name, x0, W, y);
+    require_len(name, "W", W.n_elem, y.n_elem, "the length of y");
+    require_valid_weights<T1>(name, W);
+    const WeightedLeastSquares<T1, Op, V, WV> m{name, G, W, y};
+    return pcg_loop<T1>(name, x0, m, R, niter, opts, conjugate, report);
+}
+
 // The iteration of pwls_core on (N, b): gradient 2 (b - N x) - grad R(x), step denominator 2 Re<d, N d> + R.Denom.
 template <typename T1, typename Op, typename V>
 V pwls_normal_core(const char* name, const V& x0, const Op& N, const V& b, const Robject<T1>& R, uword niter,
                    const PcgOptions<T1>& opts, SolverReport* report) {
-    using E = typename V::elem_type;
-    const auto t0 = std::chrono::steady_clock::now();
     if (on_gpu(x0) != on_gpu(b)) {
         throw residency_error(std::string(name) + ": x0 is on the " + (on_gpu(x0) ? "GPU" : "host") + " and b on the " +
                               (on_gpu(b) ? "GPU" : "host") + "; put both in the same place (putOnGPU/getFromGPU)");
     }
     require_len(name, "b", b.n_elem, x0.n_elem, "the length of x0");
-    if (!(opts.tolerance >= T1(0))) throw invalid_argument(std::string(name) + ": tolerance must be >= 0");
-
-    V x = x0;
-    V Nx = N * x;
-    require_len(name, "N * x0", Nx.n_elem, x0.n_elem, "the length of x0 (N must be square)");
-
-    V ddir, oldgrad;
-    double oldinprod = 0, g0 = 0, gnorm = 0;
-    SolverReport rep;
-    for (uword it = 1; it <= niter; ++it) {
-        V ngrad = b - Nx;
-        ngrad *= E(2);
-        ngrad -= R.Gradient(x);
-        const double newinprod = re_dot<T1>(ngrad, ngrad);
-        gnorm = std::sqrt(newinprod);
-        if (it == 1) g0 = gnorm;
-        if (gnorm == 0 || (opts.tolerance > T1(0) && gnorm <= double(opts.tolerance) * g0)) {
-            rep.converged = true;
-            break;
-        }
-        if (!std::isfinite(gnorm)) {
-            throw std::runtime_error(std::string(name) + ": the gradient is not finite at iteration " +
-                                     std::to_string(it) +
-                                     " (check b, the normal operator and the penalty for NaN/Inf)");
-        }
-        if (it == 1) {
-            ddir = ngrad;
-        } else {
-            double gamma = (newinprod - re_dot<T1>(oldgrad, ngrad)) / oldinprod;  // Polak-Ribiere
-            if (!(gamma > 0)) gamma = 0;                                          // PR+ restart
-            scale_add<T1>(ddir, T1(gamma), ngrad);
-        }
-        double slope = re_dot<T1>(ddir, ngrad);
-        if (!(slope > 0)) {
-            ddir = ngrad;
-            slope = newinprod;
-        }
-        oldgrad = std::move(ngrad);
-        oldinprod = newinprod;
-        V Nd = N * ddir;
-        const double denom = 2.0 * re_dot<T1>(ddir, Nd) + double(R.Denom(ddir, x));
-        if (!(denom > 0) || !std::isfinite(denom)) break;
-        const double step = slope / denom;
-        add_scaled<T1>(x, T1(step), ddir);
-        add_scaled<T1>(Nx, T1(step), Nd);
-        rep.iterations = it;
-        if (opts.callback) {
-            PcgIterationInfo info;
-            info.iteration = it;
-            info.cost = re_dot<T1>(x, Nx) - 2.0 * re_dot<T1>(x, b) + double(R.Penalty(x));
-            info.gradient_norm = gnorm;
-            info.step = step;
-            info.elapsed_s = seconds_since(t0);
-            opts.callback(info);
-        }
-    }
-    rep.initial_gradient_norm = g0;
-    rep.final_gradient_norm = gnorm;
-    rep.elapsed_s = seconds_since(t0);
-    if (report) *report = rep;
-    return x;
+    const NormalEquations<T1, Op, V> m{name, N, b};
+    return pcg_loop<T1>(name, x0, m, R, niter, opts, true, report);
 }
 
 // arma::Col in and out: one conversion of x0, W and y at entry and of the result at exit.

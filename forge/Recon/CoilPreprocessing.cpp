@@ -33,18 +33,13 @@ arma::cx_mat whitening_matrix(const arma::cx_mat& covariance) {
     return arma::inv(arma::trimatl(L));
 }
 
-arma::cx_mat coil_compression_matrix(const ReconProblem& P, std::size_t nv, double* energy) {
-    if (nv == 0 || nv > P.nc)
+namespace {
+// The compression matrix from the Gram matrix Y^H Y (nc x nc) of the stacked data Y (samples x coils).
+arma::cx_mat compression_from_gram(const arma::cx_mat& gram, std::size_t nv, double* energy) {
+    const std::size_t nc = gram.n_rows;
+    if (nv == 0 || nv > nc)
         throw invalid_argument("coil_compression_matrix: nv is " + std::to_string(nv) +
-                               " (expected 1 to nc = " + std::to_string(P.nc) + ")");
-    // nc x nc Gram matrix of the stacked data: its eigenvectors are the right singular vectors
-    arma::cx_mat gram(P.nc, P.nc, arma::fill::zeros);
-    for (const auto& fr : P.frames) {
-        const std::size_t n1 = fr.kx.n_elem;
-        const arma::cx_fmat Y(const_cast<std::complex<float>*>(fr.y.memptr()), n1, P.nc, false, true);
-        const arma::cx_mat Yd = arma::conv_to<arma::cx_mat>::from(Y);
-        gram += Yd.t() * Yd;
-    }
+                               " (expected 1 to nc = " + std::to_string(nc) + ")");
     arma::vec s;
     arma::cx_mat U, V;
     // SVD of the Gram matrix (Hermitian, positive semi-definite): V holds the data's right singular vectors
@@ -56,6 +51,32 @@ arma::cx_mat coil_compression_matrix(const ReconProblem& P, std::size_t nv, doub
         *energy = total > 0 ? arma::accu(s.head(nv)) / total : 1.0;
     }
     return V.cols(0, nv - 1).st();  // rows of Y are y^T = u^T Sigma V^H, so V_nv^T y = Sigma_nv u
+}
+
+arma::cx_mat gram_of(const arma::cx_fmat& samplesByCoils) {
+    const arma::cx_mat Yd = arma::conv_to<arma::cx_mat>::from(samplesByCoils);
+    return Yd.t() * Yd;
+}
+}  // namespace
+
+arma::cx_mat coil_compression_matrix(const ReconProblem& P, std::size_t nv, double* energy) {
+    if (nv == 0 || nv > P.nc)
+        throw invalid_argument("coil_compression_matrix: nv is " + std::to_string(nv) +
+                               " (expected 1 to nc = " + std::to_string(P.nc) + ")");
+    arma::cx_mat gram(P.nc, P.nc, arma::fill::zeros);
+    for (const auto& fr : P.frames) {
+        const std::size_t n1 = fr.kx.n_elem;
+        gram += gram_of(arma::cx_fmat(const_cast<std::complex<float>*>(fr.y.memptr()), n1, P.nc, false, true));
+    }
+    return compression_from_gram(gram, nv, energy);
+}
+
+arma::cx_mat coil_compression_matrix(const arma::cx_fmat& samplesByCoils, std::size_t nv, double* energy) {
+    if (samplesByCoils.n_rows == 0 || samplesByCoils.n_cols == 0)
+        throw invalid_argument("coil_compression_matrix: the data are " + std::to_string(samplesByCoils.n_rows) +
+                               " samples x " + std::to_string(samplesByCoils.n_cols) +
+                               " coils (expected at least one of each)");
+    return compression_from_gram(gram_of(samplesByCoils), nv, energy);
 }
 
 void apply_coil_transform(ReconProblem& P, const arma::cx_mat& A) {

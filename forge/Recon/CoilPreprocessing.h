@@ -31,6 +31,8 @@ arma::cx_mat whitening_matrix(const arma::cx_mat& covariance);
 // fraction of the data's energy the nv virtual coils keep. Throws forge::invalid_argument when nv is 0 or
 // above P.nc.
 arma::cx_mat coil_compression_matrix(const ReconProblem& P, std::size_t nv, double* energy = nullptr);
+// The same from one block of data, samples x coils (e.g. a calibration scan or one frame).
+arma::cx_mat coil_compression_matrix(const arma::cx_fmat& samplesByCoils, std::size_t nv, double* energy = nullptr);
 
 // Applies A (nc' x P.nc) to every frame's data and to the coil maps, if any; P.nc becomes nc'.
 // Throws forge::invalid_argument when A does not have P.nc columns.

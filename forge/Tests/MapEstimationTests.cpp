@@ -174,6 +174,12 @@ TEST_CASE("Coil compression keeps the data of coils that mix fewer sources, and 
     double energy = 0;
     const arma::cx_mat A = coil_compression_matrix(P, 3, &energy);
     CHECK(energy > 0.99999);
+    // one block of samples x coils (the frame's coil-major data) gives the same matrix
+    double blockEnergy = 0;
+    const arma::cx_mat Ab = coil_compression_matrix(arma::cx_fmat(fr.y.memptr(), n2, nc, false, true), 3, &blockEnergy);
+    CHECK(arma::norm(Ab - A, "fro") < 1e-10 * arma::norm(A, "fro"));
+    CHECK(std::abs(blockEnergy - energy) < 1e-12);
+    CHECK_THROWS_WITH(coil_compression_matrix(arma::cx_fmat(0, nc), 3), Catch::Contains("0 samples"));
     apply_coil_transform(P, A);
     REQUIRE(P.nc == 3);
     // the compressed data are the compressed maps' data

@@ -35,10 +35,21 @@ __all__ = [
     "TimeSegmentation",
     "SENSE",
     "pcSENSE",
+    "ToeplitzNormal",
+    "with_normal",
+    "NormalOf",
     "QuadPenalty",
     "TVPenalty",
     "solve_pwls_pcg",
+    "solve_pwls_pcg_normal",
     "density_compensation",
+    "coil_maps",
+    "coil_maps_from_images",
+    "estimate_fieldmap",
+    "phase_difference_fieldmap",
+    "noise_covariance",
+    "whitening_matrix",
+    "coil_compression_matrix",
     "image_coords",
     "built_with_cuda",
     "cuda_available",
@@ -385,8 +396,133 @@ class pcSENSE(LinearOperator):
         return self._native.n_shots
 
 
-# ToeplitzNormal (forge/Operators/ToeplitzNormal.h: G^H W G by Toeplitz embedding) takes its place here
-# as a LinearOperator subclass once the C++ operator is part of the library.
+class ToeplitzNormal(LinearOperator):
+    """The normal operator N = G^H diag(weights) G of the exact DFT G of one trajectory on an nx x ny x nz
+    Cartesian image grid (x fastest), applied by FFTs on a grid of twice the size (Toeplitz embedding); its
+    kernels are computed once, at construction, by forge's exact DFT (on the GPU for float32 when one is
+    present, unless ``build='host'``). Square and Hermitian: ``N @ x`` = ``N.H @ x`` = G^H W G x.
+
+    kx, ky, kz: k-space samples in cycles/FOV (n1 each; kz defaults to zeros); weights: n1 non-negative
+    data weights (default ones). With a field_map (rad/s per pixel) and t (seconds per sample) the operator
+    approximates the field-corrected G^H W G by time segmentation with ``segments`` segments, by default
+    the smallest number whose estimated error is below ``target_error`` (relative; the field-free operator
+    is exact to rounding). interpolator: 'minmax' or 'hanning'. axis_grouping: 'auto' lets the build exploit
+    an axis along which the samples take few distinct values (stacks of spirals, EPI); 'off' forces the
+    full DFT. An apply costs 2 (segments + 1) FFTs on the padded grid, independent of n1.
+
+    Use it for iterations: ``forge.solve_pwls_pcg_normal(N, G.H @ (w * y))``, or as the normal of G inside
+    SENSE: ``forge.SENSE(forge.with_normal(G, N), maps)``."""
+
+    def __init__(self, kx, ky, kz=None, *, nx, ny, nz=1, weights=None, field_map=None, t=None, segments=None,
+                 target_error=1e-3, interpolator="minmax", build="auto", axis_grouping="auto", dtype=np.float32):
+        where = "ToeplitzNormal"
+        d = real_dtype(dtype)
+        kx = _arrays.host_real(kx, "kx", where, d)
+        n1 = kx.size
+        n2 = int(nx) * int(ny) * int(nz)
+        ky = _arrays.host_real(ky, "ky", where, d, n1, "the length of kx")
+        kz = _arrays.host_real(_zeros_or(kz, n1, d), "kz", where, d, n1, "the length of kx")
+        w = _arrays.host_real(np.ones(n1, d) if weights is None else weights, "weights", where, d, n1,
+                              "the length of kx")
+        if build not in ("auto", "host"):
+            raise ValueError(f"{where}: build must be 'auto' or 'host', got {build!r}")
+        if axis_grouping not in ("auto", "off"):
+            raise ValueError(f"{where}: axis_grouping must be 'auto' or 'off', got {axis_grouping!r}")
+        interp = _interp_flag(interpolator, where)
+        if field_map is None:
+            if t is not None or segments is not None:
+                raise ValueError(f"{where}: t and segments go with a field_map; without one the operator is field-free")
+            fm = np.zeros(0, d)
+            t = np.zeros(0, d)
+            L = 0
+        else:
+            fm = _arrays.host_real(field_map, "field_map", where, d, n2, "nx * ny * nz")
+            if t is None:
+                raise ValueError(f"{where}: a field_map needs the sample times t (seconds, one per sample)")
+            t = _arrays.host_real(t, "t", where, d, n1, "the length of kx")
+            if segments is None:
+                segments = ToeplitzNormal.choose_segments(fm, t, target_error, interpolator=interpolator, dtype=d)
+            L = int(segments)
+            if L < 1:
+                raise ValueError(f"{where}: segments must be at least 1 with a field map, got {L}")
+        native = _native_class("ToeplitzNormal", d)(int(nx), int(ny), int(nz), kx, ky, kz, w, fm, t, L, interp,
+                                                     build == "host", axis_grouping == "auto")
+        LinearOperator.__init__(self, native, d)
+
+    @property
+    def segments(self):
+        """Time segments L (0: field-free)."""
+        return self._native.segments
+
+    @property
+    def kernel_count(self):
+        """Kernels stored (one per independent segment pair)."""
+        return self._native.kernel_count
+
+    @property
+    def dft_count(self):
+        """Adjoint DFTs the kernel build took."""
+        return self._native.dft_count
+
+    @property
+    def kernel_bytes(self):
+        """Memory the kernels take, in bytes."""
+        return self._native.kernel_bytes
+
+    @property
+    def build_seconds(self):
+        """Wall time of the kernel build."""
+        return self._native.build_seconds
+
+    @property
+    def kernels_built_on_gpu(self):
+        return self._native.kernels_built_on_gpu
+
+    @property
+    def grouped_axis(self):
+        """Axis (0 = x, 1 = y, 2 = z) the build grouped samples along, or None for the full DFT."""
+        a = self._native.grouped_axis
+        return None if a == 3 else a
+
+    @staticmethod
+    def choose_segments(field_map, t, target_error, *, interpolator="minmax", max_segments=64, dtype=np.float32):
+        """Segments for which the normal operator's relative error stays near target_error."""
+        where = "ToeplitzNormal.choose_segments"
+        d = real_dtype(dtype)
+        fm = _arrays.host_real(field_map, "field_map", where, d)
+        t = _arrays.host_real(t, "t", where, d)
+        return _native_class("ToeplitzNormal", d).choose_segments(fm, t, float(target_error),
+                                                                   _interp_flag(interpolator, where),
+                                                                   int(max_segments))
+
+    @staticmethod
+    def kernel_bytes_for(nx, ny, nz=1, segments=0, *, dtype=np.float32):
+        """Bytes the kernels of an operator with this grid and number of segments take at most."""
+        return _native_class("ToeplitzNormal", real_dtype(dtype)).kernel_bytes_for(int(nx), int(ny), int(nz),
+                                                                                   int(segments))
+
+
+def with_normal(G, N):
+    """G as an operator whose normal() is N (e.g. a ToeplitzNormal of G's trajectory): forward and adjoint are
+    G's; SENSE and other composites built on it use N in their own normal()."""
+    where = "with_normal"
+    _require_operator(G, None, where)
+    _require_operator(N, G.dtype, where, "N")
+    if N.domain_size != G.domain_size or N.codomain_size != G.domain_size:
+        raise ValueError(f"{where}: N maps {N.domain_size} -> {N.codomain_size} entries, expected "
+                         f"{G.domain_size} -> {G.domain_size} (G.domain_size)")
+    op = LinearOperator(_native_class("WithNormal", G.dtype)(G._native, N._native), G.dtype)
+    op.encoding_operator, op.normal_operator = G, N
+    return op
+
+
+class NormalOf(LinearOperator):
+    """A's normal operator A^H A as a square operator of its own (what solve_pwls_pcg_normal takes)."""
+
+    def __init__(self, A):
+        _require_operator(A, None, "NormalOf", "A")
+        self.encoding_operator = A
+        LinearOperator.__init__(self, _native_class("NormalOf", A.dtype)(A._native), A.dtype)
 
 
 class _Penalty:
@@ -465,22 +601,57 @@ def solve_pwls_pcg(G, y, *, x0=None, weights=None, penalty=None, niter=10, toler
     if weights is None:
         weights = _arrays.ones_like_place(vy.lib, vy.array, (G.codomain_size,), d)
     vw = _arrays.Vector(weights, "weights", where, G.codomain_size, d, "G.codomain_size", allow_batch=False)
-    if penalty is None:
-        penalty = QuadPenalty(G.domain_size, beta=0.0, dtype=d)
-    if not isinstance(penalty, _Penalty):
-        raise TypeError(f"{where}: penalty must be a forge QuadPenalty or TVPenalty, got {type(penalty).__name__}")
-    if penalty.dtype != d:
-        raise TypeError(f"{where}: penalty is {penalty.dtype.name} but G is {d.name}")
-    if penalty.n_pixels != G.domain_size:
-        raise ValueError(f"{where}: penalty covers {penalty.n_pixels} pixels, G.domain_size is {G.domain_size}")
-    if callback is not None and not callable(callback):
-        raise TypeError(f"{where}: callback must be callable")
+    penalty = _check_solver_arguments(penalty, callback, G, where)
     out = vy.empty(G.domain_size, cd)
     vy.before()
     info = _native_class("solve_pwls_pcg", d)(vx.array, G._native, vw.array, vy.array, penalty._native, int(niter),
                                               float(tolerance), callback, out)
     vy.after()
     x = vy.result(out)
+    return (x, info) if return_info else x
+
+
+def _check_solver_arguments(penalty, callback, G, where):
+    d = G.dtype
+    if penalty is None:
+        penalty = QuadPenalty(G.domain_size, beta=0.0, dtype=d)
+    if not isinstance(penalty, _Penalty):
+        raise TypeError(f"{where}: penalty must be a forge QuadPenalty or TVPenalty, got {type(penalty).__name__}")
+    if penalty.dtype != d:
+        raise TypeError(f"{where}: penalty is {penalty.dtype.name} but the operator is {d.name}")
+    if penalty.n_pixels != G.domain_size:
+        raise ValueError(f"{where}: penalty covers {penalty.n_pixels} pixels, the operator's domain_size is "
+                         f"{G.domain_size}")
+    if callback is not None and not callable(callback):
+        raise TypeError(f"{where}: callback must be callable")
+    return penalty
+
+
+def solve_pwls_pcg_normal(N, b, *, x0=None, penalty=None, niter=10, tolerance=0.0, callback=None,
+                          return_info=False):
+    """solve_pwls_pcg from the normal equations' side, for a normal operator cheaper than G and G^H:
+    argmin_x x^H N x - 2 Re(x^H b) + R(x), i.e. the same solution when N = G^H W G and b = G^H W y.
+
+    N: a square forge operator (ToeplitzNormal, or NormalOf(A) for an A whose normal() is fast, e.g. a SENSE
+    built on with_normal(G, ToeplitzNormal(...))); b: the right-hand side G^H (W y), computed once with the
+    exact G. Other arguments and the result as solve_pwls_pcg; the callback's cost is Phi(x) - y^H W y."""
+    where = "solve_pwls_pcg_normal"
+    _require_operator(N, None, where, "N")
+    if N.domain_size != N.codomain_size:
+        raise ValueError(f"{where}: N maps {N.domain_size} -> {N.codomain_size} entries; it must be square "
+                         f"(NormalOf(A) makes the normal operator of A)")
+    cd = N.complex_dtype
+    vb = _arrays.Vector(b, "b", where, N.domain_size, cd, "N.domain_size", allow_batch=False)
+    if x0 is None:
+        x0 = _arrays.zeros_like_place(vb.lib, vb.array, (N.domain_size,), cd)
+    vx = _arrays.Vector(x0, "x0", where, N.domain_size, cd, "N.domain_size", allow_batch=False)
+    penalty = _check_solver_arguments(penalty, callback, N, where)
+    out = vb.empty(N.domain_size, cd)
+    vb.before()
+    info = _native_class("solve_pwls_pcg_normal", N.dtype)(vx.array, N._native, vb.array, penalty._native,
+                                                           int(niter), float(tolerance), callback, out)
+    vb.after()
+    x = vb.result(out)
     return (x, info) if return_info else x
 
 
@@ -497,3 +668,106 @@ def density_compensation(kx, ky, kz=None, *, nx, ny, nz=1, iterations=20, dtype=
     out = np.empty(n1, d)
     _native_class("density_compensation", d)(int(nx), int(ny), int(nz), kx, ky, kz, int(iterations), out)
     return out
+
+
+# ---------------------------------------------------------------------------------------- map estimation
+# Host arrays in, NumPy arrays out; images and maps in complex64, pixel vectors flattened with x fastest
+# (the C order of (nz, ny, nx)); coil data coil-major, shape (n_coils, samples), as the operators take them.
+
+def _host_2d(values, arg, where, complex_dtype=np.complex64):
+    a = _arrays.to_numpy(values, arg, where)
+    if a.dtype.kind not in "fiuc":
+        raise TypeError(f"{where}: {arg} must be numbers, got dtype {a.dtype}")
+    if a.ndim != 2:
+        raise ValueError(f"{where}: {arg} must be a 2-D array, got shape {a.shape}")
+    return np.ascontiguousarray(a, dtype=complex_dtype)
+
+
+def coil_maps(data, kx, ky, kz=None, *, nx, ny, nz=1, calibration=24.0, kernel=5, threshold=0.05,
+              return_mask=False):
+    """Coil sensitivity maps from the data themselves (docs/map-estimation.md): low-resolution coil images
+    from the central calibration x calibration (cycles/FOV) box of k-space, then the local eigenvector
+    (Walsh / Inati adaptive combine) over kernel^d windows, normalised so that sum_c |S_c|^2 = 1 inside the
+    object and 0 outside it (threshold: fraction of the maximum local energy).
+
+    data: complex (n_coils, n1); kx, ky, kz: cycles/FOV (n1 each). Returns maps of shape (n_coils, nx*ny*nz)
+    (complex64), and with return_mask=True also the boolean object mask (nx*ny*nz,)."""
+    where = "coil_maps"
+    y = _host_2d(data, "data", where)
+    nc, n1 = y.shape
+    d = np.float32
+    kx = _arrays.host_real(kx, "kx", where, d, n1, "data.shape[1] (samples per coil)")
+    ky = _arrays.host_real(ky, "ky", where, d, n1, "data.shape[1] (samples per coil)")
+    kz = _arrays.host_real(_zeros_or(kz, n1, d), "kz", where, d, n1, "data.shape[1] (samples per coil)")
+    n2 = int(nx) * int(ny) * int(nz)
+    maps = np.empty((nc, n2), np.complex64)
+    mask = np.empty(n2, np.uint8)
+    _native.coil_maps(y, kx, ky, kz, int(nx), int(ny), int(nz), nc, float(calibration), int(kernel),
+                      float(threshold), maps, mask)
+    return (maps, mask.astype(bool)) if return_mask else maps
+
+
+def coil_maps_from_images(images, *, nx, ny, nz=1, kernel=5, threshold=0.05, return_mask=False):
+    """Coil maps from (low-resolution) coil images of shape (n_coils, nx*ny*nz) by the local eigenvector
+    method of coil_maps(). Returns maps (n_coils, nx*ny*nz) complex64 (and the mask with return_mask)."""
+    where = "coil_maps_from_images"
+    imgs = _host_2d(images, "images", where)
+    maps = np.empty(imgs.shape, np.complex64)
+    mask = np.empty(imgs.shape[1], np.uint8)
+    _native.coil_maps_from_images(imgs, int(nx), int(ny), int(nz), int(kernel), float(threshold), maps, mask)
+    return (maps, mask.astype(bool)) if return_mask else maps
+
+
+def estimate_fieldmap(echoes, times, *, nx, ny, nz=1, beta=1e-2, iterations=200, init_kernel=3,
+                      return_cost=False):
+    """Field map (rad/s, float32, nx*ny*nz) from multi-echo complex images by penalized likelihood
+    (docs/map-estimation.md): echoes of shape (n_echoes, nx*ny*nz), times their echo times in seconds.
+    beta weighs the roughness penalty (0: per-pixel estimate); the sign follows forge's exp(-i w t).
+    With return_cost=True also the cost after each iteration (it never increases)."""
+    where = "estimate_fieldmap"
+    e = _host_2d(echoes, "echoes", where)
+    times = [float(v) for v in np.asarray(_arrays.to_numpy(times, "times", where), dtype=float).reshape(-1)]
+    out = np.empty(e.shape[1], np.float32)
+    cost = _native.estimate_fieldmap(e, times, int(nx), int(ny), int(nz), float(beta), int(iterations),
+                                     int(init_kernel), out)
+    return (out, np.asarray(cost)) if return_cost else out
+
+
+def phase_difference_fieldmap(echoes, times):
+    """The plain phase difference of the first two echoes, angle(y_0 conj(y_1)) / (t_1 - t_0), in rad/s."""
+    where = "phase_difference_fieldmap"
+    e = _host_2d(echoes, "echoes", where)
+    times = [float(v) for v in np.asarray(_arrays.to_numpy(times, "times", where), dtype=float).reshape(-1)]
+    out = np.empty(e.shape[1], np.float32)
+    _native.phase_difference_fieldmap(e, times, out)
+    return out
+
+
+def noise_covariance(noise):
+    """Coil noise covariance (n_coils, n_coils), complex128, from noise-only samples of shape
+    (n_coils, n_samples), each coil's mean removed."""
+    n = _host_2d(noise, "noise", "noise_covariance")
+    out = np.empty((n.shape[0], n.shape[0]), np.complex128)
+    _native.noise_covariance(n, out)
+    return out
+
+
+def whitening_matrix(covariance):
+    """W = L^-1 for covariance = L L^H: whitened data W @ data have identity noise covariance; apply it
+    to coil maps too (W @ maps)."""
+    c = _host_2d(covariance, "covariance", "whitening_matrix", np.complex128)
+    out = np.empty(c.shape, np.complex128)
+    _native.whitening_matrix(c, out)
+    return out
+
+
+def coil_compression_matrix(data, n_virtual, *, return_energy=False):
+    """A (n_virtual, n_coils) compressing coil data of shape (n_coils, samples) to n_virtual virtual coils
+    (SVD, as BART's cc): use A @ data and A @ maps. With return_energy=True also the fraction of the data's
+    energy the virtual coils keep."""
+    y = _host_2d(data, "data", "coil_compression_matrix")
+    if not 1 <= int(n_virtual) <= y.shape[0]:
+        raise ValueError(f"coil_compression_matrix: n_virtual is {n_virtual}, expected 1 to n_coils = {y.shape[0]}")
+    out = np.empty((int(n_virtual), y.shape[0]), np.complex128)
+    energy = _native.coil_compression_matrix(y, int(n_virtual), out)
+    return (out, energy) if return_energy else out

@@ -66,7 +66,7 @@ def test_sense_maps_and_solver_arguments(G, rng):
     y = crandn(rng, 50, dtype=np.complex64)
     with pytest.raises(ValueError, match=r"solve_pwls_pcg: weights has shape \(49,\), expected \(50,\)"):
         forge.solve_pwls_pcg(G, y, weights=np.ones(49, np.float32))
-    with pytest.raises(TypeError, match="solve_pwls_pcg: penalty is float64 but G is float32"):
+    with pytest.raises(TypeError, match="solve_pwls_pcg: penalty is float64 but the operator is float32"):
         forge.solve_pwls_pcg(G, y, penalty=forge.QuadPenalty(8, 8, beta=1.0, dtype=np.float64))
     with pytest.raises(ValueError, match="W"):  # negative weights: refused by the C++ solver
         forge.solve_pwls_pcg(G, y, weights=-np.ones(50, np.float32))

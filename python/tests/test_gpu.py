@@ -176,3 +176,26 @@ def test_cupy_specifics(rng):
     assert rel_err(c.get(), G @ x) < 1e-5
     with pytest.raises(ValueError, match="not C-contiguous.*cupy.ascontiguousarray"):
         G @ cupy.zeros(2 * G.domain_size, cupy.complex64)[::2]
+
+
+def test_toeplitz_normal_and_its_solver_on_device_without_transfers(lib, rng):
+    n, n1, nc = 16, 900, 3
+    G, p = make_gdft(rng, n=n, n1=n1)
+    N = forge.ToeplitzNormal(p["kx"], p["ky"], nx=n, ny=n, field_map=p["field_map"], t=p["t"], segments=6)
+    assert N.kernels_built_on_gpu
+    x = crandn(rng, n * n, dtype=np.complex64)
+    N.prepare_device()
+    gx = lib.to_device(x)
+    nx_dev = no_transfers(lambda: N @ gx)
+    assert lib.is_device_array(nx_dev)
+    assert rel_err(lib.to_host(nx_dev), N @ x) < 1e-4
+    S = forge.SENSE(forge.with_normal(G, N), crandn(rng, nc, n * n, dtype=np.complex64))
+    S.prepare_device()
+    b = S.H @ (S @ x)
+    R = forge.QuadPenalty(n, n, beta=1.0)
+    A = forge.NormalOf(S)
+    x_host = forge.solve_pwls_pcg_normal(A, b, penalty=R, niter=10)
+    gb = lib.to_device(b)
+    x_dev = no_transfers(lambda: forge.solve_pwls_pcg_normal(A, gb, penalty=R, niter=10))
+    assert lib.is_device_array(x_dev)
+    assert rel_err(lib.to_host(x_dev), x_host) < 5e-3

@@ -41,6 +41,19 @@ if ! python3 -c "import nanobind, pytest" 2>/dev/null && ls .gpu-deps/wheels/*.w
   export PYTHONPATH=$DEPS/python${PYTHONPATH:+:$PYTHONPATH}
 fi
 
+# A g++ that finds no shared libstdc++ links the static one into every shared library it makes (the GPU
+# image's /opt/gcc does): libForgeCommon and the Python module then export a second C++ runtime, and a Python
+# process that loaded the shared one first (NumPy does) crashes in it. Use the system g++ then.
+cxx=${CXX:-g++}
+probe=$(mktemp -d)
+printf '#include <sstream>\nstd::string f(double x) { std::ostringstream s; s << x; return s.str(); }\n' > "$probe/t.cpp"
+if $cxx -shared -fPIC "$probe/t.cpp" -o "$probe/t.so" 2>/dev/null &&
+   nm -D --defined-only "$probe/t.so" | grep -q _ZNSo9_M_insertIdEERSoT_ && [ -x /usr/bin/g++ ]; then
+  echo "$cxx links libstdc++ statically into shared libraries: building with /usr/bin/g++"
+  export CXX=/usr/bin/g++ CC=/usr/bin/gcc CUDAHOSTCXX=/usr/bin/g++
+fi
+rm -rf "$probe"
+
 step "configure (CUDA, sm_90)"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$LOG/gpu.txt"
 cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DFORGE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \

@@ -47,8 +47,9 @@ fi
 cxx=${CXX:-g++}
 probe=$(mktemp -d)
 printf '#include <sstream>\nstd::string f(double x) { std::ostringstream s; s << x; return s.str(); }\n' > "$probe/t.cpp"
-if $cxx -shared -fPIC "$probe/t.cpp" -o "$probe/t.so" 2>/dev/null &&
-   nm -D --defined-only "$probe/t.so" | grep -q _ZNSo9_M_insertIdEERSoT_ && [ -x /usr/bin/g++ ]; then
+# (grep -c reads all of nm's output: grep -q would end the pipe early and pipefail would fail it)
+if $cxx -shared -fPIC "$probe/t.cpp" -o "$probe/t.so" 2>/dev/null && [ -x /usr/bin/g++ ] &&
+   [ "$(nm -D --defined-only "$probe/t.so" | grep -c _ZNSo9_M_insertIdEERSoT_)" != 0 ]; then
   echo "$cxx links libstdc++ statically into shared libraries: building with /usr/bin/g++"
   export CXX=/usr/bin/g++ CC=/usr/bin/gcc CUDAHOSTCXX=/usr/bin/g++
 fi

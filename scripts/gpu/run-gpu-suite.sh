@@ -54,6 +54,10 @@ if $cxx -shared -fPIC "$probe/t.cpp" -o "$probe/t.so" 2>/dev/null && [ -x /usr/b
   export CXX=/usr/bin/g++ CC=/usr/bin/gcc CUDAHOSTCXX=/usr/bin/g++
 fi
 rm -rf "$probe"
+# A build folder configured with another compiler keeps it in its cache: start that one afresh.
+if [ -n "${CXX:-}" ] && [ -f "$B/CMakeCache.txt" ] && ! grep -qx "CMAKE_CXX_COMPILER:[A-Z]*=$CXX" "$B/CMakeCache.txt"; then
+  rm -rf "$B/CMakeCache.txt" "$B/CMakeFiles"
+fi
 
 step "configure (CUDA, sm_90)"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$LOG/gpu.txt"

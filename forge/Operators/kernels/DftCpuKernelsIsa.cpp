@@ -34,9 +34,7 @@ constexpr int kVecBytes = 16;
 #endif
 
 typedef float vfloat __attribute__((vector_size(kVecBytes)));
-typedef int vint __attribute__((vector_size(kVecBytes)));
 typedef double vdouble __attribute__((vector_size(kVecBytes)));
-typedef long long vlong __attribute__((vector_size(kVecBytes)));
 
 template <typename T>
 struct Simd;
@@ -44,30 +42,27 @@ struct Simd;
 template <>
 struct Simd<float> {
     using V = vfloat;
-    using I = vint;
     static constexpr int W = kVecBytes / 4;
-    static constexpr int kSignShift = 31;
     static constexpr float kRound = 12582912.0f;  // 1.5 * 2^23: (x + kRound) - kRound = nearest(x), |x| < 2^22
     // sqrt2 sin(pi r) / r and sqrt2 cos(pi r) in u = r^2, minimax on |r| <= 1/2.
-    static constexpr int kNs = 5, kNc = 5, kNq = 5;
+    static constexpr int kNs = 5, kNc = 5, kNq = 6;
     static constexpr float kSin[kNs] = {4.442883014678955f, -7.308241367340088f, 3.6062893867492676f,
                                         -0.8457654118537903f, 0.10920874774456024f};
     static constexpr float kCos[kNc] = {1.4142135381698608f, -6.978850841522217f, 5.7394609451293945f,
                                         -1.8835630416870117f, 0.31069818139076233f};
-    // sin(pi r) / (pi r) in u = r^2, minimax on |r| <= 1/2 (max error 4e-9).
-    static constexpr float kSinc[kNq] = {1.0f, -1.6449332237243652f, 0.8117149472236633f, -0.1904423087835312f,
-                                         0.024719757959246635f};
+    // sin(pi x) / (pi x) in u = x^2, minimax on |x| <= 1 (max error 6e-8; 2.5e-7 evaluated in float).
+    static constexpr float kSinc[kNq] = {0.9999999403953552f,  -1.6449296474456787f,  0.8116899132728577f,
+                                         -0.1905253827571869f, 0.02570377103984356f, -0.0019387168576940894f};
+    static constexpr float kEps = 1e-12f;  // its cube is still a normal float
 };
 
 template <>
 struct Simd<double> {
     using V = vdouble;
-    using I = vlong;
     static constexpr int W = kVecBytes / 8;
-    static constexpr int kSignShift = 63;
     static constexpr double kRound = 6755399441055744.0;  // 1.5 * 2^52
     // Taylor coefficients (-1)^i sqrt2 pi^(2i+1) / (2i+1)! and (-1)^i sqrt2 pi^(2i) / (2i)!.
-    static constexpr int kNs = 11, kNc = 11, kNq = 11;
+    static constexpr int kNs = 11, kNc = 11, kNq = 15;
     static constexpr double kSin[kNs] = {4.442882938158366,      -7.308249499995439,     3.6064765714707043,
                                          -0.8474880248145934,    0.11617182693861998,    -0.010423363403963591,
                                          0.0006594517520891848,  -3.099299007012146e-05, 1.124590261760991e-06,
@@ -76,7 +71,7 @@ struct Simd<double> {
                                          -1.8883467170460115,     0.33280776909535636,     -0.03649645580644734,
                                          0.0027288301579657267,   -0.00014798062712573576, 6.085459369817187e-06,
                                          -1.9627802803594178e-07, 5.097859182475451e-09};
-    // (-1)^i pi^(2i) / (2i+1)!
+    // (-1)^i pi^(2i) / (2i+1)!: Taylor series of sin(pi x) / (pi x) to degree 28 (truncation < 1e-19 on |x| <= 1).
     static constexpr double kSinc[kNq] = {1.0,
                                           -1.6449340668482264,
                                           0.8117424252833536,
@@ -87,7 +82,12 @@ struct Simd<double> {
                                           -6.975873661656381e-06,
                                           2.5312174041370274e-07,
                                           -7.304711822217775e-09,
-                                          1.7165384749821432e-10};
+                                          1.7165384749821432e-10,
+                                          -3.3481335350440666e-12,
+                                          5.507458912150965e-14,
+                                          -7.743082723388031e-16,
+                                          9.411473315855849e-18};
+    static constexpr double kEps = 1e-100;  // its cube is still a normal double
 };
 
 template <typename V, typename T>
@@ -124,24 +124,19 @@ inline void sincos_turns(typename Simd<T>::V p, typename Simd<T>::V& s, typename
     c = T(1) - s1 * s1;
 }
 
-// sincPG(x) = sin(pi x) / (pi x) = (-1)^n sinc(r) r / x with x = n + r, |r| <= 1/2: returns the polynomial
-// sin(pi r) / (pi r) in 'q', the ratio's numerator (r, or 1 where n = 0) in 'num', its denominator (x, or 1)
-// in 'den' and the sign (-1)^n as a sign-bit mask in 'sign', so that three axes share one division.
+// sincPG(x) = sin(pi x) / (pi x). With x = 2m + r (m the nearest integer to x / 2, |r| <= 1), sin(pi x) =
+// sin(pi r), so sincPG(x) = sincPG(r) r / x: returns the polynomial sincPG(r) and, in num and den, r + eps and
+// x + eps. Where m = 0, r equals x exactly and the ratio is exactly 1, x = 0 included; elsewhere |x| >= 1 and
+// eps changes the ratio by at most eps / |x|. The three axes then share one division.
 template <typename T>
-inline void sinc_parts(typename Simd<T>::V x, typename Simd<T>::V& q, typename Simd<T>::V& num,
-                       typename Simd<T>::V& den, typename Simd<T>::I& sign) {
+inline typename Simd<T>::V sinc_parts(typename Simd<T>::V x, typename Simd<T>::V& num, typename Simd<T>::V& den) {
     using S = Simd<T>;
     using V = typename S::V;
-    using I = typename S::I;
-    const V shifted = x + S::kRound;  // n in the low mantissa bits: its parity is bit 0
-    const V n = shifted - S::kRound;
-    const V r = x - n;
-    q = poly<T>(S::kSinc, r * r);
-    const auto whole = n == V{};
-    const V one = splat<V>(T(1));
-    num = whole ? one : r;
-    den = whole ? one : x;
-    sign = (I)shifted << S::kSignShift;
+    const V m = (T(0.5) * x + S::kRound) - S::kRound;
+    const V r = x - T(2) * m;
+    num = r + S::kEps;
+    den = x + S::kEps;
+    return poly<T>(S::kSinc, r * r);
 }
 
 // Sums over inner points [b0, b1) for the outer point a, all NB vectors, into acc (double, re/im per vector).
@@ -149,7 +144,6 @@ template <typename T, int NB, bool kGrad, bool kForward>
 inline void tile_sum(const DftKernelArgs<T>& g, long long a, long long b0, long long b1, double* acc) {
     using S = Simd<T>;
     using V = typename S::V;
-    using I = typename S::I;
     constexpr int W = S::W;
     constexpr int kSigma = kForward ? -1 : 1;
     const V ox = splat<V>(g.ox[a]), oy = splat<V>(g.oy[a]), oz = splat<V>(g.oz[a]), ow = splat<V>(g.ow[a]);
@@ -186,13 +180,9 @@ inline void tile_sum(const DftKernelArgs<T>& g, long long a, long long b0, long 
                 ay = load<V>(g.ia[1] + b) + o1 * tw;
                 az = load<V>(g.ia[2] + b) + o2 * tw;
             }
-            V qx, qy, qz, nx, ny, nz, dx, dy, dz;
-            I sx, sy, sz;
-            sinc_parts<T>(ax, qx, nx, dx, sx);
-            sinc_parts<T>(ay, qy, ny, dy, sy);
-            sinc_parts<T>(az, qz, nz, dz, sz);
-            V bf = (qx * qy * qz) * ((nx * ny * nz) / (dx * dy * dz));
-            bf = (V)((I)bf ^ (sx ^ sy ^ sz));
+            V nx, ny, nz, dx, dy, dz;
+            const V q = sinc_parts<T>(ax, nx, dx) * sinc_parts<T>(ay, ny, dy) * sinc_parts<T>(az, nz, dz);
+            const V bf = q * ((nx * ny * nz) / (dx * dy * dz));
             s *= bf;
             c *= bf;
         }

@@ -114,9 +114,8 @@ template <typename T1>
 std::unique_ptr<forge::DftOperator<T1>> make_op(const Problem& p) {
     auto c = [](const arma::vec& v) { return arma::conv_to<arma::Col<T1>>::from(v); };
     if (p.gx.n_elem) {
-        return std::make_unique<forge::GdftR2<T1>>(p.n1(), p.n2(), c(p.kx), c(p.ky), c(p.kz), c(p.ix), c(p.iy),
-                                                   c(p.iz), c(p.FM), c(p.t), c(p.gx), c(p.gy), c(p.gz), p.nx, p.ny,
-                                                   p.nz);
+        return std::make_unique<forge::GdftR2<T1>>(p.n1(), p.n2(), c(p.kx), c(p.ky), c(p.kz), c(p.ix), c(p.iy), c(p.iz),
+                                                   c(p.FM), c(p.t), c(p.gx), c(p.gy), c(p.gz), p.nx, p.ny, p.nz);
     }
     return std::make_unique<forge::Gdft<T1>>(p.n1(), p.n2(), c(p.kx), c(p.ky), c(p.kz), c(p.ix), c(p.iy), c(p.iz),
                                              c(p.FM), c(p.t));
@@ -148,8 +147,7 @@ void check_against_float64(const Problem& p) {
     REQUIRE(fb.n_elem == 3 * p.n1());
     CHECK(forge_test::rel_error(d<T1>(CxVec<T1>(fb.subvec(p.n1(), 2 * p.n1() - 1))),
                                 ref_forward(p, d<T1>(x2), all(p.n1()))) < tol<T1>());
-    CHECK(forge_test::rel_error(d<T1>(CxVec<T1>(fb.tail(p.n1()))), ref_forward(p, d<T1>(x3), all(p.n1()))) <
-          tol<T1>());
+    CHECK(forge_test::rel_error(d<T1>(CxVec<T1>(fb.tail(p.n1()))), ref_forward(p, d<T1>(x3), all(p.n1()))) < tol<T1>());
 }
 
 // Restores the instruction set in use when a test that switches it ends.
@@ -160,8 +158,7 @@ struct IsaGuard {
 
 }  // namespace
 
-TEST_CASE("CPU DFT loops: the instruction set in use is one of those listed, others are refused",
-          "[gdft][isa]") {
+TEST_CASE("CPU DFT loops: the instruction set in use is one of those listed, others are refused", "[gdft][isa]") {
     const std::vector<std::string> isas = forge::cpu_kernel_isas();
     REQUIRE_FALSE(isas.empty());
     const std::string cur = forge::cpu_kernel_isa();
@@ -169,8 +166,8 @@ TEST_CASE("CPU DFT loops: the instruction set in use is one of those listed, oth
     const int bits = forge::cpu_kernel_vector_bits();
     CHECK((bits == 128 || bits == 256 || bits == 512));
     CHECK_THROWS_AS(forge::set_cpu_kernel_isa("no-such-isa"), forge::invalid_argument);
-    CHECK_THROWS_WITH(forge::set_cpu_kernel_isa("no-such-isa"), Catch::Contains("no-such-isa") &&
-                                                                    Catch::Contains(isas.front()));
+    CHECK_THROWS_WITH(forge::set_cpu_kernel_isa("no-such-isa"),
+                      Catch::Contains("no-such-isa") && Catch::Contains(isas.front()));
     CHECK(forge::cpu_kernel_isa() == cur);  // a refused name changes nothing
 }
 

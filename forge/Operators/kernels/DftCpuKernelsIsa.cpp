@@ -12,7 +12,8 @@
 //   Float: minimax polynomials of 5 terms each (max error 5e-9 and 7e-8 before float rounding; evaluated
 //   error < 1e-6 absolute). Double: Taylor series to degree 21/20 (truncation < 2e-17).
 // Partial sums stay in T over tiles of kTile inner points per outer point (<= kTile / W terms per lane),
-// then go to double; each output is summed in the same order whatever the thread count (deterministic).
+// then go to double per lane, the lanes being added after the last tile; each output is summed in the same order
+// whatever the thread count (deterministic).
 #include "forge/Operators/DftCpuKernels.h"
 
 #ifndef FORGE_DFTCPU_ISA
@@ -43,6 +44,7 @@ template <>
 struct Simd<float> {
     using V = vfloat;
     static constexpr int W = kVecBytes / 4;
+    typedef double VD __attribute__((vector_size(8 * W)));  // W lanes in double
     static constexpr float kRound = 12582912.0f;  // 1.5 * 2^23: (x + kRound) - kRound = nearest(x), |x| < 2^22
     // sqrt2 sin(pi r) / r and sqrt2 cos(pi r) in u = r^2, minimax on |r| <= 1/2.
     static constexpr int kNs = 5, kNc = 5, kNq = 6;
@@ -51,7 +53,7 @@ struct Simd<float> {
     static constexpr float kCos[kNc] = {1.4142135381698608f, -6.978850841522217f, 5.7394609451293945f,
                                         -1.8835630416870117f, 0.31069818139076233f};
     // sin(pi x) / (pi x) in u = x^2, minimax on |x| <= 1 (max error 6e-8; 2.5e-7 evaluated in float).
-    static constexpr float kSinc[kNq] = {0.9999999403953552f,  -1.6449296474456787f,  0.8116899132728577f,
+    static constexpr float kSinc[kNq] = {0.9999999403953552f,  -1.6449296474456787f, 0.8116899132728577f,
                                          -0.1905253827571869f, 0.02570377103984356f, -0.0019387168576940894f};
     static constexpr float kEps = 1e-12f;  // its cube is still a normal float
 };
@@ -60,6 +62,7 @@ template <>
 struct Simd<double> {
     using V = vdouble;
     static constexpr int W = kVecBytes / 8;
+    using VD = vdouble;
     static constexpr double kRound = 6755399441055744.0;  // 1.5 * 2^52
     // Taylor coefficients (-1)^i sqrt2 pi^(2i+1) / (2i+1)! and (-1)^i sqrt2 pi^(2i) / (2i)!.
     static constexpr int kNs = 11, kNc = 11, kNq = 15;
@@ -103,10 +106,11 @@ inline V splat(T x) {
 }
 
 // Horner's rule; with -ffp-contract=fast each step is one fused multiply-add.
-template <typename T, int N, typename V>
+// kScale (+-1) multiplies every coefficient at compile time (a sign costs no instruction).
+template <int kScale = 1, typename T, int N, typename V>
 inline V poly(const T (&c)[N], V u) {
-    V acc = splat<V>(c[N - 1]);
-    for (int i = N - 2; i >= 0; --i) acc = acc * u + c[i];
+    V acc = splat<V>(T(kScale) * c[N - 1]);
+    for (int i = N - 2; i >= 0; --i) acc = acc * u + T(kScale) * c[i];
     return acc;
 }
 
@@ -118,8 +122,8 @@ inline void sincos_turns(typename Simd<T>::V p, typename Simd<T>::V& s, typename
     const V n = (p + S::kRound) - S::kRound;
     const V r = p - n;
     const V u = r * r;
-    const V s1 = (kSigma > 0 ? r : -r) * poly<T>(S::kSin, u);  // sigma sqrt2 sin(pi r)
-    const V c1 = poly<T>(S::kCos, u);                          // sqrt2 cos(pi r)
+    const V s1 = r * poly<kSigma>(S::kSin, u);  // sigma sqrt2 sin(pi r)
+    const V c1 = poly(S::kCos, u);              // sqrt2 cos(pi r)
     s = s1 * c1;
     c = T(1) - s1 * s1;
 }
@@ -136,12 +140,12 @@ inline typename Simd<T>::V sinc_parts(typename Simd<T>::V x, typename Simd<T>::V
     const V r = x - T(2) * m;
     num = r + S::kEps;
     den = x + S::kEps;
-    return poly<T>(S::kSinc, r * r);
+    return poly(S::kSinc, r * r);
 }
 
 // Sums over inner points [b0, b1) for the outer point a, all NB vectors, into acc (double, re/im per vector).
 template <typename T, int NB, bool kGrad, bool kForward>
-inline void tile_sum(const DftKernelArgs<T>& g, long long a, long long b0, long long b1, double* acc) {
+inline void tile_sum(const DftKernelArgs<T>& g, long long a, long long b0, long long b1, typename Simd<T>::VD* acc) {
     using S = Simd<T>;
     using V = typename S::V;
     constexpr int W = S::W;
@@ -200,15 +204,10 @@ inline void tile_sum(const DftKernelArgs<T>& g, long long a, long long b0, long 
             }
         }
     }
+    // Per lane into double: the lanes are added only once per output, after the last tile.
     for (int v = 0; v < NB; ++v) {
-        const V tr = sr[v] + sr2[v], ti = si[v] + si2[v];
-        double dr = 0, di = 0;
-        for (int l = 0; l < W; ++l) {
-            dr += double(tr[l]);
-            di += double(ti[l]);
-        }
-        acc[2 * v] += dr;
-        acc[2 * v + 1] += di;
+        acc[2 * v] += __builtin_convertvector(sr[v] + sr2[v], typename S::VD);
+        acc[2 * v + 1] += __builtin_convertvector(si[v] + si2[v], typename S::VD);
     }
 }
 
@@ -224,17 +223,19 @@ void run(const DftKernelArgs<T>& g) {
     for (long long ch = 0; ch < nchunks; ++ch) {
         const long long a0 = ch * kOuterChunk;
         const long long a1 = a0 + kOuterChunk < g.n_out ? a0 + kOuterChunk : g.n_out;
-        double acc[kOuterChunk][2 * NB];
+        using VD = typename Simd<T>::VD;
+        VD acc[kOuterChunk][2 * NB];
         for (long long a = 0; a < a1 - a0; ++a)
-            for (int v = 0; v < 2 * NB; ++v) acc[a][v] = 0;
+            for (int v = 0; v < 2 * NB; ++v) acc[a][v] = VD{};
         for (long long b0 = 0; b0 < g.n_in; b0 += kTile) {
             const long long b1 = b0 + kTile < g.n_in ? b0 + kTile : g.n_in;
             for (long long a = a0; a < a1; ++a) tile_sum<T, NB, kGrad, kForward>(g, a, b0, b1, acc[a - a0]);
         }
         for (long long a = a0; a < a1; ++a)
-            for (int v = 0; v < NB; ++v) {
-                g.out[2 * (v * g.n_out + a)] = T(acc[a - a0][2 * v]);
-                g.out[2 * (v * g.n_out + a) + 1] = T(acc[a - a0][2 * v + 1]);
+            for (int v = 0; v < 2 * NB; ++v) {
+                double sum = 0;
+                for (int l = 0; l < Simd<T>::W; ++l) sum += acc[a - a0][v][l];
+                g.out[2 * (v / 2 * g.n_out + a) + v % 2] = T(sum);
             }
     }
 }

@@ -1,22 +1,29 @@
-// bench_gdft: times Gdft and GdftR2 forward/adjoint (float) and prints a Markdown table:
-// path, device, operator, pixels, samples, seconds per call, pair evaluations per second
-// (samples x pixels / time) and the relative error against a float64 brute force computed on a
-// subset of 64 outputs.
+// bench_gdft: times Gdft and GdftR2 forward/adjoint on the CPU, for each instruction-set build of the CPU
+// loops (forge::cpu_kernel_isas(): native, avx512, avx2, sse2 as built and supported) in float and double,
+// and prints a Markdown table: ISA, precision, operator, pixels, samples, seconds per call, pair
+// evaluations per second (samples x pixels / wall time), pairs per second per core (per CPU-second of the
+// process: close to an unloaded core's rate when other work shares the machine), the fraction of the
+// bound the FMA units set, and the relative error against a float64 brute force on 64 outputs.
 //
-//   bench_gdft [--sizes small|large] [--threads N] [--subset S] [--ops gdft,gdftr2]
+//   bench_gdft [--sizes small|large] [--threads N] [--subset S] [--ops gdft,gdftr2] [--isa LIST]
+//              [--precision float,double]
 //
 // --sizes small   a few problems that run in seconds on a laptop (default)
-// --sizes large   64x64x16 pixels with 131072 samples; a CPU path times a subset of S samples
+// --sizes large   64x64x16 pixels with 131072 samples; the CPU times a subset of S samples
 //                 (default 4096: the same operator restricted to those samples) and reports the rate,
 //                 plus the time the full problem would take at that rate.
+// --threads 1     gives per-core numbers; the "per core" column divides by CPU time in any case.
 //
-// Paths: each path is a function returning {seconds per call, relative error}; add a GPU path by
-// appending to paths() below (see run_cpu for the pattern; subset_error computes the error column).
+// FMA bound: the float Gdft loop issues 20 multiplies or fused multiply-adds per pair and vector lane
+// (phase 4, r^2 1, sine polynomial 5, cosine polynomial 4, half-angle 2, complex accumulation 4). With two
+// FMA pipes of B bits at f GHz a core evaluates at most 2 (B / 32) f / 20 pairs per ns; the table uses the
+// clock /proc/cpuinfo reports (the nominal one on most virtual machines; boost clocks raise the bound).
 #include <cmath>
 #include <complex>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <random>
@@ -28,6 +35,7 @@
 
 #include "BenchCommon.h"
 #include "forge/Core/forgeCol.h"
+#include "forge/Operators/CpuKernelIsa.h"
 #include "forge/Operators/Gdft.h"
 #include "forge/Operators/GdftR2.h"
 
@@ -113,8 +121,8 @@ std::complex<double> entry(const Problem& p, Kind kind, uword j, uword k) {
 }
 
 // ||out - ref|| / ||ref|| over 64 evenly spaced outputs, ref by float64 brute force. 'out' is the
-// path's full output (n1 entries forward, n2 adjoint), interleaved complex float.
-double subset_error(const Problem& p, Kind kind, Op op, const std::complex<float>* out) {
+// path's full output (n1 entries forward, n2 adjoint), in double.
+double subset_error(const Problem& p, Kind kind, Op op, const std::complex<double>* out) {
     const uword nout = op == Op::Forward ? p.n1 : p.n2();
     const uword nsub = std::min<uword>(64, nout);
     double num = 0, den = 0;
@@ -127,47 +135,49 @@ double subset_error(const Problem& p, Kind kind, Op op, const std::complex<float
         } else {
             for (uword j = 0; j < p.n1; ++j) ref += std::conj(entry(p, kind, j, o)) * std::complex<double>(p.kdata[j]);
         }
-        num += std::norm(std::complex<double>(out[o]) - ref);
+        num += std::norm(out[o] - ref);
         den += std::norm(ref);
     }
     return std::sqrt(num / den);
 }
 
 struct PathResult {
-    double seconds;    // per call
-    double rel_error;  // vs float64 on the subset
+    double seconds;      // wall, per call
+    double cpu_seconds;  // CPU time of all threads, per call
+    double rel_error;    // vs float64 on the subset
 };
 
-// CPU path: the operators' host (OpenMP) loops on forgeCol data in host memory.
+// The operators' host (OpenMP) loops on forgeCol data in host memory, in precision T (the problem's float
+// inputs converted).
+template <typename T>
 PathResult run_cpu(const Problem& p, Kind kind, Op op) {
-    using V = forgeCol<forgeComplex<float>>;
-    std::unique_ptr<forge::DftOperator<float>> G;
+    using V = forgeCol<forgeComplex<T>>;
+    using Vec = arma::Col<T>;
+    auto c = [](const arma::fvec& v) { return arma::conv_to<Vec>::from(v); };
+    std::unique_ptr<forge::DftOperator<T>> G;
     if (kind == Kind::Gdft) {
-        G = std::make_unique<forge::Gdft<float>>(p.n1, p.n2(), p.kx, p.ky, p.kz, p.ix, p.iy, p.iz, p.FM, p.t);
+        G = std::make_unique<forge::Gdft<T>>(p.n1, p.n2(), c(p.kx), c(p.ky), c(p.kz), c(p.ix), c(p.iy), c(p.iz),
+                                             c(p.FM), c(p.t));
     } else {
-        G = std::make_unique<forge::GdftR2<float>>(p.n1, p.n2(), p.kx, p.ky, p.kz, p.ix, p.iy, p.iz, p.FM, p.t, p.gx,
-                                                   p.gy, p.gz, p.nx, p.ny, p.nz);
+        G = std::make_unique<forge::GdftR2<T>>(p.n1, p.n2(), c(p.kx), c(p.ky), c(p.kz), c(p.ix), c(p.iy), c(p.iz),
+                                               c(p.FM), c(p.t), c(p.gx), c(p.gy), c(p.gz), p.nx, p.ny, p.nz);
     }
-    const V in(op == Op::Forward ? p.image : p.kdata);
+    const arma::cx_fvec& src = op == Op::Forward ? p.image : p.kdata;
+    const V in(arma::conv_to<arma::Col<std::complex<T>>>::from(src));
     V out;
-    const double s = forge_bench::time_call([&] { out = op == Op::Forward ? (*G * in) : (*G / in); });
-    const arma::cx_fvec res = out.getArma();
-    return {s, subset_error(p, kind, op, res.memptr())};
+    const forge_bench::WallCpu t =
+        forge_bench::time_call_wall_cpu([&] { out = op == Op::Forward ? (*G * in) : (*G / in); });
+    const arma::cx_vec res = arma::conv_to<arma::cx_vec>::from(out.getArma());
+    return {t.wall, t.cpu, subset_error(p, kind, op, res.memptr())};
 }
 
-struct Path {
-    std::string name;
-    std::function<std::string()> device;  // text for the device column
-    std::function<bool()> available;      // false: the path is listed as skipped
-    uword max_samples;                    // larger problems are timed on this many samples
-    std::function<PathResult(const Problem&, Kind, Op)> run;
-};
-
-std::vector<Path> paths(uword cpu_subset) {
-    std::vector<Path> v;
-    v.push_back({"cpu", [] { return forge_bench::cpu_device_string(); }, [] { return true; }, cpu_subset, run_cpu});
-    // GPU paths go here (e.g. {"gpu", device name, device::available, all samples, run_gpu}).
-    return v;
+// Nominal clock from /proc/cpuinfo, in GHz (0 when unknown).
+double cpu_ghz() {
+    std::ifstream f("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(f, line))
+        if (line.rfind("cpu MHz", 0) == 0) return std::atof(line.substr(line.find(':') + 1).c_str()) / 1000.0;
+    return 0.0;
 }
 
 struct Size {
@@ -177,11 +187,28 @@ struct Size {
 void usage() {
     std::fprintf(stderr,
                  "usage: bench_gdft [--sizes small|large] [--threads N] [--subset S] [--ops gdft,gdftr2]\n"
+                 "                  [--isa LIST] [--precision float,double]\n"
                  "  --sizes small  a few small problems (default)\n"
-                 "  --sizes large  64x64x16 pixels, 131072 samples (CPU times a subset of S samples)\n"
-                 "  --threads N    OpenMP threads (default: all)\n"
-                 "  --subset S     samples timed per problem on the CPU (default 4096 for large, all for small)\n"
-                 "  --ops LIST     operators to time: gdft, gdftr2 or both (default both)\n");
+                 "  --sizes large  64x64x16 pixels, 131072 samples (times a subset of S samples)\n"
+                 "  --threads N    OpenMP threads (default: all; 1 for per-core numbers)\n"
+                 "  --subset S     samples timed per problem (default 4096 for large, all for small)\n"
+                 "  --ops LIST     operators to time: gdft, gdftr2 or both (default both)\n"
+                 "  --isa LIST     CPU loop builds to time (default: all this CPU runs: %s)\n"
+                 "  --precision L  float, double or both (default both)\n",
+                 [] {
+                     std::string s;
+                     for (const auto& i : forge::cpu_kernel_isas()) s += (s.empty() ? "" : ",") + i;
+                     return s;
+                 }()
+                     .c_str());
+}
+
+std::vector<std::string> split(const std::string& list) {
+    std::vector<std::string> v;
+    std::string rest = list + ",";
+    for (size_t pos; (pos = rest.find(',')) != std::string::npos; rest.erase(0, pos + 1))
+        if (pos > 0) v.push_back(rest.substr(0, pos));
+    return v;
 }
 
 }  // namespace
@@ -189,6 +216,8 @@ void usage() {
 int main(int argc, char** argv) {
     std::string sizes = "small";
     std::string ops = "gdft,gdftr2";
+    std::string precisions = "float,double";
+    std::vector<std::string> isas = forge::cpu_kernel_isas();
     long subset = -1;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
@@ -217,6 +246,10 @@ int main(int argc, char** argv) {
             }
         } else if (a == "--ops") {
             ops = value();
+        } else if (a == "--isa") {
+            isas = split(value());
+        } else if (a == "--precision") {
+            precisions = value();
         } else if (a == "-h" || a == "--help") {
             usage();
             return 0;
@@ -239,57 +272,89 @@ int main(int argc, char** argv) {
         return 2;
     }
     std::vector<Kind> kinds;
-    {
-        std::string rest = ops + ",";
-        for (size_t pos; (pos = rest.find(',')) != std::string::npos; rest.erase(0, pos + 1)) {
-            const std::string tok = rest.substr(0, pos);
-            if (tok == "gdft") {
-                kinds.push_back(Kind::Gdft);
-            } else if (tok == "gdftr2") {
-                kinds.push_back(Kind::GdftR2);
-            } else if (!tok.empty()) {
-                std::fprintf(stderr, "bench_gdft: unknown operator '%s' in --ops\n", tok.c_str());
-                return 2;
-            }
+    for (const std::string& tok : split(ops)) {
+        if (tok == "gdft") {
+            kinds.push_back(Kind::Gdft);
+        } else if (tok == "gdftr2") {
+            kinds.push_back(Kind::GdftR2);
+        } else {
+            std::fprintf(stderr, "bench_gdft: unknown operator '%s' in --ops\n", tok.c_str());
+            return 2;
         }
     }
-    if (kinds.empty()) {
-        std::fprintf(stderr, "bench_gdft: --ops must list gdft and/or gdftr2\n");
+    std::vector<bool> doubles;  // false: float
+    for (const std::string& tok : split(precisions)) {
+        if (tok == "float" || tok == "double") {
+            doubles.push_back(tok == "double");
+        } else {
+            std::fprintf(stderr, "bench_gdft: --precision takes float and/or double, got '%s'\n", tok.c_str());
+            return 2;
+        }
+    }
+    if (kinds.empty() || doubles.empty() || isas.empty()) {
+        std::fprintf(stderr, "bench_gdft: --ops, --precision and --isa need at least one entry each\n");
         return 2;
     }
+    const std::string default_isa = forge::cpu_kernel_isa();
+    for (const std::string& isa : isas) {
+        try {
+            forge::set_cpu_kernel_isa(isa);
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "bench_gdft: --isa: %s\n", e.what());
+            return 2;
+        }
+    }
     const uword cpu_subset = subset > 0 ? uword(subset) : default_subset;
+    const double ghz = cpu_ghz();
 
-    std::printf("bench_gdft: float operators, --sizes %s, %d OpenMP threads, %u CPUs online, load average %.2f at "
-                "start; error = ||y - y64|| / ||y64|| over 64 outputs (float64 brute force); s per call = fastest of "
-                ">= 3 calls\n\n",
-                sizes.c_str(), forge_bench::max_threads(), std::thread::hardware_concurrency(),
-                forge_bench::load_average());
-    forge_bench::Table table({"path", "device", "operator", "pixels", "samples timed (of total)", "s per call",
-                              "pairs/s", "full problem s (est.)", "rel. error"});
+    std::printf(
+        "bench_gdft: --sizes %s; %s at start; CPU clock %.3f GHz (/proc/cpuinfo); loop builds this CPU "
+        "runs: %s (default: %s)\n"
+        "error = ||y - y64|| / ||y64|| over 64 outputs (float64 brute force); s per call = fastest of >= 3 "
+        "calls; pairs/s per core = pairs per CPU-second of the process; FMA bound (float Gdft) = 2 FMA pipes "
+        "x lanes x clock / 20 FMA per pair\n\n",
+        sizes.c_str(), forge_bench::machine_line().c_str(), ghz,
+        [] {
+            std::string s;
+            for (const auto& i : forge::cpu_kernel_isas()) s += (s.empty() ? "" : ", ") + i;
+            return s;
+        }()
+            .c_str(),
+        default_isa.c_str());
+    forge_bench::Table table({"ISA", "precision", "operator", "pixels", "samples timed (of total)", "s per call",
+                              "pairs/s", "pairs/s per core", "of FMA bound", "full problem s (est.)", "rel. error"});
     for (const Size& sz : list) {
-        for (const Path& path : paths(cpu_subset)) {
-            const uword n1 = std::min(sz.n1, path.max_samples);
-            if (!path.available()) {
-                table.add({path.name, path.device(), "-", "-", "-", "skipped (not available)", "-", "-", "-"});
-                continue;
-            }
-            const Problem p = make_problem(sz.nx, sz.ny, sz.nz, sz.n1, n1);
-            for (Kind kind : kinds)
-                for (Op op : {Op::Forward, Op::Adjoint}) {
-                    const PathResult r = path.run(p, kind, op);
-                    const double pairs = double(p.n1) * double(p.n2());
-                    const double rate = pairs / r.seconds;
-                    const double full = double(p.n1_full) * double(p.n2()) / rate;
-                    table.add({path.name, path.device(), std::string(kind_name(kind)) + " " + op_name(op), p.pixels(),
-                               p.n1 == p.n1_full ? std::to_string(p.n1)
-                                                 : std::to_string(p.n1) + " (of " + std::to_string(p.n1_full) + ")",
-                               forge_bench::fmt("%.4g", r.seconds), forge_bench::fmt("%.3g", rate),
-                               forge_bench::fmt("%.3g", full), forge_bench::fmt("%.2e", r.rel_error)});
-                    std::fprintf(stderr, "  done: %s %s %s %s\n", path.name.c_str(), kind_name(kind), op_name(op),
-                                 p.pixels().c_str());
-                }
+        const uword n1 = std::min(sz.n1, cpu_subset);
+        const Problem p = make_problem(sz.nx, sz.ny, sz.nz, sz.n1, n1);
+        for (const std::string& isa : isas) {
+            forge::set_cpu_kernel_isa(isa);
+            const int bits = forge::cpu_kernel_vector_bits();
+            for (bool dbl : doubles)
+                for (Kind kind : kinds)
+                    for (Op op : {Op::Forward, Op::Adjoint}) {
+                        const PathResult r = dbl ? run_cpu<double>(p, kind, op) : run_cpu<float>(p, kind, op);
+                        const double pairs = double(p.n1) * double(p.n2());
+                        const double rate = pairs / r.seconds;
+                        const double per_core = pairs / r.cpu_seconds;
+                        const double full = double(p.n1_full) * double(p.n2()) / rate;
+                        // Only the float Gdft loop has the 20-FMA count the bound assumes.
+                        const double bound = 2.0 * (bits / 32) * ghz * 1e9 / 20.0;
+                        const std::string frac = (!dbl && kind == Kind::Gdft && ghz > 0)
+                                                     ? forge_bench::fmt("%.0f%%", 100.0 * per_core / bound)
+                                                     : "-";
+                        table.add({isa + " (" + std::to_string(bits) + "-bit)", dbl ? "double" : "float",
+                                   std::string(kind_name(kind)) + " " + op_name(op), p.pixels(),
+                                   p.n1 == p.n1_full ? std::to_string(p.n1)
+                                                     : std::to_string(p.n1) + " (of " + std::to_string(p.n1_full) + ")",
+                                   forge_bench::fmt("%.4g", r.seconds), forge_bench::fmt("%.3g", rate),
+                                   forge_bench::fmt("%.3g", per_core), frac, forge_bench::fmt("%.3g", full),
+                                   forge_bench::fmt("%.2e", r.rel_error)});
+                        std::fprintf(stderr, "  done: %s %s %s %s %s\n", isa.c_str(), dbl ? "double" : "float",
+                                     kind_name(kind), op_name(op), p.pixels().c_str());
+                    }
         }
     }
     table.print();
+    std::printf("\nload average at end: %.2f\n", forge_bench::load_average());
     return 0;
 }

@@ -194,57 +194,88 @@ dftcpu::DftGeometryView<T1> DftOperator<T1>::cpu_view() const {
 }
 
 namespace {
-// One output per OpenMP iteration (samples for the forward transform, pixels for the adjoint), for NB
-// vectors of the batch at once so that they share each phase and its sine and cosine.
-template <typename T1, int NB>
-void apply_host_chunk(const dftcpu::DftGeometryView<T1>& g, bool grad, bool forward, const forgeComplex<T1>* in,
-                      forgeComplex<T1>* out, uword nin, uword nout) {
-    std::vector<T1> re(NB * nin), im(NB * nin);
-    for (uword i = 0; i < NB * nin; ++i) {
-        re[i] = in[i].re;
-        im[i] = in[i].im;
-    }
-#pragma omp parallel for schedule(static)
-    for (long long i = 0; i < (long long)nout; ++i) {
-        double sr[NB], si[NB];
-        const long long stride = (long long)nin;
-        if (forward) {
-            if (grad)
-                dftcpu::forward_one<true, NB>(g, i, re.data(), im.data(), stride, sr, si);
-            else
-                dftcpu::forward_one<false, NB>(g, i, re.data(), im.data(), stride, sr, si);
-        } else {
-            if (grad)
-                dftcpu::adjoint_one<true, NB>(g, i, re.data(), im.data(), stride, sr, si);
-            else
-                dftcpu::adjoint_one<false, NB>(g, i, re.data(), im.data(), stride, sr, si);
-        }
-        for (int v = 0; v < NB; ++v) out[v * nout + i] = forgeComplex<T1>(T1(sr[v]), T1(si[v]));
-    }
+// The kernel's padded structure-of-arrays inputs for one direction: inner arrays (pixels forward, samples
+// adjoint) padded with zeros to a multiple of kInnerPad, so the vector loops need no remainder.
+template <typename T1>
+struct HostDftBuffers {
+    std::vector<T1> ix, iy, iz, iw, i0, i1, i2, o0, o1, o2, re, im;
+};
+
+template <typename T1>
+void pad_copy(std::vector<T1>& dst, const T1* src, long long n, long long npad, T1 scale = T1(1)) {
+    dst.assign(npad, T1(0));
+    for (long long i = 0; i < n; ++i) dst[i] = src[i] * scale;
+}
+
+template <typename T1>
+void run_kernel(const dftcpu::DftKernelArgs<T1>& a) {
+    if constexpr (std::is_same<T1, float>::value)
+        dftcpu::kernel_float()(a);
+    else
+        dftcpu::kernel_double()(a);
 }
 }  // namespace
 
 template <typename T1>
 void DftOperator<T1>::apply_host(const forgeComplex<T1>* in, forgeComplex<T1>* out, uword nbatch, bool forward) const {
     const dftcpu::DftGeometryView<T1> g = cpu_view();
-    const uword nin = forward ? n2_ : n1_, nout = forward ? n1_ : n2_;
+    const long long nin = forward ? g.n2 : g.n1, nout = forward ? g.n1 : g.n2;
+    const long long npad = (nin + dftcpu::kInnerPad - 1) / dftcpu::kInnerPad * dftcpu::kInnerPad;
+    HostDftBuffers<T1> buf;
+    dftcpu::DftKernelArgs<T1> a{};
+    a.n_in = npad;
+    a.n_out = nout;
+    a.forward = forward;
+    a.grad = hasGradients_;
+    if (forward) {  // outer samples, inner pixels
+        a.ox = g.kx, a.oy = g.ky, a.oz = g.kz, a.ow = g.t;
+        pad_copy(buf.ix, g.ix, nin, npad);
+        pad_copy(buf.iy, g.iy, nin, npad);
+        pad_copy(buf.iz, g.iz, nin, npad);
+        pad_copy(buf.iw, g.fmTurns, nin, npad);
+        if (hasGradients_) {
+            pad_copy(buf.i0, g.gx, nin, npad);
+            pad_copy(buf.i1, g.gy, nin, npad);
+            pad_copy(buf.i2, g.gz, nin, npad);
+            pad_copy(buf.o0, g.kx, nout, nout, g.invNx);
+            pad_copy(buf.o1, g.ky, nout, nout, g.invNy);
+            pad_copy(buf.o2, g.kz, nout, nout, g.invNz);
+            a.ig[0] = buf.i0.data(), a.ig[1] = buf.i1.data(), a.ig[2] = buf.i2.data();
+            a.oa[0] = buf.o0.data(), a.oa[1] = buf.o1.data(), a.oa[2] = buf.o2.data();
+        }
+    } else {  // outer pixels, inner samples
+        a.ox = g.ix, a.oy = g.iy, a.oz = g.iz, a.ow = g.fmTurns;
+        pad_copy(buf.ix, g.kx, nin, npad);
+        pad_copy(buf.iy, g.ky, nin, npad);
+        pad_copy(buf.iz, g.kz, nin, npad);
+        pad_copy(buf.iw, g.t, nin, npad);
+        if (hasGradients_) {
+            pad_copy(buf.i0, g.kx, nin, npad, g.invNx);
+            pad_copy(buf.i1, g.ky, nin, npad, g.invNy);
+            pad_copy(buf.i2, g.kz, nin, npad, g.invNz);
+            a.ia[0] = buf.i0.data(), a.ia[1] = buf.i1.data(), a.ia[2] = buf.i2.data();
+            a.og[0] = g.gx, a.og[1] = g.gy, a.og[2] = g.gz;
+        }
+    }
+    a.ix = buf.ix.data(), a.iy = buf.iy.data(), a.iz = buf.iz.data(), a.iw = buf.iw.data();
+    // Up to 8 vectors per pass share each phase and its sine and cosine.
     for (uword b = 0; b < nbatch;) {
         const uword left = nbatch - b;
-        const forgeComplex<T1>* inB = in + b * nin;
-        forgeComplex<T1>* outB = out + b * nout;
-        if (left >= 8) {
-            apply_host_chunk<T1, 8>(g, hasGradients_, forward, inB, outB, nin, nout);
-            b += 8;
-        } else if (left >= 4) {
-            apply_host_chunk<T1, 4>(g, hasGradients_, forward, inB, outB, nin, nout);
-            b += 4;
-        } else if (left >= 2) {
-            apply_host_chunk<T1, 2>(g, hasGradients_, forward, inB, outB, nin, nout);
-            b += 2;
-        } else {
-            apply_host_chunk<T1, 1>(g, hasGradients_, forward, inB, outB, nin, nout);
-            b += 1;
-        }
+        const int nb = left >= 8 ? 8 : left >= 4 ? 4 : left >= 2 ? 2 : 1;
+        buf.re.assign(size_t(nb) * npad, T1(0));
+        buf.im.assign(size_t(nb) * npad, T1(0));
+        const forgeComplex<T1>* inB = in + b * uword(nin);
+        for (int v = 0; v < nb; ++v)
+            for (long long i = 0; i < nin; ++i) {
+                buf.re[v * npad + i] = inB[v * nin + i].re;
+                buf.im[v * npad + i] = inB[v * nin + i].im;
+            }
+        a.in_re = buf.re.data();
+        a.in_im = buf.im.data();
+        a.out = reinterpret_cast<T1*>(out + b * uword(nout));
+        a.nb = nb;
+        run_kernel(a);
+        b += uword(nb);
     }
 }
 

@@ -100,8 +100,8 @@ int main(int argc, char** argv) {
     if (devices.empty()) devices = count >= 2 ? std::vector<int>{0, 1} : std::vector<int>{0, 0};
     const uword n2 = nx * ny * nz;
     std::printf("bench_multigpu_gdft: %s; %d CUDA device(s), %s; Gdft %llux%llux%llu pixels, %llu samples\n",
-                machine_line().c_str(), count, device::device_name(), (unsigned long long)nx,
-                (unsigned long long)ny, (unsigned long long)nz, (unsigned long long)n1);
+                machine_line().c_str(), count, device::device_name(), (unsigned long long)nx, (unsigned long long)ny,
+                (unsigned long long)nz, (unsigned long long)n1);
 
     // A random trajectory over the grid's k-space extent, 25 ms readouts, a smooth +-150 Hz field map.
     arma::arma_rng::set_seed(1234);
@@ -146,8 +146,8 @@ int main(int argc, char** argv) {
         const double diff = double(arma::norm(rm.getArma() - r1.getArma()) / arma::norm(r1.getArma()));
         const double pairs = double(n1) * double(n2);
         const char* name = fwd ? "Gdft forward" : "Gdft adjoint";
-        table.add({name, "{0}", std::to_string(n2), std::to_string(n1), fmt("%.3f", t1), fmt("%.3e", pairs / t1), "1",
-                   "-"});
+        table.add(
+            {name, "{0}", std::to_string(n2), std::to_string(n1), fmt("%.3f", t1), fmt("%.3e", pairs / t1), "1", "-"});
         table.add({name, list(devices), std::to_string(n2), std::to_string(n1), fmt("%.3f", tm),
                    fmt("%.3e", pairs / tm), fmt("%.2fx", t1 / tm), fmt("%.1e", diff)});
         worst = std::min(worst, t1 / tm);

@@ -33,7 +33,8 @@ int run_demo(Settings& S) {
     const auto tStart = std::chrono::steady_clock::now();
     if (S.output.empty()) {  // a folder of its own, not the current one (often the repository root)
         S.output = "forge_demo/demo";
-        if (!is_dir("forge_demo") && ::mkdir("forge_demo", 0777) != 0)
+        // (every rank of an MPI run gets here: one of them may have made it meanwhile)
+        if (!is_dir("forge_demo") && ::mkdir("forge_demo", 0777) != 0 && !is_dir("forge_demo"))
             throw UsageError("cannot create the output folder 'forge_demo' in the current folder (give -o PREFIX)");
     }
     check_output_prefix(S.output);

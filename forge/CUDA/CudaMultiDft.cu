@@ -179,15 +179,18 @@ void CudaMultiDft::execute(Direction direction, const float* d_in, float* d_out,
         plan->execute(*plan->points(), direction, in, out, batch);
         if (!inPlace) {
             // Vector b's part goes to d_out[b * nOut + off, + len): one strided copy.
-            cudaMemcpy3DPeerParms c{};
-            c.srcDevice = p.device;
-            c.dstDevice = h;
-            c.srcPtr = make_cudaPitchedPtr(out, len * cplx, len * cplx, 1);
-            c.dstPtr = make_cudaPitchedPtr(d_out + 2 * off, nOut * cplx, nOut * cplx, 1);
-            c.extent = make_cudaExtent(len * cplx, batch, 1);
             if (batch == 1) {
                 FORGE_CUDA_CHECK(cudaMemcpyPeerAsync(d_out + 2 * off, h, out, p.device, len * cplx, p.stream));
+            } else if (p.device == h) {
+                FORGE_CUDA_CHECK(cudaMemcpy2DAsync(d_out + 2 * off, nOut * cplx, out, len * cplx, len * cplx, batch,
+                                                   cudaMemcpyDeviceToDevice, p.stream));
             } else {
+                cudaMemcpy3DPeerParms c{};
+                c.srcDevice = p.device;
+                c.dstDevice = h;
+                c.srcPtr = make_cudaPitchedPtr(out, len * cplx, len * cplx, batch);
+                c.dstPtr = make_cudaPitchedPtr(d_out + 2 * off, nOut * cplx, len * cplx, batch);
+                c.extent = make_cudaExtent(len * cplx, batch, 1);
                 FORGE_CUDA_CHECK(cudaMemcpy3DPeerAsync(&c, p.stream));
             }
             FORGE_CUDA_CHECK(cudaFreeAsync(out, p.stream));

@@ -660,7 +660,8 @@ TEMPLATE_TEST_CASE("Gdft and GdftR2: phases beyond what the precision evaluates 
 
 #include "forge/Core/DeviceMemory.h"
 
-TEST_CASE("Gdft::set_devices refuses double operators, empty device sets nothing, and needs a GPU", "[gdft][multigpu]") {
+TEST_CASE("Gdft::set_devices refuses double operators, empty device sets nothing, and needs a GPU",
+          "[gdft][multigpu]") {
     const uword n1 = 50, n2 = 64;
     const arma::fvec k = forge_test::uniform<float>(n1, -4, 4), t = forge_test::uniform<float>(n1, 0, 0.01);
     const arma::fvec r = forge_test::uniform<float>(n2, -0.5, 0.5), fm(n2, arma::fill::zeros);
@@ -675,7 +676,7 @@ TEST_CASE("Gdft::set_devices refuses double operators, empty device sets nothing
     if (!forge::device::available()) {
         CHECK_THROWS_AS(G.set_devices({0, 0}), forge::cuda_error);
         CHECK_THROWS_WITH(G.set_devices({0, 0}), Catch::Matchers::Contains("built without CUDA") ||
-                                                      Catch::Matchers::Contains("no CUDA device"));
+                                                     Catch::Matchers::Contains("no CUDA device"));
         CHECK(G.devices().empty());
     }
 }

@@ -47,11 +47,9 @@ Problem make_problem(uword nx, uword ny, uword nz, uword n1) {
     return p;
 }
 
-cvec on_device(const arma::cx_fvec& v, int device) {
-    device::set_device(device);
+cvec on_device0(const arma::cx_fvec& v) {
     cvec c(v);
     c.putOnGPU();
-    device::set_device(0);
     return c;
 }
 arma::cx_fvec to_host(cvec c) {
@@ -79,12 +77,20 @@ void check_multi_vs_single(const Op& single, const std::vector<int>& devices, in
     const uword n1 = single.n1(), n2 = single.n2();
     for (uword batch : {uword(1), uword(3)}) {
         const arma::cx_fvec x = complex_normal<float>(n2 * batch), y = complex_normal<float>(n1 * batch);
-        cvec fs = single.forward(on_device(x, 0), batch), as = single.adjoint(on_device(y, 0), batch);
-        cvec xm = on_device(x, home), ym = on_device(y, home);
+        const arma::cx_fvec fs = to_host(single.forward(on_device0(x), batch)),
+                            as = to_host(single.adjoint(on_device0(y), batch));
+        // The multi-GPU operator with its input, output and temporaries on device 'home' (the current one).
+        arma::cx_fvec fm, am;
         device::set_device(home);
-        cvec fm = multi.forward(xm, batch), am = multi.adjoint(ym, batch);
+        {
+            cvec xm(x), ym(y);
+            xm.putOnGPU();
+            ym.putOnGPU();
+            fm = to_host(multi.forward(xm, batch));
+            am = to_host(multi.adjoint(ym, batch));
+        }
         device::set_device(0);
-        const double ef = rel_error(to_host(fm), to_host(fs)), ea = rel_error(to_host(am), to_host(as));
+        const double ef = rel_error(fm, fs), ea = rel_error(am, as);
         INFO("devices " << devices.size() << " entries, input on device " << home << ", batch " << batch
                         << ": forward rel. difference " << ef << ", adjoint " << ea);
         CHECK(ef <= 1e-6);
@@ -116,8 +122,9 @@ TEST_CASE("GdftR2 on several GPUs equals GdftR2 on one", "[gpu][multigpu]") {
     FORGE_INFO_SEED();
     const Problem p = make_problem(20, 17, 3, 2501);
     for (const auto& devices : device_lists())
-        check_multi_vs_single(
-            GdftR2<float>(p.n1, p.n2, p.kx, p.ky, p.kz, p.ix, p.iy, p.iz, p.FM, p.t, p.nx, p.ny, p.nz), devices, 0);
+        check_multi_vs_single(GdftR2<float>(p.n1, p.n2, p.kx, p.ky, p.kz, p.ix, p.iy, p.iz, p.FM, p.t, p.nx, p.ny,
+                                            p.nz),
+                              devices, 0);
 }
 
 TEST_CASE("SENSE on a multi-GPU Gdft equals SENSE on one GPU", "[gpu][multigpu]") {
@@ -128,13 +135,13 @@ TEST_CASE("SENSE on a multi-GPU Gdft equals SENSE on one GPU", "[gpu][multigpu]"
     Gdft<float> G(p.n1, p.n2, p.kx, p.ky, p.kz, p.ix, p.iy, p.iz, p.FM, p.t);
     const SENSE<float, Gdft<float>> one(G, maps, nc);
     const arma::cx_fvec x = complex_normal<float>(p.n2), y = complex_normal<float>(p.n1 * nc);
-    const arma::cx_fvec f1 = to_host(one * on_device(x, 0)), a1 = to_host(one / on_device(y, 0));
+    const arma::cx_fvec f1 = to_host(one * on_device0(x)), a1 = to_host(one / on_device0(y));
     for (const auto& devices : device_lists()) {
         Gdft<float> Gm = G;
         Gm.set_devices(devices);
         const SENSE<float, Gdft<float>> multi(Gm, maps, nc);
-        const double ef = rel_error(to_host(multi * on_device(x, 0)), f1);
-        const double ea = rel_error(to_host(multi / on_device(y, 0)), a1);
+        const double ef = rel_error(to_host(multi * on_device0(x)), f1);
+        const double ea = rel_error(to_host(multi / on_device0(y)), a1);
         INFO("devices " << devices.size() << " entries: forward rel. difference " << ef << ", adjoint " << ea);
         CHECK(ef <= 1e-6);
         CHECK(ea <= 1e-6);
@@ -145,9 +152,9 @@ TEST_CASE("Multi-GPU Gdft refuses device numbers that do not exist", "[gpu][mult
     const Problem p = make_problem(8, 8, 1, 100);
     Gdft<float> G(p.n1, p.n2, p.kx, p.ky, p.kz, p.ix, p.iy, p.iz, p.FM, p.t);
     const int count = device::device_count();
-    CHECK_THROWS_WITH(G.set_devices({0, count}), Catch::Matchers::Contains("devices[1] = " + std::to_string(count)) &&
-                                                     Catch::Matchers::Contains("expected a device number in [0, " +
-                                                                               std::to_string(count) + ")"));
+    CHECK_THROWS_WITH(G.set_devices({0, count}),
+                      Catch::Matchers::Contains("devices[1] = " + std::to_string(count)) &&
+                          Catch::Matchers::Contains("expected a device number in [0, " + std::to_string(count) + ")"));
     CHECK_THROWS_AS(G.set_devices({-1}), invalid_argument);
     CHECK(G.devices().empty());  // unchanged by the refused calls
     G.set_devices({0});

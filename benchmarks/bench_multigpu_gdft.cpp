@@ -21,6 +21,7 @@
 #include "forge/Operators/Gdft.h"
 
 using namespace forge;
+using namespace forge_bench;
 using cvec = forgeCol<forgeComplex<float>>;
 using Clock = std::chrono::steady_clock;
 

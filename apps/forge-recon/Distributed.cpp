@@ -83,6 +83,10 @@ void init(int& argc, char**& argv) {
     g_initialised = true;
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+    // Every rank reads the input at once. libismrmrd opens it read-write, and HDF5's file locking would then
+    // refuse the other ranks' opens; forge-recon only reads its inputs, so the ranks read without locks
+    // (unless the user set the variable). Before any HDF5 call: the library reads it when it opens a file.
+    if (g_size > 1) ::setenv("HDF5_USE_FILE_LOCKING", "FALSE", 0);
     MPI_Comm node;
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, g_rank, MPI_INFO_NULL, &node);
     MPI_Comm_rank(node, &g_nodeRank);

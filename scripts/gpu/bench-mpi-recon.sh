@@ -34,19 +34,25 @@ echo "== bench-mpi-recon: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | 
     --device "$DEVICE" -o "$W/demo" -q > "$W/demo.log" 2>&1 || { cat "$W/demo.log" >&2; exit 1; }
 echo "== problem: $SIZE x $SIZE, 16 frames (slices), 8 coils, spiral; operator dft + SENSE, $NITER iterations, device $DEVICE"
 
-declare -A recon
-for np in 1 2; do
-    threads=$(( cores / np > 0 ? cores / np : 1 ))
-    start=$(date +%s.%N)
-    OMP_NUM_THREADS=$threads "${MPI[@]}" -np $np "$RECON" "$W/demo.h5" -o "$W/np$np" \
-        -n "$NITER" --operator dft --device "$DEVICE" > "$W/np$np.log" 2>"$W/np$np.err" \
-        || { cat "$W/np$np.err" "$W/np$np.log" >&2; exit 1; }
-    wall=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')
-    recon[$np]=$(sed -n 's/^forge-recon: reconstruction \([0-9.]*\) s.*/\1/p' "$W/np$np.log")
-    echo "-- $np rank(s), $threads OpenMP thread(s) each: reconstruction ${recon[$np]} s, whole run $(printf %.2f "$wall") s"
-    grep "forge-recon: rank " "$W/np$np.log" | sed 's/^/   /' || true
+# Runs alternate between 1 and 2 ranks (FORGE_BENCH_REPS rounds, default 3): the fastest of each counts,
+# the least disturbed by other load on the machine.
+declare -A best
+for round in $(seq "${FORGE_BENCH_REPS:-3}"); do
+    for np in 1 2; do
+        threads=$(( cores / np > 0 ? cores / np : 1 ))
+        start=$(date +%s.%N)
+        OMP_NUM_THREADS=$threads "${MPI[@]}" -np $np "$RECON" "$W/demo.h5" -o "$W/np$np" \
+            -n "$NITER" --operator dft --device "$DEVICE" > "$W/np$np.log" 2>"$W/np$np.err" \
+            || { cat "$W/np$np.err" "$W/np$np.log" >&2; exit 1; }
+        wall=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')
+        t=$(sed -n 's/^forge-recon: reconstruction \([0-9.]*\) s.*/\1/p' "$W/np$np.log")
+        echo "-- round $round, $np rank(s), $threads OpenMP thread(s) each: reconstruction $t s, whole run $(printf %.2f "$wall") s, load $(cut -d' ' -f1 /proc/loadavg)"
+        grep "forge-recon: rank " "$W/np$np.log" | sed 's/^/   /' || true
+        if [ -z "${best[$np]:-}" ] || awk -v a="$t" -v b="${best[$np]}" 'BEGIN { exit !(a < b) }'; then best[$np]=$t; fi
+    done
 done
-echo "== speed-up, 2 ranks over 1 (reconstruction): $(awk -v a="${recon[1]}" -v b="${recon[2]}" 'BEGIN { printf "%.2f", a / b }')x (target >= 1.8x with one GPU per rank)"
+echo "== fastest reconstruction: 1 rank ${best[1]} s, 2 ranks ${best[2]} s"
+echo "== speed-up, 2 ranks over 1 (reconstruction): $(awk -v a="${best[1]}" -v b="${best[2]}" 'BEGIN { printf "%.2f", a / b }')x (target >= 1.8x with one GPU per rank)"
 if cmp -s "$W/np1.nii" "$W/np2.nii" && cmp -s "$W/np1.png" "$W/np2.png"; then
     echo "== outputs: 2 ranks wrote the same bytes as 1"
 else

@@ -33,7 +33,8 @@ int run_demo(Settings& S) {
     const auto tStart = std::chrono::steady_clock::now();
     if (S.output.empty()) {  // a folder of its own, not the current one (often the repository root)
         S.output = "forge_demo/demo";
-        if (!is_dir("forge_demo") && ::mkdir("forge_demo", 0777) != 0)
+        // (every rank of an MPI run gets here: one of them may have made it meanwhile)
+        if (!is_dir("forge_demo") && ::mkdir("forge_demo", 0777) != 0 && !is_dir("forge_demo"))
             throw UsageError("cannot create the output folder 'forge_demo' in the current folder (give -o PREFIX)");
     }
     check_output_prefix(S.output);
@@ -198,10 +199,14 @@ int run_demo(Settings& S) {
     // From the raw data alone: coil maps from the spiral's central k-space, the field map from the 2-echo scan
     const auto tEst0 = std::chrono::steady_clock::now();
     ReconProblem PE = P;
-    PE.smaps = forge::recon::estimate_coil_maps(PF, coil_map_options(S));
-    note("forge-recon: demo field-map scan: estimated the coil maps from its first echo (fully sampled)", S.quiet);
-    PF.smaps = PE.smaps;
-    PE.fieldmap = fieldmap_from_echoes(PF, S, "demo field-map scan");
+    if (dist::root()) {  // estimated once, on rank 0, for every rank
+        PE.smaps = forge::recon::estimate_coil_maps(PF, coil_map_options(S));
+        note("forge-recon: demo field-map scan: estimated the coil maps from its first echo (fully sampled)", S.quiet);
+        PF.smaps = PE.smaps;
+        PE.fieldmap = fieldmap_from_echoes(PF, S, "demo field-map scan");
+    }
+    dist::checkpoint();
+    dist::broadcast_maps(PE, false);
     const double tEst = std::chrono::duration<double>(std::chrono::steady_clock::now() - tEst0).count();
     double fmErr = 0;  // RMS field-map error (Hz) where the object gives signal (above 10% of its maximum)
     {
@@ -216,11 +221,19 @@ int run_demo(Settings& S) {
         fmErr = std::sqrt(fmErr / double(std::max<std::size_t>(n, 1)));
     }
 
-    Progress prog(3 * solves_per_recon(P, S), S.quiet);
-    const forge::recon::ReconSettings R = recon_settings(S, prog);
-    const forge::recon::ReconResult U = forge::recon::reconstruct(P, false, R, "uncorrected");
-    const forge::recon::ReconResult C = forge::recon::reconstruct(P, true, R, "field-corrected");
-    const forge::recon::ReconResult X = forge::recon::reconstruct(PE, true, R, "estimated maps");
+    const std::vector<std::size_t> mine = my_share(P);
+    Progress prog(3 * solves_per_recon(P, S, mine.size()), S.quiet);
+    forge::recon::ReconResult U = reconstruct_share(P, false, S, prog, mine, "uncorrected");
+    forge::recon::ReconResult C = reconstruct_share(P, true, S, prog, mine, "field-corrected");
+    forge::recon::ReconResult X = reconstruct_share(PE, true, S, prog, mine, "estimated maps");
+    const double tMine = U.seconds + C.seconds + X.seconds;
+    dist::checkpoint();
+    for (forge::recon::ReconResult* r : {&U, &C, &X}) dist::gather_images(P, mine, *r);
+    const std::vector<dist::RankReport> reports = dist::gather_reports(mine.size(), tMine, device_description(S));
+    if (!dist::root()) {
+        dist::checkpoint();  // rank 0 writes the outputs
+        return 0;
+    }
     const forge::recon::Quality qu = forge::recon::magnitude_quality(U.magnitude, truth),
                                 qc = forge::recon::magnitude_quality(C.magnitude, truth),
                                 qx = forge::recon::magnitude_quality(X.magnitude, truth);
@@ -272,7 +285,9 @@ int run_demo(Settings& S) {
                              forge::io::make_mrd_header_xml(HF, "forge-demo"), FF.acquisitions, {}, S.group);
     }
     outs.commit();
+    dist::checkpoint();
 
+    print_rank_reports(reports);
     const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - tStart).count();
     std::printf("forge-recon --demo results (%s, operator %s, %d iterations, penalty %s beta %g)\n",
                 device_description(S).c_str(), S.op.c_str(), S.iterations, S.penalty.c_str(), S.beta);

@@ -20,9 +20,12 @@ namespace forge_recon {
 using cxf = std::complex<float>;
 using forge::recon::EncodingOperator;
 
-void warn(const std::string& msg) { std::fprintf(stderr, "forge-recon: warning: %s\n", msg.c_str()); }
+// In a distributed run rank 0 speaks for all: every rank works on the same problem and settings.
+void warn(const std::string& msg) {
+    if (dist::root()) std::fprintf(stderr, "forge-recon: warning: %s\n", msg.c_str());
+}
 void note(const std::string& msg, bool quiet) {
-    if (!quiet) std::fprintf(stdout, "%s\n", msg.c_str());
+    if (!quiet && dist::root()) std::fprintf(stdout, "%s\n", msg.c_str());
 }
 
 bool is_dir(const std::string& p) {
@@ -170,8 +173,10 @@ float display_scale(const std::vector<arma::fvec>& imgs) {
 }
 
 std::string device_description(const Settings& S) {
-    if (S.gpu) return std::string("GPU (") + forge::device::device_name() + ")";
-    return "CPU";
+    if (!S.gpu) return "CPU";
+    if (forge::device::device_count() > 1)
+        return "GPU " + std::to_string(forge::device::current_device()) + " (" + forge::device::device_name() + ")";
+    return std::string("GPU (") + forge::device::device_name() + ")";
 }
 
 void resolve_device(Settings& S) {
@@ -186,6 +191,33 @@ void resolve_device(Settings& S) {
     } else {
         S.gpu = false;
     }
+    // The processes of a node take its GPUs in turn; more processes than GPUs share them.
+    if (S.gpu && dist::distributed()) forge::device::set_device(dist::node_rank() % forge::device::device_count());
+}
+
+std::vector<std::size_t> my_share(const ReconProblem& P) { return dist::my_frames(P.frames.size()); }
+
+forge::recon::ReconResult reconstruct_share(const ReconProblem& P, bool fieldCorrection, const Settings& S,
+                                            Progress& prog, const std::vector<std::size_t>& frames,
+                                            const std::string& tag) {
+    if (frames.empty()) {  // more processes than frames: nothing to do here (an empty list would mean all)
+        forge::recon::ReconResult R;
+        R.complexImage.assign(P.nslices * P.nframes, arma::cx_fvec(P.n2(), arma::fill::zeros));
+        for (const auto& c : R.complexImage) R.magnitude.push_back(arma::abs(c));
+        return R;
+    }
+    return forge::recon::reconstruct(P, fieldCorrection, recon_settings(S, prog, frames), rank_tag(tag));
+}
+
+std::string rank_tag(const std::string& tag) {
+    return dist::distributed() ? tag + " [" + dist::rank_name() + "]" : tag;
+}
+
+void print_rank_reports(const std::vector<dist::RankReport>& reports) {
+    if (reports.size() < 2) return;
+    for (const auto& r : reports)
+        std::printf("forge-recon: rank %d/%zu: %zu frame(s) in %.2f s on %s\n", r.rank + 1, reports.size(), r.frames,
+                    r.seconds, r.where.c_str());
 }
 
 EncodingOperator encoding_operator(const std::string& op) {
@@ -203,14 +235,16 @@ forge::io::MrdProblemOptions problem_options(const Settings& S) {
     return o;
 }
 
-std::size_t solves_per_recon(const ReconProblem& P, const Settings& S) {
+std::size_t solves_per_recon(const ReconProblem& P, const Settings& S, std::size_t frames) {
     forge::recon::ReconSettings r;
     r.iterations = S.iterations;
+    if (frames != std::size_t(-1)) r.frames.assign(frames, 0);  // only their number counts here
     return forge::recon::solves_per_reconstruction(P, r);
 }
 
-forge::recon::ReconSettings recon_settings(const Settings& S, Progress& prog) {
+forge::recon::ReconSettings recon_settings(const Settings& S, Progress& prog, const std::vector<std::size_t>& frames) {
     forge::recon::ReconSettings R;
+    R.frames = frames;
     R.op = encoding_operator(S.op);
     R.segments = S.segments;
     R.toeplitzError = S.toeplitzError;

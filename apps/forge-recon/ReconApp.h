@@ -9,6 +9,7 @@
 
 #include <armadillo>
 
+#include "Distributed.h"
 #include "Progress.h"
 #include "forge/IO/MrdProblem.h"
 #include "forge/IO/OutputSet.h"
@@ -82,11 +83,25 @@ void notice_long_run(const ReconProblem& P, const Settings& S, int reconstructio
 
 // problem_from_mrd's options for S: --cartesian, and check_memory() before the data are laid out.
 forge::io::MrdProblemOptions problem_options(const Settings& S);
-// PCG solves of one reconstruction, for the progress bar's ETA.
-std::size_t solves_per_recon(const ReconProblem& P, const Settings& S);
+// PCG solves of one reconstruction (of 'frames' of its frames; all when frames is -1), for the progress
+// bar's ETA.
+std::size_t solves_per_recon(const ReconProblem& P, const Settings& S, std::size_t frames = std::size_t(-1));
 
-// The library's settings for S, reporting every iteration and the end of every solve to 'prog'.
-forge::recon::ReconSettings recon_settings(const Settings& S, Progress& prog);
+// The library's settings for S, reporting every iteration and the end of every solve to 'prog'; 'frames'
+// (indices into P.frames; empty: all) is the share of this process (Distributed.h).
+forge::recon::ReconSettings recon_settings(const Settings& S, Progress& prog,
+                                           const std::vector<std::size_t>& frames = {});
+// This process's share of P's frames, as indices into P.frames (all of them in a run of one process).
+std::vector<std::size_t> my_share(const ReconProblem& P);
+// Reconstructs the frames 'frames' of P (my_share()); the other frames' images stay zero until gathered
+// (dist::gather_images). Solves are labelled rank_tag(tag).
+forge::recon::ReconResult reconstruct_share(const ReconProblem& P, bool fieldCorrection, const Settings& S,
+                                            Progress& prog, const std::vector<std::size_t>& frames,
+                                            const std::string& tag);
+// 'tag' with this process's rank in a distributed run ("recon [rank 2/4]"), else 'tag'.
+std::string rank_tag(const std::string& tag);
+// Rank 0 of a distributed run: one line per rank (frames, seconds, device); nothing in a run of one process.
+void print_rank_reports(const std::vector<dist::RankReport>& reports);
 
 void write_image(const std::string& path, const ReconProblem& P, const std::vector<arma::cx_fvec>& imgs,
                  bool complexOut, forge::io::OutputSet& outs, const std::string& descr);

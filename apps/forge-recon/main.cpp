@@ -15,6 +15,7 @@
 #include <CLI/CLI.hpp>
 #include <armadillo>
 
+#include "Distributed.h"
 #include "ReconApp.h"
 #include "forge/Core/Exceptions.h"
 #include "forge/IO/Mrd.h"
@@ -90,8 +91,16 @@ int run_file(Settings& S) {
     ReconProblem P = forge::io::problem_from_mrd(F, S.input, problem_options(S));
     attach_maps(P, S, S.input);
     resolve_device(S);
-    const arma::cx_mat coilTransform = preprocess_coils(P, F, S, S.input);
-    estimate_maps(P, S, coilTransform);
+    // Coil transforms and map estimation act on the whole problem: rank 0 does them, the others take its
+    // result (the data too when a coil transform changed them).
+    bool transformed = false;
+    if (dist::root()) {
+        const arma::cx_mat coilTransform = preprocess_coils(P, F, S, S.input);
+        transformed = !coilTransform.is_empty();
+        estimate_maps(P, S, coilTransform);
+    }
+    dist::checkpoint();
+    dist::broadcast_maps(P, transformed);
     resolve_operator(P, S);
     const double tRead = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
@@ -116,9 +125,21 @@ int run_file(Settings& S) {
          S.quiet);
     notice_long_run(P, S, 1);
 
-    Progress prog(solves_per_recon(P, S), S.quiet);
-    const forge::recon::ReconResult R =
-        forge::recon::reconstruct(P, correct && S.op != "nufft", recon_settings(S, prog), "recon");
+    const std::vector<std::size_t> mine = my_share(P);
+    Progress prog(solves_per_recon(P, S, mine.size()), S.quiet);
+    const auto tRecon0 = std::chrono::steady_clock::now();
+    forge::recon::ReconResult R = reconstruct_share(P, correct && S.op != "nufft", S, prog, mine, "recon");
+    const double tMine = R.seconds;
+    dist::checkpoint();
+    dist::gather_images(P, mine, R);
+    const std::vector<dist::RankReport> reports = dist::gather_reports(mine.size(), tMine, device_description(S));
+    // Distributed: from the start of the reconstruction until rank 0 holds every image.
+    if (dist::distributed())
+        R.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - tRecon0).count();
+    if (!dist::root()) {
+        dist::checkpoint();  // rank 0 writes the outputs
+        return 0;
+    }
 
     forge::io::OutputSet outs;
     write_image(S.output + ".nii", P, R.complexImage, S.complexOut, outs, "forge-recon");
@@ -126,7 +147,9 @@ int run_file(Settings& S) {
     std::vector<std::vector<arma::fvec>> sets{{R.magnitude.begin(), R.magnitude.begin() + P.nslices}};
     forge::io::write_png_montage(outs.stage(S.output + ".png"), montage(P, sets), display_scale(sets[0]));
     outs.commit();
+    dist::checkpoint();
 
+    print_rank_reports(reports);
     std::printf("forge-recon: reconstruction %.2f s (reading %.2f s) on %s\n", R.seconds, tRead,
                 device_description(S).c_str());
     if (!P.reference.empty()) {
@@ -145,10 +168,20 @@ int run_file(Settings& S) {
 
 }  // namespace forge_recon
 
-int main(int argc, char** argv) {
-    // Line-buffered even into a pipe or a log file: a long run shows its summary at once, and a killed
-    // run keeps the lines saying what it was reconstructing.
-    std::setvbuf(stdout, nullptr, _IOLBF, 0);
+namespace {
+// Prints the message of a failed run (in an MPI run only the lowest failing rank does, naming itself)
+// and returns the exit code every rank returns.
+int fail(int code, const std::string& msg) {
+    bool print = true;
+    const int agreed = forge_recon::dist::report_failure(code, print);
+    if (print) {
+        const std::string who = forge_recon::dist::rank_name();
+        std::fprintf(stderr, "forge-recon: error: %s%s\n", who.empty() ? "" : (who + ": ").c_str(), msg.c_str());
+    }
+    return agreed;
+}
+
+int run(int argc, char** argv) {
     using namespace forge_recon;
     Settings S;
     CLI::App app{"forge-recon: iterative MRI reconstruction (ISMRMRD in, NIfTI and PNG out)", "forge-recon"};
@@ -243,10 +276,9 @@ int main(int argc, char** argv) {
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
-        return app.exit(e);
+        return dist::root() ? app.exit(e) : 0;
     } catch (const CLI::ParseError& e) {
-        std::fprintf(stderr, "forge-recon: error: %s (see forge-recon --help)\n", e.what());
-        return 2;
+        return fail(2, std::string(e.what()) + " (see forge-recon --help)");
     }
     try {
         forge::io::quiet_hdf5_errors();
@@ -256,22 +288,30 @@ int main(int argc, char** argv) {
         }
         if (S.input.empty()) throw UsageError("no input file given (try forge-recon --demo, or forge-recon --help)");
         return run_file(S);
+    } catch (const dist::PeerFailure& e) {
+        return e.code;  // another rank failed and says why
     } catch (const UsageError& e) {
-        std::fprintf(stderr, "forge-recon: error: %s\n", e.what());
-        return 2;
+        return fail(2, e.what());
     } catch (const forge::invalid_argument& e) {
-        std::fprintf(stderr, "forge-recon: error: %s\n", e.what());
-        return 2;
+        return fail(2, e.what());
     } catch (const forge::io::input_error& e) {
-        std::fprintf(stderr, "forge-recon: error: %s\n", e.what());
-        return 2;
+        return fail(2, e.what());
     } catch (const std::bad_alloc&) {
         // the size checks estimate from below: an input can still be too large for this machine
-        std::fprintf(stderr, "forge-recon: error: out of memory: %s is too large for the memory available\n",
-                     S.input.empty() ? "the demo" : ("'" + S.input + "'").c_str());
-        return 2;
+        return fail(2, "out of memory: " + (S.input.empty() ? std::string("the demo") : "'" + S.input + "'") +
+                           " is too large for the memory available");
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "forge-recon: error: %s\n", e.what());
-        return 1;
+        return fail(1, e.what());
     }
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+    // Line-buffered even into a pipe or a log file: a long run shows its summary at once, and a killed
+    // run keeps the lines saying what it was reconstructing.
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);
+    forge_recon::dist::init(argc, argv);
+    const int code = run(argc, argv);
+    forge_recon::dist::finalize();
+    return code;
 }

@@ -252,14 +252,17 @@ CudaDftPipeline::CudaDftPipeline(const DftGeometry& geom, const PlanOptions& opt
     hasGradients_ = gradientMaps == 3;
     if (hasGradients_) {
         const uword numX = geom.numX, numY = geom.numY, numZ = geom.numZ;
-        if (numX < 1 || numY < 1 || numZ < 1 ||
-            checked_product(where, {{"numX", numX}, {"numY", numY}, {"numZ", numZ}}) != geom.n2) {
+        const uword grid = numX < 1 || numY < 1 || numZ < 1
+                               ? 0
+                               : checked_product(where, {{"numX", numX}, {"numY", numY}, {"numZ", numZ}});
+        if (grid == 0 || (geom.partial_grid ? grid < geom.n2 : grid != geom.n2)) {
             std::ostringstream m;
             m << "CudaDftPipeline: grid " << numX << " x " << numY << " x " << numZ << " does not hold n2 = " << geom.n2
               << " pixels";
             throw invalid_argument(m.str());
         }
-        // Each axis is at most n2, which check_sizes bounded.
+        if (std::max({numX, numY, numZ}) > kMaxLength)
+            throw invalid_argument("CudaDftPipeline: grid axis longer than CudaDftPipeline::kMaxLength");
         numX_ = int(numX);
         numY_ = int(numY);
         numZ_ = int(numZ);

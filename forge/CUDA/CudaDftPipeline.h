@@ -51,6 +51,9 @@ struct DftGeometry {
     const float* Gy = nullptr;
     const float* Gz = nullptr;
     uword numX = 1, numY = 1, numZ = 1;
+    // The pixel side is a contiguous part of the numX x numY x numZ grid (a plan of a multi-GPU transform,
+    // CudaMultiDft.h): the grid may then hold more than n2 pixels.
+    bool partial_grid = false;
     // Sample side: k in cycles/FOV, t in seconds.
     const float* kx = nullptr;
     const float* ky = nullptr;

@@ -69,6 +69,31 @@ bool built_with_cuda() { return true; }
 bool available() { return info().present; }
 const char* device_name() { return info().name.c_str(); }
 
+int device_count() {
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return count;
+}
+
+int current_device() {
+    if (!available()) throw cuda_error("current device: no CUDA device is available");
+    int d = 0;
+    FORGE_CUDA_CHECK(cudaGetDevice(&d));
+    return d;
+}
+
+void set_device(int device) {
+    if (!available()) throw cuda_error("set device " + std::to_string(device) + ": no CUDA device is available");
+    const int count = device_count();
+    if (device < 0 || device >= count)
+        throw invalid_argument("set device: device " + std::to_string(device) + " does not exist; expected [0, " +
+                               std::to_string(count) + ")");
+    FORGE_CUDA_CHECK(cudaSetDevice(device));
+}
+
 void* allocate(uword bytes) {
     if (!available()) {
         throw cuda_error("device allocation of " + std::to_string(bytes) + " bytes: no CUDA device is available");

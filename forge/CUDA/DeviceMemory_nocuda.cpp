@@ -14,6 +14,9 @@ namespace {
 bool built_with_cuda() { return false; }
 bool available() { return false; }
 const char* device_name() { return "none"; }
+int device_count() { return 0; }
+int current_device() { no_cuda("current device"); }
+void set_device(int) { no_cuda("set device"); }
 void* allocate(uword) { no_cuda("device allocation"); }
 void release(void*) noexcept {}
 void copy_to_device(void*, const void*, uword) { no_cuda("copy to device"); }

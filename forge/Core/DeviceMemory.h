@@ -15,6 +15,12 @@ bool built_with_cuda();
 bool available();
 // Human-readable name of the current device ("none" when unavailable).
 const char* device_name();
+// CUDA devices this process can use (0 on CPU builds and on machines without a GPU).
+int device_count();
+// The device current for the calling thread, and making one current. set_device throws
+// forge::invalid_argument for a number outside [0, device_count()) and forge::cuda_error without a device.
+int current_device();
+void set_device(int device);
 
 // Allocations throw forge::cuda_error naming the byte count (and the free/total memory) on failure.
 // A request for 0 bytes returns nullptr but still needs a usable device, like any other: "on the GPU"

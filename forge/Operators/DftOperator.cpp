@@ -7,9 +7,8 @@
 #include "forge/Core/Validation.h"
 #include "forge/Operators/DftCpuKernels.h"
 
-#ifdef FORGE_HAS_CUDA
 #include "forge/CUDA/CudaDftPipeline.h"
-#endif
+#include "forge/CUDA/CudaMultiDft.h"
 
 namespace forge {
 
@@ -114,19 +113,8 @@ DftOperator<T1>::DftOperator(const char* name, const DftOperator& pixels, uword 
 }
 
 template <typename T1>
-void DftOperator<T1>::make_pipeline() {
-#ifdef FORGE_HAS_CUDA
+void DftOperator<T1>::fill_geometry(cuda::DftGeometry& g) const {
     if constexpr (std::is_same<T1, float>::value) {
-        // Only when a device is present: a CUDA build must still work on a machine without a GPU.
-        if (!device::available()) return;
-        // Sizes the kernels cannot index leave the operator host-only; device input then gets this reason.
-        try {
-            cuda::CudaDftPipeline::check_sizes(name_, n1_, n2_);
-        } catch (const invalid_argument& e) {
-            gpuRefusal_ = e.what();
-            return;
-        }
-        cuda::DftGeometry g;
         g.ix = ix_.memptr();
         g.iy = iy_.memptr();
         g.iz = iz_.memptr();
@@ -145,10 +133,48 @@ void DftOperator<T1>::make_pipeline() {
         g.t = t_.memptr();
         g.n1 = n1_;
         g.n2 = n2_;
+    } else {
+        (void)g;
+    }
+}
+
+template <typename T1>
+void DftOperator<T1>::make_pipeline() {
+#ifdef FORGE_HAS_CUDA
+    if constexpr (std::is_same<T1, float>::value) {
+        // Only when a device is present: a CUDA build must still work on a machine without a GPU.
+        if (!device::available()) return;
+        // Sizes the kernels cannot index leave the operator host-only; device input then gets this reason.
+        try {
+            cuda::CudaDftPipeline::check_sizes(name_, n1_, n2_);
+        } catch (const invalid_argument& e) {
+            gpuRefusal_ = e.what();
+            return;
+        }
+        cuda::DftGeometry g;
+        fill_geometry(g);
         pipeline_ = std::make_shared<cuda::CudaDftPipeline>(g);
         points_ = pipeline_->points();
     }
 #endif
+}
+
+template <typename T1>
+void DftOperator<T1>::set_devices(const std::vector<int>& devices) {
+    const std::string where = std::string(name_) + "::set_devices";
+    if (devices.empty()) {
+        multi_.reset();
+        devices_.clear();
+        return;
+    }
+    if (!std::is_same<T1, float>::value)
+        throw invalid_argument(where + ": the GPU path exists only for float operators (this one is double)");
+    cuda::CudaMultiDft::check_devices(where.c_str(), devices);  // CPU builds: throws "built without CUDA"
+    if (!gpuRefusal_.empty()) throw invalid_argument(gpuRefusal_ + "; the operator runs on host data only");
+    cuda::DftGeometry g;
+    fill_geometry(g);
+    multi_ = std::make_shared<cuda::CudaMultiDft>(g, devices);
+    devices_ = devices;
 }
 
 template <typename T1>
@@ -284,6 +310,11 @@ void DftOperator<T1>::apply_device(const forgeComplex<T1>* in, forgeComplex<T1>*
                                    bool forward) const {
 #ifdef FORGE_HAS_CUDA
     if constexpr (std::is_same<T1, float>::value) {
+        if (multi_) {
+            multi_->execute(forward ? cuda::Direction::forward : cuda::Direction::adjoint,
+                            reinterpret_cast<const float*>(in), reinterpret_cast<float*>(out), nbatch);
+            return;
+        }
         if (!pipeline_ && !gpuRefusal_.empty())
             throw invalid_argument(gpuRefusal_ + "; the operator runs on host data only");
         if (!pipeline_) {

@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include <armadillo>
 
@@ -23,7 +24,9 @@
 namespace forge {
 namespace cuda {
 class CudaDftPipeline;
+class CudaMultiDft;
 class DftPoints;
+struct DftGeometry;
 }  // namespace cuda
 namespace dftcpu {
 template <typename T>
@@ -53,6 +56,15 @@ public:
     // The GPU plan device input runs on (null without one). Operators that share pixels share it.
     const cuda::CudaDftPipeline* gpu_plan() const { return pipeline_.get(); }
 
+    // Runs device-resident input on several GPUs of this machine (forge/CUDA/CudaMultiDft.h): the forward
+    // transform split by samples, the adjoint by pixels, in equal parts, one per entry, and the result gathered
+    // on the input's device. An entry may repeat ({0, 0}: two parts on one GPU). Empty: one GPU (the default).
+    // Float operators only. Throws forge::invalid_argument for a device number that does not exist (or a double
+    // operator) and forge::cuda_error without a CUDA device or on a CPU build. Copies made afterwards (SENSE's)
+    // run on the same devices.
+    void set_devices(const std::vector<int>& devices);
+    const std::vector<int>& devices() const { return devices_; }
+
 protected:
     DftOperator(const char* name, uword n1, uword n2, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
                 const arma::Col<T1>& kz, const arma::Col<T1>& ix, const arma::Col<T1>& iy, const arma::Col<T1>& iz,
@@ -71,6 +83,7 @@ protected:
 
 private:
     dftcpu::DftGeometryView<T1> cpu_view() const;
+    void fill_geometry(cuda::DftGeometry& g) const;  // the host arrays of the GPU plans
 
     const char* name_;
     uword n1_, n2_;
@@ -85,6 +98,9 @@ private:
     std::shared_ptr<const cuda::DftPoints> points_;
     // Why there is no pipeline although a device is present (sizes the kernels cannot index); else empty.
     std::string gpuRefusal_;
+    // set_devices(): the plan over several GPUs (shared by copies), and its device list.
+    std::shared_ptr<cuda::CudaMultiDft> multi_;
+    std::vector<int> devices_;
 };
 
 extern template class DftOperator<float>;

@@ -179,7 +179,22 @@ ReconResult reconstruct(const ReconProblem& P, bool fieldCorrection, const Recon
     ReconResult out;
     const auto t0 = std::chrono::steady_clock::now();
     out.complexImage.assign(P.nslices * P.nframes, arma::cx_fvec(P.n2(), arma::fill::zeros));
-    for (const auto& fr : P.frames) {
+    std::vector<std::size_t> order(S.frames);
+    if (S.frames.empty()) {
+        order.resize(P.frames.size());
+        for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    }
+    std::vector<char> seen(P.frames.size(), 0);
+    for (std::size_t i : order) {
+        if (i >= P.frames.size())
+            throw invalid_argument("reconstruct: settings.frames names frame " + std::to_string(i) +
+                                   " but the problem has " + std::to_string(P.frames.size()) + " (expected indices < " +
+                                   std::to_string(P.frames.size()) + ")");
+        if (seen[i]++)
+            throw invalid_argument("reconstruct: settings.frames names frame " + std::to_string(i) + " twice");
+    }
+    for (std::size_t i : order) {
+        const ReconFrame& fr = P.frames[i];
         std::string label = tag;
         if (P.nslices > 1) label += " slice " + std::to_string(fr.slice + 1) + "/" + std::to_string(P.nslices);
         if (P.nframes > 1) label += " frame " + std::to_string(fr.frame + 1) + "/" + std::to_string(P.nframes);
@@ -191,7 +206,8 @@ ReconResult reconstruct(const ReconProblem& P, bool fieldCorrection, const Recon
 }
 
 std::size_t solves_per_reconstruction(const ReconProblem& P, const ReconSettings& S) {
-    return P.frames.size() * (P.smaps.empty() ? P.nc : 1) * static_cast<std::size_t>(S.iterations);
+    const std::size_t frames = S.frames.empty() ? P.frames.size() : S.frames.size();
+    return frames * (P.smaps.empty() ? P.nc : 1) * static_cast<std::size_t>(S.iterations);
 }
 
 std::array<std::size_t, 3> fft_grid(const ReconProblem& P) {

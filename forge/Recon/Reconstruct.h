@@ -37,6 +37,9 @@ struct ReconSettings {
     int iterations = 10;
     double tolerance = 0;  // PCG: stop at ||gradient|| <= tolerance * initial (0 = off)
     bool gpu = false;      // solve on the GPU (forgeCol device residency)
+    // Indices into P.frames to reconstruct, each at most once (empty: all). The images of the other frames
+    // stay zero: a process of a distributed run reconstructs its share and the shares are gathered after.
+    std::vector<std::size_t> frames;
     // Called after every PCG iteration of the solve named 'label' (of 'niter' iterations).
     std::function<void(const std::string& label, const PcgIterationInfo& info, std::size_t niter)> on_iteration;
     // Called when a solve ends, with its report (iterations run, converged by the tolerance).
@@ -51,11 +54,13 @@ struct ReconResult {
 
 // Reconstructs every frame; images ordered x, y, (z,) slice, frame. 'fieldCorrection' false ignores the
 // field map. 'tag' starts every solve's label ("recon slice 2/3 frame 1/2 coil 4").
-// Throws forge::invalid_argument when the operator cannot be used with this problem.
+// Throws forge::invalid_argument when the operator cannot be used with this problem, or when S.frames names
+// a frame P does not have (or one twice).
 ReconResult reconstruct(const ReconProblem& P, bool fieldCorrection, const ReconSettings& S,
                         const std::string& tag = "recon");
 
-// PCG solves one reconstruct() runs (frames x (coils without maps)) times iterations each.
+// PCG solves one reconstruct() runs (frames, or S.frames when given, x (coils without maps)) times iterations
+// each.
 std::size_t solves_per_reconstruction(const ReconProblem& P, const ReconSettings& S);
 
 // The FFT grid on whose k-space lattice every sample of every frame lies, per axis the first that fits of:

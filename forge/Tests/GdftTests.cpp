@@ -659,3 +659,26 @@ TEMPLATE_TEST_CASE("Gdft and GdftR2: phases beyond what the precision evaluates 
         CHECK(e < 1e-3);
     }
 }
+
+#include "forge/Core/DeviceMemory.h"
+
+TEST_CASE("Gdft::set_devices refuses double operators, empty device sets nothing, and needs a GPU",
+          "[gdft][multigpu]") {
+    const uword n1 = 50, n2 = 64;
+    const arma::fvec k = forge_test::uniform<float>(n1, -4, 4), t = forge_test::uniform<float>(n1, 0, 0.01);
+    const arma::fvec r = forge_test::uniform<float>(n2, -0.5, 0.5), fm(n2, arma::fill::zeros);
+    forge::Gdft<float> G(n1, n2, k, k, k, r, r, r, fm, t);
+    G.set_devices({});  // one GPU (the default): nothing to check
+    CHECK(G.devices().empty());
+    forge::Gdft<double> D(n1, n2, arma::conv_to<arma::vec>::from(k), arma::conv_to<arma::vec>::from(k),
+                          arma::conv_to<arma::vec>::from(k), arma::conv_to<arma::vec>::from(r),
+                          arma::conv_to<arma::vec>::from(r), arma::conv_to<arma::vec>::from(r),
+                          arma::vec(n2, arma::fill::zeros), arma::conv_to<arma::vec>::from(t));
+    CHECK_THROWS_WITH(D.set_devices({0}), Catch::Matchers::Contains("only for float operators"));
+    if (!forge::device::available()) {
+        CHECK_THROWS_AS(G.set_devices({0, 0}), forge::cuda_error);
+        CHECK_THROWS_WITH(G.set_devices({0, 0}), Catch::Matchers::Contains("built without CUDA") ||
+                                                     Catch::Matchers::Contains("no CUDA device"));
+        CHECK(G.devices().empty());
+    }
+}

@@ -10,7 +10,8 @@
 # does; FORGE_GPU_PYTHON=OFF skips it); step "python" runs its GPU tests (CuPy and PyTorch) verbosely and
 # benchmarks/bench_python_gdft.py (Python against C++ on one Gdft). Logs go to LOGDIR (default: $OUT if
 # set, else ./gpu-logs). Exit status: non-zero if any test or sanitizer run failed.
-# Environment: FORGE_GPU_STEPS (default "test python sanitize bench"; any subset, run in that order),
+# Environment: FORGE_GPU_STEPS (default "test python sanitize bench"; any subset, run in that order; "mpi":
+# scripts/gpu/bench-mpi-recon.sh, arguments FORGE_MPI_BENCH_ARGS, default "256 10 gpu"),
 # FORGE_GPU_BUILD_DIR (default $B), FORGE_SANITIZER_FILTER / FORGE_BENCH_ARGS (see docs/gpu.md).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -114,5 +115,17 @@ has bench && for b in $B/benchmarks/bench_*; do
   "$b" ${FORGE_BENCH_ARGS:-} > "$LOG/$name.txt" 2>&1 || status=1
   tail -14 "$LOG/$name.txt"
 done
+# forge-recon over MPI ranks, one GPU each: needs forge-recon (FORGE_GPU_BUILD_APPS=ON where ISMRMRD, HDF5 and
+# CLI11 are installed) built with MPI, and mpirun. Not in the default steps: FORGE_GPU_STEPS="mpi".
+if has mpi; then
+  step "forge-recon, 16 frames on 1 and 2 MPI ranks (scripts/gpu/bench-mpi-recon.sh)"
+  if [ -x $B/apps/forge-recon ] && grep -q "forge: MPI for forge-recon ON" "$LOG/configure.log"; then
+    bash scripts/gpu/bench-mpi-recon.sh $B/apps/forge-recon ${FORGE_MPI_BENCH_ARGS:-256 10 gpu} \
+      > "$LOG/bench-mpi-recon.txt" 2>&1 || status=1
+    cat "$LOG/bench-mpi-recon.txt"
+  else
+    echo "skipped: forge-recon was not built with MPI (configure.log: $(grep -E 'forge: (MPI|Forge::IO)|forge-recon not built' "$LOG/configure.log" | xargs))"
+  fi
+fi
 echo; echo "run-gpu-suite: status $status (logs in $LOG)"
 exit $status

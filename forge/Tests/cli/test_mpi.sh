@@ -1,0 +1,51 @@
+#!/bin/bash
+# forge-recon under MPI: 'mpiexec -n 2 forge-recon' (frames split over the ranks, gathered on rank 0) writes
+# byte for byte the NIfTI and PNG files one process writes, for the demo and for an ISMRMRD file with coil
+# maps and a field map estimated from the data (rank 0 estimates them, the others receive them); a rank
+# that fails stops every rank with a message naming it, and no output is written.
+#   usage: test_mpi.sh FORGE_RECON WORKDIR MPIEXEC
+source "$(dirname "$0")/common.sh"
+RECON=$1; W=$2; MPIEXEC=$3
+workdir "$W"
+MPI=("$MPIEXEC")
+# Open MPI: CI runs as root (other MPIs ignore these); 2 ranks on a machine that may have fewer cores
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+if "$MPIEXEC" --version 2>&1 | grep -q "Open MPI\|OpenRTE"; then
+    MPI+=(--oversubscribe)
+fi
+same_outputs() {  # same_outputs DIR_A DIR_B FILE...
+    local a=$1 b=$2; shift 2
+    for f in "$@"; do
+        [ -s "$a/$f" ] || fail "one process did not write $f"
+        [ -s "$b/$f" ] || fail "two ranks did not write $f"
+        cmp -s "$a/$f" "$b/$f" || fail "$f differs between one process and two ranks"
+    done
+}
+DEMO=(--demo --demo-size 32 --demo-slices 4 --demo-coils 4 -n 3 --fieldmap-iterations 50 --device cpu)
+mkdir -p "$W/one" "$W/two"
+"$RECON" "${DEMO[@]}" -o "$W/one/demo" >"$W/one.stdout" 2>"$W/one.stderr" || { cat "$W/one.stderr" >&2; fail "demo (one process) failed"; }
+"${MPI[@]}" -n 2 "$RECON" "${DEMO[@]}" -o "$W/two/demo" >"$W/two.stdout" 2>"$W/two.stderr" \
+    || { cat "$W/two.stderr" "$W/two.stdout" >&2; fail "demo (2 ranks) failed"; }
+same_outputs "$W/one" "$W/two" demo_uncorrected.nii demo_corrected.nii demo_estimated.nii demo_estimated_smaps.nii \
+    demo_estimated_fieldmap.nii demo_comparison.png demo_corrected.png
+grep -q "rank 2/2: 2 frame(s)" "$W/two.stdout" || fail "no per-rank line for rank 2 in the output"
+grep -q "\[rank 2/2\].*iteration" "$W/two.stderr" || fail "no progress lines of rank 2"
+[ "$(grep -c 'forge-recon --demo results' "$W/two.stdout")" = 1 ] || fail "results printed more than once"
+echo "ok  demo: 2 ranks write the same bytes as one process"
+
+# file mode, maps estimated from the raw data (coil maps from the field-map scan, field map from its echoes)
+FILE=("$W/one/demo.h5" --smaps estimate --fieldmap-scan "$W/one/demo_fieldmap_scan.h5" --fieldmap-iterations 50
+      -n 3 --device cpu)
+"$RECON" "${FILE[@]}" -o "$W/one/file" >"$W/one_file.stdout" 2>&1 || { cat "$W/one_file.stdout" >&2; fail "file (one process) failed"; }
+"${MPI[@]}" -n 2 "$RECON" "${FILE[@]}" -o "$W/two/file" >"$W/two_file.stdout" 2>&1 \
+    || { cat "$W/two_file.stdout" >&2; fail "file (2 ranks) failed"; }
+same_outputs "$W/one" "$W/two" file.nii file.png
+echo "ok  file with estimated maps: 2 ranks write the same bytes as one process"
+
+# rank 2 cannot read its input: both ranks stop, the message names rank 2, nothing is written
+"${MPI[@]}" -n 1 "$RECON" "$W/one/demo.h5" -o "$W/two/failed" -n 3 --device cpu : \
+    -n 1 "$RECON" "$W/missing.h5" -o "$W/two/failed" -n 3 --device cpu >"$W/fail.stdout" 2>"$W/fail.stderr" \
+    && fail "a run with a failing rank succeeded"
+grep -q "forge-recon: error: rank 2/2: .*missing.h5" "$W/fail.stderr" || { cat "$W/fail.stderr" >&2; fail "no error naming rank 2"; }
+ls "$W/two"/failed* >/dev/null 2>&1 && fail "a failed run wrote $(ls "$W/two"/failed*)"
+echo "ok  a failing rank stops the run with its message, no output"

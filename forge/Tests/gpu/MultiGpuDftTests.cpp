@@ -1,0 +1,164 @@
+// Gdft, GdftR2 and SENSE on several GPUs (DftOperator::set_devices, forge/CUDA/CudaMultiDft.h) against the
+// same operator on one GPU: forward and adjoint, single vectors and coil batches, with the device list
+// {0, 0} (two parts on one GPU: the split and gather logic on any machine) and {0, 1} when there are two
+// devices; input on device 0 and, with two devices, on device 1. Errors for device numbers that do not exist.
+#include "TestHelpers.h"
+#include "forge/Core/DeviceMemory.h"
+#include "forge/Core/forgeCol.h"
+#include "forge/Operators/Gdft.h"
+#include "forge/Operators/GdftR2.h"
+#include "forge/Operators/SENSE.h"
+
+using namespace forge;
+using forge_test::complex_normal;
+using forge_test::rel_error;
+using forge_test::uniform;
+using cvec = forgeCol<forgeComplex<float>>;
+
+namespace {
+
+struct Problem {
+    uword nx, ny, nz, n1, n2;
+    arma::fvec kx, ky, kz, ix, iy, iz, FM, t;
+};
+
+// Random samples in the grid's k-space extent, pixel centres of an nx x ny x nz grid, a field map up to
+// about 150 Hz (rad/s), readout times up to 20 ms. n1 and n2 odd-sized so the parts differ in length.
+Problem make_problem(uword nx, uword ny, uword nz, uword n1) {
+    Problem p{nx, ny, nz, n1, nx * ny * nz, {}, {}, {}, {}, {}, {}, {}, {}};
+    p.kx = uniform<float>(n1, -double(nx) / 2, double(nx) / 2);
+    p.ky = uniform<float>(n1, -double(ny) / 2, double(ny) / 2);
+    p.kz = nz > 1 ? uniform<float>(n1, -double(nz) / 2, double(nz) / 2) : arma::fvec(n1, arma::fill::zeros);
+    p.t = uniform<float>(n1, 0.0, 0.02);
+    p.ix.set_size(p.n2);
+    p.iy.set_size(p.n2);
+    p.iz.set_size(p.n2);
+    p.FM.set_size(p.n2);
+    const arma::fvec noise = uniform<float>(p.n2, -1.0, 1.0);
+    for (uword z = 0; z < nz; ++z)
+        for (uword y = 0; y < ny; ++y)
+            for (uword x = 0; x < nx; ++x) {
+                const uword i = x + nx * (y + ny * z);
+                p.ix[i] = (float(x) - nx / 2.0f) / nx;
+                p.iy[i] = (float(y) - ny / 2.0f) / ny;
+                p.iz[i] = nz > 1 ? (float(z) - nz / 2.0f) / nz : 0.0f;
+                p.FM[i] = float(2 * M_PI * (100.0 * std::sin(3.0 * p.ix[i] + 2.0 * p.iy[i]) + 50.0 * noise[i]));
+            }
+    return p;
+}
+
+cvec on_device0(const arma::cx_fvec& v) {
+    cvec c(v);
+    c.putOnGPU();
+    return c;
+}
+arma::cx_fvec to_host(cvec c) {
+    c.getFromGPU();
+    return c.getArma();
+}
+
+// The device lists to test: {0, 0} always, {0, 1} and {1, 0, 1} with two devices.
+std::vector<std::vector<int>> device_lists() {
+    std::vector<std::vector<int>> lists{{0, 0}};
+    if (device::device_count() >= 2) {
+        lists.push_back({0, 1});
+        lists.push_back({1, 0, 1});
+    }
+    return lists;
+}
+
+// Op on one GPU vs a copy on 'devices': forward and adjoint of one vector and of a batch of 3, input on
+// device 'home'.
+template <typename Op>
+void check_multi_vs_single(const Op& single, const std::vector<int>& devices, int home) {
+    Op multi = single;
+    multi.set_devices(devices);
+    REQUIRE(multi.devices() == devices);
+    const uword n1 = single.n1(), n2 = single.n2();
+    for (uword batch : {uword(1), uword(3)}) {
+        const arma::cx_fvec x = complex_normal<float>(n2 * batch), y = complex_normal<float>(n1 * batch);
+        const arma::cx_fvec fs = to_host(single.forward(on_device0(x), batch)),
+                            as = to_host(single.adjoint(on_device0(y), batch));
+        // The multi-GPU operator with its input, output and temporaries on device 'home' (the current one).
+        arma::cx_fvec fm, am;
+        device::set_device(home);
+        {
+            cvec xm(x), ym(y);
+            xm.putOnGPU();
+            ym.putOnGPU();
+            fm = to_host(multi.forward(xm, batch));
+            am = to_host(multi.adjoint(ym, batch));
+        }
+        device::set_device(0);
+        const double ef = rel_error(fm, fs), ea = rel_error(am, as);
+        INFO("devices " << devices.size() << " entries, input on device " << home << ", batch " << batch
+                        << ": forward rel. difference " << ef << ", adjoint " << ea);
+        CHECK(ef <= 1e-6);
+        CHECK(ea <= 1e-6);
+    }
+}
+
+std::vector<int> homes() {
+    std::vector<int> h{0};
+    if (device::device_count() >= 2) h.push_back(1);
+    return h;
+}
+
+}  // namespace
+
+TEST_CASE("Gdft on several GPUs equals Gdft on one", "[gpu][multigpu]") {
+    FORGE_INFO_SEED();
+    const Problem p2 = make_problem(31, 24, 1, 2999), p3 = make_problem(16, 13, 6, 4001);
+    for (const auto& devices : device_lists())
+        for (int home : homes()) {
+            check_multi_vs_single(Gdft<float>(p2.n1, p2.n2, p2.kx, p2.ky, p2.kz, p2.ix, p2.iy, p2.iz, p2.FM, p2.t),
+                                  devices, home);
+            check_multi_vs_single(Gdft<float>(p3.n1, p3.n2, p3.kx, p3.ky, p3.kz, p3.ix, p3.iy, p3.iz, p3.FM, p3.t),
+                                  devices, home);
+        }
+}
+
+TEST_CASE("GdftR2 on several GPUs equals GdftR2 on one", "[gpu][multigpu]") {
+    FORGE_INFO_SEED();
+    const Problem p = make_problem(20, 17, 3, 2501);
+    for (const auto& devices : device_lists())
+        check_multi_vs_single(GdftR2<float>(p.n1, p.n2, p.kx, p.ky, p.kz, p.ix, p.iy, p.iz, p.FM, p.t, p.nx, p.ny,
+                                            p.nz),
+                              devices, 0);
+}
+
+TEST_CASE("SENSE on a multi-GPU Gdft equals SENSE on one GPU", "[gpu][multigpu]") {
+    FORGE_INFO_SEED();
+    const Problem p = make_problem(24, 24, 1, 3001);
+    const uword nc = 5;
+    const arma::cx_fvec maps = complex_normal<float>(p.n2 * nc);
+    Gdft<float> G(p.n1, p.n2, p.kx, p.ky, p.kz, p.ix, p.iy, p.iz, p.FM, p.t);
+    const SENSE<float, Gdft<float>> one(G, maps, nc);
+    const arma::cx_fvec x = complex_normal<float>(p.n2), y = complex_normal<float>(p.n1 * nc);
+    const arma::cx_fvec f1 = to_host(one * on_device0(x)), a1 = to_host(one / on_device0(y));
+    for (const auto& devices : device_lists()) {
+        Gdft<float> Gm = G;
+        Gm.set_devices(devices);
+        const SENSE<float, Gdft<float>> multi(Gm, maps, nc);
+        const double ef = rel_error(to_host(multi * on_device0(x)), f1);
+        const double ea = rel_error(to_host(multi / on_device0(y)), a1);
+        INFO("devices " << devices.size() << " entries: forward rel. difference " << ef << ", adjoint " << ea);
+        CHECK(ef <= 1e-6);
+        CHECK(ea <= 1e-6);
+    }
+}
+
+TEST_CASE("Multi-GPU Gdft refuses device numbers that do not exist", "[gpu][multigpu]") {
+    const Problem p = make_problem(8, 8, 1, 100);
+    Gdft<float> G(p.n1, p.n2, p.kx, p.ky, p.kz, p.ix, p.iy, p.iz, p.FM, p.t);
+    const int count = device::device_count();
+    CHECK_THROWS_WITH(G.set_devices({0, count}),
+                      Catch::Matchers::Contains("devices[1] = " + std::to_string(count)) &&
+                          Catch::Matchers::Contains("expected a device number in [0, " + std::to_string(count) + ")"));
+    CHECK_THROWS_AS(G.set_devices({-1}), invalid_argument);
+    CHECK(G.devices().empty());  // unchanged by the refused calls
+    G.set_devices({0});
+    CHECK(G.devices() == std::vector<int>{0});
+    G.set_devices({});
+    CHECK(G.devices().empty());
+}

@@ -120,7 +120,8 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int a = 0; a < W; ++a) ix[a] = wrapi(f.x + a, g.G[0]);
     float re = 0.f, im = 0.f;
-#pragma unroll
+    constexpr int kUnrollZ = W <= 8 ? W : 1;  // the 16-tap instance: unrolled in y and x only (compile time)
+#pragma unroll kUnrollZ
     for (int c = 0; c < W; ++c) {
         if (c >= g.taps[2]) break;
         const long long oz = (long long)wrapi(f.z + c, g.G[2]) * g.G[1];
@@ -183,7 +184,8 @@ __global__ void __launch_bounds__(kThreads)
             lx[a] = wrapi(f.x + a, g.G[0]) - o[0];
             if (a >= g.taps[0] || lx[a] < 0 || lx[a] >= sz3[0]) lx[a] = -1;  // not in this sector
         }
-#pragma unroll
+        constexpr int kUnrollZ = W <= 8 ? W : 1;
+#pragma unroll kUnrollZ
         for (int c = 0; c < W; ++c) {
             if (c >= g.taps[2]) break;
             const int lz = wrapi(f.z + c, g.G[2]) - o[2];
@@ -326,15 +328,21 @@ void CudaNufftPipeline::Impl::sort_points(uword n1u, const int* const fst[3], co
 // Kernels compiled per width: a table indexed by W.
 using InterpKernel = void (*)(const float2*, float2*, const DevGeom, const int*, const int4*, const float4*, int);
 using GridKernel = void (*)(const float2*, float2*, const DevGeom, const long long*, const int4*, const float4*, int);
+// Widths 2..8 (float's useful range) are compiled each; wider kernels share the W = 16 instance, whose
+// loops stop at the plan's width (DevGeom::taps) and whose Horner rows past it hold zeros.
+constexpr int kMaxFixedW = 8;
 template <int W = 2>
 void kernels_for(int width, InterpKernel& ik, GridKernel& gk) {
-    if constexpr (W <= kMaxW) {
+    if constexpr (W <= kMaxFixedW) {
         if (width == W) {
             ik = &kernel_interp<W>;
             gk = &kernel_grid_sectors<W>;
         } else {
             kernels_for<W + 1>(width, ik, gk);
         }
+    } else {
+        ik = &kernel_interp<kMaxW>;
+        gk = &kernel_grid_sectors<kMaxW>;
     }
 }
 

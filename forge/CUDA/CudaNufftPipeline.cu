@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <mutex>
 #include <sstream>
 #include <vector>
@@ -26,23 +27,36 @@ namespace cuda {
 namespace {
 constexpr int kMaxW = 16;
 constexpr int kThreads = 256;
+constexpr int kStride = NufftGeometry::kCoefStride;
 
 struct DevGeom {
     int N[3], G[3], S[3], nsec[3];
-    int W;
-    float half;  // W / 2
-    const float* lut;
-    float lutScale, lutMax;
+    int taps[3];  // W on axes longer than 1, else 1
+    int W, degree;
+    // Kernel polynomials by value: the kernels read them through the constant bank, uniformly per warp.
+    float coef[(NufftGeometry::kMaxDegree + 1) * kStride];
 };
 
 __device__ __forceinline__ int wrapi(int g, int G) { return g < 0 ? g + G : (g >= G ? g - G : g); }
 
-__device__ __forceinline__ float kb(const DevGeom& g, float dist) {
-    float x = fminf(fabsf(dist) * g.lutScale, g.lutMax);
-    int i = int(x);
-    float f = x - float(i);
-    float a = __ldg(g.lut + i), b = __ldg(g.lut + i + 1);
-    return a + f * (b - a);
+// The W tap weights of one axis at offset y, by Horner's rule (registers: W is a compile-time constant).
+template <int W>
+__device__ __forceinline__ void tap_weights(const DevGeom& g, float y, float* w) {
+#pragma unroll
+    for (int a = 0; a < W; ++a) w[a] = g.coef[g.degree * kStride + a];
+    for (int k = g.degree - 1; k >= 0; --k) {
+#pragma unroll
+        for (int a = 0; a < W; ++a) w[a] = fmaf(w[a], y, g.coef[k * kStride + a]);
+    }
+}
+template <int W>
+__device__ __forceinline__ void axis_weights(const DevGeom& g, int d, float y, float* w) {
+    if (g.taps[d] > 1) {
+        tap_weights<W>(g, y, w);
+    } else {
+#pragma unroll
+        for (int a = 0; a < W; ++a) w[a] = a == 0 ? 1.f : 0.f;
+    }
 }
 
 // Image pixel i's position on the oversampled grid (centred, wrapped) and its deapodization factor.
@@ -58,7 +72,7 @@ __device__ __forceinline__ long long image_to_grid(long long i, const DevGeom& g
 }
 
 // Forward step 1: grid = 0 outside the image; image pixels (deapodized) at their wrapped grid positions.
-__global__ void kernel_pad(const float2* __restrict__ img, float2* __restrict__ grid, DevGeom g,
+__global__ void kernel_pad(const float2* __restrict__ img, float2* __restrict__ grid, const DevGeom g,
                            const float* __restrict__ dx, const float* __restrict__ dy, const float* __restrict__ dz) {
     long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
     const long long n2 = (long long)g.N[0] * g.N[1] * g.N[2];
@@ -72,7 +86,7 @@ __global__ void kernel_pad(const float2* __restrict__ img, float2* __restrict__ 
 }
 
 // Adjoint last step: crop the grid and deapodize.
-__global__ void kernel_crop(const float2* __restrict__ grid, float2* __restrict__ img, DevGeom g,
+__global__ void kernel_crop(const float2* __restrict__ grid, float2* __restrict__ img, const DevGeom g,
                             const float* __restrict__ dx, const float* __restrict__ dy, const float* __restrict__ dz) {
     long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
     const long long n2 = (long long)g.N[0] * g.N[1] * g.N[2];
@@ -85,51 +99,60 @@ __global__ void kernel_crop(const float2* __restrict__ grid, float2* __restrict_
     img[i] = make_float2(v.x * d, v.y * d);
 }
 
-// Forward step 3: one thread per sample (in sector order), gathering its W^d neighbourhood.
-__global__ void kernel_interp(const float2* __restrict__ grid, float2* __restrict__ out, DevGeom g,
-                              const int* __restrict__ order, const float* __restrict__ ux, const float* __restrict__ uy,
-                              const float* __restrict__ uz, int n1) {
-    int e = blockIdx.x * blockDim.x + threadIdx.x;
+// Forward step 3: one thread per sample (in sector order), gathering its W^d neighbourhood. first/offset
+// are in that order (x, y, z, -); order maps it to the output index.
+template <int W>
+__global__ void __launch_bounds__(kThreads)
+    kernel_interp(const float2* __restrict__ grid, float2* __restrict__ out, const DevGeom g,
+                  const int* __restrict__ order, const int4* __restrict__ first, const float4* __restrict__ offset,
+                  int n1) {
+    const int e = blockIdx.x * blockDim.x + threadIdx.x;
     if (e >= n1) return;
     grid += blockIdx.y * ((long long)g.G[0] * g.G[1] * g.G[2]);
     out += blockIdx.y * (long long)n1;
-    int j = order[e];
-    const float u[3] = {ux[j], uy[j], uz[j]};
-    int taps[3], first[3];
-    for (int d = 0; d < 3; ++d) {
-        taps[d] = g.N[d] > 1 ? g.W : 1;
-        first[d] = g.N[d] > 1 ? int(ceilf(u[d] - g.half)) : 0;
-    }
-    float wx[kMaxW];
-    int ix[kMaxW];
-    for (int t = 0; t < taps[0]; ++t) {
-        wx[t] = g.N[0] > 1 ? kb(g, u[0] - float(first[0] + t)) : 1.f;
-        ix[t] = wrapi(first[0] + t, g.G[0]);
-    }
+    const int4 f = first[e];
+    const float4 y = offset[e];
+    float wx[W], wy[W], wz[W];
+    axis_weights<W>(g, 0, y.x, wx);
+    axis_weights<W>(g, 1, y.y, wy);
+    axis_weights<W>(g, 2, y.z, wz);
+    int ix[W];
+#pragma unroll
+    for (int a = 0; a < W; ++a) ix[a] = wrapi(f.x + a, g.G[0]);
     float re = 0.f, im = 0.f;
-    for (int c = 0; c < taps[2]; ++c) {
-        float wz = g.N[2] > 1 ? kb(g, u[2] - float(first[2] + c)) : 1.f;
-        long long oz = (long long)wrapi(first[2] + c, g.G[2]) * g.G[1];
-        for (int b = 0; b < taps[1]; ++b) {
-            float wzy = wz * (g.N[1] > 1 ? kb(g, u[1] - float(first[1] + b)) : 1.f);
-            const float2* row = grid + (oz + wrapi(first[1] + b, g.G[1])) * g.G[0];
+    constexpr int kUnrollZ = W <= 8 ? W : 1;  // the 16-tap instance: unrolled in y and x only (compile time)
+#pragma unroll kUnrollZ
+    for (int c = 0; c < W; ++c) {
+        if (c >= g.taps[2]) break;
+        const long long oz = (long long)wrapi(f.z + c, g.G[2]) * g.G[1];
+#pragma unroll
+        for (int b = 0; b < W; ++b) {
+            if (b >= g.taps[1]) break;
+            const float2* row = grid + (oz + wrapi(f.y + b, g.G[1])) * g.G[0];
             float rr = 0.f, ri = 0.f;
-            for (int a = 0; a < taps[0]; ++a) {
-                float2 v = __ldg(row + ix[a]);
-                rr += wx[a] * v.x;
-                ri += wx[a] * v.y;
+#pragma unroll
+            for (int a = 0; a < W; ++a) {
+                if (a >= g.taps[0]) break;
+                const float2 v = __ldg(row + ix[a]);
+                rr = fmaf(wx[a], v.x, rr);
+                ri = fmaf(wx[a], v.y, ri);
             }
-            re += wzy * rr;
-            im += wzy * ri;
+            const float wzy = wz[c] * wy[b];
+            re = fmaf(wzy, rr, re);
+            im = fmaf(wzy, ri, im);
         }
     }
-    out[j] = make_float2(re, im);
+    out[order[e]] = make_float2(re, im);
 }
 
-// Adjoint step 1: one block per sector; shared-memory tile; every cell of the sector written once.
-__global__ void kernel_grid_sectors(const float2* __restrict__ in, float2* __restrict__ grid, DevGeom g,
-                                    const long long* __restrict__ secStart, const int* __restrict__ secIdx,
-                                    const float4* __restrict__ secU, int n1) {
+// Adjoint step 1: one block per sector; shared-memory tile; every cell of the sector written once. Each
+// entry of the sector's list carries its sample's stencil start (secFirst) and offsets with the sample
+// index in .w (secOffset).
+template <int W>
+__global__ void __launch_bounds__(kThreads)
+    kernel_grid_sectors(const float2* __restrict__ in, float2* __restrict__ grid, const DevGeom g,
+                        const long long* __restrict__ secStart, const int4* __restrict__ secFirst,
+                        const float4* __restrict__ secOffset, int n1) {
     extern __shared__ float2 tile[];
     const int sec = blockIdx.x;
     in += blockIdx.y * (long long)n1;
@@ -145,32 +168,40 @@ __global__ void kernel_grid_sectors(const float2* __restrict__ in, float2* __res
     // a sector 32 bits suffice, as a sample is listed at most once per sector and n1 fits an int.
     const long long beg = secStart[sec];
     const int count = int(secStart[sec + 1] - beg);
-    const float4* __restrict__ su = secU + beg;
-    const int* __restrict__ si = secIdx + beg;
+    const int4* __restrict__ sf = secFirst + beg;
+    const float4* __restrict__ so = secOffset + beg;
     for (int e = threadIdx.x; e < count; e += blockDim.x) {
-        const float4 p = su[e];
-        const float2 v = in[si[e]];
-        const float u[3] = {p.x, p.y, p.z};
-        int first[3], taps[3];
-        for (int d = 0; d < 3; ++d) {
-            taps[d] = g.N[d] > 1 ? g.W : 1;
-            first[d] = g.N[d] > 1 ? int(ceilf(u[d] - g.half)) : 0;
+        const int4 f = sf[e];
+        const float4 y = so[e];
+        const float2 v = in[__float_as_int(y.w)];
+        float wx[W], wy[W], wz[W];
+        axis_weights<W>(g, 0, y.x, wx);
+        axis_weights<W>(g, 1, y.y, wy);
+        axis_weights<W>(g, 2, y.z, wz);
+        int lx[W];
+#pragma unroll
+        for (int a = 0; a < W; ++a) {
+            lx[a] = wrapi(f.x + a, g.G[0]) - o[0];
+            if (a >= g.taps[0] || lx[a] < 0 || lx[a] >= sz3[0]) lx[a] = -1;  // not in this sector
         }
-        for (int c = 0; c < taps[2]; ++c) {
-            const int lz = wrapi(first[2] + c, g.G[2]) - o[2];
+        constexpr int kUnrollZ = W <= 8 ? W : 1;
+#pragma unroll kUnrollZ
+        for (int c = 0; c < W; ++c) {
+            if (c >= g.taps[2]) break;
+            const int lz = wrapi(f.z + c, g.G[2]) - o[2];
             if (lz < 0 || lz >= sz3[2]) continue;
-            const float wz = g.N[2] > 1 ? kb(g, u[2] - float(first[2] + c)) : 1.f;
-            for (int b = 0; b < taps[1]; ++b) {
-                const int ly = wrapi(first[1] + b, g.G[1]) - o[1];
+#pragma unroll
+            for (int b = 0; b < W; ++b) {
+                if (b >= g.taps[1]) break;
+                const int ly = wrapi(f.y + b, g.G[1]) - o[1];
                 if (ly < 0 || ly >= sz3[1]) continue;
-                const float wzy = wz * (g.N[1] > 1 ? kb(g, u[1] - float(first[1] + b)) : 1.f);
+                const float wzy = wz[c] * wy[b], vr = wzy * v.x, vi = wzy * v.y;
                 float2* row = tile + (lz * sz3[1] + ly) * sz3[0];
-                for (int a = 0; a < taps[0]; ++a) {
-                    const int lx = wrapi(first[0] + a, g.G[0]) - o[0];
-                    if (lx < 0 || lx >= sz3[0]) continue;
-                    const float w = wzy * (g.N[0] > 1 ? kb(g, u[0] - float(first[0] + a)) : 1.f);
-                    atomicAdd(&row[lx].x, w * v.x);  // shared-memory atomics only
-                    atomicAdd(&row[lx].y, w * v.y);
+#pragma unroll
+                for (int a = 0; a < W; ++a) {
+                    if (lx[a] < 0) continue;
+                    atomicAdd(&row[lx[a]].x, vr * wx[a]);  // shared-memory atomics only
+                    atomicAdd(&row[lx[a]].y, vi * wx[a]);
                 }
             }
         }
@@ -195,7 +226,7 @@ struct CudaNufftPipeline::Impl {
     int n1 = 0;
     long long nsectors = 0, entries = 0;
     size_t shmem = 0;
-    DeviceBuffer u[3], deapod[3], lut, order, secStart, secIdx, secU, grid;
+    DeviceBuffer deapod[3], order, first, offset, secStart, secFirst, secOffset, grid;
     uword gridVectors = 0;  // oversampled grids the workspace holds
     std::unique_ptr<CudaFftPlan<float>> fft;
     cudaStream_t stream = nullptr;
@@ -205,24 +236,23 @@ struct CudaNufftPipeline::Impl {
     std::mutex mutex;  // execute and set_points share the workspace and the sector lists
 
     long long grid_elems() const { return (long long)g.G[0] * g.G[1] * g.G[2]; }
-    void sort_points(uword n1, const float* ux, const float* uy, const float* uz);
+    void sort_points(uword n1, const int* const first[3], const float* const offset[3]);
     void reserve_grids(uword vectors);
 };
 
 // Host presort: list every sample in each sector its footprint touches (counting sort, two passes), and
-// upload the lists, the sample order of the forward interpolation and the positions.
-void CudaNufftPipeline::Impl::sort_points(uword n1u, const float* ux, const float* uy, const float* uz) {
+// upload the lists (with each entry's stencil start and offsets), the sample order of the forward
+// interpolation and the starts and offsets in that order.
+void CudaNufftPipeline::Impl::sort_points(uword n1u, const int* const fst[3], const float* const off[3]) {
     n1 = int(n1u);
-    const float* pos[3] = {ux, uy, uz};
-    auto sectors_along = [&](int d, float u, int* out) {
+    auto sectors_along = [&](int d, int f, int* out) {
         if (g.N[d] == 1) {
             out[0] = 0;
             return 1;
         }
-        const int first = int(std::ceil(u - g.half));
         int cnt = 0;
         for (int t = 0; t < g.W; ++t) {
-            int gi = first + t;
+            int gi = f + t;
             gi = gi < 0 ? gi + g.G[d] : (gi >= g.G[d] ? gi - g.G[d] : gi);
             const int s = gi / g.S[d];
             bool seen = false;
@@ -231,22 +261,24 @@ void CudaNufftPipeline::Impl::sort_points(uword n1u, const float* ux, const floa
         }
         return cnt;
     };
+    auto start_of = [&](int d, int j) { return g.N[d] == 1 ? 0 : fst[d][j]; };
+    auto offset_of = [&](int d, int j) { return g.N[d] == 1 ? 0.f : off[d][j]; };
     std::vector<long long> start(nsectors + 1, 0);
     for (int pass = 0; pass < 2; ++pass) {
         std::vector<long long> fill;
-        std::vector<int> idx;
-        std::vector<float4> pu;
+        std::vector<int4> ef;
+        std::vector<float4> eo;
         if (pass == 1) {
             for (long long s = 0; s < nsectors; ++s) start[s + 1] += start[s];
             entries = start[nsectors];
             fill.assign(start.begin(), start.end() - 1);
-            idx.resize(entries);
-            pu.resize(entries);
+            ef.resize(entries);
+            eo.resize(entries);
         }
         for (int j = 0; j < n1; ++j) {
             int sx[kMaxW], sy[kMaxW], sz[kMaxW];
-            const float px = pos[0][j], py = pos[1][j], pz = pos[2][j];
-            const int cx = sectors_along(0, px, sx), cy = sectors_along(1, py, sy), cz = sectors_along(2, pz, sz);
+            const int4 f = make_int4(start_of(0, j), start_of(1, j), start_of(2, j), 0);
+            const int cx = sectors_along(0, f.x, sx), cy = sectors_along(1, f.y, sy), cz = sectors_along(2, f.z, sz);
             for (int c = 0; c < cz; ++c)
                 for (int b = 0; b < cy; ++b)
                     for (int a = 0; a < cx; ++a) {
@@ -255,8 +287,11 @@ void CudaNufftPipeline::Impl::sort_points(uword n1u, const float* ux, const floa
                             start[s + 1]++;
                         } else {
                             const long long e = fill[s]++;
-                            idx[e] = j;
-                            pu[e] = make_float4(px, py, pz, 0.f);
+                            ef[e] = f;
+                            int jbits = j;
+                            float jf;
+                            std::memcpy(&jf, &jbits, sizeof jf);  // the sample index rides in .w as int bits
+                            eo[e] = make_float4(offset_of(0, j), offset_of(1, j), offset_of(2, j), jf);
                         }
                     }
         }
@@ -265,18 +300,50 @@ void CudaNufftPipeline::Impl::sort_points(uword n1u, const float* ux, const floa
             std::vector<int> ord;
             ord.reserve(n1);
             std::vector<char> seen(n1, 0);
-            for (int j : idx)
+            for (const float4& p : eo) {
+                int j;
+                std::memcpy(&j, &p.w, sizeof j);
                 if (!seen[j]) {
                     seen[j] = 1;
                     ord.push_back(j);
                 }
-            upload_into(secIdx, idx.data(), idx.size());
-            upload_into(secU, pu.data(), pu.size());
+            }
+            std::vector<int4> sf(n1);
+            std::vector<float4> so(n1);
+            for (int e = 0; e < n1; ++e) {
+                const int j = ord[e];
+                sf[e] = make_int4(start_of(0, j), start_of(1, j), start_of(2, j), 0);
+                so[e] = make_float4(offset_of(0, j), offset_of(1, j), offset_of(2, j), 0.f);
+            }
+            upload_into(secFirst, ef.data(), ef.size());
+            upload_into(secOffset, eo.data(), eo.size());
             upload_into(order, ord.data(), ord.size());
+            upload_into(first, sf.data(), sf.size());
+            upload_into(offset, so.data(), so.size());
         }
     }
     upload_into(secStart, start.data(), start.size());
-    for (int d = 0; d < 3; ++d) upload_into(u[d], pos[d], size_t(n1));
+}
+
+// Kernels compiled per width: a table indexed by W.
+using InterpKernel = void (*)(const float2*, float2*, const DevGeom, const int*, const int4*, const float4*, int);
+using GridKernel = void (*)(const float2*, float2*, const DevGeom, const long long*, const int4*, const float4*, int);
+// Widths 2..8 (float's useful range) are compiled each; wider kernels share the W = 16 instance, whose
+// loops stop at the plan's width (DevGeom::taps) and whose Horner rows past it hold zeros.
+constexpr int kMaxFixedW = 8;
+template <int W = 2>
+void kernels_for(int width, InterpKernel& ik, GridKernel& gk) {
+    if constexpr (W <= kMaxFixedW) {
+        if (width == W) {
+            ik = &kernel_interp<W>;
+            gk = &kernel_grid_sectors<W>;
+        } else {
+            kernels_for<W + 1>(width, ik, gk);
+        }
+    } else {
+        ik = &kernel_interp<kMaxW>;
+        gk = &kernel_grid_sectors<kMaxW>;
+    }
 }
 
 // Grid workspace for 'vectors' oversampled grids (work queued on the stream may still use the old one).
@@ -297,9 +364,16 @@ CudaNufftPipeline::CudaNufftPipeline(const NufftGeometry& geom, const PlanOption
     I.device = resolve_device("CudaNufftPipeline", options.device);
     I.maxBatch = options.max_batch;
     DeviceGuard guard(I.device);
+    if (!geom.coef || geom.degree < 0 || geom.degree > NufftGeometry::kMaxDegree)
+        throw invalid_argument("CudaNufftPipeline: geometry.coef must hold kernel polynomials of degree 0.." +
+                               std::to_string(NufftGeometry::kMaxDegree));
+    if (geom.W < 2) throw invalid_argument("CudaNufftPipeline: kernel width below 2");
     g.W = int(geom.W);
-    g.half = float(geom.W) / 2.f;
+    g.degree = geom.degree;
+    for (int k = 0; k <= geom.degree; ++k)
+        for (int a = 0; a < kStride; ++a) g.coef[k * kStride + a] = geom.coef[k * kStride + a];
     for (int d = 0; d < 3; ++d) {
+        g.taps[d] = geom.N[d] > 1 ? g.W : 1;
         g.N[d] = int(geom.N[d]);
         g.G[d] = int(geom.G[d]);
         g.S[d] = int(sector_size(geom, d));
@@ -313,17 +387,15 @@ CudaNufftPipeline::CudaNufftPipeline(const NufftGeometry& geom, const PlanOption
         FORGE_CUDA_CHECK(cudaStreamCreate(&I.stream));  // blocking stream: ordered with the legacy default stream
         I.ownsStream = true;
     }
-    I.sort_points(geom.n1, geom.u[0], geom.u[1], geom.u[2]);
+    I.sort_points(geom.n1, geom.first, geom.offset);
     for (int d = 0; d < 3; ++d) upload_into(I.deapod[d], geom.deapod[d], geom.N[d]);
-    upload_into(I.lut, geom.lut, geom.lutSize);
-    g.lut = I.lut.as<float>();
-    g.lutScale = geom.lutScale;
-    g.lutMax = float(geom.lutSize - 2);
     I.reserve_grids(I.maxBatch ? std::min<uword>(I.maxBatch, 65535) : 1);
     I.fft.reset(new CudaFftPlan<float>(g.G[0], g.G[1], g.G[2], I.stream));
+    InterpKernel ik = nullptr;
+    GridKernel gk = nullptr;
+    kernels_for(g.W, ik, gk);
     if (I.shmem > 48 * 1024) {
-        FORGE_CUDA_CHECK(
-            cudaFuncSetAttribute(kernel_grid_sectors, cudaFuncAttributeMaxDynamicSharedMemorySize, int(I.shmem)));
+        FORGE_CUDA_CHECK(cudaFuncSetAttribute(gk, cudaFuncAttributeMaxDynamicSharedMemorySize, int(I.shmem)));
     }
 }
 
@@ -343,11 +415,42 @@ void CudaNufftPipeline::set_points(uword n1, const float* ux, const float* uy, c
                     "CudaNufftPipeline::kMaxIndex: the GPU kernels index it with 32-bit ints");
     if (n1 < 1) throw invalid_argument("CudaNufftPipeline::set_points: n1 (samples) must be at least 1, got 0");
     if (!ux || !uy || !uz) throw invalid_argument("CudaNufftPipeline::set_points: ux, uy, uz must not be null");
+    // Stencil starts and offsets from the positions (as Gnufft makes them, there from double positions).
+    const float* u[3] = {ux, uy, uz};
+    std::vector<int> f[3];
+    std::vector<float> y[3];
+    const int* fp[3];
+    const float* yp[3];
+    for (int d = 0; d < 3; ++d) {
+        f[d].assign(n1, 0);
+        y[d].assign(n1, 0.f);
+        if (I.g.N[d] > 1) {
+            const double W = I.g.W;
+            for (uword j = 0; j < n1; ++j) {
+                const double uj = u[d][j], fj = std::ceil(uj - W / 2);
+                f[d][j] = int(fj);
+                y[d][j] = float(std::min(1.0, std::max(-1.0, 2 * (uj - fj) - (W - 1))));
+            }
+        }
+        fp[d] = f[d].data();
+        yp[d] = y[d].data();
+    }
+    set_points(n1, fp, yp);
+}
+
+void CudaNufftPipeline::set_points(uword n1, const int* const first[3], const float* const offset[3]) {
+    Impl& I = *impl_;
+    checked_product("CudaNufftPipeline::set_points", {{"n1 (k-space samples)", n1}}, kMaxIndex,
+                    "CudaNufftPipeline::kMaxIndex: the GPU kernels index it with 32-bit ints");
+    if (n1 < 1) throw invalid_argument("CudaNufftPipeline::set_points: n1 (samples) must be at least 1, got 0");
+    for (int d = 0; d < 3; ++d)
+        if (I.g.N[d] > 1 && (!first[d] || !offset[d]))
+            throw invalid_argument("CudaNufftPipeline::set_points: first and offset must not be null");
     std::lock_guard<std::mutex> lock(I.mutex);
     DeviceGuard guard(I.device);
     // Transforms already queued read the sector lists that are about to be overwritten.
     FORGE_CUDA_CHECK(cudaStreamSynchronize(I.stream));
-    I.sort_points(n1, ux, uy, uz);
+    I.sort_points(n1, first, offset);
 }
 
 uword CudaNufftPipeline::n1() const { return uword(impl_->n1); }
@@ -388,6 +491,9 @@ void CudaNufftPipeline::execute(Direction direction, const float* d_in, float* d
     const long long n1 = I.n1;
     const cudaStream_t st = I.stream;
     const bool forward = direction == Direction::forward;
+    InterpKernel ik = nullptr;
+    GridKernel gk = nullptr;
+    kernels_for(g.W, ik, gk);
     for (uword b0 = 0; b0 < batch; b0 += pass) {
         const unsigned nb = unsigned(std::min(pass, batch - b0));
         if (forward) {
@@ -398,16 +504,17 @@ void CudaNufftPipeline::execute(Direction direction, const float* d_in, float* d
                 img, grid, g, I.deapod[0].as<float>(), I.deapod[1].as<float>(), I.deapod[2].as<float>());
             FORGE_CUDA_CHECK_LAUNCH("kernel_pad");
             I.fft->exec(reinterpret_cast<float*>(grid), true, nb);
-            kernel_interp<<<dim3(unsigned((n1 + kThreads - 1) / kThreads), nb), kThreads, 0, st>>>(
-                grid, kdata, g, I.order.as<int>(), I.u[0].as<float>(), I.u[1].as<float>(), I.u[2].as<float>(), I.n1);
+            ik<<<dim3(unsigned((n1 + kThreads - 1) / kThreads), nb), kThreads, 0, st>>>(grid, kdata, g,
+                                                                                        I.order.as<int>(),
+                                                                                        I.first.as<int4>(),
+                                                                                        I.offset.as<float4>(), I.n1);
             FORGE_CUDA_CHECK_LAUNCH("kernel_interp");
         } else {
             const float2* kdata = reinterpret_cast<const float2*>(d_in) + b0 * n1;
             float2* img = reinterpret_cast<float2*>(d_out) + b0 * n2;
-            kernel_grid_sectors<<<dim3(unsigned(I.nsectors), nb), kThreads, I.shmem, st>>>(kdata, grid, g,
-                                                                                           I.secStart.as<long long>(),
-                                                                                           I.secIdx.as<int>(),
-                                                                                           I.secU.as<float4>(), I.n1);
+            gk<<<dim3(unsigned(I.nsectors), nb), kThreads, I.shmem, st>>>(kdata, grid, g, I.secStart.as<long long>(),
+                                                                          I.secFirst.as<int4>(),
+                                                                          I.secOffset.as<float4>(), I.n1);
             FORGE_CUDA_CHECK_LAUNCH("kernel_grid_sectors");
             I.fft->exec(reinterpret_cast<float*>(grid), false, nb);
             kernel_crop<<<dim3(unsigned((n2 + kThreads - 1) / kThreads), nb), kThreads, 0, st>>>(

@@ -12,14 +12,18 @@
 // kernel runs over the pass with the vector in gridDim.y, and one cuFFT plan-many transforms all its grids.
 //
 // Forward  (image -> samples): deapodize + zero-pad (one kernel), cuFFT on the oversampled grid,
-//          Kaiser-Bessel interpolation (one thread per sample, samples in sector order for locality).
+//          Kaiser-Bessel interpolation (one thread per sample, samples in sector order for locality, the
+//          sample's 3W kernel weights evaluated once by Horner's rule into registers; kernels compiled
+//          per width).
 // Adjoint  (samples -> image): sector-based, output-driven gridding (Gregerson's scheme): the oversampled grid is
 //          cut into sectors; each thread block owns one sector, accumulates in shared memory every sample
 //          whose kernel footprint touches the sector (the sample lists are presorted on the host, once,
 //          with a sample listed in every sector it touches), then writes its sector to global memory
 //          exactly once. No atomics on global memory anywhere; only shared-memory atomics in the hot loop.
+//          Each list entry carries the sample's stencil start and offsets, so a block reads its entries
+//          coalesced and evaluates 3W kernel weights per entry.
 //          Then inverse cuFFT, crop + deapodize (one kernel).
-// The trajectory (in grid units), the sector lists, the kernel table and the deapodization factors
+// The trajectory (stencil starts and offsets), the sector lists, the kernel polynomials and the deapodization factors
 // live on the device for the plan's lifetime. Data are interleaved complex float device arrays, batch
 // vectors back to back: images n2 x batch, k-space n1 x batch. Work is queued on the plan's stream
 // (PlanOptions.h); execute returns once it is queued.
@@ -34,15 +38,21 @@ namespace forge {
 namespace cuda {
 
 struct NufftGeometry {
-    uword N[3];              // image size per axis (1 for unused axes)
-    uword G[3];              // oversampled grid size per axis (1 for unused axes)
-    uword W;                 // kernel width in grid cells
-    uword n1;                // number of samples
-    const float* u[3];       // host: sample positions in grid units, wrapped into [0, G)
+    static constexpr int kMaxDegree = 19;   // kernel polynomials: degree <= W + 3
+    static constexpr int kCoefStride = 16;  // coef row length (the widest kernel)
+    uword N[3];                             // image size per axis (1 for unused axes)
+    uword G[3];                             // oversampled grid size per axis (1 for unused axes)
+    uword W;                                // kernel width in grid cells
+    uword n1;                               // number of samples
+    // host, per axis, sample order: first grid cell of the sample's stencil, ceil(u - W/2) for the position u
+    // in grid units in [0, G) (may be negative; wrapped by the kernels), and the offset
+    // y = 2 (u - first) - (W - 1) in [-1, 1]; 0 and 0 on axes of length 1.
+    const int* first[3];
+    const float* offset[3];
     const float* deapod[3];  // host: per-axis deapodization multipliers 1/D, N[d] entries each
-    const float* lut;        // host: kernel table, kernel(|t|) = lut[i] + frac * (lut[i+1]-lut[i]), i = |t| * lutScale
-    uword lutSize;
-    float lutScale;
+    // host: tap a of a stencil weighs sum_k coef[k * kCoefStride + a] y^k, k = 0..degree (Gnufft's kernel)
+    const float* coef;
+    int degree;
 };
 
 class CudaNufftPipeline {
@@ -84,6 +94,8 @@ public:
     // A new trajectory on the same grid: n1 sample positions in grid units, wrapped into [0, G) (host
     // arrays; an axis of length 1 takes 0). Re-sorts the sectors; device arrays are reused when they fit.
     void set_points(uword n1, const float* ux, const float* uy, const float* uz);
+    // The same from stencil starts and offsets (NufftGeometry's first and offset; full precision on any grid).
+    void set_points(uword n1, const int* const first[3], const float* const offset[3]);
 
     // Transforms batch vectors (device pointers): forward images (n2 x batch) -> k-space (n1 x batch),
     // adjoint the other way round. Calls from several host threads are serialised.

@@ -13,6 +13,7 @@ struct CudaNufftPipeline::Impl {};
 CudaNufftPipeline::CudaNufftPipeline(const NufftGeometry&, const PlanOptions&) { no_cuda(); }
 CudaNufftPipeline::~CudaNufftPipeline() = default;
 void CudaNufftPipeline::set_points(uword, const float*, const float*, const float*) { no_cuda(); }
+void CudaNufftPipeline::set_points(uword, const int* const[3], const float* const[3]) { no_cuda(); }
 void CudaNufftPipeline::execute(Direction, const float*, float*, uword) const { no_cuda(); }
 void CudaNufftPipeline::synchronize() const { no_cuda(); }
 uword CudaNufftPipeline::n1() const { return 0; }

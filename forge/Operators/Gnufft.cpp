@@ -17,8 +17,8 @@ namespace forge {
 
 namespace {
 constexpr double kPi = 3.14159265358979323846;
-constexpr int kLutPerCell = 2048;  // kernel table samples per grid cell (linear interpolation error ~1e-7)
 constexpr uword kMaxWidth = 16;
+constexpr int kTaps = 16;  // Gnufft<T1>::kMaxTaps: stride of the coefficient table
 
 // Fourier transform of the (K(0) = 1 normalised) Kaiser-Bessel kernel at nu cycles per grid cell.
 double kb_ft(double nu, double W, double beta) {
@@ -36,7 +36,329 @@ double kb_ft(double nu, double W, double beta) {
     }
     return v / std::cyl_bessel_i(0.0, beta);
 }
+
+double kb(double t, double W, double beta) {
+    const double r = 2 * t / W;
+    return std::abs(r) <= 1 ? std::cyl_bessel_i(0.0, beta * std::sqrt(1 - r * r)) / std::cyl_bessel_i(0.0, beta) : 0.0;
+}
+
+// Monomial coefficients (in y in [-1, 1]) of the Chebyshev interpolant of degree p of tap a's weight
+// K(s + W/2 - 1 - a), s = (y + 1) / 2: out[k * kTaps + a].
+void fit_kernel(int W, double beta, int p, std::vector<double>& out) {
+    out.assign(std::size_t(p + 1) * kTaps, 0.0);
+    const int n = p + 1;
+    std::vector<double> cheb(n), mono(n), Tprev(n), Tcur(n), Tnext(n);
+    for (int a = 0; a < W; ++a) {
+        for (int m = 0; m < n; ++m) {
+            double c = 0;
+            for (int k = 0; k < n; ++k) {
+                const double th = kPi * (k + 0.5) / n, y = std::cos(th);
+                c += kb((y + 1) / 2 + W / 2.0 - 1 - a, W, beta) * std::cos(m * th);
+            }
+            cheb[m] = c * 2.0 / n * (m == 0 ? 0.5 : 1.0);
+        }
+        // sum_m cheb[m] T_m(y) in monomials: T_0 = 1, T_1 = y, T_{m+1} = 2 y T_m - T_{m-1}.
+        std::fill(mono.begin(), mono.end(), 0.0);
+        std::fill(Tprev.begin(), Tprev.end(), 0.0);
+        std::fill(Tcur.begin(), Tcur.end(), 0.0);
+        Tprev[0] = 1;
+        mono[0] += cheb[0];
+        if (n > 1) {
+            Tcur[1] = 1;
+            mono[1] += cheb[1];
+        }
+        for (int m = 2; m < n; ++m) {
+            for (int k = 0; k < n; ++k) Tnext[k] = (k ? 2 * Tcur[k - 1] : 0.0) - Tprev[k];
+            for (int k = 0; k < n; ++k) mono[k] += cheb[m] * Tnext[k];
+            Tprev.swap(Tcur);
+            Tcur.swap(Tnext);
+        }
+        for (int k = 0; k < n; ++k) out[std::size_t(k) * kTaps + a] = mono[k];
+    }
+}
+
+inline long long wrap(long long g, long long G) { return g < 0 ? g + G : (g >= G ? g - G : g); }
+
+// What the gridding loops read: per-axis stencil starts and offsets (slab order), the kernel polynomials.
+template <typename T>
+struct Stencils {
+    int W, degree;
+    const T* coef;
+    long long G[3];
+    int taps[3];  // W on axes longer than 1, else 1
+    const int* first[3];
+    const T* offset[3];
+};
+
+// W kernel weights of one axis by Horner's rule (the compiler vectorises over the taps).
+template <typename T, int W>
+inline void horner(const T* coef, int degree, T y, T* w) {
+    for (int a = 0; a < W; ++a) w[a] = coef[degree * kTaps + a];
+    for (int k = degree - 1; k >= 0; --k)
+        for (int a = 0; a < W; ++a) w[a] = w[a] * y + coef[k * kTaps + a];
+}
+template <typename T>
+inline void horner_rt(const T* coef, int degree, int W, T y, T* w) {
+    for (int a = 0; a < W; ++a) w[a] = coef[degree * kTaps + a];
+    for (int k = degree - 1; k >= 0; --k)
+        for (int a = 0; a < W; ++a) w[a] = w[a] * y + coef[k * kTaps + a];
+}
+
+// Gridding (spread) of samples [b, e) of the slab order, W known at compile time, DIM = 2 (x, y) or 3 (x, y, z).
+// The x taps of a stencil are contiguous on the grid unless they wrap: then one FMA per float of 2W.
+constexpr uword kGatherBlock = 256;  // samples gathered (or scattered) at once, for memory-level parallelism
+
+template <typename T, int W, int DIM>
+void spread_fixed(const Stencils<T>& s, const uword* order, const std::complex<T>* in, T* grid, uword b, uword e) {
+    const long long Gx = s.G[0], Gy = s.G[1], Gz = s.G[2], Gxy = Gx * Gy;
+    constexpr int NZ = DIM == 3 ? W : 1;
+    std::complex<T> vals[kGatherBlock];
+    for (uword idx = b; idx < e; ++idx) {
+        // The data of the next block of samples (random addresses for scattered trajectories) are loaded in
+        // one tight loop, so the loads overlap instead of stalling the gridding one at a time.
+        if ((idx - b) % kGatherBlock == 0) {
+            const uword n = std::min(kGatherBlock, e - idx);
+            for (uword q = 0; q < n; ++q) vals[q] = in[order[idx + q]];
+        }
+        const std::complex<T> val = vals[(idx - b) % kGatherBlock];
+        T wx[W], wy[W], wz[W];
+        horner<T, W>(s.coef, s.degree, s.offset[0][idx], wx);
+        horner<T, W>(s.coef, s.degree, s.offset[1][idx], wy);
+        if (DIM == 3) horner<T, W>(s.coef, s.degree, s.offset[2][idx], wz);
+        const T vr = val.real(), vi = val.imag();
+        T kv[2 * W];
+        for (int a = 0; a < W; ++a) {
+            kv[2 * a] = wx[a] * vr;
+            kv[2 * a + 1] = wx[a] * vi;
+        }
+        long long oy[W], oz[NZ];
+        const long long fy = s.first[1][idx];
+        for (int q = 0; q < W; ++q) oy[q] = wrap(fy + q, Gy) * Gx;
+        if (DIM == 3) {
+            const long long fz = s.first[2][idx];
+            for (int c = 0; c < NZ; ++c) oz[c] = wrap(fz + c, Gz) * Gxy;
+        } else {
+            oz[0] = 0;
+        }
+        const long long fx = s.first[0][idx];
+        if (fx >= 0 && fx + W <= Gx) {
+            for (int c = 0; c < NZ; ++c)
+                for (int q = 0; q < W; ++q) {
+                    const T wzy = DIM == 3 ? wz[c] * wy[q] : wy[q];
+                    T* row = grid + 2 * (oz[c] + oy[q] + fx);
+#pragma omp simd
+                    for (int i = 0; i < 2 * W; ++i) row[i] += wzy * kv[i];
+                }
+        } else {
+            long long ox[W];
+            for (int a = 0; a < W; ++a) ox[a] = 2 * wrap(fx + a, Gx);
+            for (int c = 0; c < NZ; ++c)
+                for (int q = 0; q < W; ++q) {
+                    const T wzy = DIM == 3 ? wz[c] * wy[q] : wy[q];
+                    T* row = grid + 2 * (oz[c] + oy[q]);
+                    for (int a = 0; a < W; ++a) {
+                        row[ox[a]] += wzy * kv[2 * a];
+                        row[ox[a] + 1] += wzy * kv[2 * a + 1];
+                    }
+                }
+        }
+    }
+}
+
+// Interpolation of samples [b, e): the W^(DIM-1) rows of 2W floats are summed with their y/z weights
+// into one row, which is then weighted by the x taps.
+template <typename T, int W, int DIM>
+void interp_fixed(const Stencils<T>& s, const uword* order, const T* grid, std::complex<T>* out, uword b, uword e) {
+    const long long Gx = s.G[0], Gy = s.G[1], Gz = s.G[2], Gxy = Gx * Gy;
+    constexpr int NZ = DIM == 3 ? W : 1;
+    std::complex<T> vals[kGatherBlock];
+    for (uword idx = b; idx < e; ++idx) {
+        if ((idx - b) % kGatherBlock == 0 && idx > b) {  // scatter the finished block in one tight loop
+            for (uword q = 0; q < kGatherBlock; ++q) out[order[idx - kGatherBlock + q]] = vals[q];
+        }
+        T wx[W], wy[W], wz[W];
+        horner<T, W>(s.coef, s.degree, s.offset[0][idx], wx);
+        horner<T, W>(s.coef, s.degree, s.offset[1][idx], wy);
+        if (DIM == 3) horner<T, W>(s.coef, s.degree, s.offset[2][idx], wz);
+        long long oy[W], oz[NZ];
+        const long long fy = s.first[1][idx];
+        for (int q = 0; q < W; ++q) oy[q] = wrap(fy + q, Gy) * Gx;
+        if (DIM == 3) {
+            const long long fz = s.first[2][idx];
+            for (int c = 0; c < NZ; ++c) oz[c] = wrap(fz + c, Gz) * Gxy;
+        } else {
+            oz[0] = 0;
+        }
+        const long long fx = s.first[0][idx];
+        T acc[2 * W];
+        for (int i = 0; i < 2 * W; ++i) acc[i] = 0;
+        if (fx >= 0 && fx + W <= Gx) {
+            for (int c = 0; c < NZ; ++c)
+                for (int q = 0; q < W; ++q) {
+                    const T wzy = DIM == 3 ? wz[c] * wy[q] : wy[q];
+                    const T* row = grid + 2 * (oz[c] + oy[q] + fx);
+#pragma omp simd
+                    for (int i = 0; i < 2 * W; ++i) acc[i] += wzy * row[i];
+                }
+        } else {
+            long long ox[W];
+            for (int a = 0; a < W; ++a) ox[a] = 2 * wrap(fx + a, Gx);
+            for (int c = 0; c < NZ; ++c)
+                for (int q = 0; q < W; ++q) {
+                    const T wzy = DIM == 3 ? wz[c] * wy[q] : wy[q];
+                    const T* row = grid + 2 * (oz[c] + oy[q]);
+                    for (int a = 0; a < W; ++a) {
+                        acc[2 * a] += wzy * row[ox[a]];
+                        acc[2 * a + 1] += wzy * row[ox[a] + 1];
+                    }
+                }
+        }
+        T re = 0, im = 0;
+        for (int a = 0; a < W; ++a) {
+            re += wx[a] * acc[2 * a];
+            im += wx[a] * acc[2 * a + 1];
+        }
+        vals[(idx - b) % kGatherBlock] = std::complex<T>(re, im);
+    }
+    if (e > b) {
+        const uword done = ((e - b - 1) / kGatherBlock) * kGatherBlock;  // start of the last block
+        for (uword q = 0; b + done + q < e; ++q) out[order[b + done + q]] = vals[q];
+    }
+}
+
+// Any axis pattern (axes of length 1 anywhere), W at run time.
+template <typename T>
+void spread_generic(const Stencils<T>& s, const uword* order, const std::complex<T>* in, T* grid, uword b, uword e) {
+    const long long Gx = s.G[0], Gy = s.G[1], Gz = s.G[2];
+    for (uword idx = b; idx < e; ++idx) {
+        const uword j = order[idx];
+        T w[3][kTaps];
+        long long o[3][kTaps];
+        const long long stride[3] = {2, 2 * Gx, 2 * Gx * Gy};
+        const long long Gd[3] = {Gx, Gy, Gz};
+        for (int d = 0; d < 3; ++d) {
+            if (s.taps[d] == 1) {
+                w[d][0] = 1;
+                o[d][0] = 0;
+                continue;
+            }
+            horner_rt(s.coef, s.degree, s.W, s.offset[d][idx], w[d]);
+            for (int a = 0; a < s.taps[d]; ++a) o[d][a] = wrap(s.first[d][idx] + a, Gd[d]) * stride[d];
+        }
+        const T vr = in[j].real(), vi = in[j].imag();
+        for (int c = 0; c < s.taps[2]; ++c)
+            for (int q = 0; q < s.taps[1]; ++q) {
+                const T wzy = w[2][c] * w[1][q];
+                T* row = grid + o[2][c] + o[1][q];
+                for (int a = 0; a < s.taps[0]; ++a) {
+                    row[o[0][a]] += wzy * w[0][a] * vr;
+                    row[o[0][a] + 1] += wzy * w[0][a] * vi;
+                }
+            }
+    }
+}
+template <typename T>
+void interp_generic(const Stencils<T>& s, const uword* order, const T* grid, std::complex<T>* out, uword b, uword e) {
+    const long long Gx = s.G[0], Gy = s.G[1], Gz = s.G[2];
+    for (uword idx = b; idx < e; ++idx) {
+        T w[3][kTaps];
+        long long o[3][kTaps];
+        const long long stride[3] = {2, 2 * Gx, 2 * Gx * Gy};
+        const long long Gd[3] = {Gx, Gy, Gz};
+        for (int d = 0; d < 3; ++d) {
+            if (s.taps[d] == 1) {
+                w[d][0] = 1;
+                o[d][0] = 0;
+                continue;
+            }
+            horner_rt(s.coef, s.degree, s.W, s.offset[d][idx], w[d]);
+            for (int a = 0; a < s.taps[d]; ++a) o[d][a] = wrap(s.first[d][idx] + a, Gd[d]) * stride[d];
+        }
+        T re = 0, im = 0;
+        for (int c = 0; c < s.taps[2]; ++c)
+            for (int q = 0; q < s.taps[1]; ++q) {
+                const T wzy = w[2][c] * w[1][q];
+                const T* row = grid + o[2][c] + o[1][q];
+                T rr = 0, ri = 0;
+                for (int a = 0; a < s.taps[0]; ++a) {
+                    rr += w[0][a] * row[o[0][a]];
+                    ri += w[0][a] * row[o[0][a] + 1];
+                }
+                re += wzy * rr;
+                im += wzy * ri;
+            }
+        out[order[idx]] = std::complex<T>(re, im);
+    }
+}
+
+template <typename T>
+using SpreadFn = void (*)(const Stencils<T>&, const uword*, const std::complex<T>*, T*, uword, uword);
+template <typename T>
+using InterpFn = void (*)(const Stencils<T>&, const uword*, const T*, std::complex<T>*, uword, uword);
+
+template <typename T, int DIM, int W = 2>
+void pick(int width, SpreadFn<T>& sp, InterpFn<T>& ip) {
+    if constexpr (W <= kTaps) {
+        if (width == W) {
+            sp = &spread_fixed<T, W, DIM>;
+            ip = &interp_fixed<T, W, DIM>;
+        } else {
+            pick<T, DIM, W + 1>(width, sp, ip);
+        }
+    }
+}
+
+// The loops for this geometry: compiled per width for x-y and x-y-z images, else the general ones.
+template <typename T>
+void gridding_loops(const Stencils<T>& s, SpreadFn<T>& sp, InterpFn<T>& ip) {
+    sp = &spread_generic<T>;
+    ip = &interp_generic<T>;
+    if (s.taps[0] > 1 && s.taps[1] > 1) {
+        if (s.taps[2] > 1)
+            pick<T, 3>(s.W, sp, ip);
+        else
+            pick<T, 2>(s.W, sp, ip);
+    }
+}
+
+// Measured at oversampling 2 (docs/nufft.md, tolerance table): the largest relative error over 2D/3D,
+// random and spiral trajectories, forward and adjoint, Gnufft<double>, rounded up (about 10%); index W.
+constexpr double kExpectedError[kMaxWidth + 1] = {1,       1,       9e-2,    8e-3,    9e-4,   9e-5,
+                                                  9e-6,    9e-7,    9e-8,    1.1e-8,  1.1e-9, 1.3e-10,
+                                                  1.5e-11, 1.6e-12, 1.7e-13, 2.2e-14, 1.2e-14};
+// Gnufft<float>'s own rounding (FFT, sums, kernel in float), measured the same way: added to the above.
+constexpr double kFloatFloor = 5e-7;
+constexpr double kMaxTolerance = 1e-1;
 }  // namespace
+
+double NufftOptions::expected_error(uword W) {
+    if (W < 2 || W > kMaxWidth) {
+        throw invalid_argument("NufftOptions::expected_error: W = " + std::to_string(W) + "; expected 2..16");
+    }
+    return kExpectedError[W];
+}
+
+uword NufftOptions::width_for_tolerance(double tol, bool singlePrecision) {
+    const double lo = singlePrecision ? 1e-6 : 1e-12;
+    if (!(tol >= lo && tol <= kMaxTolerance)) {
+        std::ostringstream m;
+        m << "NufftOptions: tolerance = " << tol << "; expected a relative error in [" << lo << ", 1e-1]"
+          << (singlePrecision ? " for float" : " (float: [1e-6, 1e-1])");
+        throw invalid_argument(m.str());
+    }
+    const double floor = singlePrecision ? kFloatFloor : 0.0;
+    for (uword W = 2; W <= kMaxWidth; ++W)
+        if (kExpectedError[W] + floor <= tol) return W;
+    return kMaxWidth;
+}
+
+NufftOptions NufftOptions::for_tolerance(double tol) {
+    NufftOptions o;
+    o.kernelWidth = width_for_tolerance(tol);
+    o.oversampling = 2.0;
+    o.tolerance = tol;
+    return o;
+}
 
 template <typename T1>
 Gnufft<T1>::Gnufft(uword n1, uword Nx, uword Ny, uword Nz, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
@@ -50,6 +372,20 @@ Gnufft<T1>::Gnufft(uword n1, uword Nx, uword Ny, uword Nz, const arma::Col<T1>& 
     require_length(where, "kx", kx.n_elem, n1, "n1");
     require_length(where, "ky", ky.n_elem, n1, "n1");
     require_length(where, "kz", kz.n_elem, n1, "n1");
+    if (options.tolerance != 0) {
+        // float's rounding (FFT, sums) sits near 1e-6 of the result; double reaches 1e-12 with W <= 14.
+        const double lo = std::is_same<T1, float>::value ? 1e-6 : 1e-12;
+        if (!(options.tolerance >= lo && options.tolerance <= kMaxTolerance)) {
+            std::ostringstream m;
+            m << where << ": tolerance = " << options.tolerance << "; expected a relative error in [" << lo << ", "
+              << kMaxTolerance << "] for " << (std::is_same<T1, float>::value ? "float" : "double")
+              << " (or 0 for the explicit oversampling and kernelWidth)";
+            throw invalid_argument(m.str());
+        }
+        tol_ = options.tolerance;
+        alpha_ = 2.0;
+        W_ = NufftOptions::width_for_tolerance(tol_, std::is_same<T1, float>::value);
+    }
     if (!(alpha_ >= 1.25 && alpha_ <= 8.0)) {
         std::ostringstream m;
         m << where << ": oversampling = " << alpha_ << "; expected a value in [1.25, 8]";
@@ -110,15 +446,11 @@ Gnufft<T1>::Gnufft(uword n1, uword Nx, uword Ny, uword Nz, const arma::Col<T1>& 
 
     checked_product(where, {{"oversampled grid x", G_[0]}, {"y", G_[1]}, {"z", G_[2]}});
 
-    // Kernel table over |t| in [0, W/2] (two zero guard entries past the end).
-    lutScale_ = T1(kLutPerCell);
-    const uword nl = uword(double(W_) / 2 * kLutPerCell) + 3;
-    lut_.assign(nl, T1(0));
-    const double i0b = std::cyl_bessel_i(0.0, beta_);
-    for (uword i = 0; i + 2 < nl; ++i) {
-        const double t = double(i) / kLutPerCell, r = 2 * t / double(W_);
-        lut_[i] = r <= 1 ? T1(std::cyl_bessel_i(0.0, beta_ * std::sqrt(1 - r * r)) / i0b) : T1(0);
-    }
+    // Kernel polynomials (Chebyshev interpolants, degree W + 3: within 5% of the kernel's own error).
+    degree_ = int(W_) + 3;
+    std::vector<double> coef;
+    fit_kernel(int(W_), beta_, degree_, coef);
+    coef_.assign(coef.begin(), coef.end());
     // Deapodization multipliers 1/D(p), p = x - N/2.
     for (int d = 0; d < 3; ++d) {
         deapod_[d].assign(N_[d], T1(1));
@@ -157,6 +489,23 @@ Gnufft<T1>::Gnufft(uword n1, uword Nx, uword Ny, uword Nz, const arma::Col<T1>& 
     for (uword j = 0; j < n1; ++j) order_[j] = key[j].second;
     for (uword s = 0; s < nslab; ++s) slabStart_[s + 1] += slabStart_[s];
 
+    // Stencil starts and offsets in slab order, from the positions in double (u < 2^31 cells, so the
+    // float offset keeps its full precision however large the grid).
+    for (int d = 0; d < 3; ++d) {
+        first_[d].assign(n1, 0);
+        offset_[d].assign(n1, T1(0));
+        if (N_[d] == 1) continue;
+        for (uword idx = 0; idx < n1; ++idx) {
+            const uword j = order_[idx];
+            double u = double((*k[d])[j]) * double(G_[d]) / double(N_[d]);
+            if (u < 0) u += double(G_[d]);
+            if (u >= double(G_[d])) u = 0;
+            const double f = std::ceil(u - double(W_) / 2);
+            first_[d][idx] = int(f);
+            offset_[d][idx] = T1(std::min(1.0, std::max(-1.0, 2 * (u - f) - double(W_ - 1))));
+        }
+    }
+
     plan_ = std::make_shared<detail::FftwPlan<T1>>(G_[0], G_[1], G_[2]);
 
 #ifdef FORGE_HAS_CUDA
@@ -166,14 +515,26 @@ Gnufft<T1>::Gnufft(uword n1, uword Nx, uword Ny, uword Nz, const arma::Col<T1>& 
             for (int d = 0; d < 3; ++d) {
                 g.N[d] = N_[d];
                 g.G[d] = G_[d];
-                g.u[d] = u_[d].data();
                 g.deapod[d] = deapod_[d].data();
             }
             g.W = W_;
             g.n1 = n1_;
-            g.lut = lut_.data();
-            g.lutSize = lut_.size();
-            g.lutScale = lutScale_;
+            // Stencil starts and offsets in sample order (the pipeline sorts them into its own sectors).
+            std::vector<int> first[3];
+            std::vector<float> offset[3];
+            for (int d = 0; d < 3; ++d) {
+                first[d].resize(n1_);
+                offset[d].resize(n1_);
+                for (uword idx = 0; idx < n1_; ++idx) {
+                    first[d][order_[idx]] = first_[d][idx];
+                    offset[d][order_[idx]] = float(offset_[d][idx]);
+                }
+                g.first[d] = first[d].data();
+                g.offset[d] = offset[d].data();
+            }
+            std::vector<float> coef(coef_.begin(), coef_.end());
+            g.coef = coef.data();
+            g.degree = degree_;
             // Sizes the kernels cannot index leave the operator host-only; device input then gets this reason.
             try {
                 cuda::CudaNufftPipeline::check_sizes(where, g);
@@ -191,103 +552,59 @@ double Gnufft<T1>::kernel_integral() const {
     return kb_ft(0.0, double(W_), beta_);
 }
 
-template <typename T1>
-inline void Gnufft<T1>::weights(int axis, T1 u, T1* w, long long& first) const {
-    if (N_[axis] == 1) {
-        w[0] = T1(1);
-        first = 0;
-        return;
-    }
-    const T1 half = T1(W_) / 2;
-    first = (long long)std::ceil(u - half);
-    const T1* lut = lut_.data();
-    const T1 lmax = T1(lut_.size() - 2);
-    for (uword t = 0; t < W_; ++t) {
-        T1 x = std::abs(u - T1(first + (long long)t)) * lutScale_;
-        if (x > lmax) x = lmax;
-        const long long i = (long long)x;
-        const T1 f = x - T1(i);
-        w[t] = lut[i] + f * (lut[i + 1] - lut[i]);
-    }
-}
-
 namespace {
-inline long long wrap(long long g, long long G) { return g < 0 ? g + G : (g >= G ? g - G : g); }
+template <typename T1>
+Stencils<T1> stencils(int W, int degree, const std::vector<T1>& coef, const uword* N, const uword* G,
+                      const std::vector<int>* first, const std::vector<T1>* offset) {
+    Stencils<T1> s{};
+    s.W = W;
+    s.degree = degree;
+    s.coef = coef.data();
+    for (int d = 0; d < 3; ++d) {
+        s.G[d] = (long long)G[d];
+        s.taps[d] = N[d] > 1 ? W : 1;
+        s.first[d] = first[d].data();
+        s.offset[d] = offset[d].data();
+    }
+    return s;
+}
 }  // namespace
 
 template <typename T1>
-inline void Gnufft<T1>::stencil(uword j, T1* wx, T1* wy, T1* wz, long long* ix, long long* iy, long long* iz) const {
-    const long long Gx = (long long)G_[0], Gy = (long long)G_[1], Gz = (long long)G_[2];
-    const int tx = N_[0] > 1 ? int(W_) : 1, ty = N_[1] > 1 ? int(W_) : 1, tz = N_[2] > 1 ? int(W_) : 1;
-    long long fx, fy, fz;
-    weights(0, u_[0][j], wx, fx);
-    weights(1, u_[1][j], wy, fy);
-    weights(2, u_[2][j], wz, fz);
-    for (int t = 0; t < tx; ++t) ix[t] = wrap(fx + t, Gx);
-    for (int t = 0; t < ty; ++t) iy[t] = wrap(fy + t, Gy) * Gx;
-    for (int t = 0; t < tz; ++t) iz[t] = wrap(fz + t, Gz) * Gx * Gy;
-}
-
-template <typename T1>
 void Gnufft<T1>::interpolate(const std::complex<T1>* grid, std::complex<T1>* samples) const {
-    const int tx = N_[0] > 1 ? int(W_) : 1, ty = N_[1] > 1 ? int(W_) : 1, tz = N_[2] > 1 ? int(W_) : 1;
-#pragma omp parallel for schedule(dynamic, 1024)
-    for (long long idx = 0; idx < (long long)n1_; ++idx) {
-        const uword j = order_[idx];
-        T1 wx[kMaxWidth], wy[kMaxWidth], wz[kMaxWidth];
-        long long ix[kMaxWidth], iy[kMaxWidth], iz[kMaxWidth];
-        stencil(j, wx, wy, wz, ix, iy, iz);
-        T1 re = 0, im = 0;
-        for (int c = 0; c < tz; ++c)
-            for (int b = 0; b < ty; ++b) {
-                const T1 wzy = wz[c] * wy[b];
-                const std::complex<T1>* row = grid + iz[c] + iy[b];
-                T1 rr = 0, ri = 0;
-                for (int a = 0; a < tx; ++a) {
-                    const std::complex<T1> v = row[ix[a]];
-                    rr += wx[a] * v.real();
-                    ri += wx[a] * v.imag();
-                }
-                re += wzy * rr;
-                im += wzy * ri;
-            }
-        samples[j] = std::complex<T1>(re, im);
+    const Stencils<T1> s = stencils(int(W_), degree_, coef_, N_, G_, first_, offset_);
+    SpreadFn<T1> sp;
+    InterpFn<T1> ip;
+    gridding_loops(s, sp, ip);
+    const T1* g = reinterpret_cast<const T1*>(grid);
+    const uword* order = order_.data();
+    constexpr uword chunk = 1024;
+    const long long nchunk = (long long)((n1_ + chunk - 1) / chunk);
+#pragma omp parallel for schedule(dynamic, 4)
+    for (long long c = 0; c < nchunk; ++c) {
+        const uword b = uword(c) * chunk;
+        ip(s, order, g, samples, b, std::min(n1_, b + chunk));
     }
 }
 
 template <typename T1>
 void Gnufft<T1>::spread(const std::complex<T1>* samples, std::complex<T1>* grid) const {
-    const long long Gx = (long long)G_[0], Gy = (long long)G_[1], Gz = (long long)G_[2];
-    const int tx = N_[0] > 1 ? int(W_) : 1, ty = N_[1] > 1 ? int(W_) : 1, tz = N_[2] > 1 ? int(W_) : 1;
-    std::fill(grid, grid + Gx * Gy * Gz, std::complex<T1>(0));
+    const Stencils<T1> s = stencils(int(W_), degree_, coef_, N_, G_, first_, offset_);
+    SpreadFn<T1> sp;
+    InterpFn<T1> ip;
+    gridding_loops(s, sp, ip);
+    std::fill(grid, grid + grid_elems(), std::complex<T1>(0));
+    T1* g = reinterpret_cast<T1*>(grid);
+    const uword* order = order_.data();
     const long long nslab = (long long)slabStart_.size() - 1;
-    auto do_slab = [&](long long s) {
-        for (uword idx = slabStart_[s]; idx < slabStart_[s + 1]; ++idx) {
-            const uword j = order_[idx];
-            T1 wx[kMaxWidth], wy[kMaxWidth], wz[kMaxWidth];
-            long long ix[kMaxWidth], iy[kMaxWidth], iz[kMaxWidth];
-            stencil(j, wx, wy, wz, ix, iy, iz);
-            const T1 sr = samples[j].real(), si = samples[j].imag();
-            for (int c = 0; c < tz; ++c)
-                for (int b = 0; b < ty; ++b) {
-                    const T1 wzy = wz[c] * wy[b];
-                    const T1 vr = wzy * sr, vi = wzy * si;
-                    T1* row = reinterpret_cast<T1*>(grid + iz[c] + iy[b]);
-                    for (int a = 0; a < tx; ++a) {
-                        row[2 * ix[a]] += wx[a] * vr;
-                        row[2 * ix[a] + 1] += wx[a] * vi;
-                    }
-                }
-        }
-    };
     if (nslab < 2) {
-        do_slab(0);
+        sp(s, order, samples, g, 0, n1_);
         return;
     }
     // Slabs are >= W cells thick, so slabs of the same parity never touch the same grid cell.
     for (long long colour = 0; colour < 2; ++colour) {
 #pragma omp parallel for schedule(dynamic, 1)
-        for (long long s = colour; s < nslab; s += 2) do_slab(s);
+        for (long long q = colour; q < nslab; q += 2) sp(s, order, samples, g, slabStart_[q], slabStart_[q + 1]);
     }
 }
 

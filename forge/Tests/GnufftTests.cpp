@@ -1,5 +1,10 @@
 // Gnufft: Kaiser-Bessel NUFFT against the exact DFT (Gdft<double>, brute force) on random trajectories.
+#include <array>
+#include <cmath>
 #include <complex>
+#include <cstdio>
+#include <limits>
+#include <vector>
 
 #include "TestHelpers.h"
 #include "forge/Operators/Gdft.h"
@@ -93,6 +98,154 @@ TEST_CASE("Gnufft accuracy is configurable: wider kernels and more oversampling 
     CHECK(e_w6 < e_lo);
     CHECK(e_w8 < 1e-6);
     CHECK(e_lo < 2e-3);
+}
+
+namespace {
+// Variable-density spiral interleaves (denser at the centre, like real readouts) over [-N/2, N/2).
+Problem spiral_problem(arma::uword Nx, arma::uword Ny, arma::uword Nz, arma::uword n1) {
+    const double kPi = 3.14159265358979323846, rot = uniform<double>(1, 0, 2 * kPi)(0);
+    const arma::uword arms = 16, per = n1 / arms;
+    Problem p{Nx, Ny, Nz, per * arms, arma::vec(per * arms), arma::vec(per * arms), arma::vec(per * arms)};
+    const arma::vec kz =
+        Nz > 1 ? uniform<double>(p.n1, -double(Nz / 2), double(Nz / 2)) : arma::vec(p.n1, arma::fill::zeros);
+    for (arma::uword j = 0; j < p.n1; ++j) {
+        const double f = double(j % per) / per, th = 2 * kPi * (4 * f + double(j / per) / arms) + rot;
+        p.kx(j) = std::pow(f, 1.5) * (Nx / 2.0 - 0.5) * std::cos(th);
+        p.ky(j) = std::pow(f, 1.5) * (Ny / 2.0 - 0.5) * std::sin(th);
+        p.kz(j) = kz(j);
+    }
+    return p;
+}
+}  // namespace
+
+TEST_CASE("Gnufft reaches a requested tolerance: 2D and 3D, random and spiral points, float and double",
+          "[Gnufft][nufft][tolerance]") {
+    FORGE_INFO_SEED();
+    const Problem problems[4] = {random_problem(32, 24, 1, 1500), spiral_problem(32, 24, 1, 1500),
+                                 random_problem(16, 12, 10, 2000), spiral_problem(16, 12, 10, 2000)};
+    for (const Problem& p : problems) {
+        auto ref = reference(p);
+        for (double tol : {1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6}) {
+            INFO(p.Nx << "x" << p.Ny << "x" << p.Nz << ", tolerance " << tol);
+            const auto o = forge::NufftOptions::for_tolerance(tol);
+            CHECK(o.kernelWidth == forge::NufftOptions::width_for_tolerance(tol));
+            const auto Gf = make_nufft<float>(p, o);
+            CHECK(Gf.kernel_width() == forge::NufftOptions::width_for_tolerance(tol, true));
+            const auto ef = errors(Gf, ref);
+            const auto ed = errors(make_nufft<double>(p, o), ref);
+            INFO("W " << o.kernelWidth << " (float " << Gf.kernel_width() << "): float " << ef.first << " / "
+                      << ef.second << ", double " << ed.first << " / " << ed.second);
+            CHECK(ef.first <= tol);
+            CHECK(ef.second <= tol);
+            CHECK(ed.first <= tol);
+            CHECK(ed.second <= tol);
+        }
+        for (double tol : {1e-8, 1e-10, 1e-12}) {
+            INFO(p.Nx << "x" << p.Ny << "x" << p.Nz << ", double, tolerance " << tol);
+            forge::NufftOptions o;
+            o.tolerance = tol;  // the field alone: the constructor picks the width
+            const auto G = make_nufft<double>(p, o);
+            CHECK(G.tolerance() == tol);
+            CHECK(G.kernel_width() == forge::NufftOptions::width_for_tolerance(tol));
+            const auto ed = errors(G, ref);
+            INFO("W " << G.kernel_width() << ": " << ed.first << " / " << ed.second);
+            CHECK(ed.first <= tol);
+            CHECK(ed.second <= tol);
+        }
+    }
+}
+
+TEST_CASE("Gnufft tolerance: widths grow as it falls, bad values are refused", "[Gnufft][nufft][tolerance][errors]") {
+    using forge::NufftOptions;
+    CHECK(NufftOptions::width_for_tolerance(1e-4) < NufftOptions::width_for_tolerance(1e-6));
+    CHECK(NufftOptions::width_for_tolerance(1e-12) <= 16);
+    for (forge::uword W = 2; W <= 16; ++W) CHECK(NufftOptions::expected_error(W) < 1);
+    const arma::fvec k(8, arma::fill::zeros);
+    NufftOptions o;
+    o.tolerance = 1e-7;  // below float's reach
+    CHECK_THROWS_WITH(forge::Gnufft<float>(8, 16, 16, 1, k, k, k, o), Catch::Contains("tolerance = 1e-07"));
+    CHECK_NOTHROW(forge::Gnufft<double>(8, 16, 16, 1, arma::vec(8, arma::fill::zeros), arma::vec(8, arma::fill::zeros),
+                                        arma::vec(8, arma::fill::zeros), o));
+    o.tolerance = -1e-3;
+    CHECK_THROWS_AS(forge::Gnufft<float>(8, 16, 16, 1, k, k, k, o), forge::invalid_argument);
+    o.tolerance = std::numeric_limits<double>::quiet_NaN();
+    CHECK_THROWS_AS(forge::Gnufft<float>(8, 16, 16, 1, k, k, k, o), forge::invalid_argument);
+    CHECK_THROWS_WITH(NufftOptions::for_tolerance(1e-13), Catch::Contains("[1e-12, 1e-1]"));
+    CHECK_THROWS_WITH(NufftOptions::for_tolerance(0.5), Catch::Contains("tolerance = 0.5"));
+}
+
+TEST_CASE("Gnufft kernel polynomials equal the Kaiser-Bessel kernel at every tap", "[Gnufft][nufft]") {
+    const arma::vec k(4, arma::fill::zeros);
+    for (forge::uword W : {2u, 4u, 5u, 7u, 10u, 13u}) {
+        forge::Gnufft<double> G(4, 64, 64, 1, k, k, k, {2.0, W});
+        const auto& c = G.kernel_coefficients();
+        const int deg = G.kernel_degree(), T = forge::Gnufft<double>::kMaxTaps;
+        double worst = 0;
+        for (double y : arma::linspace<arma::vec>(-1, 1, 101)) {
+            const double s = (y + 1) / 2;
+            for (int a = 0; a < int(W); ++a) {
+                double v = 0;
+                for (int q = deg; q >= 0; --q) v = v * y + c[q * T + a];
+                const double t = s + W / 2.0 - 1 - a, r = 2 * t / double(W);
+                const double kb = std::abs(r) <= 1 ? std::cyl_bessel_i(0.0, G.beta() * std::sqrt(1 - r * r)) /
+                                                         std::cyl_bessel_i(0.0, G.beta())
+                                                   : 0.0;
+                worst = std::max(worst, std::abs(v - kb));
+            }
+        }
+        INFO("W " << W << ": largest deviation " << worst);
+        CHECK(worst < 0.1 * forge::NufftOptions::expected_error(W));
+    }
+}
+
+TEST_CASE("Gnufft with axes of length 1 between longer ones matches Gdft", "[Gnufft][nufft]") {
+    FORGE_INFO_SEED();
+    for (auto dims : {std::array<arma::uword, 3>{24, 1, 12}, std::array<arma::uword, 3>{1, 20, 16},
+                      std::array<arma::uword, 3>{32, 1, 1}}) {
+        const arma::uword n1 = 800;
+        Problem p{dims[0],
+                  dims[1],
+                  dims[2],
+                  n1,
+                  arma::vec(n1, arma::fill::zeros),
+                  arma::vec(n1, arma::fill::zeros),
+                  arma::vec(n1, arma::fill::zeros)};
+        arma::vec* k[3] = {&p.kx, &p.ky, &p.kz};
+        for (int d = 0; d < 3; ++d)
+            if (dims[d] > 1) *k[d] = uniform<double>(n1, -double(dims[d] / 2), double(dims[d] / 2));
+        auto ref = reference(p);
+        const auto e = errors(make_nufft<double>(p, forge::NufftOptions::for_tolerance(1e-6)), ref);
+        INFO(dims[0] << "x" << dims[1] << "x" << dims[2] << ": " << e.first << " / " << e.second);
+        CHECK(e.first < 1e-6);
+        CHECK(e.second < 1e-6);
+    }
+}
+
+// The tolerance table of docs/nufft.md: largest relative error per width at oversampling 2 (run by name).
+TEST_CASE("Gnufft error table per kernel width", "[.][nufft-table]") {
+    const Problem problems[4] = {random_problem(32, 24, 1, 1500), spiral_problem(32, 24, 1, 1500),
+                                 random_problem(16, 12, 10, 2000), spiral_problem(16, 12, 10, 2000)};
+    std::vector<forge::Gdft<double>> refs;
+    for (const Problem& p : problems) refs.push_back(reference(p));
+    std::printf(
+        "| W | double: 2D random, 2D spiral, 3D random, 3D spiral (max of fwd, adj; max of 3 draws) | float |\n");
+    for (forge::uword W = 2; W <= 16; ++W) {
+        std::printf("| %2llu |", (unsigned long long)W);
+        for (int prec = 0; prec < 2; ++prec) {
+            for (int i = 0; i < 4; ++i) {
+                double worst = 0;
+                for (int draw = 0; draw < 3; ++draw) {
+                    const auto e = prec == 0 ? errors(make_nufft<double>(problems[i], {2.0, W}), refs[i])
+                                             : errors(make_nufft<float>(problems[i], {2.0, W}), refs[i]);
+                    worst = std::max({worst, e.first, e.second});
+                }
+                std::printf(" %.1e", worst);
+            }
+            std::printf(" |");
+        }
+        std::printf("\n");
+    }
+    CHECK(true);
 }
 
 TEST_CASE("Gnufft adjointness <G x, y> = <x, G^H y>", "[Gnufft][nufft]") {

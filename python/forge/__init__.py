@@ -256,17 +256,38 @@ class GdftR2(Gdft):
 class Gnufft(LinearOperator):
     """Non-uniform FFT (Kaiser-Bessel gridding) on an nx x ny x nz image (x fastest; nz = 1 for 2-D),
     approximating the field-free Gdft. kx, ky, kz in cycles/FOV, each in [-N/2, N/2) for its axis;
-    ``oversampling`` is the grid factor (>= 1.25), ``kernel_width`` the kernel width in grid cells."""
+    ``oversampling`` is the grid factor (>= 1.25), ``kernel_width`` the kernel width in grid cells;
+    ``tolerance`` (e.g. 1e-4; float32 1e-6..1e-1, float64 1e-12..1e-1) instead picks oversampling 2 and the
+    narrowest kernel whose measured relative error is within it (docs/nufft.md)."""
 
-    def __init__(self, kx, ky, kz=None, *, nx, ny, nz=1, oversampling=2.0, kernel_width=5, dtype=np.float32):
+    def __init__(self, kx, ky, kz=None, *, nx, ny, nz=1, oversampling=2.0, kernel_width=5, tolerance=None,
+                 dtype=np.float32):
         d = real_dtype(dtype)
         kx = _arrays.host_real(kx, "kx", "Gnufft", d)
         n1 = kx.size
         ky = _arrays.host_real(ky, "ky", "Gnufft", d, n1, "the length of kx")
         kz = _arrays.host_real(_zeros_or(kz, n1, d), "kz", "Gnufft", d, n1, "the length of kx")
+        tol = 0.0 if tolerance is None else float(tolerance)
+        if tolerance is not None and not tol > 0:
+            raise ValueError(f"Gnufft: tolerance must be a positive relative error, got {tolerance!r}")
         native = _native_class("Gnufft", d)(int(nx), int(ny), int(nz), kx, ky, kz, float(oversampling),
-                                            int(kernel_width))
+                                            int(kernel_width), tol)
         LinearOperator.__init__(self, native, d)
+
+    @property
+    def kernel_width(self):
+        """Kernel width in oversampled grid cells (the one picked for ``tolerance`` when it was given)."""
+        return self._native.kernel_width
+
+    @property
+    def oversampling(self):
+        """Grid oversampling factor."""
+        return self._native.oversampling
+
+    @property
+    def tolerance(self):
+        """The requested relative error (0.0 when oversampling and kernel_width were given instead)."""
+        return self._native.tolerance
 
 
 class Gfft(LinearOperator):

@@ -271,14 +271,18 @@ void bind_precision(nb::module_& m, const std::string& sfx) {
         .def(
             "__init__",
             [](forge::Gnufft<T1>* self, uword nx, uword ny, uword nz, RH kx, RH ky, RH kz, double oversampling,
-               uword kernel_width) {
+               uword kernel_width, double tolerance) {
                 forge::NufftOptions o;
                 o.oversampling = oversampling;
                 o.kernelWidth = kernel_width;
+                o.tolerance = tolerance;  // > 0: overrides the two above
                 new (self) forge::Gnufft<T1>(kx.size(), nx, ny, nz, to_col(kx), to_col(ky), to_col(kz), o);
             },
-            "nx"_a, "ny"_a, "nz"_a, "kx"_a, "ky"_a, "kz"_a, "oversampling"_a, "kernel_width"_a)
-        .def("gpu_enabled", &forge::Gnufft<T1>::gpu_enabled);
+            "nx"_a, "ny"_a, "nz"_a, "kx"_a, "ky"_a, "kz"_a, "oversampling"_a, "kernel_width"_a, "tolerance"_a)
+        .def("gpu_enabled", &forge::Gnufft<T1>::gpu_enabled)
+        .def_prop_ro("kernel_width", &forge::Gnufft<T1>::kernel_width)
+        .def_prop_ro("oversampling", &forge::Gnufft<T1>::oversampling)
+        .def_prop_ro("tolerance", &forge::Gnufft<T1>::tolerance);
 
     nb::class_<forge::Gfft<T1>, Op>(m, name("Gfft").c_str())
         .def(nb::init<uword, uword, uword>(), "nx"_a, "ny"_a, "nz"_a);

@@ -96,6 +96,24 @@ def test_gnufft_approximates_the_field_free_dft(rng):
     check_adjoint(G, rng, 1e-12)
 
 
+@pytest.mark.parametrize("dtype,tolerance", [(np.float32, 1e-2), (np.float32, 1e-4), (np.float64, 1e-3),
+                                             (np.float64, 1e-7)])
+def test_gnufft_reaches_a_requested_tolerance(rng, dtype, tolerance):
+    n = 16
+    p = grid_problem(rng, n=n, n1=600)
+    E = dft_matrix(p["kx"], p["ky"], p["kz"], p["ix"], p["iy"], p["iz"], np.zeros(n * n), p["t"])
+    G = forge.Gnufft(p["kx"], p["ky"], nx=n, ny=n, tolerance=tolerance, dtype=dtype)
+    assert G.tolerance == tolerance and G.oversampling == 2.0 and 2 <= G.kernel_width <= 16
+    x = crandn(rng, n * n, dtype=cdtype(dtype))
+    y = crandn(rng, 600, dtype=cdtype(dtype))
+    assert rel_err(G @ x, E @ x.astype(np.complex128)) <= tolerance
+    assert rel_err(G.H @ y, E.conj().T @ y.astype(np.complex128)) <= tolerance
+    with pytest.raises(ValueError, match="tolerance"):
+        forge.Gnufft(p["kx"], p["ky"], nx=n, ny=n, tolerance=-1.0, dtype=dtype)
+    with pytest.raises(Exception, match="tolerance"):
+        forge.Gnufft(p["kx"], p["ky"], nx=n, ny=n, tolerance=1e-14, dtype=dtype)
+
+
 def test_time_segmentation_approximates_gdft(rng):
     n = 16
     p = grid_problem(rng, n=n, n1=500, fm_hz=80.0, t_max=10e-3)

@@ -63,36 +63,47 @@ void check_batch(const Op& G, arma::uword nb, double tolSingle, double tolCpu) {
     }
 }
 
-// A NUFFT geometry on an Nx x Ny x Nz image (2x oversampled, width 5) with a Kaiser-Bessel table and
-// deapodization factors of 1: the plan tests compare plans with each other, so any table will do.
+// A NUFFT geometry on an Nx x Ny x Nz image (2x oversampled, width 5) with a smooth positive kernel polynomial
+// and deapodization factors of 1: the plan tests compare plans with each other, so any kernel will do.
+// Stencil starts and offsets are made from u as CudaNufftPipeline::set_points(n1, ux, uy, uz) makes them.
 struct NufftSetup {
     forge::cuda::NufftGeometry g{};
-    std::vector<float> lut, ones;
+    std::vector<float> coef, ones;
     arma::fvec u[3];
+    std::vector<int> first[3];
+    std::vector<float> offset[3];
 };
 void make_setup(NufftSetup& s, arma::uword Nx, arma::uword Ny, arma::uword Nz, arma::uword n1) {
     const arma::uword N[3] = {Nx, Ny, Nz};
-    const double W = 5, beta = 2.34 * W;
-    const int perCell = 2048;
-    s.lut.assign(std::size_t(W / 2 * perCell) + 3, 0.f);
-    for (std::size_t i = 0; i + 2 < s.lut.size(); ++i) {
-        const double r = 2.0 * double(i) / perCell / W;
-        s.lut[i] =
-            r <= 1 ? float(std::cyl_bessel_i(0.0, beta * std::sqrt(1 - r * r)) / std::cyl_bessel_i(0.0, beta)) : 0.f;
+    const int W = 5, stride = forge::cuda::NufftGeometry::kCoefStride;
+    s.coef.assign(3 * stride, 0.f);
+    for (int a = 0; a < W; ++a) {
+        s.coef[a] = 1.f + 0.1f * float(a);
+        s.coef[stride + a] = 0.2f - 0.05f * float(a);
+        s.coef[2 * stride + a] = -0.1f;
     }
     s.ones.assign(std::max({Nx, Ny, Nz}), 1.f);
     for (int d = 0; d < 3; ++d) {
         s.g.N[d] = N[d];
         s.g.G[d] = N[d] > 1 ? 2 * N[d] : 1;
         s.u[d] = N[d] > 1 ? uniform<float>(n1, 0.0, double(s.g.G[d]) - 1e-3) : arma::fvec(n1, arma::fill::zeros);
-        s.g.u[d] = s.u[d].memptr();
+        s.first[d].assign(n1, 0);
+        s.offset[d].assign(n1, 0.f);
+        if (N[d] > 1) {
+            for (arma::uword j = 0; j < n1; ++j) {
+                const double uj = s.u[d][j], fj = std::ceil(uj - W / 2.0);
+                s.first[d][j] = int(fj);
+                s.offset[d][j] = float(std::min(1.0, std::max(-1.0, 2 * (uj - fj) - (W - 1))));
+            }
+        }
+        s.g.first[d] = s.first[d].data();
+        s.g.offset[d] = s.offset[d].data();
         s.g.deapod[d] = s.ones.data();
     }
     s.g.W = arma::uword(W);
     s.g.n1 = n1;
-    s.g.lut = s.lut.data();
-    s.g.lutSize = s.lut.size();
-    s.g.lutScale = float(perCell);
+    s.g.coef = s.coef.data();
+    s.g.degree = 2;
 }
 
 // Runs plan P forward and adjoint on nb vectors; returns (forward, adjoint) on the host.

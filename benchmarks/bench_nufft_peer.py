@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""Gnufft (forge's Python module) against FINUFFT (pip package finufft) on the CPU, same points, same
+image, same requested tolerance, single precision, timed alternately in one process.
+
+    PYTHONPATH=build/python python3 benchmarks/bench_nufft_peer.py [--cases 2d,3d,3dbig]
+        [--tols 1e-3,1e-4,1e-5] [--reps 5] [--points uniform,spiral]
+
+forge's forward s_j = sum_r m(r) exp(-i 2 pi k_j . r) with r = (x - N/2)/N is FINUFFT's type 2 with
+isign -1, points 2 pi k_j / N and modes in increasing order (modeord 0); the adjoint is type 1 with
+isign +1. forge's image is x fastest, so FINUFFT gets it as (z, y, x) with points (kz, ky, kx).
+Prints per case: plan time (constructor / Plan + setpts), median execute time of each direction, the
+ratio forge / FINUFFT, and each library's relative error against an exact float64 sum on a subset of
+samples (forward) or pixels (adjoint). FINUFFT is not a dependency of forge: install it only to run this.
+"""
+import argparse
+import os
+import platform
+import statistics
+import time
+
+import numpy as np
+
+import finufft
+import forge
+
+
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def machine_line():
+    load = os.getloadavg()
+    return (f"{cpu_model()}, {os.cpu_count()} logical CPUs, load {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}, "
+            f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}")
+
+
+def trajectory(kind, n1, shape, rng):
+    """k in cycles/FOV per axis (x, y, z), each in [-N/2, N/2): uniform random, or a variable-density
+    spiral (2D) / stack of spirals (3D)."""
+    N = shape
+    if kind == "uniform":
+        ks = [rng.uniform(-n / 2, n / 2, n1) if n > 1 else np.zeros(n1) for n in N]
+    else:
+        arms = 64
+        per = n1 // arms
+        n1 = per * arms
+        f = np.tile(np.linspace(0, 1, per, endpoint=False), arms)
+        arm = np.repeat(np.arange(arms), per)
+        turns = max(N[0], N[1]) / 8
+        r = f ** 1.5
+        th = 2 * np.pi * (turns * f + arm / arms)
+        kx = r * (N[0] / 2 - 0.5) * np.cos(th)
+        ky = r * (N[1] / 2 - 0.5) * np.sin(th)
+        kz = rng.uniform(-N[2] / 2, N[2] / 2, n1) if N[2] > 1 else np.zeros(n1)
+        ks = [kx, ky, kz]
+    return [k.astype(np.float32) for k in ks]
+
+
+def exact_forward(ks, shape, img, rows):
+    """float64 s_j = sum_r m(r) exp(-i 2 pi k_j . r) for samples rows."""
+    Nx, Ny, Nz = shape
+    m = img.astype(np.complex128).reshape(Nz, Ny, Nx)
+    px = (np.arange(Nx) - Nx // 2) / Nx if Nx > 1 else np.zeros(1)
+    py = (np.arange(Ny) - Ny // 2) / Ny if Ny > 1 else np.zeros(1)
+    pz = (np.arange(Nz) - Nz // 2) / Nz if Nz > 1 else np.zeros(1)
+    out = np.empty(len(rows), np.complex128)
+    for i, j in enumerate(rows):
+        ex = np.exp(-2j * np.pi * float(ks[0][j]) * px)
+        ey = np.exp(-2j * np.pi * float(ks[1][j]) * py)
+        ez = np.exp(-2j * np.pi * float(ks[2][j]) * pz)
+        out[i] = np.einsum("zyx,z,y,x->", m, ez, ey, ex)
+    return out
+
+
+def exact_adjoint(ks, shape, data, pixels):
+    """float64 m(r) = sum_j s_j exp(+i 2 pi k_j . r) for the given flat pixel indices."""
+    Nx, Ny, Nz = shape
+    k = [np.asarray(a, np.float64) for a in ks]
+    d = data.astype(np.complex128)
+    out = np.empty(len(pixels), np.complex128)
+    for i, p in enumerate(pixels):
+        x, y, z = p % Nx, (p // Nx) % Ny, p // (Nx * Ny)
+        r = [(x - Nx // 2) / Nx if Nx > 1 else 0.0, (y - Ny // 2) / Ny if Ny > 1 else 0.0,
+             (z - Nz // 2) / Nz if Nz > 1 else 0.0]
+        out[i] = np.sum(d * np.exp(2j * np.pi * (k[0] * r[0] + k[1] * r[1] + k[2] * r[2])))
+    return out
+
+
+def rel(a, b):
+    return float(np.linalg.norm(np.asarray(a, np.complex128) - b) / np.linalg.norm(b))
+
+
+def timed(f):
+    t0 = time.perf_counter()
+    r = f()
+    return time.perf_counter() - t0, r
+
+
+def run_case(name, shape, n1, kind, tols, reps, nsub, rng):
+    ks = trajectory(kind, n1, shape, rng)
+    n1 = ks[0].size
+    Nx, Ny, Nz = shape
+    n2 = Nx * Ny * Nz
+    dims = [n for n in (Nz, Ny, Nx) if n > 1]
+    img = (rng.standard_normal(n2) + 1j * rng.standard_normal(n2)).astype(np.complex64)
+    data = (rng.standard_normal(n1) + 1j * rng.standard_normal(n1)).astype(np.complex64)
+    rows = rng.choice(n1, min(nsub, n1), replace=False)
+    pixels = rng.choice(n2, min(nsub, n2), replace=False)
+    ref_f = exact_forward(ks, shape, img, rows)
+    ref_a = exact_adjoint(ks, shape, data, pixels)
+    # FINUFFT's points: 2 pi k / N in float32, in (z, y, x) order for the axes longer than 1.
+    pts = [(2 * np.pi * ks[a].astype(np.float64) / shape[a]).astype(np.float32) for a in (2, 1, 0) if shape[a] > 1]
+    for tol in tols:
+        tp0, G = timed(lambda: forge.Gnufft(ks[0], ks[1], ks[2], nx=Nx, ny=Ny, nz=Nz, tolerance=tol,
+                                             dtype=np.float32))
+
+        def fin_plans():
+            p2 = finufft.Plan(2, tuple(dims), eps=tol, isign=-1, dtype="complex64")
+            p2.setpts(*pts)
+            p1 = finufft.Plan(1, tuple(dims), eps=tol, isign=1, dtype="complex64")
+            p1.setpts(*pts)
+            return p2, p1
+
+        tp1, (p2, p1) = timed(fin_plans)
+        f_img = img.reshape(dims)
+        tf, ta, ff, fa = [], [], [], []
+        out = {}
+        for r in range(reps + 1):  # the first round warms up, alternating forge and FINUFFT
+            t, out["gf"] = timed(lambda: G.forward(img))
+            tf.append(t) if r else None
+            t, out["ff"] = timed(lambda: p2.execute(f_img))
+            ff.append(t) if r else None
+            t, out["ga"] = timed(lambda: G.adjoint(data))
+            ta.append(t) if r else None
+            t, out["fa"] = timed(lambda: p1.execute(data))
+            fa.append(t) if r else None
+        e_gf, e_ff = rel(out["gf"][rows], ref_f), rel(out["ff"][rows], ref_f)
+        e_ga = rel(out["ga"][pixels], ref_a)
+        e_fa = rel(np.asarray(out["fa"]).reshape(-1)[pixels], ref_a)
+        med = statistics.median
+        print(f"| {name:<22} | {kind:<7} | {tol:5.0e} | W {G.kernel_width:2d} | "
+              f"{med(tf) * 1e3:8.2f} | {med(ff) * 1e3:8.2f} | {med(tf) / med(ff):5.2f} | "
+              f"{med(ta) * 1e3:8.2f} | {med(fa) * 1e3:8.2f} | {med(ta) / med(fa):5.2f} | "
+              f"{e_gf:8.1e} {e_ff:8.1e} | {e_ga:8.1e} {e_fa:8.1e} | {tp0 * 1e3:7.1f} {tp1 * 1e3:7.1f} |",
+              flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--cases", default="2d,3d")
+    ap.add_argument("--tols", default="1e-3,1e-4,1e-5")
+    ap.add_argument("--points", default="uniform,spiral")
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--subset", type=int, default=200, help="samples / pixels checked against the exact sum")
+    a = ap.parse_args()
+    cases = {"2d": ("2D 256x256, 131072", (256, 256, 1), 131072),
+             "3d": ("3D 64^3, 524288", (64, 64, 64), 524288),
+             "3dbig": ("3D 128x128x64, 2M", (128, 128, 64), 2000000)}
+    tols = [float(t) for t in a.tols.split(",")]
+    print(f"bench_nufft_peer: forge Gnufft vs FINUFFT {finufft.__version__} (CPU, float32); {machine_line()}")
+    print("times in ms (median of --reps after a warm-up); ratio = forge / FINUFFT; errors vs an exact float64 "
+          f"sum on {a.subset} samples (fwd) / pixels (adj); plan = constructor / Plan + setpts of both directions")
+    print("| case                   | points  | tol   | W    | fwd forge | fwd fin | ratio | adj forge | adj fin "
+          "| ratio | fwd err forge  fin | adj err forge  fin | plan forge  fin |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    rng = np.random.default_rng(2024)
+    for c in a.cases.split(","):
+        name, shape, n1 = cases[c]
+        for kind in a.points.split(","):
+            run_case(name, shape, n1, kind, tols, a.reps, a.subset, rng)
+    print(f"load after: {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -143,6 +143,16 @@ inline typename Simd<T>::V sinc_parts(typename Simd<T>::V x, typename Simd<T>::V
     return poly(S::kSinc, r * r);
 }
 
+// Whether any lane of a comparison result is set (all bits of a lane are set or none are).
+template <typename M>
+inline bool any_lane(M m) {
+    unsigned long long w[sizeof(M) / 8];
+    __builtin_memcpy(w, &m, sizeof m);
+    unsigned long long any = 0;
+    for (unsigned i = 0; i < sizeof(M) / 8; ++i) any |= w[i];
+    return any != 0;
+}
+
 // Sums over inner points [b0, b1) for the outer point a, all NB vectors, into acc (double, re/im per vector).
 template <typename T, int NB, bool kGrad, bool kForward>
 inline void tile_sum(const DftKernelArgs<T>& g, long long a, long long b0, long long b1, typename Simd<T>::VD* acc) {
@@ -184,9 +194,17 @@ inline void tile_sum(const DftKernelArgs<T>& g, long long a, long long b0, long 
                 ay = load<V>(g.ia[1] + b) + o1 * tw;
                 az = load<V>(g.ia[2] + b) + o2 * tw;
             }
-            V nx, ny, nz, dx, dy, dz;
-            const V q = sinc_parts<T>(ax, nx, dx) * sinc_parts<T>(ay, ny, dy) * sinc_parts<T>(az, nz, dz);
-            const V bf = q * ((nx * ny * nz) / (dx * dy * dz));
+            // All arguments of the vector within [-1, 1] (the usual case: k/N lies in [-1/2, 1/2] and G t is
+            // small): three polynomials; otherwise the reduction and one division.
+            const V ux = ax * ax, uy = ay * ay, uz = az * az;
+            V bf;
+            if (!any_lane((ux > T(1)) | (uy > T(1)) | (uz > T(1)))) {
+                bf = poly(S::kSinc, ux) * poly(S::kSinc, uy) * poly(S::kSinc, uz);
+            } else {
+                V nx, ny, nz, dx, dy, dz;
+                const V q = sinc_parts<T>(ax, nx, dx) * sinc_parts<T>(ay, ny, dy) * sinc_parts<T>(az, nz, dz);
+                bf = q * ((nx * ny * nz) / (dx * dy * dz));
+            }
             s *= bf;
             c *= bf;
         }

@@ -176,3 +176,15 @@ def test_cupy_specifics(rng):
     assert rel_err(c.get(), G @ x) < 1e-5
     with pytest.raises(ValueError, match="not C-contiguous.*cupy.ascontiguousarray"):
         G @ cupy.zeros(2 * G.domain_size, cupy.complex64)[::2]
+
+
+def test_gdft_on_two_parts_equals_one_gpu(lib, rng):
+    # {0, 0}: two parts on one GPU exercise the split and gather of set_devices on any machine
+    G, p = make_gdft(rng, n=16, n1=701)
+    M = forge.Gdft(p["kx"], p["ky"], ix=p["ix"], iy=p["iy"], field_map=p["field_map"], t=p["t"])
+    M.set_devices([0, 0])
+    assert M.devices == [0, 0]
+    x = lib.to_device(crandn(rng, G.domain_size, dtype=np.complex64))
+    y = lib.to_device(crandn(rng, G.codomain_size, dtype=np.complex64))
+    assert rel_err(lib.to_host(M @ x), lib.to_host(G @ x)) <= 1e-6
+    assert rel_err(lib.to_host(M.H @ y), lib.to_host(G.H @ y)) <= 1e-6

@@ -228,7 +228,10 @@ int run_demo(Settings& S) {
     forge::recon::ReconResult X = reconstruct_share(PE, true, S, prog, mine, "estimated maps");
     const double tMine = U.seconds + C.seconds + X.seconds;
     dist::checkpoint();
-    for (forge::recon::ReconResult* r : {&U, &C, &X}) dist::gather_images(P, mine, *r);
+    for (forge::recon::ReconResult* r : {&U, &C, &X}) {
+        dist::gather_images(P, mine, *r);
+        r->seconds = dist::max_over_ranks(r->seconds);  // the slowest rank's share
+    }
     const std::vector<dist::RankReport> reports = dist::gather_reports(mine.size(), tMine, device_description(S));
     if (!dist::root()) {
         dist::checkpoint();  // rank 0 writes the outputs

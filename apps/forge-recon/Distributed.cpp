@@ -205,6 +205,17 @@ void broadcast_maps(ReconProblem& P, bool data) {
 #endif
 }
 
+double max_over_ranks(double value) {
+#ifdef FORGE_HAS_MPI
+    if (g_size < 2) return value;
+    double m = value;
+    MPI_Allreduce(&value, &m, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return m;
+#else
+    return value;
+#endif
+}
+
 std::vector<RankReport> gather_reports(std::size_t frames, double seconds, const std::string& where) {
     std::vector<RankReport> out;
 #ifdef FORGE_HAS_MPI

@@ -62,6 +62,9 @@ void gather_images(const forge::recon::ReconProblem& P, const std::vector<std::s
 // reaches the others as rank 0 has it.
 void broadcast_maps(forge::recon::ReconProblem& P, bool data);
 
+// The largest of every rank's 'value' (MPI_Allreduce); 'value' itself in a run of one process.
+double max_over_ranks(double value);
+
 // Per-rank work, gathered on rank 0 (empty on the others): frames reconstructed, seconds, host and device.
 struct RankReport {
     int rank = 0;

@@ -242,6 +242,19 @@ class Gdft(LinearOperator):
         """True when CUDA arrays run on the operator's GPU plan (float32, CUDA build, device present)."""
         return self._native.gpu_enabled()
 
+    def set_devices(self, devices):
+        """Runs CUDA arrays on several GPUs of this machine: the forward transform split by samples, the
+        adjoint by pixels, one equal part per entry of ``devices`` (CUDA device numbers; an entry may repeat),
+        the result on the input's device; ``[]``: one GPU (the default). float32 only. Raises ValueError for a
+        device number that does not exist (or a float64 operator), forge.CudaError without a CUDA device
+        (docs/gpu.md)."""
+        self._native.set_devices([int(d) for d in devices])
+
+    @property
+    def devices(self):
+        """The device list of set_devices ([]: one GPU)."""
+        return list(self._native.devices())
+
 
 class GdftR2(Gdft):
     """Gdft with the sinc factor of the field map's gradients (R2* / intra-voxel dephasing), computed by

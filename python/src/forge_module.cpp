@@ -254,7 +254,9 @@ void bind_precision(nb::module_& m, const std::string& sfx) {
                                            to_col(iy), to_col(iz), to_col(fm), to_col(t));
             },
             "kx"_a, "ky"_a, "kz"_a, "ix"_a, "iy"_a, "iz"_a, "field_map"_a, "t"_a)
-        .def("gpu_enabled", &forge::Gdft<T1>::gpu_enabled);
+        .def("gpu_enabled", &forge::Gdft<T1>::gpu_enabled)
+        .def("set_devices", &forge::Gdft<T1>::set_devices, "devices"_a)
+        .def("devices", &forge::Gdft<T1>::devices);
 
     nb::class_<forge::GdftR2<T1>, Op>(m, name("GdftR2").c_str())
         .def(
@@ -265,7 +267,9 @@ void bind_precision(nb::module_& m, const std::string& sfx) {
                                              to_col(iy), to_col(iz), to_col(fm), to_col(t), nx, ny, nz);
             },
             "kx"_a, "ky"_a, "kz"_a, "ix"_a, "iy"_a, "iz"_a, "field_map"_a, "t"_a, "nx"_a, "ny"_a, "nz"_a)
-        .def("gpu_enabled", &forge::GdftR2<T1>::gpu_enabled);
+        .def("gpu_enabled", &forge::GdftR2<T1>::gpu_enabled)
+        .def("set_devices", &forge::GdftR2<T1>::set_devices, "devices"_a)
+        .def("devices", &forge::GdftR2<T1>::devices);
 
     nb::class_<forge::Gnufft<T1>, Op>(m, name("Gnufft").c_str())
         .def(

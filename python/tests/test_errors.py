@@ -85,3 +85,17 @@ def test_gpu_arrays_need_the_gpu_path():
     assert isinstance(forge.built_with_cuda(), bool)
     stats = forge.transfer_stats()
     assert set(stats) >= {"host_to_device_count", "device_to_host_count"}
+
+
+def test_set_devices_errors(rng):
+    p = grid_problem(rng, n=8, n1=50)
+    G = forge.Gdft(p["kx"], p["ky"], ix=p["ix"], iy=p["iy"])
+    G.set_devices([])  # one GPU, the default
+    assert G.devices == []
+    G64 = forge.Gdft(p["kx"], p["ky"], ix=p["ix"], iy=p["iy"], dtype=np.float64)
+    with pytest.raises(ValueError, match="only for float operators"):
+        G64.set_devices([0])
+    if not forge.cuda_available():
+        with pytest.raises(forge.CudaError, match="built without CUDA|no CUDA device"):
+            G.set_devices([0, 0])
+        assert G.devices == []

@@ -199,3 +199,15 @@ def test_toeplitz_normal_and_its_solver_on_device_without_transfers(lib, rng):
     x_dev = no_transfers(lambda: forge.solve_pwls_pcg_normal(A, gb, penalty=R, niter=10))
     assert lib.is_device_array(x_dev)
     assert rel_err(lib.to_host(x_dev), x_host) < 5e-3
+
+
+def test_gdft_on_two_parts_equals_one_gpu(lib, rng):
+    # {0, 0}: two parts on one GPU exercise the split and gather of set_devices on any machine
+    G, p = make_gdft(rng, n=16, n1=701)
+    M = forge.Gdft(p["kx"], p["ky"], ix=p["ix"], iy=p["iy"], field_map=p["field_map"], t=p["t"])
+    M.set_devices([0, 0])
+    assert M.devices == [0, 0]
+    x = lib.to_device(crandn(rng, G.domain_size, dtype=np.complex64))
+    y = lib.to_device(crandn(rng, G.codomain_size, dtype=np.complex64))
+    assert rel_err(lib.to_host(M @ x), lib.to_host(G @ x)) <= 1e-6
+    assert rel_err(lib.to_host(M.H @ y), lib.to_host(G.H @ y)) <= 1e-6

@@ -18,7 +18,8 @@ DEVICE=${4:-auto}
 W=${FORGE_BENCH_WORK:-${TMPDIR:-/tmp}/forge-mpi-bench}
 MPIEXEC=$(command -v mpirun || command -v mpiexec || true)
 [ -n "$MPIEXEC" ] || { echo "bench-mpi-recon: no mpirun or mpiexec on PATH" >&2; exit 77; }
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1  # Open MPI as root (GPU boxes, containers)
+# Open MPI as root (GPU boxes, containers), and without the cross-memory attach containers may forbid
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
 MPI=("$MPIEXEC")
 cores=$(nproc)
 if "$MPIEXEC" --version 2>&1 | grep -q "Open MPI\|OpenRTE"; then

@@ -2,14 +2,16 @@
 # forge-recon under MPI: 'mpiexec -n 2 forge-recon' (frames split over the ranks, gathered on rank 0) writes
 # byte for byte the NIfTI and PNG files one process writes, for the demo and for an ISMRMRD file with coil
 # maps and a field map estimated from the data (rank 0 estimates them, the others receive them); a rank
-# that fails stops every rank with a message naming it, and no output is written.
+# that fails (before or after the first collective) stops every rank with a message naming it, and no output
+# is written.
 #   usage: test_mpi.sh FORGE_RECON WORKDIR MPIEXEC
 source "$(dirname "$0")/common.sh"
 RECON=$1; W=$2; MPIEXEC=$3
 workdir "$W"
-MPI=("$MPIEXEC")
-# Open MPI: CI runs as root (other MPIs ignore these); 2 ranks on a machine that may have fewer cores
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+MPI=(timeout 120 "$MPIEXEC")  # a hang fails the test in minutes, not at ctest's limit
+# Open MPI: CI runs as root (other MPIs ignore these), and containers may forbid the cross-memory attach of
+# its shared-memory transport; 2 ranks on a machine that may have fewer cores
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
 if "$MPIEXEC" --version 2>&1 | grep -q "Open MPI\|OpenRTE"; then
     MPI+=(--oversubscribe)
 fi
@@ -49,3 +51,13 @@ echo "ok  file with estimated maps: 2 ranks write the same bytes as one process"
 grep -q "forge-recon: error: rank 2/2: .*missing.h5" "$W/fail.stderr" || { cat "$W/fail.stderr" >&2; fail "no error naming rank 2"; }
 ls "$W/two"/failed* >/dev/null 2>&1 && fail "a failed run wrote $(ls "$W/two"/failed*)"
 echo "ok  a failing rank stops the run with its message, no output"
+
+# rank 2 fails after the maps were broadcast, while rank 1 reconstructs: rank 1 learns of it at the next
+# checkpoint, both stop, nothing is written
+"${MPI[@]}" -n 1 "$RECON" "$W/one/demo.h5" -o "$W/two/late" -n 3 --device cpu : \
+    -n 1 "$RECON" "$W/one/demo.h5" -o "$W/two/late" -n 3 --device cpu --operator fft >"$W/late.stdout" 2>"$W/late.stderr" \
+    && fail "a run whose rank 2 cannot use --operator fft succeeded"
+grep -q "forge-recon: error: rank 2/2: --operator fft" "$W/late.stderr" || { cat "$W/late.stderr" >&2; fail "no error naming rank 2"; }
+grep -q "\[rank 1/2\].*iteration" "$W/late.stderr" || fail "rank 1 did not reconstruct while rank 2 failed"
+ls "$W/two"/late* >/dev/null 2>&1 && fail "a failed run wrote $(ls "$W/two"/late*)"
+echo "ok  a rank failing while the others reconstruct stops the run, no output"

@@ -484,9 +484,20 @@ Gnufft<T1>::Gnufft(uword n1, uword Nx, uword Ny, uword Nz, const arma::Col<T1>& 
         key[j] = {(s * t1n + t1) * t0n + t0, j};
         slabStart_[s + 1]++;
     }
-    std::sort(key.begin(), key.end());
     order_.resize(n1);
-    for (uword j = 0; j < n1; ++j) order_[j] = key[j].second;
+    const unsigned long long nkeys = nslab * t1n * t0n;
+    if (nkeys <= 4 * (unsigned long long)n1 + (1u << 20)) {
+        // Counting sort (linear; stable, so samples keep their order inside a tile).
+        std::vector<uword> count(nkeys + 1, 0);
+        for (uword j = 0; j < n1; ++j) count[key[j].first + 1]++;
+        for (unsigned long long q = 0; q < nkeys; ++q) count[q + 1] += count[q];
+        for (uword j = 0; j < n1; ++j) order_[count[key[j].first]++] = j;
+    } else {
+        std::sort(key.begin(), key.end());
+        for (uword j = 0; j < n1; ++j) order_[j] = key[j].second;
+    }
+    std::vector<uword> pos(n1);  // sample j's place in slab order
+    for (uword idx = 0; idx < n1; ++idx) pos[order_[idx]] = idx;
     for (uword s = 0; s < nslab; ++s) slabStart_[s + 1] += slabStart_[s];
 
     // Stencil starts and offsets in slab order, from the positions in double (u < 2^31 cells, so the
@@ -495,14 +506,14 @@ Gnufft<T1>::Gnufft(uword n1, uword Nx, uword Ny, uword Nz, const arma::Col<T1>& 
         first_[d].assign(n1, 0);
         offset_[d].assign(n1, T1(0));
         if (N_[d] == 1) continue;
-        for (uword idx = 0; idx < n1; ++idx) {
-            const uword j = order_[idx];
+        // Read in sample order, written in slab order (scattered stores do not stall like scattered loads).
+        for (uword j = 0; j < n1; ++j) {
             double u = double((*k[d])[j]) * double(G_[d]) / double(N_[d]);
             if (u < 0) u += double(G_[d]);
             if (u >= double(G_[d])) u = 0;
             const double f = std::ceil(u - double(W_) / 2);
-            first_[d][idx] = int(f);
-            offset_[d][idx] = T1(std::min(1.0, std::max(-1.0, 2 * (u - f) - double(W_ - 1))));
+            first_[d][pos[j]] = int(f);
+            offset_[d][pos[j]] = T1(std::min(1.0, std::max(-1.0, 2 * (u - f) - double(W_ - 1))));
         }
     }
 

@@ -3,7 +3,7 @@
 // make it from a geometry and options (stream, device, max_batch), execute many times; set_points loads
 // a new trajectory (re-sorted into sectors, allocations reused where they fit).
 //
-//   cuda::NufftGeometry g = ...;                 // sizes, kernel table, sample positions (host arrays)
+//   cuda::NufftGeometry g = ...;                 // sizes, kernel polynomials, stencil data (host arrays)
 //   cuda::CudaNufftPipeline plan(g);             // own blocking stream, current device
 //   plan.execute(cuda::Direction::forward, d_images, d_kdata, ncoils);
 //   plan.set_points(n1b, ux, uy, uz);            // another trajectory on the same grid

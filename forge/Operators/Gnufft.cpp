@@ -564,6 +564,22 @@ double Gnufft<T1>::kernel_integral() const {
 }
 
 namespace {
+// Clears a grid in parallel (the pages are first touched by the threads that grid them).
+template <typename T>
+void zero_grid(std::complex<T>* g, uword n) {
+#pragma omp parallel for schedule(static) if (n > 65536)
+    for (long long i = 0; i < (long long)n; ++i) g[i] = std::complex<T>(0);
+}
+// An uninitialised grid workspace (std::vector would clear it on one thread first).
+template <typename T>
+struct GridBuffer {
+    explicit GridBuffer(uword n) : raw(new T[2 * n]) {}
+    std::complex<T>* data() { return reinterpret_cast<std::complex<T>*>(raw.get()); }
+    std::unique_ptr<T[]> raw;
+};
+}  // namespace
+
+namespace {
 template <typename T1>
 Stencils<T1> stencils(int W, int degree, const std::vector<T1>& coef, const uword* N, const uword* G,
                       const std::vector<int>* first, const std::vector<T1>* offset) {
@@ -604,7 +620,7 @@ void Gnufft<T1>::spread(const std::complex<T1>* samples, std::complex<T1>* grid)
     SpreadFn<T1> sp;
     InterpFn<T1> ip;
     gridding_loops(s, sp, ip);
-    std::fill(grid, grid + grid_elems(), std::complex<T1>(0));
+    zero_grid(grid, grid_elems());
     T1* g = reinterpret_cast<T1*>(grid);
     const uword* order = order_.data();
     const long long nslab = (long long)slabStart_.size() - 1;
@@ -622,7 +638,8 @@ void Gnufft<T1>::spread(const std::complex<T1>* samples, std::complex<T1>* grid)
 template <typename T1>
 void Gnufft<T1>::forward_host(const std::complex<T1>* image, std::complex<T1>* kdata) const {
     const uword Gx = G_[0], Gy = G_[1];
-    std::vector<std::complex<T1>> grid(grid_elems(), std::complex<T1>(0));
+    GridBuffer<T1> grid(grid_elems());
+    zero_grid(grid.data(), grid_elems());
     constexpr std::size_t elemBytes = sizeof(std::complex<T1>);
 #pragma omp parallel for collapse(2) if (detail::parallel_elementwise(n2_, 2 * elemBytes))
     for (long long z = 0; z < (long long)N_[2]; ++z)
@@ -644,7 +661,7 @@ void Gnufft<T1>::forward_host(const std::complex<T1>* image, std::complex<T1>* k
 template <typename T1>
 void Gnufft<T1>::adjoint_host(const std::complex<T1>* kdata, std::complex<T1>* image) const {
     const uword Gx = G_[0], Gy = G_[1];
-    std::vector<std::complex<T1>> grid(grid_elems());
+    GridBuffer<T1> grid(grid_elems());
     spread(kdata, grid.data());
     plan_->backward(grid.data());
     constexpr std::size_t elemBytes = sizeof(std::complex<T1>);

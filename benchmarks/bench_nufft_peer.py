@@ -60,7 +60,12 @@ def trajectory(kind, n1, shape, rng):
         ky = r * (N[1] / 2 - 0.5) * np.sin(th)
         kz = rng.uniform(-N[2] / 2, N[2] / 2, n1) if N[2] > 1 else np.zeros(n1)
         ks = [kx, ky, kz]
-    return [k.astype(np.float32) for k in ks]
+    out = []
+    for k, n in zip(ks, N):
+        k = k.astype(np.float32)
+        k[k >= n / 2] = -n / 2  # float32 rounding can reach +N/2, outside [-N/2, N/2)
+        out.append(k)
+    return out
 
 
 def exact_forward(ks, shape, img, rows):

@@ -2,9 +2,11 @@
 //
 // Gridding follows the sector-based, output-driven scheme of Gregerson: the oversampled grid is
 // split into sectors (32x32 in 2D, 16x16x16 in 3D); on the host, once, each sample is listed in every
-// sector its kernel footprint touches. One thread block per sector accumulates its samples into a
-// shared-memory tile (shared-memory atomics only) and writes the finished tile to global memory; every grid
-// cell belongs to exactly one sector, so the grid needs no clearing and no global atomics at all.
+// sector its kernel footprint touches. One thread block per subproblem (a sector's list, or a run of a
+// crowded one) accumulates its samples into a shared-memory tile (shared-memory atomics only) and writes the
+// finished tile to global memory once: whole sectors by plain stores (every grid cell belongs to exactly one
+// sector), split sectors by atomic adds onto a grid cleared first. The kernel weights are polynomials in
+// the sample's offset, evaluated once per axis and entry (Horner); widths 2..8 are compiled each.
 // A batch runs with the vector in blockIdx.y: every kernel offsets its input and output by that vector.
 #include "forge/CUDA/CudaNufftPipeline.h"
 
@@ -145,16 +147,20 @@ __global__ void __launch_bounds__(kThreads)
     out[order[e]] = make_float2(re, im);
 }
 
-// Adjoint step 1: one block per sector; shared-memory tile; every cell of the sector written once. Each
-// entry of the sector's list carries its sample's stencil start (secFirst) and offsets with the sample
+// Adjoint step 1: one block per subproblem, a run of entries of one sector's list (see sort_points; a sector with few
+// entries is one subproblem; a crowded one, e.g. the centre of a spiral, is split so that its work spreads over several
+// SMs). The block accumulates in a shared-memory tile, then writes the tile once: a plain store when it is its sector's
+// only subproblem, else atomic adds onto the (cleared) grid, so global atomics occur only in that final write of split
+// sectors, never in the hot loop. Each entry carries its sample's stencil start (secFirst) and offsets with the sample
 // index in .w (secOffset).
 template <int W>
 __global__ void __launch_bounds__(kThreads)
     kernel_grid_sectors(const float2* __restrict__ in, float2* __restrict__ grid, const DevGeom g,
-                        const long long* __restrict__ secStart, const int4* __restrict__ secFirst,
-                        const float4* __restrict__ secOffset, int n1) {
+                        const int2* __restrict__ subSector, const longlong2* __restrict__ subRange,
+                        const int4* __restrict__ secFirst, const float4* __restrict__ secOffset, int n1) {
     extern __shared__ float2 tile[];
-    const int sec = blockIdx.x;
+    const int2 info = subSector[blockIdx.x];  // (sector, split)
+    const int sec = info.x;
     in += blockIdx.y * (long long)n1;
     grid += blockIdx.y * ((long long)g.G[0] * g.G[1] * g.G[2]);
     const int sx = sec % g.nsec[0], sy = (sec / g.nsec[0]) % g.nsec[1], sz = sec / (g.nsec[0] * g.nsec[1]);
@@ -166,8 +172,9 @@ __global__ void __launch_bounds__(kThreads)
 
     // Sector list offsets in 64 bits (the (sector, sample) entries pass 2^31 near 2.7e8 samples in 3D); within
     // a sector 32 bits suffice, as a sample is listed at most once per sector and n1 fits an int.
-    const long long beg = secStart[sec];
-    const int count = int(secStart[sec + 1] - beg);
+    const longlong2 range = subRange[blockIdx.x];
+    const long long beg = range.x;
+    const int count = int(range.y - beg);
     const int4* __restrict__ sf = secFirst + beg;
     const float4* __restrict__ so = secOffset + beg;
     for (int e = threadIdx.x; e < count; e += blockDim.x) {
@@ -209,7 +216,14 @@ __global__ void __launch_bounds__(kThreads)
     __syncthreads();
     for (int c = threadIdx.x; c < ncell; c += blockDim.x) {
         const int lx = c % sz3[0], ly = (c / sz3[0]) % sz3[1], lz = c / (sz3[0] * sz3[1]);
-        grid[(o[0] + lx) + (long long)g.G[0] * ((o[1] + ly) + (long long)g.G[1] * (o[2] + lz))] = tile[c];
+        float2* cell = grid + (o[0] + lx) + (long long)g.G[0] * ((o[1] + ly) + (long long)g.G[1] * (o[2] + lz));
+        const float2 v = tile[c];
+        if (!info.y) {
+            *cell = v;
+        } else if (v.x != 0.f || v.y != 0.f) {
+            atomicAdd(&cell->x, v.x);
+            atomicAdd(&cell->y, v.y);
+        }
     }
 }
 
@@ -226,7 +240,9 @@ struct CudaNufftPipeline::Impl {
     int n1 = 0;
     long long nsectors = 0, entries = 0;
     size_t shmem = 0;
-    DeviceBuffer deapod[3], order, first, offset, secStart, secFirst, secOffset, grid;
+    long long nsub = 0;  // subproblems (thread blocks of the gridding kernel)
+    bool split = false;  // some sector is split over several subproblems: the grid is cleared first
+    DeviceBuffer deapod[3], order, first, offset, subSector, subRange, secFirst, secOffset, grid;
     uword gridVectors = 0;  // oversampled grids the workspace holds
     std::unique_ptr<CudaFftPlan<float>> fft;
     cudaStream_t stream = nullptr;
@@ -322,12 +338,35 @@ void CudaNufftPipeline::Impl::sort_points(uword n1u, const int* const fst[3], co
             upload_into(offset, so.data(), so.size());
         }
     }
-    upload_into(secStart, start.data(), start.size());
+    // Subproblems: each sector's list cut into runs of at most 'chunk' entries, chunk = max(1024, twice the
+    // mean entries per sector), so that evenly loaded sectors stay whole and crowded ones are shared out.
+    const long long chunk =
+        std::max<long long>(1024, 2 * ((entries + nsectors - 1) / std::max<long long>(nsectors, 1)));
+    std::vector<int2> info;
+    std::vector<longlong2> range;
+    split = false;
+    for (long long sct = 0; sct < nsectors; ++sct) {
+        const long long b = start[sct], e = start[sct + 1];
+        const long long parts = std::max<long long>(1, (e - b + chunk - 1) / chunk);
+        split |= parts > 1;
+        for (long long q = 0; q < parts; ++q) {
+            info.push_back(make_int2(int(sct), parts > 1 ? 1 : 0));
+            range.push_back(make_longlong2(b + q * chunk, std::min(e, b + (q + 1) * chunk)));
+        }
+    }
+    nsub = (long long)info.size();
+    if (nsub > (long long)kMaxIndex) {
+        throw invalid_argument("CudaNufftPipeline: " + std::to_string(nsub) +
+                               " gridding subproblems exceed CudaNufftPipeline::kMaxIndex (one thread block each)");
+    }
+    upload_into(subSector, info.data(), info.size());
+    upload_into(subRange, range.data(), range.size());
 }
 
 // Kernels compiled per width: a table indexed by W.
 using InterpKernel = void (*)(const float2*, float2*, const DevGeom, const int*, const int4*, const float4*, int);
-using GridKernel = void (*)(const float2*, float2*, const DevGeom, const long long*, const int4*, const float4*, int);
+using GridKernel = void (*)(const float2*, float2*, const DevGeom, const int2*, const longlong2*, const int4*,
+                            const float4*, int);
 // Widths 2..8 (float's useful range) are compiled each; wider kernels share the W = 16 instance, whose
 // loops stop at the plan's width (DevGeom::taps) and whose Horner rows past it hold zeros.
 constexpr int kMaxFixedW = 8;
@@ -512,9 +551,10 @@ void CudaNufftPipeline::execute(Direction direction, const float* d_in, float* d
         } else {
             const float2* kdata = reinterpret_cast<const float2*>(d_in) + b0 * n1;
             float2* img = reinterpret_cast<float2*>(d_out) + b0 * n2;
-            gk<<<dim3(unsigned(I.nsectors), nb), kThreads, I.shmem, st>>>(kdata, grid, g, I.secStart.as<long long>(),
-                                                                          I.secFirst.as<int4>(),
-                                                                          I.secOffset.as<float4>(), I.n1);
+            if (I.split) FORGE_CUDA_CHECK(cudaMemsetAsync(grid, 0, size_t(nb) * size_t(gridN) * sizeof(float2), st));
+            gk<<<dim3(unsigned(I.nsub), nb), kThreads, I.shmem, st>>>(kdata, grid, g, I.subSector.as<int2>(),
+                                                                      I.subRange.as<longlong2>(), I.secFirst.as<int4>(),
+                                                                      I.secOffset.as<float4>(), I.n1);
             FORGE_CUDA_CHECK_LAUNCH("kernel_grid_sectors");
             I.fft->exec(reinterpret_cast<float*>(grid), false, nb);
             kernel_crop<<<dim3(unsigned((n2 + kThreads - 1) / kThreads), nb), kThreads, 0, st>>>(

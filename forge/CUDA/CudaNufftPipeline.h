@@ -3,7 +3,7 @@
 // make it from a geometry and options (stream, device, max_batch), execute many times; set_points loads
 // a new trajectory (re-sorted into sectors, allocations reused where they fit).
 //
-//   cuda::NufftGeometry g = ...;                 // sizes, kernel table, sample positions (host arrays)
+//   cuda::NufftGeometry g = ...;                 // sizes, kernel polynomials, stencil data (host arrays)
 //   cuda::CudaNufftPipeline plan(g);             // own blocking stream, current device
 //   plan.execute(cuda::Direction::forward, d_images, d_kdata, ncoils);
 //   plan.set_points(n1b, ux, uy, uz);            // another trajectory on the same grid
@@ -15,14 +15,15 @@
 //          Kaiser-Bessel interpolation (one thread per sample, samples in sector order for locality, the
 //          sample's 3W kernel weights evaluated once by Horner's rule into registers; kernels compiled
 //          per width).
-// Adjoint  (samples -> image): sector-based, output-driven gridding (Gregerson's scheme): the oversampled grid is
-//          cut into sectors; each thread block owns one sector, accumulates in shared memory every sample
-//          whose kernel footprint touches the sector (the sample lists are presorted on the host, once,
-//          with a sample listed in every sector it touches), then writes its sector to global memory
-//          exactly once. No atomics on global memory anywhere; only shared-memory atomics in the hot loop.
-//          Each list entry carries the sample's stencil start and offsets, so a block reads its entries
-//          coalesced and evaluates 3W kernel weights per entry.
-//          Then inverse cuFFT, crop + deapodize (one kernel).
+// Adjoint  (samples -> image): sector-based gridding (Gregerson's output-driven scheme, load-balanced by
+//          subproblems as in cufinufft): the oversampled grid is cut into sectors; each sample is listed
+//          (host presort, once) in every sector its kernel footprint touches; a sector's list is one
+//          subproblem, or several when it is crowded (more than max(1024, twice the mean) entries). One thread
+//          block per subproblem accumulates in a shared-memory tile (shared-memory atomics only in the hot
+//          loop) and writes the tile once: a plain store for a whole sector, atomic adds onto the cleared grid
+//          for a split one. Each list entry carries the sample's stencil start and offsets, so a block reads
+//          its entries coalesced and evaluates 3W kernel weights per entry. Then inverse cuFFT, crop +
+//          deapodize (one kernel).
 // The trajectory (stencil starts and offsets), the sector lists, the kernel polynomials and the deapodization factors
 // live on the device for the plan's lifetime. Data are interleaved complex float device arrays, batch
 // vectors back to back: images n2 x batch, k-space n1 x batch. Work is queued on the plan's stream

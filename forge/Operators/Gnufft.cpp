@@ -484,9 +484,20 @@ Gnufft<T1>::Gnufft(uword n1, uword Nx, uword Ny, uword Nz, const arma::Col<T1>& 
         key[j] = {(s * t1n + t1) * t0n + t0, j};
         slabStart_[s + 1]++;
     }
-    std::sort(key.begin(), key.end());
     order_.resize(n1);
-    for (uword j = 0; j < n1; ++j) order_[j] = key[j].second;
+    const unsigned long long nkeys = nslab * t1n * t0n;
+    if (nkeys <= 4 * (unsigned long long)n1 + (1u << 20)) {
+        // Counting sort (linear; stable, so samples keep their order inside a tile).
+        std::vector<uword> count(nkeys + 1, 0);
+        for (uword j = 0; j < n1; ++j) count[key[j].first + 1]++;
+        for (unsigned long long q = 0; q < nkeys; ++q) count[q + 1] += count[q];
+        for (uword j = 0; j < n1; ++j) order_[count[key[j].first]++] = j;
+    } else {
+        std::sort(key.begin(), key.end());
+        for (uword j = 0; j < n1; ++j) order_[j] = key[j].second;
+    }
+    std::vector<uword> pos(n1);  // sample j's place in slab order
+    for (uword idx = 0; idx < n1; ++idx) pos[order_[idx]] = idx;
     for (uword s = 0; s < nslab; ++s) slabStart_[s + 1] += slabStart_[s];
 
     // Stencil starts and offsets in slab order, from the positions in double (u < 2^31 cells, so the
@@ -495,14 +506,14 @@ Gnufft<T1>::Gnufft(uword n1, uword Nx, uword Ny, uword Nz, const arma::Col<T1>& 
         first_[d].assign(n1, 0);
         offset_[d].assign(n1, T1(0));
         if (N_[d] == 1) continue;
-        for (uword idx = 0; idx < n1; ++idx) {
-            const uword j = order_[idx];
+        // Read in sample order, written in slab order (scattered stores do not stall like scattered loads).
+        for (uword j = 0; j < n1; ++j) {
             double u = double((*k[d])[j]) * double(G_[d]) / double(N_[d]);
             if (u < 0) u += double(G_[d]);
             if (u >= double(G_[d])) u = 0;
             const double f = std::ceil(u - double(W_) / 2);
-            first_[d][idx] = int(f);
-            offset_[d][idx] = T1(std::min(1.0, std::max(-1.0, 2 * (u - f) - double(W_ - 1))));
+            first_[d][pos[j]] = int(f);
+            offset_[d][pos[j]] = T1(std::min(1.0, std::max(-1.0, 2 * (u - f) - double(W_ - 1))));
         }
     }
 
@@ -553,6 +564,22 @@ double Gnufft<T1>::kernel_integral() const {
 }
 
 namespace {
+// Clears a grid in parallel (the pages are first touched by the threads that grid them).
+template <typename T>
+void zero_grid(std::complex<T>* g, uword n) {
+#pragma omp parallel for schedule(static) if (n > 65536)
+    for (long long i = 0; i < (long long)n; ++i) g[i] = std::complex<T>(0);
+}
+// An uninitialised grid workspace (std::vector would clear it on one thread first).
+template <typename T>
+struct GridBuffer {
+    explicit GridBuffer(uword n) : raw(new T[2 * n]) {}
+    std::complex<T>* data() { return reinterpret_cast<std::complex<T>*>(raw.get()); }
+    std::unique_ptr<T[]> raw;
+};
+}  // namespace
+
+namespace {
 template <typename T1>
 Stencils<T1> stencils(int W, int degree, const std::vector<T1>& coef, const uword* N, const uword* G,
                       const std::vector<int>* first, const std::vector<T1>* offset) {
@@ -593,7 +620,7 @@ void Gnufft<T1>::spread(const std::complex<T1>* samples, std::complex<T1>* grid)
     SpreadFn<T1> sp;
     InterpFn<T1> ip;
     gridding_loops(s, sp, ip);
-    std::fill(grid, grid + grid_elems(), std::complex<T1>(0));
+    zero_grid(grid, grid_elems());
     T1* g = reinterpret_cast<T1*>(grid);
     const uword* order = order_.data();
     const long long nslab = (long long)slabStart_.size() - 1;
@@ -611,7 +638,8 @@ void Gnufft<T1>::spread(const std::complex<T1>* samples, std::complex<T1>* grid)
 template <typename T1>
 void Gnufft<T1>::forward_host(const std::complex<T1>* image, std::complex<T1>* kdata) const {
     const uword Gx = G_[0], Gy = G_[1];
-    std::vector<std::complex<T1>> grid(grid_elems(), std::complex<T1>(0));
+    GridBuffer<T1> grid(grid_elems());
+    zero_grid(grid.data(), grid_elems());
     constexpr std::size_t elemBytes = sizeof(std::complex<T1>);
 #pragma omp parallel for collapse(2) if (detail::parallel_elementwise(n2_, 2 * elemBytes))
     for (long long z = 0; z < (long long)N_[2]; ++z)
@@ -633,7 +661,7 @@ void Gnufft<T1>::forward_host(const std::complex<T1>* image, std::complex<T1>* k
 template <typename T1>
 void Gnufft<T1>::adjoint_host(const std::complex<T1>* kdata, std::complex<T1>* image) const {
     const uword Gx = G_[0], Gy = G_[1];
-    std::vector<std::complex<T1>> grid(grid_elems());
+    GridBuffer<T1> grid(grid_elems());
     spread(kdata, grid.data());
     plan_->backward(grid.data());
     constexpr std::size_t elemBytes = sizeof(std::complex<T1>);

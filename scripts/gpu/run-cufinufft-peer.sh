@@ -10,7 +10,9 @@
 # then runs it (2D 256x256 / 131072 and 3D 128x128x64 / 2M samples, uniform and spiral points, tolerances
 # 1e-3, 1e-4, 1e-5, forward and adjoint, plan times, errors vs exact float64 sums). Logs in LOGDIR (default
 # $OUT if set, else ./gpu-logs). Environment: FORGE_PEER_ARGS (e.g. "--reps 10 --quick"), FORGE_GPU_ARCH
-# (default 90), FORGE_PEER_JOBS (default nproc). Not part of forge's build or CI.
+# (default 90), FORGE_PEER_JOBS (default nproc), FORGE_PEER_FORGE_BUILD (a CUDA build tree of forge with
+# everything it installs built, e.g. .gpu-build after run-gpu-suite.sh: installed instead of step 1).
+# Not part of forge's build or CI.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -33,15 +35,23 @@ export LD_LIBRARY_PATH=$DEPS/usr/lib:$L:$L/openblas-pthread:$L/blas:$L/lapack:${
 GEN=""
 command -v ninja >/dev/null && GEN="-G Ninja"
 
-step "forge library (CUDA, sm_$ARCH) -> /tmp/forge-peer-install"
-cmake -S . -B /tmp/forge-peer-build $GEN -DCMAKE_BUILD_TYPE=Release -DFORGE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=$ARCH \
-  -DFORGE_BUILD_APPS=OFF -DFORGE_BUILD_IO=OFF -DFORGE_BUILD_BENCHMARKS=OFF -DFORGE_BUILD_TESTS=OFF -DFORGE_PYTHON=OFF \
-  -DCMAKE_PREFIX_PATH=$DEPS/usr -DARMADILLO_INCLUDE_DIR=$DEPS/usr/include \
-  -DARMADILLO_LIBRARY=$DEPS/usr/lib/libarmadillo.so -DCMAKE_INSTALL_PREFIX=/tmp/forge-peer-install \
-  > "$LOG/peer-forge-configure.log" 2>&1 || { tail -30 "$LOG/peer-forge-configure.log"; exit 1; }
-cmake --build /tmp/forge-peer-build -j"$J" --target ForgeCommon > "$LOG/peer-forge-build.log" 2>&1 ||
-  { grep -E "error" "$LOG/peer-forge-build.log" | head -30; exit 1; }
-cmake --install /tmp/forge-peer-build > "$LOG/peer-forge-install.log" 2>&1 || { tail -20 "$LOG/peer-forge-install.log"; exit 1; }
+if [ -n "${FORGE_PEER_FORGE_BUILD:-}" ]; then
+  # A forge build tree made already (e.g. run-gpu-suite.sh's .gpu-build): install it instead of building again.
+  step "forge library from $FORGE_PEER_FORGE_BUILD -> /tmp/forge-peer-install"
+  cmake --install "$FORGE_PEER_FORGE_BUILD" --prefix /tmp/forge-peer-install > "$LOG/peer-forge-install.log" 2>&1 ||
+    { tail -20 "$LOG/peer-forge-install.log"; exit 1; }
+else
+  step "forge library (CUDA, sm_$ARCH) -> /tmp/forge-peer-install"
+  cmake -S . -B /tmp/forge-peer-build $GEN -DCMAKE_BUILD_TYPE=Release -DFORGE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=$ARCH \
+    -DFORGE_BUILD_APPS=OFF -DFORGE_BUILD_IO=OFF -DFORGE_BUILD_BENCHMARKS=OFF -DFORGE_BUILD_TESTS=OFF -DFORGE_PYTHON=OFF \
+    -DCMAKE_PREFIX_PATH=$DEPS/usr -DARMADILLO_INCLUDE_DIR=$DEPS/usr/include \
+    -DARMADILLO_LIBRARY=$DEPS/usr/lib/libarmadillo.so -DCMAKE_INSTALL_PREFIX=/tmp/forge-peer-install \
+    > "$LOG/peer-forge-configure.log" 2>&1 || { tail -30 "$LOG/peer-forge-configure.log"; exit 1; }
+  cmake --build /tmp/forge-peer-build -j"$J" --target ForgeCommon > "$LOG/peer-forge-build.log" 2>&1 ||
+    { grep -E "error" "$LOG/peer-forge-build.log" | head -30; exit 1; }
+  cmake --install /tmp/forge-peer-build > "$LOG/peer-forge-install.log" 2>&1 ||
+    { tail -20 "$LOG/peer-forge-install.log"; exit 1; }
+fi
 
 step "cufinufft (CUDA only, shared, sm_$ARCH)"
 rm -rf /tmp/peer && mkdir -p /tmp/peer && tar -xzf .gpu-deps/finufft-src.tar.gz -C /tmp/peer

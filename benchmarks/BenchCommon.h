@@ -29,6 +29,20 @@ private:
     clock::time_point start_;
 };
 
+// Median wall time of 'reps' runs of f (reps >= 1) after one warm-up run.
+template <typename F>
+double median_seconds(int reps, F&& f) {
+    f();
+    std::vector<double> ts;
+    for (int r = 0; r < reps; ++r) {
+        const auto t0 = std::chrono::steady_clock::now();
+        f();
+        ts.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::sort(ts.begin(), ts.end());
+    return ts[ts.size() / 2];
+}
+
 // Seconds per call of fn: one untimed warm-up call, then repeats until at least min_reps calls and
 // min_seconds of total time; returns the fastest call (least disturbed by other load on the machine).
 inline double time_call(const std::function<void()>& fn, int min_reps = 3, double min_seconds = 0.3,

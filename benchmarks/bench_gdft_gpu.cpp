@@ -25,7 +25,7 @@
 
 using namespace forge;
 using cvec = forgeCol<forgeComplex<float>>;
-using Clock = std::chrono::steady_clock;
+using forge_bench::median_seconds;
 
 namespace {
 
@@ -57,20 +57,6 @@ Geometry make_geometry(uword nx, uword ny, uword nz, uword n1) {
                 g.FM[i] = float(2 * M_PI * 150.0 * std::sin(2.0 * g.ix[i]) * std::cos(3.0 * g.iy[i] + g.iz[i]));
             }
     return g;
-}
-
-// Median wall time of 'reps' runs of f after one warm-up run.
-template <typename F>
-double median_seconds(int reps, F&& f) {
-    f();
-    std::vector<double> ts;
-    for (int r = 0; r < reps; ++r) {
-        const auto t0 = Clock::now();
-        f();
-        ts.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
-    }
-    std::sort(ts.begin(), ts.end());
-    return ts[ts.size() / 2];
 }
 
 double sinc_pg(double x) { return x == 0 ? 1.0 : std::sin(M_PI * x) / (M_PI * x); }
@@ -175,7 +161,7 @@ int main(int argc, char** argv) {
         else if (s == "--samples")
             samples = std::stoul(next());
         else if (s == "--reps")
-            reps = std::stoi(next());
+            reps = std::max(1, std::stoi(next()));
         else if (s == "--cpu-samples")
             cpuSamples = std::stoul(next());
         else {

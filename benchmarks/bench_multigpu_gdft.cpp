@@ -23,23 +23,8 @@
 using namespace forge;
 using namespace forge_bench;
 using cvec = forgeCol<forgeComplex<float>>;
-using Clock = std::chrono::steady_clock;
 
 namespace {
-
-// Median wall time of 'reps' runs of f after one warm-up run.
-template <typename F>
-double median_seconds(int reps, F&& f) {
-    f();
-    std::vector<double> ts;
-    for (int r = 0; r < reps; ++r) {
-        const auto t0 = Clock::now();
-        f();
-        ts.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
-    }
-    std::sort(ts.begin(), ts.end());
-    return ts[ts.size() / 2];
-}
 
 std::vector<int> parse_devices(const std::string& s) {
     std::vector<int> d;
@@ -80,7 +65,7 @@ int main(int argc, char** argv) {
         } else if (s == "--devices") {
             devices = parse_devices(next());
         } else if (s == "--reps") {
-            reps = std::stoi(next());
+            reps = std::max(1, std::stoi(next()));
         } else if (s == "--sizes") {
             if (next() == "small") {
                 nx = 32, ny = 32, nz = 16;

@@ -60,7 +60,7 @@ void trajectory(arma::uword n1, arma::uword Nx, arma::uword Ny, arma::uword Nz, 
 }
 void row(const char* dev, const std::string& what, arma::uword n1, double fwd, double adj, double err,
          double errAdj = -1, double tol = 0, arma::uword W = 0, double plan = -1) {
-    char t[16] = "-", w[8] = "-", p[16] = "-", ea[16] = "-";
+    char t[16] = "-", w[24] = "-", p[16] = "-", ea[16] = "-";
     if (tol > 0) std::snprintf(t, sizeof t, "%.0e", tol);
     if (W > 0) std::snprintf(w, sizeof w, "%llu", (unsigned long long)W);
     if (plan >= 0) std::snprintf(p, sizeof p, "%.4f", plan);

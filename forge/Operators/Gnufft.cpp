@@ -104,13 +104,31 @@ inline void horner_rt(const T* coef, int degree, int W, T y, T* w) {
         for (int a = 0; a < W; ++a) w[a] = w[a] * y + coef[k * kTaps + a];
 }
 
+// Kernel weights of entry idx along each axis and its y and z row offsets on the (complex) grid, in cells.
+template <typename T, int W, int DIM>
+inline void fixed_stencil(const Stencils<T>& s, uword idx, T (&wx)[W], T (&wy)[W], T (&wz)[W], long long (&oy)[W],
+                          long long (&oz)[DIM == 3 ? W : 1]) {
+    const long long Gx = s.G[0], Gy = s.G[1], Gz = s.G[2];
+    horner<T, W>(s.coef, s.degree, s.offset[0][idx], wx);
+    horner<T, W>(s.coef, s.degree, s.offset[1][idx], wy);
+    if (DIM == 3) horner<T, W>(s.coef, s.degree, s.offset[2][idx], wz);
+    const long long fy = s.first[1][idx];
+    for (int q = 0; q < W; ++q) oy[q] = wrap(fy + q, Gy) * Gx;
+    if (DIM == 3) {
+        const long long fz = s.first[2][idx];
+        for (int c = 0; c < W; ++c) oz[c] = wrap(fz + c, Gz) * Gx * Gy;
+    } else {
+        oz[0] = 0;
+    }
+}
+
 // Gridding (spread) of samples [b, e) of the slab order, W known at compile time, DIM = 2 (x, y) or 3 (x, y, z).
 // The x taps of a stencil are contiguous on the grid unless they wrap: then one FMA per float of 2W.
 constexpr uword kGatherBlock = 256;  // samples gathered (or scattered) at once, for memory-level parallelism
 
 template <typename T, int W, int DIM>
 void spread_fixed(const Stencils<T>& s, const uword* order, const std::complex<T>* in, T* grid, uword b, uword e) {
-    const long long Gx = s.G[0], Gy = s.G[1], Gz = s.G[2], Gxy = Gx * Gy;
+    const long long Gx = s.G[0];
     constexpr int NZ = DIM == 3 ? W : 1;
     std::complex<T> vals[kGatherBlock];
     for (uword idx = b; idx < e; ++idx) {
@@ -122,23 +140,13 @@ void spread_fixed(const Stencils<T>& s, const uword* order, const std::complex<T
         }
         const std::complex<T> val = vals[(idx - b) % kGatherBlock];
         T wx[W], wy[W], wz[W];
-        horner<T, W>(s.coef, s.degree, s.offset[0][idx], wx);
-        horner<T, W>(s.coef, s.degree, s.offset[1][idx], wy);
-        if (DIM == 3) horner<T, W>(s.coef, s.degree, s.offset[2][idx], wz);
+        long long oy[W], oz[NZ];
+        fixed_stencil<T, W, DIM>(s, idx, wx, wy, wz, oy, oz);
         const T vr = val.real(), vi = val.imag();
         T kv[2 * W];
         for (int a = 0; a < W; ++a) {
             kv[2 * a] = wx[a] * vr;
             kv[2 * a + 1] = wx[a] * vi;
-        }
-        long long oy[W], oz[NZ];
-        const long long fy = s.first[1][idx];
-        for (int q = 0; q < W; ++q) oy[q] = wrap(fy + q, Gy) * Gx;
-        if (DIM == 3) {
-            const long long fz = s.first[2][idx];
-            for (int c = 0; c < NZ; ++c) oz[c] = wrap(fz + c, Gz) * Gxy;
-        } else {
-            oz[0] = 0;
         }
         const long long fx = s.first[0][idx];
         if (fx >= 0 && fx + W <= Gx) {
@@ -169,7 +177,7 @@ void spread_fixed(const Stencils<T>& s, const uword* order, const std::complex<T
 // into one row, which is then weighted by the x taps.
 template <typename T, int W, int DIM>
 void interp_fixed(const Stencils<T>& s, const uword* order, const T* grid, std::complex<T>* out, uword b, uword e) {
-    const long long Gx = s.G[0], Gy = s.G[1], Gz = s.G[2], Gxy = Gx * Gy;
+    const long long Gx = s.G[0];
     constexpr int NZ = DIM == 3 ? W : 1;
     std::complex<T> vals[kGatherBlock];
     for (uword idx = b; idx < e; ++idx) {
@@ -177,18 +185,8 @@ void interp_fixed(const Stencils<T>& s, const uword* order, const T* grid, std::
             for (uword q = 0; q < kGatherBlock; ++q) out[order[idx - kGatherBlock + q]] = vals[q];
         }
         T wx[W], wy[W], wz[W];
-        horner<T, W>(s.coef, s.degree, s.offset[0][idx], wx);
-        horner<T, W>(s.coef, s.degree, s.offset[1][idx], wy);
-        if (DIM == 3) horner<T, W>(s.coef, s.degree, s.offset[2][idx], wz);
         long long oy[W], oz[NZ];
-        const long long fy = s.first[1][idx];
-        for (int q = 0; q < W; ++q) oy[q] = wrap(fy + q, Gy) * Gx;
-        if (DIM == 3) {
-            const long long fz = s.first[2][idx];
-            for (int c = 0; c < NZ; ++c) oz[c] = wrap(fz + c, Gz) * Gxy;
-        } else {
-            oz[0] = 0;
-        }
+        fixed_stencil<T, W, DIM>(s, idx, wx, wy, wz, oy, oz);
         const long long fx = s.first[0][idx];
         T acc[2 * W];
         for (int i = 0; i < 2 * W; ++i) acc[i] = 0;

@@ -20,18 +20,13 @@ LOG=${1:-${OUT:-$PWD/gpu-logs}}
 mkdir -p "$LOG"
 ARCH=${FORGE_GPU_ARCH:-90}
 J=${FORGE_PEER_JOBS:-$(nproc)}
-DEPS=/opt/deps
-L=$DEPS/usr/lib/x86_64-linux-gnu
+# shellcheck source=scripts/gpu/deps-env.sh
+source scripts/gpu/deps-env.sh
 step() { echo; echo "=== $* ($(date +%T))"; }
 [ -f .gpu-deps/finufft-src.tar.gz ] || { echo "missing .gpu-deps/finufft-src.tar.gz (scripts/gpu/fetch-cufinufft-src.sh)"; exit 1; }
 
 step "unpack .gpu-deps into $DEPS"
-mkdir -p "$DEPS"
-for f in .gpu-deps/*.deb; do dpkg -x "$f" "$DEPS"; done
-for lib in libblas.so.3 liblapack.so.3; do
-  [ -e "$L/$lib" ] || ln -sf "$L/openblas-pthread/$lib" "$L/$lib"
-done
-export LD_LIBRARY_PATH=$DEPS/usr/lib:$L:$L/openblas-pthread:$L/blas:$L/lapack:${LD_LIBRARY_PATH:-}
+forge_gpu_unpack_deps
 GEN=""
 command -v ninja >/dev/null && GEN="-G Ninja"
 

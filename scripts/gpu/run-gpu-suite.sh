@@ -17,8 +17,8 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 LOG=${1:-${OUT:-$PWD/gpu-logs}}
 mkdir -p "$LOG"
-DEPS=/opt/deps
-L=$DEPS/usr/lib/x86_64-linux-gnu
+# shellcheck source=scripts/gpu/deps-env.sh
+source scripts/gpu/deps-env.sh
 status=0
 STEPS=" ${FORGE_GPU_STEPS:-test python sanitize bench} "
 B=${FORGE_GPU_BUILD_DIR:-.gpu-build}
@@ -26,13 +26,7 @@ has() { [[ "$STEPS" == *" $1 "* ]]; }
 step() { echo; echo "=== $* ($(date +%T))"; }
 
 step "unpack .gpu-deps into $DEPS"
-mkdir -p "$DEPS"
-for f in .gpu-deps/*.deb; do dpkg -x "$f" "$DEPS"; done
-# dpkg -x makes no alternatives links: point the generic BLAS/LAPACK names at OpenBLAS.
-for lib in libblas.so.3 liblapack.so.3; do
-  [ -e "$L/$lib" ] || ln -sf "$L/openblas-pthread/$lib" "$L/$lib"
-done
-export LD_LIBRARY_PATH=$DEPS/usr/lib:$L:$L/openblas-pthread:$L/blas:$L/lapack:${LD_LIBRARY_PATH:-}
+forge_gpu_unpack_deps
 
 # nanobind and pytest for the Python module: the machine's own when python3 has them, else the wheels
 # fetch-deps.sh carried (pure Python: unpacked, not installed).

@@ -2,15 +2,24 @@
 // CudaDftPipeline, the CPU path on the same machine (timed on a subset of samples; its rate per pair is
 // what a full run would see), and errors against float64 brute-force sums on a subset of outputs.
 //
-//   bench_gdft_gpu [--sizes large|small] [--samples N] [--reps R] [--cpu-samples M]
+// A second table, "coil batches", times Gdft<float>::forward_batch / adjoint_batch on nb coils of
+// device-resident data at once (same geometries), with the float64 error of the batch's first and last
+// vector (the larger is printed).
 //
-// Prints one table; docs/benchmarks.md records its output.
+//   bench_gdft_gpu [--sizes large|small] [--samples N] [--reps R] [--cpu-samples M]
+//                  [--coils LIST] [--no-batches]
+//
+//   --coils LIST   comma-separated coil counts of the batch table (default 1,2,4,8,16,32)
+//   --no-batches   skip the batch table
+//
+// Prints two tables; docs/benchmarks.md records the output.
 #include <algorithm>
 #include <array>
 #include <chrono>
 #include <cmath>
 #include <complex>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -141,12 +150,73 @@ void bench_op(const char* name, const Geometry& g, int reps, uword cpuSamples, u
     }
 }
 
+struct BatchRow {
+    std::string op, dir;
+    uword n2, n1, nb;
+    double gpuSeconds, gpuRate, gpuErr;
+};
+
+// Gdft<float> on nb vectors at once (images n2*nb <-> k-space n1*nb), device-resident, fresh random data
+// per coil count. Error: float64 reference on 'errRows' outputs of the first and of the last vector of
+// the batch (vector b occupies [b*len, (b+1)*len)); the larger of the two is kept.
+void bench_batches(const Geometry& g, int reps, const std::vector<uword>& coils, uword errRows,
+                   std::vector<BatchRow>& rows) {
+    const Gdft<float> G = build<Gdft<float>>(g, g.n1);
+    for (const uword nb : coils) {
+        arma::arma_rng::set_seed(99 + nb);
+        const arma::cx_fvec x = arma::randn<arma::cx_fvec>(g.n2 * nb), y = arma::randn<arma::cx_fvec>(g.n1 * nb);
+        cvec dx(x), dy(y);
+        dx.putOnGPU();
+        dy.putOnGPU();
+        for (int dir = 0; dir < 2; ++dir) {
+            const bool fwd = dir == 0;
+            cvec out;
+            const double t = median_seconds(reps, [&] {
+                out = fwd ? G.forward_batch(dx, nb) : G.adjoint_batch(dy, nb);
+                device::synchronize();
+            });
+            out.getFromGPU();
+            const arma::cx_fvec res = out.getArma();
+            const arma::cx_fvec& in = fwd ? x : y;
+            const uword inLen = fwd ? g.n2 : g.n1, outLen = fwd ? g.n1 : g.n2;
+            double err = 0;
+            for (const uword b : {uword(0), nb - 1}) {
+                const arma::cx_fvec inB = in.subvec(b * inLen, (b + 1) * inLen - 1);
+                const arma::cx_fvec outB = res.subvec(b * outLen, (b + 1) * outLen - 1);
+                err = std::max(err, error_vs_float64(g, false, fwd, inB, outB, errRows));
+                if (nb == 1) break;
+            }
+            rows.push_back({"Gdft", fwd ? "forward" : "adjoint", g.n2, g.n1, nb, t, double(nb) * g.n1 * g.n2 / t, err});
+        }
+    }
+}
+
+// "1,2,4" -> {1, 2, 4}; every entry a positive integer, else an empty list.
+std::vector<uword> parse_coils(const std::string& list) {
+    std::vector<uword> out;
+    std::size_t pos = 0;
+    while (pos <= list.size()) {
+        const std::size_t comma = std::min(list.find(',', pos), list.size());
+        const std::string item = list.substr(pos, comma - pos);
+        if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos) return {};
+        const unsigned long v = std::strtoul(item.c_str(), nullptr, 10);
+        if (v == 0) return {};
+        out.push_back(uword(v));
+        pos = comma + 1;
+    }
+    return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     std::string sizes = "large";
     uword samples = 131072, cpuSamples = 2048;
     int reps = 10;
+    std::vector<uword> coils = {1, 2, 4, 8, 16, 32};
+    bool batches = true;
+    const char* usage = "usage: bench_gdft_gpu [--sizes large|small] [--samples N] [--reps R] [--cpu-samples M]\n"
+                        "                      [--coils LIST] [--no-batches]\n";
     for (int a = 1; a < argc; ++a) {
         const std::string s = argv[a];
         auto next = [&]() -> std::string {
@@ -164,9 +234,18 @@ int main(int argc, char** argv) {
             reps = std::max(1, std::stoi(next()));
         else if (s == "--cpu-samples")
             cpuSamples = std::stoul(next());
+        else if (s == "--coils") {
+            const std::string list = next();
+            coils = parse_coils(list);
+            if (coils.empty()) {
+                std::fprintf(stderr, "bench_gdft_gpu: --coils needs positive integers separated by commas, got '%s'\n",
+                             list.c_str());
+                return 2;
+            }
+        } else if (s == "--no-batches")
+            batches = false;
         else {
-            std::fprintf(stderr,
-                         "usage: bench_gdft_gpu [--sizes large|small] [--samples N] [--reps R] [--cpu-samples M]\n");
+            std::fprintf(stderr, "%s", usage);
             return 2;
         }
     }
@@ -178,8 +257,10 @@ int main(int argc, char** argv) {
     std::vector<std::array<uword, 3>> grids = {{64, 64, 16}, {128, 128, 32}};
     if (sizes == "small") grids = {{32, 32, 8}};
     std::vector<Row> rows;
+    std::vector<Geometry> geometries;
     for (const auto& gr : grids) {
-        const Geometry g = make_geometry(gr[0], gr[1], gr[2], samples);
+        geometries.push_back(make_geometry(gr[0], gr[1], gr[2], samples));
+        const Geometry& g = geometries.back();
         const uword errRows = g.n2 > 100000 ? 48 : 128;
         bench_op<Gdft<float>>("Gdft", g, reps, cpuSamples, errRows, rows);
         bench_op<GdftR2<float>>("GdftR2", g, reps, cpuSamples, errRows, rows);
@@ -192,6 +273,25 @@ int main(int argc, char** argv) {
         std::printf("%-7s %-8s %9llu %8llu %10.3f %14.3e %10.2e %14.3e %10.2e %9.0f\n", r.op.c_str(), r.dir.c_str(),
                     (unsigned long long)r.n2, (unsigned long long)r.n1, r.gpuSeconds * 1e3, r.gpuRate, r.gpuErr,
                     r.cpuRate, r.cpuErr, r.gpuRate / r.cpuRate);
+    }
+    std::fflush(stdout);
+    if (!batches) return 0;
+
+    // Coil batches: run after the table above is printed, so its timings are those of the one-table run.
+    std::vector<BatchRow> brows;
+    for (const Geometry& g : geometries) {
+        const uword errRows = g.n2 > 100000 ? 48 : 128;
+        bench_batches(g, reps, coils, std::max<uword>(8, errRows / 2), brows);
+    }
+    std::printf("\nCoil batches: Gdft<float> forward_batch / adjoint_batch on nb device-resident vectors | median of "
+                "%d runs after a warm-up | err: larger of first and last vector vs float64\n",
+                reps);
+    std::printf("%-7s %-8s %9s %8s %6s %10s %14s %10s\n", "op", "dir", "pixels", "samples", "coils", "GPU ms",
+                "coil-pairs/s", "GPU err");
+    for (const BatchRow& r : brows) {
+        std::printf("%-7s %-8s %9llu %8llu %6llu %10.3f %14.3e %10.2e\n", r.op.c_str(), r.dir.c_str(),
+                    (unsigned long long)r.n2, (unsigned long long)r.n1, (unsigned long long)r.nb, r.gpuSeconds * 1e3,
+                    r.gpuRate, r.gpuErr);
     }
     return 0;
 }

@@ -17,13 +17,15 @@
 //
 // Data are device pointers to interleaved complex float ([re0, im0, re1, im1, ...], the layout of
 // forgeComplex<float>), batch vectors back to back: images n2 x batch, k-space n1 x batch. Each
-// sample-pixel phase is evaluated once for up to 8 vectors of the batch (SENSE coils).
+// sample-pixel phase is evaluated once for up to 32 vectors of the batch (SENSE coils).
 //
-// Kernels are thread-per-output. Inputs of the inner sum are staged through shared memory in tiles; the
-// phase is kept in turns, reduced to [-1/2, 1/2] with a rounding trick and evaluated with the hardware
-// sine/cosine (__sincosf); when there are too few outputs to fill the GPU the inner sum is split across
-// blocks and the partial sums added in a fixed order (deterministic; also more accurate than one long
-// float sum).
+// One to three vectors: two outputs per thread, inputs of the inner sum staged through shared memory in
+// tiles, the phase in radians into the hardware sine/cosine (__sincosf). Four or more vectors of a Gdft
+// (compute capability 8 and later): the sum over inputs is a matrix product, phase factors (generated in
+// registers) times the vectors, on the tensor cores with FP16 operands split in two parts each, which
+// keeps float32 accuracy (CudaDftPipeline.cu explains). When there are too few outputs to fill the GPU the
+// inner sum is split across blocks and the partial sums added in a fixed order (deterministic; also more
+// accurate than one long float sum).
 //
 // execute returns once the work is queued on the plan's stream (PlanOptions.h); execute_host uploads,
 // runs, synchronises and downloads. The header includes no CUDA header.
@@ -136,6 +138,7 @@ private:
     int numX_ = 1, numY_ = 1, numZ_ = 1;
     bool hasGradients_ = false;
     int multiprocessors_ = 1;
+    bool tensorCores_ = false;  // coil batches on the tensor cores (compute capability 8 and later)
     int device_ = 0;
     uword maxBatch_ = 0;
     DeviceBuffer pixels_;     // float4 (ix, iy, iz, fm_turns) per pixel, zero-padded to whole tiles

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <utility>
 #include <vector>
 
 #include "forge/CUDA/CudaCheck.h"
@@ -243,9 +244,37 @@ __device__ __forceinline__ int unit_exponent(unsigned maxBits) {
     return e;
 }
 
-// NT n-tiles (4 vectors each, nb <= 4 NT of them used), MT m-tiles of 16 outputs per warp, WARPS warps.
-template <int NT, int MT, int WARPS, bool kForward>
-__global__ void __launch_bounds__(WARPS * 32)
+// A fragments (hi, lo) of one m-tile for one k-step: rows g, g + 8 (o[0], o[1]: 2 pi times their
+// coordinates) and inputs 2t, 2t + 1 (in0, in1), cos in registers 0-1 and sin in 2-3.
+__device__ __forceinline__ void phase_fragments(const float4 (&o)[2], const float4& in0, const float4& in1,
+                                                uint32_t (&hi)[4], uint32_t (&lo)[4]) {
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+        float s0, c0, s1, c1;
+        __sincosf(fmaf(o[r].x, in0.x, fmaf(o[r].y, in0.y, fmaf(o[r].z, in0.z, o[r].w * in0.w))), &s0, &c0);
+        __sincosf(fmaf(o[r].x, in1.x, fmaf(o[r].y, in1.y, fmaf(o[r].z, in1.z, o[r].w * in1.w))), &s1, &c1);
+        split_half2(c0, c1, hi[r], lo[r]);
+        split_half2(s0, s1, hi[r + 2], lo[r + 2]);
+    }
+}
+
+// Launch shape per n-tile count (measured on an H100, 64x64x16 pixels, 131072 samples): MT m-tiles of 16
+// outputs per warp (each B fragment serves MT of them), 8 warps per block and at least 2 blocks per
+// multiprocessor, which caps the registers at 128 (a few spill) for more warps in flight: the kernels are
+// latency-bound at 2-4 warps per scheduler (coil-pairs/s: 8 coils 6.5 -> 8.0e12, 16 coils 8.9 -> 10.5e12,
+// 32 coils 9.8 -> 10.7e12). M_OUTER: generate and multiply one m-tile at a time (fewer live fragments;
+// better up to four n-tiles, worse for eight).
+template <int NT>
+struct MmaShape {
+    static constexpr int MT = NT <= 2 ? 4 : 2;
+    static constexpr int WARPS = 8;
+    static constexpr int MIN_BLOCKS = 2;
+    static constexpr bool M_OUTER = NT <= 4;
+};
+
+// NT n-tiles (4 vectors each, nb <= 4 NT of them used), MmaShape<NT> for the rest.
+template <int NT, bool kForward, int MT = MmaShape<NT>::MT, int WARPS = MmaShape<NT>::WARPS>
+__global__ void __launch_bounds__(WARPS * 32, MmaShape<NT>::MIN_BLOCKS)
     dft_mma_kernel(const float4* __restrict__ outGeom, const float4* __restrict__ inGeom, int nOut, int nIn,
                    int tilesPerSplit, int nTiles, const float2* __restrict__ in, int nb,
                    const unsigned* __restrict__ maxBits, float2* __restrict__ out, int outStride) {
@@ -311,28 +340,34 @@ __global__ void __launch_bounds__(WARPS * 32)
                 for (int e = 0; e < 4; ++e) part[m][q][e] = 0.f;
 #pragma unroll 2
         for (int step = 0; step < kSteps; ++step) {
-            // A fragments: rows g, g + 8 and inputs 2t, 2t + 1 of this step, cos then sin.
             const float4 in0 = sGeom[8 * step + 2 * t], in1 = sGeom[8 * step + 2 * t + 1];
-            uint32_t ahi[MT][4], alo[MT][4];
+            // Products with the small terms first: lo x hi, hi x lo, then hi x hi.
+            if constexpr (MmaShape<NT>::M_OUTER) {
 #pragma unroll
-            for (int m = 0; m < MT; ++m)
+                for (int m = 0; m < MT; ++m) {
+                    uint32_t ahi[4], alo[4];
+                    phase_fragments(og[m], in0, in1, ahi, alo);
 #pragma unroll
-                for (int r = 0; r < 2; ++r) {
-                    const float4 o = og[m][r];
-                    float s0, c0, s1, c1;
-                    __sincosf(fmaf(o.x, in0.x, fmaf(o.y, in0.y, fmaf(o.z, in0.z, o.w * in0.w))), &s0, &c0);
-                    __sincosf(fmaf(o.x, in1.x, fmaf(o.y, in1.y, fmaf(o.z, in1.z, o.w * in1.w))), &s1, &c1);
-                    split_half2(c0, c1, ahi[m][r], alo[m][r]);
-                    split_half2(s0, s1, ahi[m][r + 2], alo[m][r + 2]);
+                    for (int q = 0; q < NT; ++q) {
+                        const uint4 b = sB[step][q][lane];
+                        mma_f16(part[m][q], ahi, b.z, b.w);
+                        mma_f16(part[m][q], alo, b.x, b.y);
+                        mma_f16(part[m][q], ahi, b.x, b.y);
+                    }
                 }
+            } else {
+                uint32_t ahi[MT][4], alo[MT][4];
 #pragma unroll
-            for (int q = 0; q < NT; ++q) {
-                const uint4 b = sB[step][q][lane];
+                for (int m = 0; m < MT; ++m) phase_fragments(og[m], in0, in1, ahi[m], alo[m]);
 #pragma unroll
-                for (int m = 0; m < MT; ++m) {  // small terms first
-                    mma_f16(part[m][q], ahi[m], b.z, b.w);
-                    mma_f16(part[m][q], alo[m], b.x, b.y);
-                    mma_f16(part[m][q], ahi[m], b.x, b.y);
+                for (int q = 0; q < NT; ++q) {
+                    const uint4 b = sB[step][q][lane];
+#pragma unroll
+                    for (int m = 0; m < MT; ++m) {
+                        mma_f16(part[m][q], ahi[m], b.z, b.w);
+                        mma_f16(part[m][q], alo[m], b.x, b.y);
+                        mma_f16(part[m][q], ahi[m], b.x, b.y);
+                    }
                 }
             }
         }
@@ -404,22 +439,28 @@ void launch_dft(bool grad, bool forward, dim3 grid, cudaStream_t stream, const f
     FORGE_CUDA_CHECK_LAUNCH("forge::cuda::dft_kernel");
 }
 
-// One coil-batch launch on the tensor cores for nb <= 4 NT vectors. Shapes per NT (measured best on an
-// H100 at 64x64x16 and 128x128x32 pixels, 131072 samples): more m-tiles per warp reuse each B fragment,
-// but the accumulators (two sets: tile and running) bound the registers and so the occupancy.
+// One coil-batch launch on the tensor cores for nb <= 4 NT vectors.
 template <int NT, bool kForward>
 void launch_dft_mma(int outBlocks, int splits, cudaStream_t stream, const float4* outGeom, const float4* inGeom,
                     int nOut, int nIn, int tilesPerSplit, int nTiles, const float2* in, int nb, const unsigned* maxBits,
                     float2* out) {
-    constexpr int MT = NT <= 2 ? 4 : 2, WARPS = NT == 8 ? 8 : 4;
-    dft_mma_kernel<NT, MT, WARPS, kForward>
-        <<<dim3(outBlocks, splits), WARPS * 32, 0, stream>>>(outGeom, inGeom, nOut, nIn, tilesPerSplit, nTiles, in, nb,
-                                                             maxBits, out, nOut);
+    dft_mma_kernel<NT, kForward>
+        <<<dim3(outBlocks, splits), MmaShape<NT>::WARPS * 32, 0, stream>>>(outGeom, inGeom, nOut, nIn, tilesPerSplit,
+                                                                           nTiles, in, nb, maxBits, out, nOut);
     FORGE_CUDA_CHECK_LAUNCH("forge::cuda::dft_mma_kernel");
 }
 
-// Outputs per block of the tensor-core kernel for n-tile count nt (see launch_dft_mma).
-int mma_rows_per_block(int nt) { return (nt <= 2 ? 4 : 2) * (nt == 8 ? 8 : 4) * 16; }
+// Outputs and threads per block of the tensor-core kernel for n-tile count nt.
+template <int NT>
+constexpr std::pair<int, int> mma_block_shape() {
+    return {MmaShape<NT>::WARPS * MmaShape<NT>::MT * 16, MmaShape<NT>::WARPS * 32};
+}
+std::pair<int, int> mma_block_shape(int nt) {
+    return nt == 8   ? mma_block_shape<8>()
+           : nt == 4 ? mma_block_shape<4>()
+           : nt == 2 ? mma_block_shape<2>()
+                     : mma_block_shape<1>();
+}
 
 // Vectors per launch: batches of 4 or more go to the tensor cores (32, 16, 8 or 4 at a time; at 4
 // vectors they already beat the FP32 kernel: 4.8e12 against 4.0e12 vector-pairs/s), the last 1-3 and all
@@ -620,8 +661,8 @@ void CudaDftPipeline::run(const DftPoints& points, const float* d_in, float* d_o
         const int nt = (nb + 3) / 4;
         // Split the inner sum when the outputs alone would leave the GPU idle: aim for ~16 blocks of
         // 256 threads (or as many warps) per multiprocessor, each split keeping at least 4 tiles of work.
-        const int rowsPerBlock = mma ? mma_rows_per_block(nt) : kTile * kOutputsPerThread;
-        const int threads = mma ? (nt == 8 ? 256 : 128) : kTile;
+        const auto [rowsPerBlock, threads] =
+            mma ? mma_block_shape(nt) : std::pair<int, int>(kTile * kOutputsPerThread, kTile);
         const int tileLen = mma ? kMmaTile : kTile;
         const int nTiles = round_up(nIn, tileLen) / tileLen;
         const int outBlocks = round_up(nOut, rowsPerBlock) / rowsPerBlock;

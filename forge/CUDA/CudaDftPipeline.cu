@@ -244,6 +244,16 @@ __device__ __forceinline__ int unit_exponent(unsigned maxBits) {
     return e;
 }
 
+template <int MT, int NT>
+__device__ __forceinline__ void set_zero(float (&acc)[MT][NT][4]) {
+#pragma unroll
+    for (int m = 0; m < MT; ++m)
+#pragma unroll
+        for (int q = 0; q < NT; ++q)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) acc[m][q][e] = 0.f;
+}
+
 // A fragments (hi, lo) of one m-tile for one k-step: rows g, g + 8 (o[0], o[1]: 2 pi times their
 // coordinates) and inputs 2t, 2t + 1 (in0, in1), cos in registers 0-1 and sin in 2-3.
 __device__ __forceinline__ void phase_fragments(const float4 (&o)[2], const float4& in0, const float4& in1,
@@ -296,13 +306,8 @@ __global__ void __launch_bounds__(WARPS * 32, MmaShape<NT>::MIN_BLOCKS)
             const float4 v = outGeom[rowBase + m * 16 + g + 8 * r];
             og[m][r] = make_float4(kTwoPiUp * v.x, kTwoPiUp * v.y, kTwoPiUp * v.z, kTwoPiUp * v.w);
         }
-    float tot[MT][NT][4];
-#pragma unroll
-    for (int m = 0; m < MT; ++m)
-#pragma unroll
-        for (int q = 0; q < NT; ++q)
-#pragma unroll
-            for (int e = 0; e < 4; ++e) tot[m][q][e] = 0.f;
+    float tot[MT][NT][4];  // running sums
+    set_zero(tot);
     const float sign = kForward ? -1.f : 1.f;
     const int tileBegin = blockIdx.y * tilesPerSplit;
     const int tileEnd = min(tileBegin + tilesPerSplit, nTiles);
@@ -314,11 +319,11 @@ __global__ void __launch_bounds__(WARPS * 32, MmaShape<NT>::MIN_BLOCKS)
             const int i0 = tile * kMmaTile + 8 * step + 2 * lt, c = 4 * q + (lg >> 1);
             float2 x0 = make_float2(0.f, 0.f), x1 = x0;
             if (c < nb) {
-                const int e = -unit_exponent(maxBits[c]);
+                const int shift = -unit_exponent(maxBits[c]);
                 if (i0 < nIn) x0 = in[size_t(c) * nIn + i0];
                 if (i0 + 1 < nIn) x1 = in[size_t(c) * nIn + i0 + 1];
-                x0 = make_float2(ldexpf(x0.x, e), ldexpf(x0.y, e));
-                x1 = make_float2(ldexpf(x1.x, e), ldexpf(x1.y, e));
+                x0 = make_float2(ldexpf(x0.x, shift), ldexpf(x0.y, shift));
+                x1 = make_float2(ldexpf(x1.x, shift), ldexpf(x1.y, shift));
             }
             uint4 w;
             if (lg & 1) {  // column 2c + 1: Im out = cos Im x + sign sin Re x
@@ -331,13 +336,8 @@ __global__ void __launch_bounds__(WARPS * 32, MmaShape<NT>::MIN_BLOCKS)
             sB[step][q][l] = w;
         }
         __syncthreads();
-        float part[MT][NT][4];
-#pragma unroll
-        for (int m = 0; m < MT; ++m)
-#pragma unroll
-            for (int q = 0; q < NT; ++q)
-#pragma unroll
-                for (int e = 0; e < 4; ++e) part[m][q][e] = 0.f;
+        float part[MT][NT][4];  // this tile's sums
+        set_zero(part);
 #pragma unroll 2
         for (int step = 0; step < kSteps; ++step) {
             const float4 in0 = sGeom[8 * step + 2 * t], in1 = sGeom[8 * step + 2 * t + 1];

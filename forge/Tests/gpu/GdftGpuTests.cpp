@@ -162,7 +162,7 @@ TEST_CASE("GPU batched transforms equal one-by-one transforms", "[gpu][batch]") 
 namespace {
 
 // Float64 brute force of vector b of a batch at 'rows' outputs spread over the range: forward (samples) or
-// adjoint (pixels). Returns ||out - ref|| / ||ref||, or max |out| when the reference is zero.
+// adjoint (pixels). Returns ||out - ref|| / ||ref||, or ||out|| when the reference is zero.
 double batch_error_vs_float64(const Problem& p, bool forward, const arma::cx_fvec& in, const arma::cx_fvec& out,
                               uword b, uword rows) {
     const uword nOut = forward ? p.n1 : p.n2, nIn = forward ? p.n2 : p.n1;

@@ -295,6 +295,9 @@ __global__ void __launch_bounds__(WARPS * 32, MmaShape<NT>::MIN_BLOCKS)
     __shared__ float4 sGeom[kMmaTile];
     // B fragments in the order the lanes read them: (hi of rows 2t, 2t+1 | hi of rows 2t+8, 2t+9 | lo | lo).
     __shared__ uint4 sB[kSteps][NT][32];
+    __shared__ int sExponent[4 * NT];  // per vector: the inputs are used times 2^-e, the sums times 2^e
+    if (threadIdx.x < 4 * NT) sExponent[threadIdx.x] = int(threadIdx.x) < nb ? unit_exponent(maxBits[threadIdx.x]) : 0;
+    __syncthreads();
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int g = lane >> 2, t = lane & 3;  // mma fragment coordinates: group (row), thread in group
     const int rowBase = (blockIdx.x * WARPS + warp) * (MT * 16);
@@ -319,7 +322,7 @@ __global__ void __launch_bounds__(WARPS * 32, MmaShape<NT>::MIN_BLOCKS)
             const int i0 = tile * kMmaTile + 8 * step + 2 * lt, c = 4 * q + (lg >> 1);
             float2 x0 = make_float2(0.f, 0.f), x1 = x0;
             if (c < nb) {
-                const int shift = -unit_exponent(maxBits[c]);
+                const int shift = -sExponent[c];
                 if (i0 < nIn) x0 = in[size_t(c) * nIn + i0];
                 if (i0 + 1 < nIn) x1 = in[size_t(c) * nIn + i0 + 1];
                 x0 = make_float2(ldexpf(x0.x, shift), ldexpf(x0.y, shift));
@@ -386,7 +389,7 @@ __global__ void __launch_bounds__(WARPS * 32, MmaShape<NT>::MIN_BLOCKS)
     for (int q = 0; q < NT; ++q) {
         const int c = 4 * q + t;
         if (c >= nb) continue;
-        const int e = unit_exponent(maxBits[c]);
+        const int e = sExponent[c];
 #pragma unroll
         for (int m = 0; m < MT; ++m)
 #pragma unroll

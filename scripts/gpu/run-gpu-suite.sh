@@ -7,8 +7,9 @@
 # FORGE_GPU_BUILD_APPS=ON builds them where those are installed),
 # runs every test (CPU and GPU), compute-sanitizer memcheck and racecheck on the GPU tests, and the
 # benchmarks. The Python module is built for the machine's python3 when it has nanobind (the GPU image
-# does; FORGE_GPU_PYTHON=OFF skips it); step "python" runs its GPU tests (CuPy and PyTorch) verbosely and
-# benchmarks/bench_python_gdft.py (Python against C++ on one Gdft). Logs go to LOGDIR (default: $OUT if
+# does; FORGE_GPU_PYTHON=OFF skips it); step "python" runs its GPU tests (CuPy and PyTorch) verbosely,
+# benchmarks/bench_python_gdft.py (Python against C++ on one Gdft) and benchmarks/bench_gdft_torch_peer.py
+# (Gdft and its coil batches against the same DFT written in PyTorch). Logs go to LOGDIR (default: $OUT if
 # set, else ./gpu-logs). Exit status: non-zero if any test or sanitizer run failed.
 # Environment: FORGE_GPU_STEPS (default "test python sanitize bench"; any subset, run in that order; "mpi":
 # scripts/gpu/bench-mpi-recon.sh, arguments FORGE_MPI_BENCH_ARGS, default "256 10 gpu"),
@@ -77,7 +78,7 @@ if has test; then
 fi
 
 if has python; then
-  step "Python: GPU tests (CuPy, PyTorch) and Python against C++ on one Gdft"
+  step "Python: GPU tests (CuPy, PyTorch), Python against C++ on one Gdft, Gdft against PyTorch"
   grep -E "forge: Python" "$LOG/configure.log"
   if [ -d $B/python/forge ]; then
     PYTHONPATH=$B/python${PYTHONPATH:+:$PYTHONPATH} python3 -m pytest -v -rs -p no:cacheprovider -m gpu python/tests \
@@ -88,6 +89,9 @@ if has python; then
         > "$LOG/bench_python_gdft_$lib.txt" 2>&1 || status=1
       cat "$LOG/bench_python_gdft_$lib.txt"
     done
+    PYTHONPATH=$B/python${PYTHONPATH:+:$PYTHONPATH} python3 benchmarks/bench_gdft_torch_peer.py \
+      > "$LOG/bench_gdft_torch_peer.txt" 2>&1 || status=1
+    cat "$LOG/bench_gdft_torch_peer.txt"
   else
     echo "the Python module was not built (configure.log says why)"
     status=1

@@ -4,7 +4,9 @@
 //
 // A second table, "coil batches", times Gdft<float>::forward_batch / adjoint_batch on nb coils of
 // device-resident data at once (same geometries), with the float64 error of the batch's first and last
-// vector (the larger is printed).
+// vector (the larger is printed) and the kernel that ran (CudaDftPipeline::batch_kernel; 1-3 coils always
+// run on the FP32 kernel). Where the plan picks wgmma, the batches of 4 or more are timed a second time
+// with FORGE_CUDA_BATCH_KERNEL=mma.sync, for the ratio between the two tensor-core kernels.
 //
 //   bench_gdft_gpu [--sizes large|small] [--samples N] [--reps R] [--cpu-samples M]
 //                  [--coils LIST] [--no-batches]
@@ -27,6 +29,7 @@
 #include <omp.h>
 
 #include "BenchCommon.h"
+#include "forge/CUDA/CudaDftPipeline.h"
 #include "forge/Core/DeviceMemory.h"
 #include "forge/Core/forgeCol.h"
 #include "forge/Operators/Gdft.h"
@@ -151,7 +154,7 @@ void bench_op(const char* name, const Geometry& g, int reps, uword cpuSamples, u
 }
 
 struct BatchRow {
-    std::string op, dir;
+    std::string op, dir, kernel;
     uword n2, n1, nb;
     double gpuSeconds, gpuRate, gpuErr;
 };
@@ -159,9 +162,13 @@ struct BatchRow {
 // Gdft<float> on nb vectors at once (images n2*nb <-> k-space n1*nb), device-resident, fresh random data
 // per coil count. Error: float64 reference on 'errRows' outputs of the first and of the last vector of
 // the batch (vector b occupies [b*len, (b+1)*len)); the larger of the two is kept.
+// kernel: the FORGE_CUDA_BATCH_KERNEL to make the plan with (nullptr: the plan's choice).
 void bench_batches(const Geometry& g, int reps, const std::vector<uword>& coils, uword errRows,
-                   std::vector<BatchRow>& rows) {
+                   std::vector<BatchRow>& rows, const char* kernel = nullptr) {
+    if (kernel) setenv("FORGE_CUDA_BATCH_KERNEL", kernel, 1);
     const Gdft<float> G = build<Gdft<float>>(g, g.n1);
+    if (kernel) unsetenv("FORGE_CUDA_BATCH_KERNEL");
+    const std::string batchKernel = G.gpu_plan()->batch_kernel();
     for (const uword nb : coils) {
         arma::arma_rng::set_seed(99 + nb);
         const arma::cx_fvec x = arma::randn<arma::cx_fvec>(g.n2 * nb), y = arma::randn<arma::cx_fvec>(g.n1 * nb);
@@ -186,7 +193,8 @@ void bench_batches(const Geometry& g, int reps, const std::vector<uword>& coils,
                 err = std::max(err, error_vs_float64(g, false, fwd, inB, outB, errRows));
                 if (nb == 1) break;
             }
-            rows.push_back({"Gdft", fwd ? "forward" : "adjoint", g.n2, g.n1, nb, t, double(nb) * g.n1 * g.n2 / t, err});
+            rows.push_back({"Gdft", fwd ? "forward" : "adjoint", nb >= 4 ? batchKernel : "fp32", g.n2, g.n1, nb, t,
+                            double(nb) * g.n1 * g.n2 / t, err});
         }
     }
 }
@@ -282,16 +290,22 @@ int main(int argc, char** argv) {
     for (const Geometry& g : geometries) {
         const uword errRows = g.n2 > 100000 ? 48 : 128;
         bench_batches(g, reps, coils, std::max<uword>(8, errRows / 2), brows);
+        if (!brows.empty() && brows.back().kernel == "wgmma") {
+            std::vector<uword> tensorCoils;
+            for (const uword nb : coils)
+                if (nb >= 4) tensorCoils.push_back(nb);
+            bench_batches(g, reps, tensorCoils, std::max<uword>(8, errRows / 2), brows, "mma.sync");
+        }
     }
     std::printf("\nCoil batches: Gdft<float> forward_batch / adjoint_batch on nb device-resident vectors | median of "
                 "%d runs after a warm-up | err: larger of first and last vector vs float64\n",
                 reps);
-    std::printf("%-7s %-8s %9s %8s %6s %10s %14s %10s\n", "op", "dir", "pixels", "samples", "coils", "GPU ms",
-                "coil-pairs/s", "GPU err");
+    std::printf("%-7s %-8s %9s %8s %6s %-9s %10s %14s %10s\n", "op", "dir", "pixels", "samples", "coils", "kernel",
+                "GPU ms", "coil-pairs/s", "GPU err");
     for (const BatchRow& r : brows) {
-        std::printf("%-7s %-8s %9llu %8llu %6llu %10.3f %14.3e %10.2e\n", r.op.c_str(), r.dir.c_str(),
-                    (unsigned long long)r.n2, (unsigned long long)r.n1, (unsigned long long)r.nb, r.gpuSeconds * 1e3,
-                    r.gpuRate, r.gpuErr);
+        std::printf("%-7s %-8s %9llu %8llu %6llu %-9s %10.3f %14.3e %10.2e\n", r.op.c_str(), r.dir.c_str(),
+                    (unsigned long long)r.n2, (unsigned long long)r.n1, (unsigned long long)r.nb, r.kernel.c_str(),
+                    r.gpuSeconds * 1e3, r.gpuRate, r.gpuErr);
     }
     return 0;
 }

@@ -4,7 +4,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <map>
+#include <mutex>
 #include <sstream>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -203,6 +207,8 @@ __global__ void __launch_bounds__(kTile)
 // power of two per vector so that |x| < 1 (max_abs_kernel), which is undone, exactly, on output.
 // The tensor cores accumulate with truncation: each tile of kMmaTile inputs starts from zero and is added
 // to the running sums in ordinary FP32 (summing straight into one accumulator measured 1e-4..1e-3 error).
+// dft_mma_kernel (mma.sync) runs on compute capability 8.x and 10 on, and wherever the build has no sm_90a
+// code; on H100/H200 dft_wgmma_kernel (below) does the same product faster.
 constexpr int kMmaTile = 64;  // inputs per shared-memory tile
 
 // a, b -> hi, lo as packed half2 with a = hi.x + lo.x and b = hi.y + lo.y to within 2^-25.
@@ -403,6 +409,283 @@ __global__ void __launch_bounds__(WARPS * 32, MmaShape<NT>::MIN_BLOCKS)
 #endif
 }
 
+// ---------------------------------------------------------------------------------------------------------
+// Coil batches with Hopper's warpgroup MMA (wgmma.mma_async, compute capability 9.0, code built for sm_90a).
+// The same product and the same hi/lo split as dft_mma_kernel, but a warpgroup (4 warps) multiplies 64
+// outputs at a time, asynchronously: the phase factors of one step are generated in registers while the
+// tensor cores multiply the previous step's. The B operand (the vectors) is read by the tensor cores from
+// shared memory, so it is prepared once per batch by split_batch_kernel: scaled by 2^-e, split into FP16
+// hi and lo and laid out as the K-major core matrices wgmma reads (8 columns x 8 inputs x 2 bytes each,
+// the two k-halves 128 bytes apart, consecutive groups of 8 columns 256 bytes apart). The kernel copies a
+// tile of that image with cp.async into one of two buffers while the other is multiplied.
+// On an H100 (docs/benchmarks.md) it gives 1.1x the mma.sync kernel's coil-pairs/s at 4-8 vectors, where
+// the sine/cosine generation limits both, and 1.6x at 16 and 2x at 32 vectors.
+
+// Launch shape per real column count N (2 per vector, 8..64), measured on an H100 at 64x64x16 and
+// 128x128x32 pixels with 131072 samples: MW m64-tiles of outputs per warpgroup, WG warpgroups per block
+// (256 outputs per block for every N: the geometry is padded to 512), at least MIN_BLOCKS blocks per
+// multiprocessor, KT inputs per shared-memory tile (a running sum starts from zero per tile: the tensor
+// cores truncate when they accumulate).
+template <int N>
+struct WgmmaShape {
+    static constexpr int MW = N == 64 ? 1 : 2;
+    static constexpr int WG = N == 64 ? 4 : 2;
+    static constexpr int MIN_BLOCKS = N == 64 ? 1 : N == 32 ? 2 : 3;
+    static constexpr int KT = N == 64 ? 64 : 128;
+    static constexpr int THREADS = WG * 128;
+    static constexpr int ROWS = WG * MW * 64;
+    static constexpr int TILE_SLOTS = 2 * (KT / 8) * N * 2;  // uint4 per tile image: [hi, lo][k-step][N x 16]
+    static constexpr size_t SMEM = size_t(2 * TILE_SLOTS + 2 * KT) * sizeof(uint4);  // two images, two geometries
+};
+
+// uint4 index (8 FP16 values: 8 inputs of one column) of column n, k-half kh (cos 0, sin 1) in a step image.
+__host__ __device__ constexpr int image_slot(int n, int kh) { return (n >> 3) * 16 + kh * 8 + (n & 7); }
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define FORGE_WGMMA 1
+// D (64 x N, f32) += A (64 x 16, FP16 in registers) B (16 x N, FP16 in shared memory, descriptor), or
+// D = A B when accumulate is 0. One specialisation per N (the accumulator list is part of the instruction).
+template <int N>
+struct Wgmma;
+template <>
+struct Wgmma<8> {
+    __device__ static void mma(float (&d)[4], const uint32_t (&a)[4], uint64_t desc, int accumulate) {
+        asm volatile(
+            "{\n.reg .pred p;\nsetp.ne.b32 p, %9, 0;\n"
+            "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%0,%1,%2,%3}, {%4,%5,%6,%7}, %8, p, 1, 1, 0;\n}\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(accumulate));
+    }
+};
+template <>
+struct Wgmma<16> {
+    __device__ static void mma(float (&d)[8], const uint32_t (&a)[4], uint64_t desc, int accumulate) {
+        asm volatile(
+            "{\n.reg .pred p;\nsetp.ne.b32 p, %13, 0;\n"
+            "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7}, {%8,%9,%10,%11}, %12, "
+            "p, 1, 1, 0;\n}\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(accumulate));
+    }
+};
+template <>
+struct Wgmma<32> {
+    __device__ static void mma(float (&d)[16], const uint32_t (&a)[4], uint64_t desc, int accumulate) {
+        asm volatile(
+            "{\n.reg .pred p;\nsetp.ne.b32 p, %21, 0;\n"
+            "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,"
+            "%14,%15}, {%16,%17,%18,%19}, %20, p, 1, 1, 0;\n}\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+              "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(accumulate));
+    }
+};
+template <>
+struct Wgmma<64> {
+    __device__ static void mma(float (&d)[32], const uint32_t (&a)[4], uint64_t desc, int accumulate) {
+        asm volatile(
+            "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+            "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,"
+            "%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, {%32,%33,%34,%35}, %36, "
+            "p, 1, 1, 0;\n}\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+              "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+              "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]),
+              "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
+              "+f"(d[30]), "+f"(d[31])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(accumulate));
+    }
+};
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int K>
+__device__ __forceinline__ void wgmma_wait() {
+    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(K) : "memory");
+}
+// Orders the accumulators' reads after wgmma_wait (the compiler sees no dependence through the asm).
+template <int R>
+__device__ __forceinline__ void fence_registers(float (&d)[R]) {
+#pragma unroll
+    for (int i = 0; i < R; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+// Shared memory written by ordinary stores or cp.async, read next by wgmma (the async proxy).
+__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(uint32_t(__cvta_generic_to_shared(smem))),
+                 "l"(gmem)
+                 : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int K>
+__device__ __forceinline__ void cp_async_wait() {
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(K) : "memory");
+}
+// Shared-memory matrix descriptor: K-major, no swizzle; leading (k-half) offset 128 B, stride (8 columns)
+// offset 256 B, the address and both offsets in units of 16 bytes.
+__device__ __forceinline__ uint64_t image_descriptor(const void* smem) {
+    const uint32_t a = uint32_t(__cvta_generic_to_shared(smem));
+    return uint64_t((a & 0x3FFFF) >> 4) | (uint64_t(128 >> 4) << 16) | (uint64_t(256 >> 4) << 32);
+}
+#endif
+
+// Reports whether the code that runs on this device was built with sm_90a's features (wgmma).
+__global__ void wgmma_probe_kernel(int* built) {
+#if defined(FORGE_WGMMA)
+    *built = 1;
+#else
+    *built = 0;
+#endif
+}
+
+// The B image of one batch of nb <= N / 2 vectors, for nTiles tiles of KT inputs: per tile
+// [hi, lo][k-step of 8 inputs][N x 16 FP16], rows of the product Re and Im of each vector as in the
+// comment above dft_mma_kernel, the vectors times 2^-e (maxBits), zeros past nIn and past nb.
+template <int N, bool kForward>
+__global__ void split_batch_kernel(const float2* __restrict__ in, int nIn, int nb, int nTiles,
+                                   const unsigned* __restrict__ maxBits, uint4* __restrict__ image) {
+    constexpr int KT = WgmmaShape<N>::KT, KS = KT / 8, C = N / 2, kStepSlots = N * 2;
+    const size_t items = size_t(nTiles) * KS * C;
+    for (size_t e = blockIdx.x * size_t(blockDim.x) + threadIdx.x; e < items; e += size_t(gridDim.x) * blockDim.x) {
+        const int c = int(e % C), step = int(e / C % KS);
+        const size_t tile = e / (size_t(C) * KS);
+        const size_t i0 = tile * KT + 8 * step;
+        const int shift = c < nb ? -unit_exponent(maxBits[c]) : 0;
+        float re[8], im[8];
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+            float2 v = make_float2(0.f, 0.f);
+            if (c < nb && i0 + j < size_t(nIn)) v = in[size_t(c) * nIn + i0 + j];
+            re[j] = ldexpf(v.x, shift);
+            im[j] = ldexpf(v.y, shift);
+        }
+        uint32_t reHi[4], reLo[4], imHi[4], imLo[4];
+#pragma unroll
+        for (int p = 0; p < 4; ++p) {
+            split_half2(re[2 * p], re[2 * p + 1], reHi[p], reLo[p]);
+            split_half2(im[2 * p], im[2 * p + 1], imHi[p], imLo[p]);
+        }
+        // Column 2c: cos Re x - sign sin Im x; column 2c + 1: cos Im x + sign sin Re x (sign -1 forward).
+        // Negating an FP16 pair flips its two sign bits.
+        constexpr uint32_t kNegIm = kForward ? 0u : 0x80008000u, kNegRe = kForward ? 0x80008000u : 0u;
+        uint4* hi = image + (tile * 2 * KS + step) * kStepSlots;
+        uint4* lo = hi + KS * kStepSlots;
+        auto put = [&](int n, int kh, const uint32_t(&h)[4], const uint32_t(&l)[4], uint32_t neg) {
+            hi[image_slot(n, kh)] = make_uint4(h[0] ^ neg, h[1] ^ neg, h[2] ^ neg, h[3] ^ neg);
+            lo[image_slot(n, kh)] = make_uint4(l[0] ^ neg, l[1] ^ neg, l[2] ^ neg, l[3] ^ neg);
+        };
+        put(2 * c, 0, reHi, reLo, 0u);
+        put(2 * c, 1, imHi, imLo, kNegIm);
+        put(2 * c + 1, 0, imHi, imLo, 0u);
+        put(2 * c + 1, 1, reHi, reLo, kNegRe);
+    }
+}
+
+// Sum over one split of the inner dimension for nb <= N / 2 vectors (WgmmaShape<N>), from the image of
+// split_batch_kernel. Each warp holds 16 rows of each of its warpgroup's MW m64-tiles; outputs as in
+// dft_mma_kernel.
+template <int N>
+__global__ void __launch_bounds__(WgmmaShape<N>::THREADS, WgmmaShape<N>::MIN_BLOCKS)
+    dft_wgmma_kernel(const float4* __restrict__ outGeom, const float4* __restrict__ inGeom, int nOut,
+                     int tilesPerSplit, int nTiles, const uint4* __restrict__ image, int nb,
+                     const unsigned* __restrict__ maxBits, float2* __restrict__ out, int outStride) {
+#if !defined(FORGE_WGMMA)
+    __trap();  // never launched: the plan probes for sm_90a code first (wgmma_probe_kernel)
+#else
+    using S = WgmmaShape<N>;
+    constexpr int MW = S::MW, KT = S::KT, KS = KT / 8, R = N / 2;
+    static_assert(S::TILE_SLOTS % S::THREADS == 0 && KT <= S::THREADS, "one tile copy: whole rounds of threads");
+    constexpr uint64_t kStepDescriptor = (N * 32) >> 4;  // one k-step's image, in the descriptor's 16-byte units
+    extern __shared__ __align__(128) uint4 smem[];
+    uint4* sImage = smem;                                                  // [2][TILE_SLOTS]
+    float4* sGeom = reinterpret_cast<float4*>(smem + 2 * S::TILE_SLOTS);  // [2][KT]
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int g = lane >> 2, t = lane & 3;
+    const int rowBase = blockIdx.x * S::ROWS + (warp >> 2) * (MW * 64) + (warp & 3) * 16;
+    float4 og[MW][2];  // rows g and g + 8 of this warp's 16 in each m-tile, times 2 pi (outGeom is padded)
+#pragma unroll
+    for (int m = 0; m < MW; ++m)
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+            const float4 v = outGeom[rowBase + m * 64 + g + 8 * r];
+            og[m][r] = make_float4(kTwoPiUp * v.x, kTwoPiUp * v.y, kTwoPiUp * v.z, kTwoPiUp * v.w);
+        }
+    float tot[MW][R], part[MW][R];  // running sums; this tile's sums (written by the tensor cores)
+#pragma unroll
+    for (int m = 0; m < MW; ++m)
+#pragma unroll
+        for (int e = 0; e < R; ++e) tot[m][e] = part[m][e] = 0.f;
+    const int tileBegin = blockIdx.y * tilesPerSplit;
+    const int tileEnd = min(tileBegin + tilesPerSplit, nTiles);
+    auto load = [&](int tile, int buf) {
+        const uint4* src = image + size_t(tile) * S::TILE_SLOTS;
+        uint4* dst = sImage + buf * S::TILE_SLOTS;
+#pragma unroll
+        for (int k = 0; k < S::TILE_SLOTS / S::THREADS; ++k)
+            cp_async16(dst + k * S::THREADS + threadIdx.x, src + k * S::THREADS + threadIdx.x);
+        if (threadIdx.x < KT) cp_async16(sGeom + buf * KT + threadIdx.x, inGeom + size_t(tile) * KT + threadIdx.x);
+        cp_async_commit();
+    };
+    if (tileBegin < tileEnd) load(tileBegin, 0);
+    for (int tile = tileBegin; tile < tileEnd; ++tile) {
+        const int buf = (tile - tileBegin) & 1;
+        if (tile + 1 < tileEnd) {
+            load(tile + 1, buf ^ 1);  // its buffer was released by the barrier that ended the last tile
+            cp_async_wait<1>();
+        } else {
+            cp_async_wait<0>();
+        }
+        fence_proxy_async();
+        __syncthreads();
+        const uint64_t descHi = image_descriptor(sImage + buf * S::TILE_SLOTS);
+        const uint64_t descLo = descHi + KS * kStepDescriptor;
+        const float4* geom = sGeom + buf * KT;
+#pragma unroll
+        for (int step = 0; step < KS; ++step) {
+            const float4 in0 = geom[8 * step + 2 * t], in1 = geom[8 * step + 2 * t + 1];
+            uint32_t ahi[MW][4], alo[MW][4];
+#pragma unroll
+            for (int m = 0; m < MW; ++m) phase_fragments(og[m], in0, in1, ahi[m], alo[m]);
+            wgmma_fence();
+            // Small terms first: hi x lo (from zero at a tile's first step), lo x hi, then hi x hi.
+#pragma unroll
+            for (int m = 0; m < MW; ++m) {
+                Wgmma<N>::mma(part[m], ahi[m], descLo + step * kStepDescriptor, step > 0);
+                Wgmma<N>::mma(part[m], alo[m], descHi + step * kStepDescriptor, 1);
+                Wgmma<N>::mma(part[m], ahi[m], descHi + step * kStepDescriptor, 1);
+            }
+            wgmma_commit();
+            wgmma_wait<1>();  // the previous step's products are done: their A registers may be reused
+        }
+        wgmma_wait<0>();
+#pragma unroll
+        for (int m = 0; m < MW; ++m) {
+            fence_registers(part[m]);
+#pragma unroll
+            for (int e = 0; e < R; ++e) tot[m][e] += part[m][e];
+        }
+        __syncthreads();  // every warpgroup is done with this tile's buffers
+    }
+    // Accumulator 4j + 2r (+1) of an m-tile: row g + 8r, columns 8j + 2t (+1) = Re (Im) of vector 4j + t.
+    float2* dst = gridDim.y > 1 ? out + size_t(blockIdx.y) * nb * nOut : out;
+    const int stride = gridDim.y > 1 ? nOut : outStride;
+#pragma unroll
+    for (int j = 0; j < N / 8; ++j) {
+        const int c = 4 * j + t;
+        if (c >= nb) continue;
+        const int e = unit_exponent(maxBits[c]);
+#pragma unroll
+        for (int m = 0; m < MW; ++m)
+#pragma unroll
+            for (int r = 0; r < 2; ++r) {
+                const int row = rowBase + m * 64 + g + 8 * r;
+                if (row < nOut)
+                    dst[size_t(c) * stride + row] =
+                        make_float2(ldexpf(tot[m][4 * j + 2 * r], e), ldexpf(tot[m][4 * j + 2 * r + 1], e));
+            }
+    }
+#endif
+}
+
 // Adds the splits' partial sums in a fixed order: out[b][o] = sum_s partial[s][b][o].
 __global__ void sum_splits_kernel(const float2* __restrict__ partial, int splits, int nb, int nOut,
                                   float2* __restrict__ out, int outStride) {
@@ -453,6 +736,36 @@ void launch_dft_mma(int outBlocks, int splits, cudaStream_t stream, const float4
     FORGE_CUDA_CHECK_LAUNCH("forge::cuda::dft_mma_kernel");
 }
 
+// One coil-batch launch on wgmma for nb <= N / 2 vectors: the B image (image: nTiles tiles), then the sums.
+template <int N>
+void launch_dft_wgmma(bool forward, int outBlocks, int splits, cudaStream_t stream, const float4* outGeom,
+                      const float4* inGeom, int nOut, int nIn, int tilesPerSplit, int nTiles, const float2* in, int nb,
+                      const unsigned* maxBits, uint4* image, float2* out) {
+    using S = WgmmaShape<N>;
+    const size_t items = size_t(nTiles) * (S::KT / 8) * (N / 2);
+    const int blocks = int(std::min<size_t>((items + 255) / 256, 65535));
+    if (forward) {
+        split_batch_kernel<N, true><<<blocks, 256, 0, stream>>>(in, nIn, nb, nTiles, maxBits, image);
+    } else {
+        split_batch_kernel<N, false><<<blocks, 256, 0, stream>>>(in, nIn, nb, nTiles, maxBits, image);
+    }
+    FORGE_CUDA_CHECK_LAUNCH("forge::cuda::split_batch_kernel");
+    dft_wgmma_kernel<N><<<dim3(outBlocks, splits), S::THREADS, S::SMEM, stream>>>(
+        outGeom, inGeom, nOut, tilesPerSplit, nTiles, image, nb, maxBits, out, nOut);
+    FORGE_CUDA_CHECK_LAUNCH("forge::cuda::dft_wgmma_kernel");
+}
+
+// Lets the wgmma kernels have their shared memory (more than the default 48 KB for N >= 32).
+void allow_wgmma_shared_memory() {
+    auto allow = [](auto kernel, size_t bytes) {
+        FORGE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+    };
+    allow(dft_wgmma_kernel<8>, WgmmaShape<8>::SMEM);
+    allow(dft_wgmma_kernel<16>, WgmmaShape<16>::SMEM);
+    allow(dft_wgmma_kernel<32>, WgmmaShape<32>::SMEM);
+    allow(dft_wgmma_kernel<64>, WgmmaShape<64>::SMEM);
+}
+
 // Outputs and threads per block of the tensor-core kernel for n-tile count nt.
 template <int NT>
 constexpr std::pair<int, int> mma_block_shape() {
@@ -465,12 +778,69 @@ std::pair<int, int> mma_block_shape(int nt) {
                      : mma_block_shape<1>();
 }
 
+// Outputs and threads per block, and inputs per tile, of the wgmma kernel for n-tile count nt.
+template <int N>
+constexpr std::pair<int, int> wgmma_block_shape() {
+    return {WgmmaShape<N>::ROWS, WgmmaShape<N>::THREADS};
+}
+std::pair<int, int> wgmma_block_shape(int nt) {
+    return nt == 8   ? wgmma_block_shape<64>()
+           : nt == 4 ? wgmma_block_shape<32>()
+           : nt == 2 ? wgmma_block_shape<16>()
+                     : wgmma_block_shape<8>();
+}
+int wgmma_tile(int nt) {
+    return nt == 8   ? WgmmaShape<64>::KT
+           : nt == 4 ? WgmmaShape<32>::KT
+           : nt == 2 ? WgmmaShape<16>::KT
+                     : WgmmaShape<8>::KT;
+}
+
 // Vectors per launch: batches of 4 or more go to the tensor cores (32, 16, 8 or 4 at a time; at 4
 // vectors they already beat the FP32 kernel: 4.8e12 against 4.0e12 vector-pairs/s), the last 1-3 and all
 // GdftR2 batches (its sinc factor is not shared by the tensor-core path) to dft_kernel.
 int vectors_per_launch(uword left, bool tensorCores) {
     if (tensorCores && left >= 4) return left >= 32 ? 32 : left >= 16 ? 16 : left >= 8 ? 8 : 4;
     return left >= 8 ? 8 : left >= 4 ? 4 : left >= 2 ? 2 : 1;
+}
+
+// Whether the code this device runs was built for sm_90a (wgmma): asked once per device.
+bool wgmma_built(int device) {
+    static std::mutex m;
+    static std::map<int, bool> known;
+    std::lock_guard<std::mutex> lock(m);
+    if (auto it = known.find(device); it != known.end()) return it->second;
+    DeviceBuffer flag(sizeof(int));
+    wgmma_probe_kernel<<<1, 1>>>(flag.as<int>());
+    FORGE_CUDA_CHECK_LAUNCH("forge::cuda::wgmma_probe_kernel");
+    int built = 0;
+    FORGE_CUDA_CHECK(cudaMemcpy(&built, flag.get(), sizeof(int), cudaMemcpyDeviceToHost));
+    return known[device] = built == 1;
+}
+
+const char* batch_kernel_name(CudaDftPipeline::BatchKernel k) {
+    using K = CudaDftPipeline::BatchKernel;
+    return k == K::wgmma ? "wgmma" : k == K::mma ? "mma.sync" : "fp32";
+}
+
+// The fastest batch kernel the device and the build have, or the one FORGE_CUDA_BATCH_KERNEL names.
+CudaDftPipeline::BatchKernel choose_batch_kernel(int device, int major, int minor) {
+    using K = CudaDftPipeline::BatchKernel;
+    const K best = major == 9 && minor == 0 && wgmma_built(device) ? K::wgmma : major >= 8 ? K::mma : K::fp32;
+    const char* env = std::getenv("FORGE_CUDA_BATCH_KERNEL");
+    if (!env || !*env) return best;
+    const std::string want(env);
+    for (K k : {K::fp32, K::mma, K::wgmma}) {
+        if (want != batch_kernel_name(k)) continue;
+        if (int(k) > int(best)) {  // the enumerators are in order of speed
+            throw invalid_argument("FORGE_CUDA_BATCH_KERNEL: '" + want + "' does not run on device " +
+                                   std::to_string(device) + " (compute capability " + std::to_string(major) + "." +
+                                   std::to_string(minor) + ") with this build; the fastest here is " +
+                                   batch_kernel_name(best));
+        }
+        return k;
+    }
+    throw invalid_argument("FORGE_CUDA_BATCH_KERNEL: '" + want + "' is not wgmma, mma.sync or fp32");
 }
 
 void require_pointer(const void* p, const char* name) {
@@ -518,7 +888,10 @@ CudaDftPipeline::CudaDftPipeline(const DftGeometry& geom, const PlanOptions& opt
     FORGE_CUDA_CHECK(cudaDeviceGetAttribute(&multiprocessors_, cudaDevAttrMultiProcessorCount, device_));
     int major = 0;
     FORGE_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device_));
-    tensorCores_ = major >= 8;  // mma.sync m16n8k16 with FP16 operands: Ampere and later
+    int minor = 0;
+    FORGE_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device_));
+    batchKernel_ = choose_batch_kernel(device_, major, minor);
+    if (batchKernel_ == BatchKernel::wgmma) allow_wgmma_shared_memory();
 
     // Padded to whole pairs of tiles: batched kernels read two tiles of outputs per block.
     const int pp = round_up(numPixels_, 2 * kTile);
@@ -659,14 +1032,27 @@ void CudaDftPipeline::run(const DftPoints& points, const float* d_in, float* d_o
     const float invNx = 1.0f / numX_, invNy = 1.0f / numY_, invNz = 1.0f / numZ_;
     // The batch is walked in 64 bits (its total length may pass 2^31); each launch takes at most 32 vectors.
     for (uword b0 = 0; b0 < nbatch;) {
-        const bool mma = tensorCores_ && !hasGradients_ && nbatch - b0 >= 4;
-        const int nb = vectors_per_launch(nbatch - b0, mma);
-        const int nt = (nb + 3) / 4;
+        const bool tensor = batchKernel_ != BatchKernel::fp32 && !hasGradients_ && nbatch - b0 >= 4;
+        const int nb = vectors_per_launch(nbatch - b0, tensor);
+        const int nt = (nb + 3) / 4;  // n-tiles: 4 vectors, 8 real columns each
+        // wgmma reads the vectors from a prepared image (8 bytes per input and column); without the memory
+        // for it the batch goes to the mma.sync kernel, which needs none.
+        uint4* image = nullptr;
+        bool wgmma = tensor && batchKernel_ == BatchKernel::wgmma;
+        if (wgmma) {
+            const size_t bytes = size_t(round_up(nIn, 128)) * 8 * (8 * nt);
+            if (cudaMallocAsync(reinterpret_cast<void**>(&image), bytes, stream) != cudaSuccess) {
+                cudaGetLastError();
+                image = nullptr;
+                wgmma = false;
+            }
+        }
         // Split the inner sum when the outputs alone would leave the GPU idle: aim for ~16 blocks of
         // 256 threads (or as many warps) per multiprocessor, each split keeping at least 4 tiles of work.
-        const auto [rowsPerBlock, threads] =
-            mma ? mma_block_shape(nt) : std::pair<int, int>(kTile * kOutputsPerThread, kTile);
-        const int tileLen = mma ? kMmaTile : kTile;
+        const auto [rowsPerBlock, threads] = wgmma    ? wgmma_block_shape(nt)
+                                             : tensor ? mma_block_shape(nt)
+                                                      : std::pair<int, int>(kTile * kOutputsPerThread, kTile);
+        const int tileLen = wgmma ? wgmma_tile(nt) : tensor ? kMmaTile : kTile;
         const int nTiles = round_up(nIn, tileLen) / tileLen;
         const int outBlocks = round_up(nOut, rowsPerBlock) / rowsPerBlock;
         const int blocksWanted = 16 * multiprocessors_ * (kTile / threads);
@@ -684,7 +1070,7 @@ void CudaDftPipeline::run(const DftPoints& points, const float* d_in, float* d_o
                                              size_t(splits) * nb * nOut * sizeof(float2), stream));
         }
         float2* dst = splits > 1 ? partial : outB;
-        if (mma) {
+        if (tensor) {
             unsigned* maxBits = nullptr;
             FORGE_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&maxBits), nb * sizeof(unsigned), stream));
             FORGE_CUDA_CHECK(cudaMemsetAsync(maxBits, 0, nb * sizeof(unsigned), stream));
@@ -692,9 +1078,14 @@ void CudaDftPipeline::run(const DftPoints& points, const float* d_in, float* d_o
             FORGE_CUDA_CHECK_LAUNCH("forge::cuda::max_abs_kernel");
             auto go = [&](auto ntConst) {
                 constexpr int NT = decltype(ntConst)::value;
-                (forward ? launch_dft_mma<NT, true> : launch_dft_mma<NT, false>)(outBlocks, splits, stream, outGeom,
-                                                                                 inGeom, nOut, nIn, tilesPerSplit,
-                                                                                 nTiles, inB, nb, maxBits, dst);
+                if (wgmma) {
+                    launch_dft_wgmma<8 * NT>(forward, outBlocks, splits, stream, outGeom, inGeom, nOut, nIn,
+                                             tilesPerSplit, nTiles, inB, nb, maxBits, image, dst);
+                } else {
+                    (forward ? launch_dft_mma<NT, true> : launch_dft_mma<NT, false>)(
+                        outBlocks, splits, stream, outGeom, inGeom, nOut, nIn, tilesPerSplit, nTiles, inB, nb,
+                        maxBits, dst);
+                }
             };
             switch (nt) {
                 case 8: go(std::integral_constant<int, 8>{}); break;
@@ -702,6 +1093,7 @@ void CudaDftPipeline::run(const DftPoints& points, const float* d_in, float* d_o
                 case 2: go(std::integral_constant<int, 2>{}); break;
                 default: go(std::integral_constant<int, 1>{}); break;
             }
+            if (image) FORGE_CUDA_CHECK(cudaFreeAsync(image, stream));
             FORGE_CUDA_CHECK(cudaFreeAsync(maxBits, stream));
         } else {
             const dim3 grid(outBlocks, splits);
@@ -755,6 +1147,8 @@ void CudaDftPipeline::execute_host(Direction direction, const float* h_in, float
     synchronize();
     device::copy_to_host(h_out, dout.get(), dout.bytes());
 }
+
+const char* CudaDftPipeline::batch_kernel() const { return batch_kernel_name(batchKernel_); }
 
 void CudaDftPipeline::synchronize() const { FORGE_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
 

@@ -23,7 +23,9 @@
 // tiles, the phase in radians into the hardware sine/cosine (__sincosf). Four or more vectors of a Gdft
 // (compute capability 8 and later): the sum over inputs is a matrix product, phase factors (generated in
 // registers) times the vectors, on the tensor cores with FP16 operands split in two parts each, which
-// keeps float32 accuracy (CudaDftPipeline.cu explains). When there are too few outputs to fill the GPU the
+// keeps float32 accuracy (CudaDftPipeline.cu explains): with Hopper's asynchronous warpgroup MMA (wgmma)
+// on compute capability 9.0 when the library was built for sm_90a, with mma.sync otherwise;
+// batch_kernel() says which. When there are too few outputs to fill the GPU the
 // inner sum is split across blocks and the partial sums added in a fixed order (deterministic; also more
 // accurate than one long float sum).
 //
@@ -125,6 +127,13 @@ public:
     CUstream_st* stream() const { return stream_; }
     int device() const { return device_; }
     uword max_batch() const { return maxBatch_; }
+    // The kernel that transforms batches of 4 or more Gdft vectors: "wgmma" (compute capability 9.0 and
+    // sm_90a code in the build), "mma.sync" (compute capability 8 and later) or "fp32" (the kernel of
+    // 1-3 vectors). The environment variable FORGE_CUDA_BATCH_KERNEL (wgmma, mma.sync or fp32), read when
+    // a plan is made, asks for a slower one (for comparisons); asking for one the device or build lacks
+    // throws forge::invalid_argument.
+    const char* batch_kernel() const;
+    enum class BatchKernel { fp32, mma, wgmma };  // in order of speed
     // Sample sets uploaded from the host so far (by the constructor, set_points and upload_points) and
     // pixel-geometry uploads (one, by the constructor): lets callers check that they share a plan.
     uword point_uploads() const;
@@ -138,7 +147,7 @@ private:
     int numX_ = 1, numY_ = 1, numZ_ = 1;
     bool hasGradients_ = false;
     int multiprocessors_ = 1;
-    bool tensorCores_ = false;  // coil batches on the tensor cores (compute capability 8 and later)
+    BatchKernel batchKernel_ = BatchKernel::fp32;  // for batches of 4 or more Gdft vectors
     int device_ = 0;
     uword maxBatch_ = 0;
     DeviceBuffer pixels_;     // float4 (ix, iy, iz, fm_turns) per pixel, zero-padded to whole tiles

@@ -2,7 +2,7 @@
 # Run on a machine with an NVIDIA GPU (e.g. an H100) from the project root, after
 # scripts/gpu/fetch-deps.sh filled .gpu-deps/ elsewhere:
 #   bash scripts/gpu/run-gpu-suite.sh [LOGDIR]
-# Unpacks the Debian packages into /opt/deps (never into /), configures with CUDA for sm_90, builds
+# Unpacks the Debian packages into /opt/deps (never into /), configures with CUDA for sm_90a, builds
 # (the library, tests and benchmarks; apps/ needs ISMRMRD and HDF5, which the carried packages lack:
 # FORGE_GPU_BUILD_APPS=ON builds them where those are installed),
 # runs every test (CPU and GPU), compute-sanitizer memcheck and racecheck on the GPU tests, and the
@@ -55,9 +55,9 @@ if [ -n "${CXX:-}" ] && [ -f "$B/CMakeCache.txt" ] && ! grep -qx "CMAKE_CXX_COMP
   rm -rf "$B/CMakeCache.txt" "$B/CMakeFiles"
 fi
 
-step "configure (CUDA, sm_90)"
+step "configure (CUDA, sm_90a + compute_90 PTX)"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$LOG/gpu.txt"
-cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DFORGE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
+cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DFORGE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="90a-real;90-virtual" \
   -DFORGE_BUILD_APPS=${FORGE_GPU_BUILD_APPS:-OFF} -DFORGE_BUILD_BENCHMARKS=ON \
   -DCMAKE_PREFIX_PATH=$DEPS/usr -DARMADILLO_INCLUDE_DIR=$DEPS/usr/include \
   -DARMADILLO_LIBRARY=$DEPS/usr/lib/libarmadillo.so -DCatch2_DIR=$DEPS/usr/lib/cmake/Catch2 \

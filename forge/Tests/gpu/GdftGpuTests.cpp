@@ -1,9 +1,13 @@
 // GPU tests of CudaDftPipeline, GPU-resident Gdft/GdftR2 and device forgeCol arithmetic.
 // References: the CPU operators (float, checked against float64 brute force by the CPU suite) and
 // float64 brute-force sums computed here.
+#include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <thread>
+#include <vector>
 
 #ifdef FORGE_HAS_CUDA
 #include <cuda_runtime.h>
@@ -190,6 +194,65 @@ TEST_CASE("GPU coil batches (tensor cores) match float64 for any vector scale", 
                 CHECK(arma::norm(ab.subvec(p.n2, 2 * p.n2 - 1)) == 0.0);
                 continue;
             }
+            CHECK(error_vs_float64(p, true, xs, fb, b, 24) < 2e-5);
+            CHECK(error_vs_float64(p, false, ys, ab, b, 24) < 2e-5);
+        }
+    }
+}
+
+namespace {
+// Sets FORGE_CUDA_BATCH_KERNEL for the plans made in its scope (unset: the plan's own choice).
+struct BatchKernelRequest {
+    explicit BatchKernelRequest(const char* kernel) {
+        if (kernel) {
+            setenv("FORGE_CUDA_BATCH_KERNEL", kernel, 1);
+        } else {
+            unsetenv("FORGE_CUDA_BATCH_KERNEL");
+        }
+    }
+    ~BatchKernelRequest() { unsetenv("FORGE_CUDA_BATCH_KERNEL"); }
+};
+}  // namespace
+
+TEST_CASE("GPU coil batches: every batch kernel the device runs matches float64", "[gpu][batch][mma]") {
+    FORGE_INFO_SEED();
+    const Problem p = make_dft_problem(15, 16, 3, 1999);
+    const arma::fvec fmTurns = p.FM / float(2 * M_PI);
+    std::string best;
+    {
+        BatchKernelRequest none(nullptr);
+        best = cuda::CudaDftPipeline(dft_geometry(p, fmTurns)).batch_kernel();
+    }
+    INFO("fastest batch kernel here: " << best);
+    const std::vector<std::string> all = {"wgmma", "mma.sync", "fp32"};
+    const auto first = std::find(all.begin(), all.end(), best);
+    REQUIRE(first != all.end());
+    {
+        BatchKernelRequest bogus("tensor");
+        CHECK_THROWS_AS(cuda::CudaDftPipeline(dft_geometry(p, fmTurns)), forge::invalid_argument);
+    }
+    if (first != all.begin()) {  // a faster kernel than the device or build has: refused
+        BatchKernelRequest faster(first[-1].c_str());
+        CHECK_THROWS_AS(cuda::CudaDftPipeline(dft_geometry(p, fmTurns)), forge::invalid_argument);
+    }
+    // 13 vectors: one launch of 8 and one of 4 on the tensor-core kernels, then one vector on the FP32 one.
+    const uword nb = 13;
+    arma::cx_fvec xs = complex_normal<float>(p.n2 * nb), ys = complex_normal<float>(p.n1 * nb);
+    for (uword b = 0; b < nb; ++b) {
+        xs.subvec(b * p.n2, (b + 1) * p.n2 - 1) *= std::pow(10.0f, float(int(b % 5) * 5 - 10));
+        ys.subvec(b * p.n1, (b + 1) * p.n1 - 1) *= std::pow(10.0f, float(int(b % 5) * 5 - 10));
+    }
+    for (auto k = first; k != all.end(); ++k) {
+        BatchKernelRequest request(k->c_str());
+        cuda::CudaDftPipeline plan(dft_geometry(p, fmTurns));
+        CHECK(plan.batch_kernel() == *k);
+        arma::cx_fvec fb(p.n1 * nb), ab(p.n2 * nb);
+        plan.execute_host(cuda::Direction::forward, reinterpret_cast<const float*>(xs.memptr()),
+                          reinterpret_cast<float*>(fb.memptr()), nb);
+        plan.execute_host(cuda::Direction::adjoint, reinterpret_cast<const float*>(ys.memptr()),
+                          reinterpret_cast<float*>(ab.memptr()), nb);
+        for (uword b = 0; b < nb; ++b) {
+            INFO("kernel " << *k << ", vector " << b);
             CHECK(error_vs_float64(p, true, xs, fb, b, 24) < 2e-5);
             CHECK(error_vs_float64(p, false, ys, ab, b, 24) < 2e-5);
         }

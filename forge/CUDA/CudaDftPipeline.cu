@@ -490,9 +490,8 @@ struct Wgmma<64> {
             "p, 1, 1, 0;\n}\n"
             : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
               "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-              "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]),
-              "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
-              "+f"(d[30]), "+f"(d[31])
+              "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+              "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
             : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(accumulate));
     }
 };
@@ -585,9 +584,9 @@ __global__ void split_batch_kernel(const float2* __restrict__ in, int nIn, int n
 // dft_mma_kernel.
 template <int N>
 __global__ void __launch_bounds__(WgmmaShape<N>::THREADS, WgmmaShape<N>::MIN_BLOCKS)
-    dft_wgmma_kernel(const float4* __restrict__ outGeom, const float4* __restrict__ inGeom, int nOut,
-                     int tilesPerSplit, int nTiles, const uint4* __restrict__ image, int nb,
-                     const unsigned* __restrict__ maxBits, float2* __restrict__ out, int outStride) {
+    dft_wgmma_kernel(const float4* __restrict__ outGeom, const float4* __restrict__ inGeom, int nOut, int tilesPerSplit,
+                     int nTiles, const uint4* __restrict__ image, int nb, const unsigned* __restrict__ maxBits,
+                     float2* __restrict__ out, int outStride) {
 #if !defined(FORGE_WGMMA)
     __trap();  // never launched: the plan probes for sm_90a code first (wgmma_probe_kernel)
 #else
@@ -596,7 +595,7 @@ __global__ void __launch_bounds__(WgmmaShape<N>::THREADS, WgmmaShape<N>::MIN_BLO
     static_assert(S::TILE_SLOTS % S::THREADS == 0 && KT <= S::THREADS, "one tile copy: whole rounds of threads");
     constexpr uint64_t kStepDescriptor = (N * 32) >> 4;  // one k-step's image, in the descriptor's 16-byte units
     extern __shared__ __align__(128) uint4 smem[];
-    uint4* sImage = smem;                                                  // [2][TILE_SLOTS]
+    uint4* sImage = smem;                                                 // [2][TILE_SLOTS]
     float4* sGeom = reinterpret_cast<float4*>(smem + 2 * S::TILE_SLOTS);  // [2][KT]
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int g = lane >> 2, t = lane & 3;
@@ -750,12 +749,14 @@ void launch_dft_wgmma(bool forward, int outBlocks, int splits, cudaStream_t stre
         split_batch_kernel<N, false><<<blocks, 256, 0, stream>>>(in, nIn, nb, nTiles, maxBits, image);
     }
     FORGE_CUDA_CHECK_LAUNCH("forge::cuda::split_batch_kernel");
-    dft_wgmma_kernel<N><<<dim3(outBlocks, splits), S::THREADS, S::SMEM, stream>>>(
-        outGeom, inGeom, nOut, tilesPerSplit, nTiles, image, nb, maxBits, out, nOut);
+    dft_wgmma_kernel<N><<<dim3(outBlocks, splits), S::THREADS, S::SMEM, stream>>>(outGeom, inGeom, nOut, tilesPerSplit,
+                                                                                  nTiles, image, nb, maxBits, out,
+                                                                                  nOut);
     FORGE_CUDA_CHECK_LAUNCH("forge::cuda::dft_wgmma_kernel");
 }
 
-// Lets the wgmma kernels have their shared memory (more than the default 48 KB for N >= 32).
+// Lets the wgmma kernels have their shared memory (more than the default 48 KB for N >= 32) on the current
+// device.
 void allow_wgmma_shared_memory() {
     auto allow = [](auto kernel, size_t bytes) {
         FORGE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
@@ -766,34 +767,28 @@ void allow_wgmma_shared_memory() {
     allow(dft_wgmma_kernel<64>, WgmmaShape<64>::SMEM);
 }
 
-// Outputs and threads per block of the tensor-core kernel for n-tile count nt.
+// Outputs and threads per block and inputs per tile of one launch.
+struct LaunchShape {
+    int rows, threads, tileLen;
+};
 template <int NT>
-constexpr std::pair<int, int> mma_block_shape() {
-    return {MmaShape<NT>::WARPS * MmaShape<NT>::MT * 16, MmaShape<NT>::WARPS * 32};
+constexpr LaunchShape mma_shape() {
+    return {MmaShape<NT>::WARPS * MmaShape<NT>::MT * 16, MmaShape<NT>::WARPS * 32, kMmaTile};
 }
-std::pair<int, int> mma_block_shape(int nt) {
-    return nt == 8   ? mma_block_shape<8>()
-           : nt == 4 ? mma_block_shape<4>()
-           : nt == 2 ? mma_block_shape<2>()
-                     : mma_block_shape<1>();
-}
-
-// Outputs and threads per block, and inputs per tile, of the wgmma kernel for n-tile count nt.
 template <int N>
-constexpr std::pair<int, int> wgmma_block_shape() {
-    return {WgmmaShape<N>::ROWS, WgmmaShape<N>::THREADS};
+constexpr LaunchShape wgmma_shape() {
+    return {WgmmaShape<N>::ROWS, WgmmaShape<N>::THREADS, WgmmaShape<N>::KT};
 }
-std::pair<int, int> wgmma_block_shape(int nt) {
-    return nt == 8   ? wgmma_block_shape<64>()
-           : nt == 4 ? wgmma_block_shape<32>()
-           : nt == 2 ? wgmma_block_shape<16>()
-                     : wgmma_block_shape<8>();
-}
-int wgmma_tile(int nt) {
-    return nt == 8   ? WgmmaShape<64>::KT
-           : nt == 4 ? WgmmaShape<32>::KT
-           : nt == 2 ? WgmmaShape<16>::KT
-                     : WgmmaShape<8>::KT;
+// For the wgmma or mma.sync kernel with nt n-tiles (4 vectors each), else for the FP32 kernel.
+LaunchShape launch_shape(bool wgmma, bool tensor, int nt) {
+    if (wgmma) {
+        return nt == 8   ? wgmma_shape<64>()
+               : nt == 4 ? wgmma_shape<32>()
+               : nt == 2 ? wgmma_shape<16>()
+                         : wgmma_shape<8>();
+    }
+    if (tensor) return nt == 8 ? mma_shape<8>() : nt == 4 ? mma_shape<4>() : nt == 2 ? mma_shape<2>() : mma_shape<1>();
+    return {kTile * kOutputsPerThread, kTile, kTile};
 }
 
 // Vectors per launch: batches of 4 or more go to the tensor cores (32, 16, 8 or 4 at a time; at 4
@@ -804,7 +799,8 @@ int vectors_per_launch(uword left, bool tensorCores) {
     return left >= 8 ? 8 : left >= 4 ? 4 : left >= 2 ? 2 : 1;
 }
 
-// Whether the code this device runs was built for sm_90a (wgmma): asked once per device.
+// Whether the code this device runs was built for sm_90a (wgmma): asked once per device, which then gets
+// the wgmma kernels' shared-memory limits. The device must be current.
 bool wgmma_built(int device) {
     static std::mutex m;
     static std::map<int, bool> known;
@@ -815,6 +811,7 @@ bool wgmma_built(int device) {
     FORGE_CUDA_CHECK_LAUNCH("forge::cuda::wgmma_probe_kernel");
     int built = 0;
     FORGE_CUDA_CHECK(cudaMemcpy(&built, flag.get(), sizeof(int), cudaMemcpyDeviceToHost));
+    if (built == 1) allow_wgmma_shared_memory();
     return known[device] = built == 1;
 }
 
@@ -891,7 +888,6 @@ CudaDftPipeline::CudaDftPipeline(const DftGeometry& geom, const PlanOptions& opt
     int minor = 0;
     FORGE_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device_));
     batchKernel_ = choose_batch_kernel(device_, major, minor);
-    if (batchKernel_ == BatchKernel::wgmma) allow_wgmma_shared_memory();
 
     // Padded to whole pairs of tiles: batched kernels read two tiles of outputs per block.
     const int pp = round_up(numPixels_, 2 * kTile);
@@ -1049,10 +1045,7 @@ void CudaDftPipeline::run(const DftPoints& points, const float* d_in, float* d_o
         }
         // Split the inner sum when the outputs alone would leave the GPU idle: aim for ~16 blocks of
         // 256 threads (or as many warps) per multiprocessor, each split keeping at least 4 tiles of work.
-        const auto [rowsPerBlock, threads] = wgmma    ? wgmma_block_shape(nt)
-                                             : tensor ? mma_block_shape(nt)
-                                                      : std::pair<int, int>(kTile * kOutputsPerThread, kTile);
-        const int tileLen = wgmma ? wgmma_tile(nt) : tensor ? kMmaTile : kTile;
+        const auto [rowsPerBlock, threads, tileLen] = launch_shape(wgmma, tensor, nt);
         const int nTiles = round_up(nIn, tileLen) / tileLen;
         const int outBlocks = round_up(nOut, rowsPerBlock) / rowsPerBlock;
         const int blocksWanted = 16 * multiprocessors_ * (kTile / threads);
@@ -1082,9 +1075,9 @@ void CudaDftPipeline::run(const DftPoints& points, const float* d_in, float* d_o
                     launch_dft_wgmma<8 * NT>(forward, outBlocks, splits, stream, outGeom, inGeom, nOut, nIn,
                                              tilesPerSplit, nTiles, inB, nb, maxBits, image, dst);
                 } else {
-                    (forward ? launch_dft_mma<NT, true> : launch_dft_mma<NT, false>)(
-                        outBlocks, splits, stream, outGeom, inGeom, nOut, nIn, tilesPerSplit, nTiles, inB, nb,
-                        maxBits, dst);
+                    (forward ? launch_dft_mma<NT, true> : launch_dft_mma<NT, false>)(outBlocks, splits, stream, outGeom,
+                                                                                     inGeom, nOut, nIn, tilesPerSplit,
+                                                                                     nTiles, inB, nb, maxBits, dst);
                 }
             };
             switch (nt) {

@@ -15,6 +15,14 @@ namespace device {
 namespace detail {
 // Adds one host<->device copy of vector data to the counters behind device::transfer_stats().
 void record_transfer(bool to_device, uword bytes);
+// The stream-ordered memory pool every device::allocate on 'device' draws from (DeviceBuffer, forgeCol), and
+// the non-blocking stream those allocations are ordered on. Plans take their per-call scratch from the same
+// pool, ordered on their own streams.
+struct DevicePool {
+    cudaMemPool_t pool = nullptr;
+    cudaStream_t stream = nullptr;
+};
+const DevicePool& device_pool(int device);
 }  // namespace detail
 }  // namespace device
 }  // namespace forge

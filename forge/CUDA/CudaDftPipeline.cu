@@ -260,18 +260,60 @@ __device__ __forceinline__ void set_zero(float (&acc)[MT][NT][4]) {
             for (int e = 0; e < 4; ++e) acc[m][q][e] = 0.f;
 }
 
+// How a thread gets the phases of its pairs in one m-tile and k-step (rows g, g + 8; inputs 2t, 2t + 1).
+// Each phase from its own coordinates takes 4 operations. Pixels along a grid row differ only in x and the
+// field map, so one phase follows from its neighbour's in 2: pixels 2k and 2k + 1 are the inputs of one
+// step in the forward transform, and pixels 16j + g and 16j + g + 8 are the rows g and g + 8 of the
+// adjoint. The plan checks which holds for its pixels (CudaDftPipeline::pixelPairsOnRows_,
+// pixelRowsEightApart_). On an H100 at 8 coils this is 2% (forward) and 4% (adjoint) more coil-pairs/s; the
+// error vs float64 grows by up to a third (at most 8.8e-6 in bench_gdft_gpu, docs/benchmarks.md).
+enum PhaseSteps {
+    kPhaseFull = 0,     // every phase from its own coordinates
+    kPhaseInputs = 1,   // input 2t + 1 from input 2t: phase + o.x (x1 - x0) + o.w (w1 - w0); the geometry
+                        // of odd inputs holds x1 - x0 and w1 - w0 (CudaDftPipeline::pixelSteps_)
+    kPhaseRowsBy8 = 2,  // row g + 8 from row g: phase + (x8 - x0) in.x + (w8 - w0) in.w
+};
+
+__device__ __forceinline__ float phase_of(const float4& o, const float4& in) {
+    return fmaf(o.x, in.x, fmaf(o.y, in.y, fmaf(o.z, in.z, o.w * in.w)));
+}
+
 // A fragments (hi, lo) of one m-tile for one k-step: rows g, g + 8 (o[0], o[1]: 2 pi times their
-// coordinates) and inputs 2t, 2t + 1 (in0, in1), cos in registers 0-1 and sin in 2-3.
-__device__ __forceinline__ void phase_fragments(const float4 (&o)[2], const float4& in0, const float4& in1,
-                                                uint32_t (&hi)[4], uint32_t (&lo)[4]) {
+// coordinates; rowStep: o[1] - o[0] in x and w, for kPhaseRowsBy8) and inputs 2t, 2t + 1 (in0, in1), cos in
+// registers 0-1 and sin in 2-3.
+template <int kSteps = kPhaseFull>
+__device__ __forceinline__ void phase_fragments(const float4 (&o)[2], const float2& rowStep, const float4& in0,
+                                                const float4& in1, uint32_t (&hi)[4], uint32_t (&lo)[4]) {
+    float s[2][2], c[2][2];
+    if constexpr (kSteps == kPhaseRowsBy8) {
+        const float p0 = phase_of(o[0], in0), p1 = phase_of(o[0], in1);
+        __sincosf(p0, &s[0][0], &c[0][0]);
+        __sincosf(p1, &s[0][1], &c[0][1]);
+        __sincosf(fmaf(rowStep.x, in0.x, fmaf(rowStep.y, in0.w, p0)), &s[1][0], &c[1][0]);
+        __sincosf(fmaf(rowStep.x, in1.x, fmaf(rowStep.y, in1.w, p1)), &s[1][1], &c[1][1]);
+    } else if constexpr (kSteps == kPhaseInputs) {  // in1: (x1 - x0, -, -, w1 - w0)
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+            const float p0 = phase_of(o[r], in0);
+            __sincosf(p0, &s[r][0], &c[r][0]);
+            __sincosf(fmaf(o[r].x, in1.x, fmaf(o[r].w, in1.w, p0)), &s[r][1], &c[r][1]);
+        }
+    } else {
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+            __sincosf(phase_of(o[r], in0), &s[r][0], &c[r][0]);
+            __sincosf(phase_of(o[r], in1), &s[r][1], &c[r][1]);
+        }
+    }
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
-        float s0, c0, s1, c1;
-        __sincosf(fmaf(o[r].x, in0.x, fmaf(o[r].y, in0.y, fmaf(o[r].z, in0.z, o[r].w * in0.w))), &s0, &c0);
-        __sincosf(fmaf(o[r].x, in1.x, fmaf(o[r].y, in1.y, fmaf(o[r].z, in1.z, o[r].w * in1.w))), &s1, &c1);
-        split_half2(c0, c1, hi[r], lo[r]);
-        split_half2(s0, s1, hi[r + 2], lo[r + 2]);
+        split_half2(c[r][0], c[r][1], hi[r], lo[r]);
+        split_half2(s[r][0], s[r][1], hi[r + 2], lo[r + 2]);
     }
+}
+__device__ __forceinline__ void phase_fragments(const float4 (&o)[2], const float4& in0, const float4& in1,
+                                                uint32_t (&hi)[4], uint32_t (&lo)[4]) {
+    phase_fragments<kPhaseFull>(o, make_float2(0.f, 0.f), in0, in1, hi, lo);
 }
 
 // Launch shape per n-tile count (measured on an H100, 64x64x16 pixels, 131072 samples): MT m-tiles of 16
@@ -426,16 +468,24 @@ __global__ void __launch_bounds__(WARPS * 32, MmaShape<NT>::MIN_BLOCKS)
 // (256 outputs per block for every N: the geometry is padded to 512), at least MIN_BLOCKS blocks per
 // multiprocessor, KT inputs per shared-memory tile (a running sum starts from zero per tile: the tensor
 // cores truncate when they accumulate).
+// N = 16 (5-8 vectors), where generating the phase factors sets the pace, runs more warps per scheduler
+// to hide the special-function unit's queue (FEW_REGISTERS): the running sums live in shared memory and
+// each step waits for its own products (one set of A registers), so 64 registers give 4 blocks per
+// multiprocessor without spills (kernel time at 8 coils: 9.2-9.5 -> 10.0-10.1e12 coil-pairs/s,
+// docs/benchmarks.md).
 template <int N>
 struct WgmmaShape {
     static constexpr int MW = N == 64 ? 1 : 2;
     static constexpr int WG = N == 64 ? 4 : 2;
-    static constexpr int MIN_BLOCKS = N == 64 ? 1 : N == 32 ? 2 : 3;
+    static constexpr int MIN_BLOCKS = N == 64 ? 1 : N == 32 ? 2 : N == 16 ? 4 : 3;
     static constexpr int KT = N == 64 ? 64 : 128;
+    static constexpr bool FEW_REGISTERS = N == 16;
     static constexpr int THREADS = WG * 128;
     static constexpr int ROWS = WG * MW * 64;
     static constexpr int TILE_SLOTS = 2 * (KT / 8) * N * 2;  // uint4 per tile image: [hi, lo][k-step][N x 16]
-    static constexpr size_t SMEM = size_t(2 * TILE_SLOTS + 2 * KT) * sizeof(uint4);  // two images, two geometries
+    static constexpr size_t SUMS_BYTES = FEW_REGISTERS ? size_t(MW) * (N / 2) * THREADS * sizeof(float) : 0;
+    // two images, two geometries, the running sums
+    static constexpr size_t SMEM = size_t(2 * TILE_SLOTS + 2 * KT) * sizeof(uint4) + SUMS_BYTES;
 };
 
 // uint4 index (8 FP16 values: 8 inputs of one column) of column n, k-half kh (cos 0, sin 1) in a step image.
@@ -580,9 +630,9 @@ __global__ void split_batch_kernel(const float2* __restrict__ in, int nIn, int n
 }
 
 // Sum over one split of the inner dimension for nb <= N / 2 vectors (WgmmaShape<N>), from the image of
-// split_batch_kernel. Each warp holds 16 rows of each of its warpgroup's MW m64-tiles; outputs as in
-// dft_mma_kernel.
-template <int N>
+// split_batch_kernel, with phases as kSteps says (PhaseSteps). Each warp holds 16 rows of each of its
+// warpgroup's MW m64-tiles; outputs as in dft_mma_kernel.
+template <int N, int kSteps>
 __global__ void __launch_bounds__(WgmmaShape<N>::THREADS, WgmmaShape<N>::MIN_BLOCKS)
     dft_wgmma_kernel(const float4* __restrict__ outGeom, const float4* __restrict__ inGeom, int nOut, int tilesPerSplit,
                      int nTiles, const uint4* __restrict__ image, int nb, const unsigned* __restrict__ maxBits,
@@ -597,6 +647,8 @@ __global__ void __launch_bounds__(WgmmaShape<N>::THREADS, WgmmaShape<N>::MIN_BLO
     extern __shared__ __align__(128) uint4 smem[];
     uint4* sImage = smem;                                                 // [2][TILE_SLOTS]
     float4* sGeom = reinterpret_cast<float4*>(smem + 2 * S::TILE_SLOTS);  // [2][KT]
+    // S::FEW_REGISTERS: the running sums, [MW * R][THREADS] (each thread its own column: no conflicts)
+    float* sSums = reinterpret_cast<float*>(sGeom + 2 * KT);
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int g = lane >> 2, t = lane & 3;
     const int rowBase = blockIdx.x * S::ROWS + (warp >> 2) * (MW * 64) + (warp & 3) * 16;
@@ -608,11 +660,21 @@ __global__ void __launch_bounds__(WgmmaShape<N>::THREADS, WgmmaShape<N>::MIN_BLO
             const float4 v = outGeom[rowBase + m * 64 + g + 8 * r];
             og[m][r] = make_float4(kTwoPiUp * v.x, kTwoPiUp * v.y, kTwoPiUp * v.z, kTwoPiUp * v.w);
         }
-    float tot[MW][R], part[MW][R];  // running sums; this tile's sums (written by the tensor cores)
+    float2 rowStep[MW];  // row g + 8 minus row g in x and w (kPhaseRowsBy8)
+#pragma unroll
+    for (int m = 0; m < MW; ++m) rowStep[m] = make_float2(og[m][1].x - og[m][0].x, og[m][1].w - og[m][0].w);
+    // Running sums (in registers unless S::FEW_REGISTERS); this tile's sums (written by the tensor cores).
+    float tot[S::FEW_REGISTERS ? 1 : MW][S::FEW_REGISTERS ? 1 : R], part[MW][R];
+    auto running = [&](int m, int e) -> float& {
+        if constexpr (S::FEW_REGISTERS)
+            return sSums[(m * R + e) * S::THREADS + threadIdx.x];
+        else
+            return tot[m][e];
+    };
 #pragma unroll
     for (int m = 0; m < MW; ++m)
 #pragma unroll
-        for (int e = 0; e < R; ++e) tot[m][e] = part[m][e] = 0.f;
+        for (int e = 0; e < R; ++e) running(m, e) = part[m][e] = 0.f;
     const int tileBegin = blockIdx.y * tilesPerSplit;
     const int tileEnd = min(tileBegin + tilesPerSplit, nTiles);
     auto load = [&](int tile, int buf) {
@@ -643,7 +705,7 @@ __global__ void __launch_bounds__(WgmmaShape<N>::THREADS, WgmmaShape<N>::MIN_BLO
             const float4 in0 = geom[8 * step + 2 * t], in1 = geom[8 * step + 2 * t + 1];
             uint32_t ahi[MW][4], alo[MW][4];
 #pragma unroll
-            for (int m = 0; m < MW; ++m) phase_fragments(og[m], in0, in1, ahi[m], alo[m]);
+            for (int m = 0; m < MW; ++m) phase_fragments<kSteps>(og[m], rowStep[m], in0, in1, ahi[m], alo[m]);
             wgmma_fence();
             // Small terms first: hi x lo (from zero at a tile's first step), lo x hi, then hi x hi.
 #pragma unroll
@@ -653,14 +715,19 @@ __global__ void __launch_bounds__(WgmmaShape<N>::THREADS, WgmmaShape<N>::MIN_BLO
                 Wgmma<N>::mma(part[m], ahi[m], descHi + step * kStepDescriptor, 1);
             }
             wgmma_commit();
-            wgmma_wait<1>();  // the previous step's products are done: their A registers may be reused
+            // The previous step's products (with FEW_REGISTERS this step's) are done: their A registers may
+            // be reused.
+            if constexpr (S::FEW_REGISTERS)
+                wgmma_wait<0>();
+            else
+                wgmma_wait<1>();
         }
         wgmma_wait<0>();
 #pragma unroll
         for (int m = 0; m < MW; ++m) {
             fence_registers(part[m]);
 #pragma unroll
-            for (int e = 0; e < R; ++e) tot[m][e] += part[m][e];
+            for (int e = 0; e < R; ++e) running(m, e) += part[m][e];
         }
         __syncthreads();  // every warpgroup is done with this tile's buffers
     }
@@ -679,7 +746,7 @@ __global__ void __launch_bounds__(WgmmaShape<N>::THREADS, WgmmaShape<N>::MIN_BLO
                 const int row = rowBase + m * 64 + g + 8 * r;
                 if (row < nOut)
                     dst[size_t(c) * stride + row] =
-                        make_float2(ldexpf(tot[m][4 * j + 2 * r], e), ldexpf(tot[m][4 * j + 2 * r + 1], e));
+                        make_float2(ldexpf(running(m, 4 * j + 2 * r), e), ldexpf(running(m, 4 * j + 2 * r + 1), e));
             }
     }
 #endif
@@ -735,11 +802,12 @@ void launch_dft_mma(int outBlocks, int splits, cudaStream_t stream, const float4
     FORGE_CUDA_CHECK_LAUNCH("forge::cuda::dft_mma_kernel");
 }
 
-// One coil-batch launch on wgmma for nb <= N / 2 vectors: the B image (image: nTiles tiles), then the sums.
+// One coil-batch launch on wgmma for nb <= N / 2 vectors: the B image (image: nTiles tiles), then the sums
+// with phases as steps (PhaseSteps) says.
 template <int N>
-void launch_dft_wgmma(bool forward, int outBlocks, int splits, cudaStream_t stream, const float4* outGeom,
-                      const float4* inGeom, int nOut, int nIn, int tilesPerSplit, int nTiles, const float2* in, int nb,
-                      const unsigned* maxBits, uint4* image, float2* out) {
+void launch_dft_wgmma(bool forward, PhaseSteps steps, int outBlocks, int splits, cudaStream_t stream,
+                      const float4* outGeom, const float4* inGeom, int nOut, int nIn, int tilesPerSplit, int nTiles,
+                      const float2* in, int nb, const unsigned* maxBits, uint4* image, float2* out) {
     using S = WgmmaShape<N>;
     const size_t items = size_t(nTiles) * (S::KT / 8) * (N / 2);
     const int blocks = int(std::min<size_t>((items + 255) / 256, 65535));
@@ -749,9 +817,11 @@ void launch_dft_wgmma(bool forward, int outBlocks, int splits, cudaStream_t stre
         split_batch_kernel<N, false><<<blocks, 256, 0, stream>>>(in, nIn, nb, nTiles, maxBits, image);
     }
     FORGE_CUDA_CHECK_LAUNCH("forge::cuda::split_batch_kernel");
-    dft_wgmma_kernel<N><<<dim3(outBlocks, splits), S::THREADS, S::SMEM, stream>>>(outGeom, inGeom, nOut, tilesPerSplit,
-                                                                                  nTiles, image, nb, maxBits, out,
-                                                                                  nOut);
+    const auto kernel = steps == kPhaseInputs    ? dft_wgmma_kernel<N, kPhaseInputs>
+                        : steps == kPhaseRowsBy8 ? dft_wgmma_kernel<N, kPhaseRowsBy8>
+                                                 : dft_wgmma_kernel<N, kPhaseFull>;
+    kernel<<<dim3(outBlocks, splits), S::THREADS, S::SMEM, stream>>>(outGeom, inGeom, nOut, tilesPerSplit, nTiles,
+                                                                     image, nb, maxBits, out, nOut);
     FORGE_CUDA_CHECK_LAUNCH("forge::cuda::dft_wgmma_kernel");
 }
 
@@ -761,10 +831,16 @@ void allow_wgmma_shared_memory() {
     auto allow = [](auto kernel, size_t bytes) {
         FORGE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
     };
-    allow(dft_wgmma_kernel<8>, WgmmaShape<8>::SMEM);
-    allow(dft_wgmma_kernel<16>, WgmmaShape<16>::SMEM);
-    allow(dft_wgmma_kernel<32>, WgmmaShape<32>::SMEM);
-    allow(dft_wgmma_kernel<64>, WgmmaShape<64>::SMEM);
+    auto allowSteps = [&](auto nConst) {
+        constexpr int N = decltype(nConst)::value;
+        allow(dft_wgmma_kernel<N, kPhaseFull>, WgmmaShape<N>::SMEM);
+        allow(dft_wgmma_kernel<N, kPhaseInputs>, WgmmaShape<N>::SMEM);
+        allow(dft_wgmma_kernel<N, kPhaseRowsBy8>, WgmmaShape<N>::SMEM);
+    };
+    allowSteps(std::integral_constant<int, 8>{});
+    allowSteps(std::integral_constant<int, 16>{});
+    allowSteps(std::integral_constant<int, 32>{});
+    allowSteps(std::integral_constant<int, 64>{});
 }
 
 // Outputs and threads per block and inputs per tile of one launch.
@@ -879,6 +955,20 @@ CudaDftPipeline::CudaDftPipeline(const DftGeometry& geom, const PlanOptions& opt
         numZ_ = int(numZ);
     }
     numPixels_ = int(geom.n2);
+    // Pixels 2k and 2k + 1, and pixels 16j + g and 16j + g + 8 (g < 8), on the same grid row (same y and z):
+    // the coil-batch kernels then step the phase along x (PhaseSteps). Both hold for forge's grids with an
+    // even, respectively a multiple-of-16, row length.
+    pixelPairsOnRows_ = pixelRowsEightApart_ = true;
+    for (uword k = 0; k + 1 < geom.n2; k += 2)
+        if (geom.iy[k] != geom.iy[k + 1] || geom.iz[k] != geom.iz[k + 1]) {
+            pixelPairsOnRows_ = false;
+            break;
+        }
+    for (uword k = 0; k + 8 < geom.n2; k = k % 16 == 7 ? k + 9 : k + 1)
+        if (geom.iy[k] != geom.iy[k + 8] || geom.iz[k] != geom.iz[k + 8]) {
+            pixelRowsEightApart_ = false;
+            break;
+        }
     if (!device::available()) throw cuda_error("CudaDftPipeline: no CUDA device is available");
     device_ = resolve_device(where, options.device);
     DeviceGuard guard(device_);
@@ -900,6 +990,15 @@ CudaDftPipeline::CudaDftPipeline(const DftGeometry& geom, const PlanOptions& opt
     }
     pixels_ = DeviceBuffer(p.size() * sizeof(float));
     device::copy_to_device(pixels_.get(), p.data(), p.size() * sizeof(float));
+    if (pixelPairsOnRows_ && batchKernel_ == BatchKernel::wgmma) {
+        // The wgmma kernels' forward inputs: odd pixels as their steps from the even one before (x, field map).
+        for (size_t k = 1; k < size_t(pp); k += 2) {
+            p[4 * k] -= p[4 * (k - 1)];
+            p[4 * k + 3] -= p[4 * (k - 1) + 3];
+        }
+        pixelSteps_ = DeviceBuffer(p.size() * sizeof(float));
+        device::copy_to_device(pixelSteps_.get(), p.data(), p.size() * sizeof(float));
+    }
     if (hasGradients_) {
         std::vector<float> g(4 * size_t(pp), 0.f);
         for (size_t k = 0; k < size_t(numPixels_); ++k) {
@@ -913,6 +1012,7 @@ CudaDftPipeline::CudaDftPipeline(const DftGeometry& geom, const PlanOptions& opt
     current_ = std::make_shared<DftPoints>();
     upload_into(*current_, geom.kx, geom.ky, geom.kz, geom.t, geom.n1);
     pointUploads_ = 1;
+    scratchPool_ = device::detail::device_pool(device_).pool;
     if (options.stream) {
         stream_ = options.stream;
     } else {
@@ -1021,6 +1121,9 @@ void CudaDftPipeline::run(const DftPoints& points, const float* d_in, float* d_o
     const float4* outGeom = forward ? points.samples_.as<float4>() : pixels_.as<float4>();
     const float4* inGeom = forward ? pixels_.as<float4>() : points.samples_.as<float4>();
     const float4* grads = hasGradients_ ? gradients_.as<float4>() : nullptr;
+    // Pixels along grid rows: the wgmma kernels step the phase across them (PhaseSteps).
+    const PhaseSteps steps =
+        forward ? (pixelSteps_ ? kPhaseInputs : kPhaseFull) : (pixelRowsEightApart_ ? kPhaseRowsBy8 : kPhaseFull);
     const float2* in = reinterpret_cast<const float2*>(d_in);
     float2* out = reinterpret_cast<float2*>(d_out);
     cudaStream_t stream = stream_;
@@ -1037,7 +1140,7 @@ void CudaDftPipeline::run(const DftPoints& points, const float* d_in, float* d_o
         bool wgmma = tensor && batchKernel_ == BatchKernel::wgmma;
         if (wgmma) {
             const size_t bytes = size_t(round_up(nIn, 128)) * 8 * (8 * nt);
-            if (cudaMallocAsync(reinterpret_cast<void**>(&image), bytes, stream) != cudaSuccess) {
+            if (cudaMallocFromPoolAsync(reinterpret_cast<void**>(&image), bytes, scratchPool_, stream) != cudaSuccess) {
                 cudaGetLastError();
                 image = nullptr;
                 wgmma = false;
@@ -1058,21 +1161,24 @@ void CudaDftPipeline::run(const DftPoints& points, const float* d_in, float* d_o
         float2* outB = out + size_t(b0) * nOut;
         float2* partial = nullptr;
         if (splits > 1) {
-            // Stream-ordered allocation from the device's pool: no synchronisation, reused across calls.
-            FORGE_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&partial),
-                                             size_t(splits) * nb * nOut * sizeof(float2), stream));
+            // Stream-ordered allocation from forge's pool of the device: no synchronisation, reused across calls.
+            FORGE_CUDA_CHECK(cudaMallocFromPoolAsync(reinterpret_cast<void**>(&partial),
+                                                     size_t(splits) * nb * nOut * sizeof(float2), scratchPool_,
+                                                     stream));
         }
         float2* dst = splits > 1 ? partial : outB;
         if (tensor) {
             unsigned* maxBits = nullptr;
-            FORGE_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&maxBits), nb * sizeof(unsigned), stream));
+            FORGE_CUDA_CHECK(cudaMallocFromPoolAsync(reinterpret_cast<void**>(&maxBits), nb * sizeof(unsigned),
+                                                     scratchPool_, stream));
             FORGE_CUDA_CHECK(cudaMemsetAsync(maxBits, 0, nb * sizeof(unsigned), stream));
             max_abs_kernel<<<dim3(std::min(64, (nIn + 255) / 256), nb), 256, 0, stream>>>(inB, nIn, maxBits);
             FORGE_CUDA_CHECK_LAUNCH("forge::cuda::max_abs_kernel");
             auto go = [&](auto ntConst) {
                 constexpr int NT = decltype(ntConst)::value;
                 if (wgmma) {
-                    launch_dft_wgmma<8 * NT>(forward, outBlocks, splits, stream, outGeom, inGeom, nOut, nIn,
+                    launch_dft_wgmma<8 * NT>(forward, steps, outBlocks, splits, stream, outGeom,
+                                             steps == kPhaseInputs ? pixelSteps_.as<float4>() : inGeom, nOut, nIn,
                                              tilesPerSplit, nTiles, inB, nb, maxBits, image, dst);
                 } else {
                     (forward ? launch_dft_mma<NT, true> : launch_dft_mma<NT, false>)(outBlocks, splits, stream, outGeom,

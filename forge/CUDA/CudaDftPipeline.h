@@ -38,6 +38,8 @@
 #include "forge/Core/DeviceMemory.h"
 #include "forge/Core/Validation.h"
 
+struct CUmemPoolHandle_st;  // cudaMemPool_t without the CUDA headers
+
 namespace forge {
 namespace cuda {
 
@@ -146,15 +148,23 @@ private:
     int numPixels_ = 0;
     int numX_ = 1, numY_ = 1, numZ_ = 1;
     bool hasGradients_ = false;
+    // Pixels 2k, 2k + 1 share y and z; pixels 16j + g, 16j + g + 8 (g < 8) share y and z (see PhaseSteps).
+    bool pixelPairsOnRows_ = false, pixelRowsEightApart_ = false;
     int multiprocessors_ = 1;
     BatchKernel batchKernel_ = BatchKernel::fp32;  // for batches of 4 or more Gdft vectors
     int device_ = 0;
     uword maxBatch_ = 0;
     DeviceBuffer pixels_;     // float4 (ix, iy, iz, fm_turns) per pixel, zero-padded to whole tiles
     DeviceBuffer gradients_;  // float4 (Gx, Gy, Gz, 0) per pixel (with gradient maps only)
+    // pixels_ with each odd pixel as its step from the even one before in x and the field map: the wgmma
+    // kernels' forward inputs when pixelPairsOnRows_ (empty otherwise)
+    DeviceBuffer pixelSteps_;
     std::shared_ptr<DftPoints> current_;
     CUstream_st* stream_ = nullptr;
     bool ownsStream_ = false;
+    // Where the scratch of each call (the vectors' FP16 image, partial sums) comes from, ordered on stream_:
+    // forge's pool of the device (device::detail::device_pool), which keeps freed blocks between calls.
+    CUmemPoolHandle_st* scratchPool_ = nullptr;
     mutable std::mutex mutex_;  // guards current_ and the upload counter
     mutable uword pointUploads_ = 0;
 };

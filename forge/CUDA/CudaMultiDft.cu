@@ -35,9 +35,16 @@ void enable_peer_access(int from, int to) {
     const cudaError_t err = cudaDeviceEnablePeerAccess(to, 0);
     if (err == cudaErrorPeerAccessAlreadyEnabled) {
         cudaGetLastError();
-        return;
+    } else {
+        FORGE_CUDA_CHECK(err);
     }
-    FORGE_CUDA_CHECK(err);
+    // forgeCol memory comes from forge's pool of each device, whose blocks follow the pool's access list,
+    // not peer access.
+    cudaMemAccessDesc access{};
+    access.location.type = cudaMemLocationTypeDevice;
+    access.location.id = from;
+    access.flags = cudaMemAccessFlagsProtReadWrite;
+    FORGE_CUDA_CHECK(cudaMemPoolSetAccess(device::detail::device_pool(to).pool, &access, 1));
 }
 
 int device_of(const void* p, const char* what) {
@@ -168,14 +175,17 @@ void CudaMultiDft::execute(Direction direction, const float* d_in, float* d_out,
         const float* in = d_in;
         float* inCopy = nullptr;
         if (p.device != h) {
-            FORGE_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&inCopy), nIn * batch * cplx, p.stream));
+            FORGE_CUDA_CHECK(cudaMallocFromPoolAsync(reinterpret_cast<void**>(&inCopy), nIn * batch * cplx,
+                                                     device::detail::device_pool(p.device).pool, p.stream));
             FORGE_CUDA_CHECK(cudaMemcpyPeerAsync(inCopy, p.device, d_in, h, nIn * batch * cplx, p.stream));
             in = inCopy;
         }
         // Output: this part's outputs of every vector. A single vector on the home device is written in place.
         const bool inPlace = p.device == h && batch == 1;
         float* out = d_out + 2 * off;
-        if (!inPlace) FORGE_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&out), len * batch * cplx, p.stream));
+        if (!inPlace)
+            FORGE_CUDA_CHECK(cudaMallocFromPoolAsync(reinterpret_cast<void**>(&out), len * batch * cplx,
+                                                     device::detail::device_pool(p.device).pool, p.stream));
         plan->execute(*plan->points(), direction, in, out, batch);
         if (!inPlace) {
             // Vector b's part goes to d_out[b * nOut + off, + len): one strided copy.

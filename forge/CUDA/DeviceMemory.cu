@@ -3,6 +3,7 @@
 #include <mutex>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "forge/CUDA/CudaCheck.h"
 #include "forge/Core/DeviceMemory.h"
@@ -63,6 +64,42 @@ void record_transfer(bool to_device, uword bytes) {
         g_d2h_bytes += bytes;
     }
 }
+// One pool per device, made on first use and kept for the life of the process (the driver reclaims it at
+// exit). Blocks freed go back to the pool instead of the driver: cudaMalloc and cudaFree map and unmap pages
+// on every call, which for the 8 MB result of an 8-coil Gdft transform (64x64x16 pixels, 131072 samples)
+// cost 3% of the call on an H100. The pool keeps up to kPoolKeepBytes of free blocks across
+// synchronisations and returns the rest; an allocation that fails first returns every free block and tries
+// again. The allocations and frees of DeviceBuffer are ordered on a stream of their own that holds nothing
+// else.
+constexpr std::uint64_t kPoolKeepBytes = std::uint64_t(1) << 30;
+
+const DevicePool& device_pool(int device) {
+    static std::mutex m;
+    static std::vector<DevicePool> pools;  // never destroyed
+    std::lock_guard<std::mutex> lock(m);
+    if (pools.empty()) pools.resize(size_t(device_count()));
+    DevicePool& d = pools.at(size_t(device));
+    if (!d.pool) {
+        cudaMemPoolProps props{};
+        props.allocType = cudaMemAllocationTypePinned;
+        props.location.type = cudaMemLocationTypeDevice;
+        props.location.id = device;
+        cudaMemPool_t pool = nullptr;
+        FORGE_CUDA_CHECK(cudaMemPoolCreate(&pool, &props));
+        std::uint64_t keep = kPoolKeepBytes;
+        FORGE_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+        int current = 0;
+        FORGE_CUDA_CHECK(cudaGetDevice(&current));
+        if (current != device) FORGE_CUDA_CHECK(cudaSetDevice(device));
+        cudaStream_t stream = nullptr;
+        const cudaError_t err = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+        if (current != device && cudaSetDevice(current) != cudaSuccess) cudaGetLastError();
+        FORGE_CUDA_CHECK(err);
+        d.pool = pool;
+        d.stream = stream;
+    }
+    return d;
+}
 }  // namespace detail
 
 bool built_with_cuda() { return true; }
@@ -99,25 +136,59 @@ void* allocate(uword bytes) {
         throw cuda_error("device allocation of " + std::to_string(bytes) + " bytes: no CUDA device is available");
     }
     if (bytes == 0) return nullptr;
+    int device = 0;
+    FORGE_CUDA_CHECK(cudaGetDevice(&device));
+    const detail::DevicePool& pool = detail::device_pool(device);
+    void* p = nullptr;
+    cudaError_t err = cudaMallocFromPoolAsync(&p, bytes, pool.pool, pool.stream);
+    if (err == cudaErrorMemoryAllocation) {
+        // The free blocks the pool keeps may be what is missing: hand them back and try once more.
+        cudaGetLastError();
+        if (cudaMemPoolTrimTo(pool.pool, 0) == cudaSuccess)
+            err = cudaMallocFromPoolAsync(&p, bytes, pool.pool, pool.stream);
+    }
+    if (err == cudaSuccess) {
+        // Like cudaMalloc's, the block is ready for any stream on return (the allocation stream holds nothing
+        // else).
+        err = cudaStreamSynchronize(pool.stream);
+        if (err == cudaSuccess) return p;
+        if (cudaFreeAsync(p, pool.stream) != cudaSuccess) cudaGetLastError();
+    }
+    cudaGetLastError();
+    // The memory figures only explain a failure (cudaMemGetInfo is a driver round trip).
     size_t free_b = 0, total_b = 0;
     FORGE_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
     if (bytes > total_b) {
         throw cuda_error("device allocation of " + std::to_string(bytes) + " bytes (" + gib(bytes) +
                          ") is larger than the GPU's total memory (" + gib(total_b) + " on " + device_name() + ")");
     }
-    void* p = nullptr;
-    cudaError_t err = cudaMalloc(&p, bytes);
-    if (err != cudaSuccess) {
-        cudaGetLastError();
-        throw cuda_error("device allocation of " + std::to_string(bytes) + " bytes (" + gib(bytes) + ") failed: " +
-                         cudaGetErrorString(err) + " (" + gib(free_b) + " free of " + gib(total_b) + ")");
-    }
-    return p;
+    throw cuda_error("device allocation of " + std::to_string(bytes) + " bytes (" + gib(bytes) +
+                     ") failed: " + cudaGetErrorString(err) + " (" + gib(free_b) + " free of " + gib(total_b) + ")");
 }
 
 void release(void* ptr) noexcept {
     // Errors here (e.g. during process teardown) cannot be reported from a destructor; ignore them.
-    if (ptr && cudaFree(ptr) != cudaSuccess) cudaGetLastError();
+    if (!ptr) return;
+    cudaPointerAttributes a{};
+    int current = 0;
+    if (cudaPointerGetAttributes(&a, ptr) != cudaSuccess || cudaGetDevice(&current) != cudaSuccess) {
+        cudaGetLastError();
+        return;
+    }
+    const bool other = a.device != current;
+    if (other && cudaSetDevice(a.device) != cudaSuccess) {
+        cudaGetLastError();
+        return;
+    }
+    // As cudaFree does, wait for the block's device first: no kernel or copy queued on any stream may still
+    // use the block when the pool hands it out again. (The pool exists: it made the block.)
+    cudaStream_t stream = nullptr;
+    try {
+        stream = detail::device_pool(a.device).stream;
+    } catch (...) {}
+    if (!stream || cudaDeviceSynchronize() != cudaSuccess || cudaFreeAsync(ptr, stream) != cudaSuccess)
+        cudaGetLastError();
+    if (other && cudaSetDevice(current) != cudaSuccess) cudaGetLastError();
 }
 
 void copy_to_device(void* dst, const void* src, uword bytes) {

@@ -169,8 +169,12 @@ TEST_CASE("GPU batched transforms equal one-by-one transforms", "[gpu][batch]") 
 
 TEST_CASE("GPU coil batches (tensor cores) match float64 for any vector scale", "[gpu][batch][mma]") {
     FORGE_INFO_SEED();
-    // 15 x 16 x 3 = 720 pixels and 1999 samples: neither a whole number of 64-input tiles.
-    const Problem p = make_dft_problem(15, 16, 3, 1999);
+    // 15 x 16 x 3 = 720 pixels and 1999 samples: neither a whole number of 64-input tiles; every phase from its
+    // own coordinates. 16 x 16 x 3 = 768 pixels: rows of 16, so the wgmma kernels step the phase along x
+    // (input pixel pairs forward, rows 8 pixels apart adjoint).
+    const auto rowLength = GENERATE(15, 16);
+    INFO("pixels " << rowLength << " x 16 x 3");
+    const Problem p = make_dft_problem(rowLength, 16, 3, 1999);
     const Gdft<float> G = make_gdft(p);
     for (uword nb : {4u, 5u, 8u, 13u, 16u, 32u, 39u}) {
         // Vectors from 1e-30 to 1e30 times a unit scale, and one zero vector: the FP16 operands are scaled per
@@ -510,6 +514,32 @@ TEST_CASE("A device allocation larger than the GPU's memory throws a clear error
         CHECK(msg.find(std::to_string(huge * sizeof(forgeComplex<float>))) != std::string::npos);
         CHECK(msg.find("GiB") != std::string::npos);
     }
+}
+
+TEST_CASE("A device buffer goes back to the memory pool only after the work queued on it", "[gpu][memory]") {
+    // Copies queued on a stream of the caller's into buffer a; a is freed at once and a buffer of the same
+    // size made and filled. Had the freed block been handed out again before those copies ran, they would
+    // overwrite the new buffer's contents.
+    const uword n = uword(64) << 20;  // bytes
+    cudaStream_t user = nullptr;
+    REQUIRE(cudaStreamCreateWithFlags(&user, cudaStreamNonBlocking) == cudaSuccess);
+    DeviceBuffer source(n);
+    REQUIRE(cudaMemset(source.get(), 0x5A, n) == cudaSuccess);
+    void* first = nullptr;
+    {
+        DeviceBuffer a(n);
+        first = a.get();
+        for (int k = 0; k < 40; ++k)
+            REQUIRE(cudaMemcpyAsync(a.get(), source.get(), n, cudaMemcpyDeviceToDevice, user) == cudaSuccess);
+    }
+    DeviceBuffer b(n);
+    INFO("the new buffer " << (b.get() == first ? "reuses" : "does not reuse") << " the freed block");
+    REQUIRE(cudaMemset(b.get(), 0x11, n) == cudaSuccess);
+    REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+    std::vector<unsigned char> host(n);
+    device::copy_to_host(host.data(), b.get(), n);
+    CHECK(std::count(host.begin(), host.end(), 0x11) == std::ptrdiff_t(n));
+    REQUIRE(cudaStreamDestroy(user) == cudaSuccess);
 }
 
 TEST_CASE("CudaDftPipeline refuses sample and pixel counts beyond its 32-bit kernel indices",

@@ -67,6 +67,11 @@ __device__ __forceinline__ float sinc3(float x, float y, float z) {
     return q * __fdividef(nx * ny * nz, dx * dy * dz);
 }
 
+// The phase of a pair in radians: o is 2 pi times one side's coordinates, in the other side's.
+__device__ __forceinline__ float phase_of(const float4& o, const float4& in) {
+    return fmaf(o.x, in.x, fmaf(o.y, in.y, fmaf(o.z, in.z, o.w * in.w)));
+}
+
 // Sum over one split (a range of tiles) of the inner dimension, for NB vectors at once.
 //   forward (kForward): outputs are samples, inputs pixels, phase sign -
 //   adjoint:            outputs are pixels, inputs samples, phase sign +
@@ -147,7 +152,7 @@ __global__ void __launch_bounds__(kTile)
                 // Phase in radians: me is 2 pi (kx, ky, kz, t) of a sample (forward) or 2 pi (ix, iy, iz, fm) of
                 // a pixel (adjoint), g the other side.
                 const float t = kForward ? myT[r] : g.w;
-                const float ph = fmaf(me[r].x, g.x, fmaf(me[r].y, g.y, fmaf(me[r].z, g.z, me[r].w * g.w)));
+                const float ph = phase_of(me[r], g);
                 float sn, cs;
                 __sincosf(ph, &sn, &cs);
                 if (kGrad) {
@@ -273,10 +278,6 @@ enum PhaseSteps {
                         // of odd inputs holds x1 - x0 and w1 - w0 (CudaDftPipeline::pixelSteps_)
     kPhaseRowsBy8 = 2,  // row g + 8 from row g: phase + (x8 - x0) in.x + (w8 - w0) in.w
 };
-
-__device__ __forceinline__ float phase_of(const float4& o, const float4& in) {
-    return fmaf(o.x, in.x, fmaf(o.y, in.y, fmaf(o.z, in.z, o.w * in.w)));
-}
 
 // A fragments (hi, lo) of one m-tile for one k-step: rows g, g + 8 (o[0], o[1]: 2 pi times their
 // coordinates; rowStep: o[1] - o[0] in x and w, for kPhaseRowsBy8) and inputs 2t, 2t + 1 (in0, in1), cos in
@@ -1012,7 +1013,6 @@ CudaDftPipeline::CudaDftPipeline(const DftGeometry& geom, const PlanOptions& opt
     current_ = std::make_shared<DftPoints>();
     upload_into(*current_, geom.kx, geom.ky, geom.kz, geom.t, geom.n1);
     pointUploads_ = 1;
-    scratchPool_ = device::detail::device_pool(device_).pool;
     if (options.stream) {
         stream_ = options.stream;
     } else {
@@ -1121,9 +1121,13 @@ void CudaDftPipeline::run(const DftPoints& points, const float* d_in, float* d_o
     const float4* outGeom = forward ? points.samples_.as<float4>() : pixels_.as<float4>();
     const float4* inGeom = forward ? pixels_.as<float4>() : points.samples_.as<float4>();
     const float4* grads = hasGradients_ ? gradients_.as<float4>() : nullptr;
-    // Pixels along grid rows: the wgmma kernels step the phase across them (PhaseSteps).
+    // Pixels along grid rows: the wgmma kernels step the phase across them (PhaseSteps), forward from the
+    // pixel steps.
     const PhaseSteps steps =
         forward ? (pixelSteps_ ? kPhaseInputs : kPhaseFull) : (pixelRowsEightApart_ ? kPhaseRowsBy8 : kPhaseFull);
+    const float4* wgmmaInGeom = steps == kPhaseInputs ? pixelSteps_.as<float4>() : inGeom;
+    // Per-call scratch: stream-ordered allocations from forge's pool of the device (reused across calls).
+    const cudaMemPool_t scratchPool = device::detail::device_pool(device_).pool;
     const float2* in = reinterpret_cast<const float2*>(d_in);
     float2* out = reinterpret_cast<float2*>(d_out);
     cudaStream_t stream = stream_;
@@ -1140,7 +1144,7 @@ void CudaDftPipeline::run(const DftPoints& points, const float* d_in, float* d_o
         bool wgmma = tensor && batchKernel_ == BatchKernel::wgmma;
         if (wgmma) {
             const size_t bytes = size_t(round_up(nIn, 128)) * 8 * (8 * nt);
-            if (cudaMallocFromPoolAsync(reinterpret_cast<void**>(&image), bytes, scratchPool_, stream) != cudaSuccess) {
+            if (cudaMallocFromPoolAsync(reinterpret_cast<void**>(&image), bytes, scratchPool, stream) != cudaSuccess) {
                 cudaGetLastError();
                 image = nullptr;
                 wgmma = false;
@@ -1161,24 +1165,21 @@ void CudaDftPipeline::run(const DftPoints& points, const float* d_in, float* d_o
         float2* outB = out + size_t(b0) * nOut;
         float2* partial = nullptr;
         if (splits > 1) {
-            // Stream-ordered allocation from forge's pool of the device: no synchronisation, reused across calls.
             FORGE_CUDA_CHECK(cudaMallocFromPoolAsync(reinterpret_cast<void**>(&partial),
-                                                     size_t(splits) * nb * nOut * sizeof(float2), scratchPool_,
-                                                     stream));
+                                                     size_t(splits) * nb * nOut * sizeof(float2), scratchPool, stream));
         }
         float2* dst = splits > 1 ? partial : outB;
         if (tensor) {
             unsigned* maxBits = nullptr;
             FORGE_CUDA_CHECK(cudaMallocFromPoolAsync(reinterpret_cast<void**>(&maxBits), nb * sizeof(unsigned),
-                                                     scratchPool_, stream));
+                                                     scratchPool, stream));
             FORGE_CUDA_CHECK(cudaMemsetAsync(maxBits, 0, nb * sizeof(unsigned), stream));
             max_abs_kernel<<<dim3(std::min(64, (nIn + 255) / 256), nb), 256, 0, stream>>>(inB, nIn, maxBits);
             FORGE_CUDA_CHECK_LAUNCH("forge::cuda::max_abs_kernel");
             auto go = [&](auto ntConst) {
                 constexpr int NT = decltype(ntConst)::value;
                 if (wgmma) {
-                    launch_dft_wgmma<8 * NT>(forward, steps, outBlocks, splits, stream, outGeom,
-                                             steps == kPhaseInputs ? pixelSteps_.as<float4>() : inGeom, nOut, nIn,
+                    launch_dft_wgmma<8 * NT>(forward, steps, outBlocks, splits, stream, outGeom, wgmmaInGeom, nOut, nIn,
                                              tilesPerSplit, nTiles, inB, nb, maxBits, image, dst);
                 } else {
                     (forward ? launch_dft_mma<NT, true> : launch_dft_mma<NT, false>)(outBlocks, splits, stream, outGeom,

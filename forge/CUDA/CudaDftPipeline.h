@@ -38,8 +38,6 @@
 #include "forge/Core/DeviceMemory.h"
 #include "forge/Core/Validation.h"
 
-struct CUmemPoolHandle_st;  // cudaMemPool_t without the CUDA headers
-
 namespace forge {
 namespace cuda {
 
@@ -162,9 +160,6 @@ private:
     std::shared_ptr<DftPoints> current_;
     CUstream_st* stream_ = nullptr;
     bool ownsStream_ = false;
-    // Where the scratch of each call (the vectors' FP16 image, partial sums) comes from, ordered on stream_:
-    // forge's pool of the device (device::detail::device_pool), which keeps freed blocks between calls.
-    CUmemPoolHandle_st* scratchPool_ = nullptr;
     mutable std::mutex mutex_;  // guards current_ and the upload counter
     mutable uword pointUploads_ = 0;
 };

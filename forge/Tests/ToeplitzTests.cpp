@@ -366,10 +366,13 @@ TEST_CASE("ToeplitzNormal refuses bad input with a clear message", "[Toeplitz]")
                       Catch::Contains("fieldMap has 63 entries, expected Nx * Ny * Nz = 64"));
     CHECK_THROWS_WITH(N(8, 8, 1, k, k, k, W, arma::fvec(64, arma::fill::zeros), t.head(10), 2),
                       Catch::Contains("timeVec has 10 entries"));
-    // Kernels that cannot fit are refused before anything of their size is allocated.
+    // Kernels that cannot fit are refused before anything of their size is allocated: at 256^3 pixels and
+    // L = 40 they would take 925 GB, more than half of any machine's memory this runs on (at 128^3, 115 GB,
+    // fit in half of a 256 GiB machine).
     const double need = N::kernel_bytes(128, 128, 128, 40);
     CHECK(need == 861.0 * 256 * 256 * 256 * 8);
-    CHECK_THROWS_WITH(N(128, 128, 128, k, k, k, W, arma::fvec(128 * 128 * 128, arma::fill::zeros), t, 40),
+    CHECK(N::kernel_bytes(256, 256, 256, 40) == 861.0 * 512 * 512 * 512 * 8);
+    CHECK_THROWS_WITH(N(256, 256, 256, k, k, k, W, arma::fvec(256 * 256 * 256, arma::fill::zeros), t, 40),
                       Catch::Contains("the kernels of L = 40 segments would take up to"));
     CHECK_THROWS_WITH(N::choose_segments(arma::fvec(64, arma::fill::zeros), t, 0), Catch::Contains("targetError"));
 }

@@ -29,6 +29,7 @@ void CudaDftPipeline::execute_host(Direction, const float*, float*, uword) { no_
 void CudaDftPipeline::synchronize() const { no_cuda(); }
 uword CudaDftPipeline::numSamples() const { no_cuda(); }
 uword CudaDftPipeline::point_uploads() const { no_cuda(); }
+const char* CudaDftPipeline::batch_kernel() const { no_cuda(); }
 
 }  // namespace cuda
 }  // namespace forge

@@ -12,8 +12,8 @@ PyTorch or (host) JAX arrays of complex64 (operators built with ``dtype=numpy.fl
 or complex128 (``dtype=numpy.float64``); they come in without copies (DLPack) and results are arrays of
 the same library: host arrays run on the CPU (OpenMP), CuPy arrays and CUDA tensors on the GPU, where
 the results stay. Units (docs/conventions.md): k-space in cycles per field of view (an N-point axis
-spans [-N/2, N/2)), pixel positions in FOV units (``(x - N/2) / N``), field maps in rad/s, sample times
-in seconds, shot phases in radians.
+spans [-N/2, N/2], +N/2 being the same sample as -N/2), pixel positions in FOV units (``(x - N/2) / N``),
+field maps in rad/s, sample times in seconds, shot phases in radians.
 """
 
 import numpy as np
@@ -268,7 +268,8 @@ class GdftR2(Gdft):
 
 class Gnufft(LinearOperator):
     """Non-uniform FFT (Kaiser-Bessel gridding) on an nx x ny x nz image (x fastest; nz = 1 for 2-D),
-    approximating the field-free Gdft. kx, ky, kz in cycles/FOV, each in [-N/2, N/2) for its axis;
+    approximating the field-free Gdft. kx, ky, kz in cycles/FOV, each in [-N/2, N/2] for its axis (the grid
+    is periodic: +N/2 and -N/2 are the same sample);
     ``oversampling`` is the grid factor (>= 1.25), ``kernel_width`` the kernel width in grid cells;
     ``tolerance`` (e.g. 1e-4; float32 1e-6..1e-1, float64 1e-12..1e-1) instead picks oversampling 2 and the
     narrowest kernel whose measured relative error is within it (docs/nufft.md)."""
@@ -690,7 +691,7 @@ def solve_pwls_pcg_normal(N, b, *, x0=None, penalty=None, niter=10, tolerance=0.
 
 
 def density_compensation(kx, ky, kz=None, *, nx, ny, nz=1, iterations=20, dtype=np.float32):
-    """Pipe-Menon density compensation weights for a trajectory (cycles/FOV, each axis in [-N/2, N/2)) on an
+    """Pipe-Menon density compensation weights for a trajectory (cycles/FOV, each axis in [-N/2, N/2]) on an
     nx x ny x nz grid: a NumPy array of n1 real weights, normalised so that G^H diag(w) G ~ I for a fully
     sampled field of view; a gridding reconstruction is then ``G.H @ (w * y)``."""
     where = "density_compensation"

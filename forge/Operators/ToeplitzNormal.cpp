@@ -237,7 +237,7 @@ struct ToeplitzNormal<T1>::Cache {
 };
 
 template <typename T1>
-void ToeplitzNormal<T1>::set_grid(uword Nx, uword Ny, uword Nz) {
+void ToeplitzNormal<T1>::set_grid(uword Nx, uword Ny, uword Nz, uword L) {
     const uword n2 = checked_product(kName, {{"Nx", Nx}, {"Ny", Ny}, {"Nz", Nz}});
     if (n2 == 0) {
         std::ostringstream m;
@@ -254,6 +254,23 @@ void ToeplitzNormal<T1>::set_grid(uword Nx, uword Ny, uword Nz) {
         checked_product(kName, {{names[d], P_[d]}}, detail::kMaxFftAxis, "FFTW and cuFFT take int dimensions");
     }
     P_total_ = checked_product(kName, {{"2 Nx", P_[0]}, {"2 Ny", P_[1]}, {"2 Nz", P_[2]}});
+    // Kernels that cannot fit are refused here, before anything of the grid's size is allocated (a bare
+    // std::bad_alloc would name neither the grid nor the memory it needs).
+    const double bytes = kernel_bytes(Nx, Ny, Nz, L), mem = detail::physical_memory_bytes();
+    if (mem > 0 && bytes > 0.5 * mem) {
+        std::ostringstream m;
+        if (L == 0) {
+            m << kName << ": the kernel of the " << Nx << " x " << Ny << " x " << Nz << " image grid would take "
+              << gib(bytes) << " (" << P_total_ << " complex cells on the padded grid " << P_[0] << " x " << P_[1]
+              << " x " << P_[2] << "), more than half of this machine's " << gib(mem)
+              << "; use a smaller grid or the exact operator's normal";
+        } else {
+            m << kName << ": the kernels of L = " << L << " segments would take up to " << gib(bytes) << " ("
+              << pair_count(L) << " kernels of " << P_total_ << " complex cells), more than half of this machine's "
+              << gib(mem) << "; ask for a larger error (fewer segments) or use the exact operator";
+        }
+        throw invalid_argument(m.str());
+    }
     this->set_sizes(n2, n2);
     cell_.resize(n2);
     for (uword z = 0; z < Nz; ++z)
@@ -267,7 +284,7 @@ ToeplitzNormal<T1>::ToeplitzNormal(uword Nx, uword Ny, uword Nz, const arma::Col
                                    const arma::Col<T1>& kz, const arma::Col<T1>& W, KernelBuild where,
                                    AxisGrouping grouping)
     : LinearOperator<T1>(kName, 0, 0) {
-    set_grid(Nx, Ny, Nz);
+    set_grid(Nx, Ny, Nz, 0);
     S_ = 1;
     build(kx, ky, kz, W, arma::ones<arma::cx_mat>(kx.n_elem, 1), where, grouping);
 }
@@ -278,18 +295,10 @@ ToeplitzNormal<T1>::ToeplitzNormal(uword Nx, uword Ny, uword Nz, const arma::Col
                                    const arma::Col<T1>& timeVec, uword L, TSInterp type, KernelBuild where,
                                    AxisGrouping grouping)
     : LinearOperator<T1>(kName, 0, 0) {
-    set_grid(Nx, Ny, Nz);
+    set_grid(Nx, Ny, Nz, L);
     const uword n2 = this->domain_size();
     require_length(kName, "fieldMap", fieldMap.n_elem, n2, "Nx * Ny * Nz");
     require_length(kName, "timeVec", timeVec.n_elem, kx.n_elem, "the number of samples (length of kx)");
-    const double bytes = kernel_bytes(Nx, Ny, Nz, L), mem = detail::physical_memory_bytes();
-    if (mem > 0 && bytes > 0.5 * mem) {
-        std::ostringstream m;
-        m << kName << ": the kernels of L = " << L << " segments would take up to " << gib(bytes) << " ("
-          << pair_count(L) << " kernels of " << P_total_ << " complex cells), more than half of this machine's "
-          << gib(mem) << "; ask for a larger error (fewer segments) or use the exact operator";
-        throw invalid_argument(m.str());
-    }
     const TSFactors f = TimeSegmentationCore<T1>::segment_factors(fieldMap, timeVec, L, type);
     S_ = L + 1;
     arma::Col<std::complex<T1>> phase(S_ * n2);

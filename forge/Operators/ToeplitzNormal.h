@@ -110,7 +110,8 @@ protected:
 
 private:
     struct Cache;
-    void set_grid(uword Nx, uword Ny, uword Nz);
+    // The grid, after refusing kernels for L segments (0: field-free) that would not fit in memory.
+    void set_grid(uword Nx, uword Ny, uword Nz, uword L);
     void build(const arma::Col<T1>& kx, const arma::Col<T1>& ky, const arma::Col<T1>& kz, const arma::Col<T1>& W,
                const arma::cx_mat& a, KernelBuild where, AxisGrouping grouping);
     const ForgeVec& host_kernels() const;

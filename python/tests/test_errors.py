@@ -99,3 +99,18 @@ def test_set_devices_errors(rng):
         with pytest.raises(forge.CudaError, match="built without CUDA|no CUDA device"):
             G.set_devices([0, 0])
         assert G.devices == []
+
+
+# ------------------------------------------------------------------ sizes and counts
+# Checked before the C++ module sees them: nanobind would raise a TypeError listing its private signatures
+# for a negative value and would truncate 16.5 to 16.
+
+def _k(rng, n1=40, n=16):
+    return rng.uniform(-n / 2, n / 2, n1), rng.uniform(-n / 2, n / 2, n1)
+
+
+def test_toeplitz_kernels_too_large_for_memory_are_a_value_error(rng):
+    kx, ky = _k(rng, 10, 16)
+    with pytest.raises(ValueError, match=r"ToeplitzNormal: the kernel of the 1048576 x 1048576 x 1 image grid would "
+                                         r"take 3.28e\+04 GiB .*more than half of this machine's"):
+        forge.ToeplitzNormal(kx, ky, nx=2**20, ny=2**20)

@@ -481,6 +481,16 @@ TEST_CASE("Density compensation takes spokes that end at +N/2", "[Gnufft][dcf][e
     CHECK(W(pts - 1) == Approx(W(0)).epsilon(1e-12));
 }
 
+TEST_CASE("calc3DDensityCompensation names itself in its argument errors", "[Gnufft][dcf][errors]") {
+    const arma::uword N = 32, spokes = 64, pts = 33, n1 = spokes * pts;
+    const forge::sim::Trajectory2D t = spokes_to_plus_half_n(N, spokes, pts);
+    arma::vec kx = t.kx, ky = t.ky, kz(n1, arma::fill::zeros);
+    kx(5) = 16.5;
+    CHECK_THROWS_WITH(forge::calc3DDensityCompensation<double>(n1, N, N, 1, kx, ky, kz),
+                      Catch::Contains("calc3DDensityCompensation: kx[5] = 16.5 is outside [-16, 16]") &&
+                          !Catch::Contains("Gnufft"));
+}
+
 TEST_CASE("Density compensation of uniform random 3D samples is flat with unit normalisation", "[Gnufft][dcf]") {
     FORGE_INFO_SEED();
     Problem p = random_problem(12, 12, 12, 6000);

@@ -491,10 +491,15 @@ void bind_precision(nb::module_& m, const std::string& sfx) {
            nb::ndarray<T1, nb::c_contig, nb::device::cpu> out) {
             require_size(out, kx.size(), "density_compensation", "out", "the number of samples");
             arma::Col<T1> wts;
-            {
+            try {
                 const arma::Col<T1> ckx = to_col(kx), cky = to_col(ky), ckz = to_col(kz);
                 nb::gil_scoped_release release;
                 wts = forge::calc3DDensityCompensation<T1>(kx.size(), nx, ny, nz, ckx, cky, ckz, iterations);
+            } catch (const forge::invalid_argument& e) {  // named as the Python function
+                std::string m = e.what();
+                const std::string cxx = "calc3DDensityCompensation: ";
+                if (m.compare(0, cxx.size(), cxx) == 0) m.erase(0, cxx.size());
+                throw forge::invalid_argument("density_compensation: " + m);
             }
             if (wts.n_elem) std::memcpy(out.data(), wts.memptr(), wts.n_elem * sizeof(T1));
         },

@@ -109,6 +109,18 @@ def _k(rng, n1=40, n=16):
     return rng.uniform(-n / 2, n / 2, n1), rng.uniform(-n / 2, n / 2, n1)
 
 
+def test_density_compensation_errors_name_density_compensation(rng):
+    kx, ky = _k(rng, 20, 16)
+    kx[3] = 8.5
+    with pytest.raises(ValueError, match=r"^density_compensation: kx\[3\] = 8.5 is outside \[-8, 8\]") as e:
+        forge.density_compensation(kx, ky, nx=16, ny=16)
+    assert "Gnufft" not in str(e.value)
+    kx[3] = 8.0  # +N/2: the band edge, accepted
+    assert np.all(forge.density_compensation(kx, ky, nx=16, ny=16) > 0)
+    with pytest.raises(ValueError, match=r"^density_compensation: .*even"):
+        forge.density_compensation(kx, ky, nx=15, ny=16)
+
+
 def test_toeplitz_kernels_too_large_for_memory_are_a_value_error(rng):
     kx, ky = _k(rng, 10, 16)
     with pytest.raises(ValueError, match=r"ToeplitzNormal: the kernel of the 1048576 x 1048576 x 1 image grid would "

@@ -222,12 +222,18 @@ TEST_CASE("Gnufft with axes of length 1 between longer ones matches Gdft", "[Gnu
     }
 }
 
-// The tolerance table of docs/nufft.md: largest relative error per width at oversampling 2 (run by name).
+// The tolerance table of docs/nufft.md: largest relative error per width at oversampling 2 (run by name). The
+// table backs NufftOptions' width choice, so the case also checks it: each width's double error is within
+// expected_error(W) (plus 25%: the table holds the largest of earlier draws, measured 10% below it), and the
+// width width_for_tolerance picks for each decade reaches it (double 1e-1 .. 1e-12, float 1e-1 .. 1e-6).
 TEST_CASE("Gnufft error table per kernel width", "[.][nufft-table]") {
+    using forge::NufftOptions;
+    FORGE_INFO_SEED();
     const Problem problems[4] = {random_problem(32, 24, 1, 1500), spiral_problem(32, 24, 1, 1500),
                                  random_problem(16, 12, 10, 2000), spiral_problem(16, 12, 10, 2000)};
     std::vector<forge::Gdft<double>> refs;
     for (const Problem& p : problems) refs.push_back(reference(p));
+    double worstOfWidth[2][17] = {};  // [double, float][W]: the largest error over problems and draws
     std::printf(
         "| W | double: 2D random, 2D spiral, 3D random, 3D spiral (max of fwd, adj; max of 3 draws) | float |\n");
     for (forge::uword W = 2; W <= 16; ++W) {
@@ -241,12 +247,28 @@ TEST_CASE("Gnufft error table per kernel width", "[.][nufft-table]") {
                     worst = std::max({worst, e.first, e.second});
                 }
                 std::printf(" %.1e", worst);
+                worstOfWidth[prec][W] = std::max(worstOfWidth[prec][W], worst);
             }
             std::printf(" |");
         }
         std::printf("\n");
     }
-    CHECK(true);
+    for (forge::uword W = 2; W <= 16; ++W) {
+        INFO("W " << W << ": double " << worstOfWidth[0][W] << ", expected_error " << NufftOptions::expected_error(W));
+        CHECK(worstOfWidth[0][W] <= 1.25 * NufftOptions::expected_error(W));
+    }
+    const double decades[12] = {1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10, 1e-11, 1e-12};
+    for (int decade = 1; decade <= 12; ++decade) {
+        const double tol = decades[decade - 1];
+        const forge::uword Wd = NufftOptions::width_for_tolerance(tol, false);
+        INFO("tolerance " << tol << ": double W " << Wd << " reaches " << worstOfWidth[0][Wd]);
+        CHECK(worstOfWidth[0][Wd] <= tol);
+        if (decade <= 6) {
+            const forge::uword Wf = NufftOptions::width_for_tolerance(tol, true);
+            INFO("float W " << Wf << " reaches " << worstOfWidth[1][Wf]);
+            CHECK(worstOfWidth[1][Wf] <= tol);
+        }
+    }
 }
 
 // The image grid is periodic in k with period N: at the pixel positions p = (x - N/2)/N, exp(-2 pi i (N/2) p) and

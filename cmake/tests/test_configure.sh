@@ -12,15 +12,28 @@
 #   fftw        a Python environment's fftw3.h on CMAKE_PREFIX_PATH (where pip install puts site-packages) is
 #               not taken for FFTW's.
 #
-#   test_configure.sh SOURCE_DIR WORK_DIR CASE [PYTHON]
+#   test_configure.sh SOURCE_DIR WORK_DIR CASE [PYTHON [BUILD_DIR]]
+# BUILD_DIR: the build whose compilers and dependency locations (CMAKE_PREFIX_PATH, Armadillo: set by hand on
+# machines without the Debian packages) the scratch configures take.
 # Exit status 0 when the case holds, 1 with the reason otherwise, 77 when the case cannot run here.
 set -uo pipefail
 SRC=$1
 WORK=$2
 CASE=$3
 PYTHON=${4:-}
+PARENT=${5:-}
+INHERITED=()
+PREFIX_PATH=""
+if [ -n "$PARENT" ] && [ -f "$PARENT/CMakeCache.txt" ]; then
+    for var in CMAKE_CXX_COMPILER CMAKE_C_COMPILER ARMADILLO_INCLUDE_DIR ARMADILLO_LIBRARY; do
+        val=$(sed -n "s/^$var:[A-Z]*=//p" "$PARENT/CMakeCache.txt")
+        [ -n "$val" ] && [[ $val != *-NOTFOUND ]] && INHERITED+=("-D$var=$val")
+    done
+    PREFIX_PATH=$(sed -n "s/^CMAKE_PREFIX_PATH:[A-Z]*=//p" "$PARENT/CMakeCache.txt")
+fi
 MINIMAL=(-DFORGE_BUILD_TESTS=OFF -DFORGE_BUILD_APPS=OFF -DFORGE_BUILD_BENCHMARKS=OFF -DFORGE_BUILD_IO=OFF
-         -DFORGE_MPI=OFF)
+         -DFORGE_MPI=OFF "${INHERITED[@]}")
+[ -n "$PREFIX_PATH" ] && MINIMAL+=("-DCMAKE_PREFIX_PATH=$PREFIX_PATH")
 rm -rf "$WORK"
 mkdir -p "$WORK"
 
@@ -86,7 +99,8 @@ fftw)
     decoy=$WORK/venv/lib/python3/site-packages
     mkdir -p "$decoy/include"
     echo '#error "not the FFTW forge links"' >"$decoy/include/fftw3.h"
-    configure "$WORK/b" "$WORK/log" "${MINIMAL[@]}" -DFORGE_CUDA=OFF -DFORGE_PYTHON=OFF "-DCMAKE_PREFIX_PATH=$decoy"
+    configure "$WORK/b" "$WORK/log" "${MINIMAL[@]}" -DFORGE_CUDA=OFF -DFORGE_PYTHON=OFF \
+        "-DCMAKE_PREFIX_PATH=$decoy${PREFIX_PATH:+;$PREFIX_PATH}"
     found=$(sed -n 's/^FFTW3_INCLUDE_DIR:PATH=//p' "$WORK/b/CMakeCache.txt")
     echo "FFTW3_INCLUDE_DIR=$found"
     [ -n "$found" ] && [ -f "$found/fftw3.h" ] || fail "no fftw3.h found"

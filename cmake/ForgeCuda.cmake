@@ -127,8 +127,9 @@ function(forge_cuda_default_architectures gpu_caps nvcc_codes out_archs out_why)
     list(APPEND archs "${code}-real")
   endforeach()
   list(REMOVE_DUPLICATES archs)
+  list(JOIN gpu_caps ", " caps)
   set(${out_archs} "${archs}" PARENT_SCOPE)
-  set(${out_why} "the visible GPUs' (compute capability ${gpu_caps})" PARENT_SCOPE)
+  set(${out_why} "the visible GPUs': compute capability ${caps}" PARENT_SCOPE)
 endfunction()
 
 # forge_cuda_compiler_codes(<nvcc> <out>): the machine codes <nvcc> compiles for (sm_XX list; empty when it

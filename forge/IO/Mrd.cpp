@@ -670,10 +670,9 @@ std::string make_mrd_header_xml(const MrdHeader& H, const std::string& patientID
 void write_mrd(const std::string& path, const std::string& xmlHeader, const std::vector<MrdAcquisition>& acqs,
                const std::vector<MrdNamedArray>& arrays, const std::string& group) {
     quiet_hdf5_errors();
-    const std::string tmp = temporary_name(path);
-    std::remove(tmp.c_str());
+    TemporaryFile tmp(path);
     try {
-        ISMRMRD::Dataset d(tmp.c_str(), group.c_str(), true);
+        ISMRMRD::Dataset d(tmp.name().c_str(), group.c_str(), true);
         d.writeHeader(xmlHeader);
         ISMRMRD::Acquisition acq;
         for (const auto& a : acqs) {
@@ -705,10 +704,9 @@ void write_mrd(const std::string& path, const std::string& xmlHeader, const std:
             d.appendNDArray(arr.name, nd);
         }
     } catch (const std::exception& e) {
-        std::remove(tmp.c_str());
         throw std::runtime_error("writing ISMRMRD file '" + path + "' failed: " + first_line(e.what()));
     }
-    commit_temporary(tmp, path);
+    tmp.commit();
 }
 
 }  // namespace io

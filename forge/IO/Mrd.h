@@ -79,7 +79,7 @@ bool hdf5_has_object(const std::string& path, const std::string& object);
 Array read_hdf5_array(const std::string& path, const std::string& object, const DimsCheck& check = {});
 
 // Writes an ISMRMRD file: XML header, acquisitions and NDArrays (name -> complex float array, dims
-// fastest first). Written under a temporary name, renamed when complete.
+// fastest first). Written under a temporary name, renamed when complete (FileUtil.h's TemporaryFile).
 struct MrdNamedArray {
     std::string name;
     std::vector<std::size_t> dims;

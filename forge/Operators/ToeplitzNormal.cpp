@@ -143,20 +143,37 @@ arma::cx_mat rows_of(const arma::cx_mat& B, const uword* rows, uword n) {
     return r;
 }
 
+// Parts the host DFTs of a kernel build are split into, for its progress: the padded grid's cells in up to 16
+// parts of at least 4096 cells (each part's adjoint still gives every thread many cells).
+uword dft_parts(uword cells) { return std::max<uword>(1, std::min<uword>(16, cells / 4096)); }
+
 // The basis kernels on the host (P x nb, column r: the adjoint DFT of column r of B at the cells' offsets), with
-// a Gdft of precision TB.
+// a Gdft of precision TB, in 'parts' parts of the cells, partDone() after each.
 template <typename T1, typename TB>
 forgeCol<forgeComplex<TB>> host_basis_direct(const arma::cx_mat& B, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
                                              const arma::Col<T1>& kz, const arma::vec& ox, const arma::vec& oy,
-                                             const arma::vec& oz) {
+                                             const arma::vec& oz, uword parts, const std::function<void()>& partDone) {
     using CB = std::complex<TB>;
     const uword n1 = B.n_rows, P = ox.n_elem, nb = B.n_cols;
-    const arma::Col<TB> zeroP(P, arma::fill::zeros), zero1(n1, arma::fill::zeros);
-    const Gdft<TB> Gk(n1, P, arma::conv_to<arma::Col<TB>>::from(kx), arma::conv_to<arma::Col<TB>>::from(ky),
-                      arma::conv_to<arma::Col<TB>>::from(kz), arma::conv_to<arma::Col<TB>>::from(ox),
-                      arma::conv_to<arma::Col<TB>>::from(oy), arma::conv_to<arma::Col<TB>>::from(oz), zeroP, zero1);
+    const auto cast = [](const arma::vec& v) { return arma::conv_to<arma::Col<TB>>::from(v); };
+    const arma::Col<TB> gx = arma::conv_to<arma::Col<TB>>::from(kx), gy = arma::conv_to<arma::Col<TB>>::from(ky),
+                        gz = arma::conv_to<arma::Col<TB>>::from(kz), zero1(n1, arma::fill::zeros);
     const forgeCol<forgeComplex<TB>> data(arma::conv_to<arma::Col<CB>>::from(arma::vectorise(B)));
-    return Gk.adjoint(data, nb);
+    forgeCol<forgeComplex<TB>> basis(P * nb);
+    auto* out = reinterpret_cast<CB*>(basis.memptr());
+    for (uword c = 0; c < parts; ++c) {
+        const uword c0 = P * c / parts, c1 = P * (c + 1) / parts, n = c1 - c0;
+        if (n > 0) {
+            const arma::span cells(c0, c1 - 1);
+            const Gdft<TB> Gk(n1, n, gx, gy, gz, cast(ox(cells)), cast(oy(cells)), cast(oz(cells)),
+                              arma::Col<TB>(n, arma::fill::zeros), zero1);
+            const forgeCol<forgeComplex<TB>> a = Gk.adjoint(data, nb);  // n x nb
+            const auto* q = reinterpret_cast<const CB*>(a.memptr());
+            for (uword r = 0; r < nb; ++r) std::copy(q + n * r, q + n * (r + 1), out + P * r + c0);
+        }
+        partDone();
+    }
+    return basis;
 }
 
 // The same for samples grouped along a Cartesian axis: per group, the adjoint DFT of its samples on one slab of
@@ -165,7 +182,8 @@ forgeCol<forgeComplex<TB>> host_basis_direct(const arma::cx_mat& B, const arma::
 template <typename T1, typename TB>
 forgeCol<forgeComplex<TB>> host_basis_grouped(const arma::cx_mat& B, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
                                               const arma::Col<T1>& kz, const AxisGroups& grp, const arma::cx_mat& E,
-                                              const arma::vec& sx, const arma::vec& sy, const arma::vec& sz) {
+                                              const arma::vec& sx, const arma::vec& sy, const arma::vec& sz,
+                                              const std::function<void()>& groupDone) {
     using CB = std::complex<TB>;
     const uword nb = B.n_cols, G = grp.count(), M = grp.slab(), lo = grp.lo, hi = grp.hi, Pa = grp.Pa;
     const auto cast = [](const arma::Col<T1>& v) { return arma::conv_to<arma::Col<TB>>::from(v); };
@@ -193,6 +211,7 @@ forgeCol<forgeComplex<TB>> host_basis_grouped(const arma::cx_mat& B, const arma:
         for (uword r = 0; r < nb; ++r)
             for (uword h = 0; h < hi; ++h)
                 std::copy(q + M * r + lo * h, q + M * r + lo * (h + 1), Q.memptr() + lo * (g + G * (h + hi * r)));
+        groupDone();
     }
     forgeCol<forgeComplex<TB>> basis(lo * Pa * hi * nb);
     auto* out = reinterpret_cast<CB*>(basis.memptr());
@@ -445,18 +464,18 @@ void ToeplitzNormal<T1>::set_grid(uword Nx, uword Ny, uword Nz) {
 template <typename T1>
 ToeplitzNormal<T1>::ToeplitzNormal(uword Nx, uword Ny, uword Nz, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
                                    const arma::Col<T1>& kz, const arma::Col<T1>& W, KernelBuild where,
-                                   AxisGrouping grouping)
+                                   AxisGrouping grouping, const ToeplitzBuildProgress& progress)
     : LinearOperator<T1>(kName, 0, 0) {
     set_grid(Nx, Ny, Nz);
     S_ = 1;
-    build(kx, ky, kz, W, arma::ones<arma::cx_mat>(kx.n_elem, 1), where, grouping);
+    build(kx, ky, kz, W, arma::ones<arma::cx_mat>(kx.n_elem, 1), where, grouping, progress);
 }
 
 template <typename T1>
 ToeplitzNormal<T1>::ToeplitzNormal(uword Nx, uword Ny, uword Nz, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
                                    const arma::Col<T1>& kz, const arma::Col<T1>& W, const arma::Col<T1>& fieldMap,
                                    const arma::Col<T1>& timeVec, uword L, TSInterp type, KernelBuild where,
-                                   AxisGrouping grouping)
+                                   AxisGrouping grouping, const ToeplitzBuildProgress& progress)
     : LinearOperator<T1>(kName, 0, 0) {
     set_grid(Nx, Ny, Nz);
     const uword n2 = this->domain_size();
@@ -480,7 +499,7 @@ ToeplitzNormal<T1>::ToeplitzNormal(uword Nx, uword Ny, uword Nz, const arma::Col
         phase[uword(i)] = std::complex<T1>(std::polar(1.0, -double(fieldMap[k]) * f.tau(l)));
     }
     phases_ = std::make_shared<StackedDiagonal<T1>>(phase, S_, "ToeplitzNormal segment phases");
-    build(kx, ky, kz, W, f.a, where, grouping);
+    build(kx, ky, kz, W, f.a, where, grouping, progress);
 }
 
 template <typename T1>
@@ -500,7 +519,7 @@ double ToeplitzNormal<T1>::kernel_bytes(uword Nx, uword Ny, uword Nz, uword L) {
 template <typename T1>
 void ToeplitzNormal<T1>::build(const arma::Col<T1>& kx, const arma::Col<T1>& ky, const arma::Col<T1>& kz,
                                const arma::Col<T1>& W, const arma::cx_mat& a, KernelBuild where,
-                               AxisGrouping grouping) {
+                               AxisGrouping grouping, const ToeplitzBuildProgress& progress) {
     const auto t0 = std::chrono::steady_clock::now();
     auto since = [](std::chrono::steady_clock::time_point a) {
         return std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count();
@@ -524,6 +543,18 @@ void ToeplitzNormal<T1>::build(const arma::Col<T1>& kx, const arma::Col<T1>& ky,
         }
         w = arma::conv_to<arma::vec>::from(W);
     }
+
+    // Steps of the progress: the pair data, the DFTs (on the host: parts of the cells, or the groups of a Cartesian
+    // axis; on the GPU one step for all), the FFTs and combinations of the kernels.
+    const arma::Col<T1>* const k[3] = {&kx, &ky, &kz};
+    const AxisGroups grp = grouping == AxisGrouping::Auto ? find_cartesian_axis<T1>(k, P_) : AxisGroups();
+    const uword dftSteps = grp.axis == 3 ? dft_parts(P_total_) : grp.count(), totalSteps = dftSteps + 2;
+    uword stepsDone = 0;
+    const auto step = [&](uword n) {
+        stepsDone += n;
+        if (progress) progress(stepsDone, totalSteps, since(t0));
+    };
+    if (progress) progress(0, totalSteps, since(t0));
 
     // Pair data conj(a_l) W a_m for l <= m; pairs that vanish identically carry no kernel.
     arma::cx_mat D(n1, pair_count(S_ - 1));
@@ -560,11 +591,10 @@ void ToeplitzNormal<T1>::build(const arma::Col<T1>& kx, const arma::Col<T1>& ky,
     compress_pairs(D, std::is_same<T1, float>::value ? 1e-5 : 0.0, B, V);
     ndft_ = B.n_cols;
     times_.pair_data = since(t0);
+    step(1);
 
     // Offsets of the padded grid's cells; with a Cartesian axis only those of one slab across it (0 along it).
     [[maybe_unused]] const uword P = P_total_;
-    const arma::Col<T1>* const k[3] = {&kx, &ky, &kz};
-    const AxisGroups grp = grouping == AxisGrouping::Auto ? find_cartesian_axis<T1>(k, P_) : AxisGroups();
     groupedAxis_ = uword(grp.axis);
     uword extent[3] = {P_[0], P_[1], P_[2]};
     if (grp.axis < 3) extent[grp.axis] = 1;
@@ -640,6 +670,7 @@ void ToeplitzNormal<T1>::build(const arma::Col<T1>& kx, const arma::Col<T1>& ky,
                 if (basis.n_elem > 0) {
                     device::synchronize();
                     times_.dft = since(tDft);
+                    step(dftSteps);
                     // The apply's plan, made once here.
                     cache_->fft = std::make_unique<cuda::CudaFftPlan<T1>>(int(P_[0]), int(P_[1]), int(P_[2]));
                     cache_->fft->exec(reinterpret_cast<float*>(basis.device_memptr()), true, ndft_);
@@ -667,9 +698,10 @@ void ToeplitzNormal<T1>::build(const arma::Col<T1>& kx, const arma::Col<T1>& ky,
 #endif
     if (!onGpu) {
         const auto tDft = std::chrono::steady_clock::now();
-        forgeCol<forgeComplex<T1>> basis = grp.axis == 3
-                                               ? host_basis_direct<T1, T1>(B, kx, ky, kz, ox, oy, oz)
-                                               : host_basis_grouped<T1, T1>(B, kx, ky, kz, grp, E, ox, oy, oz);
+        const std::function<void()> partDone = [&] { step(1); };
+        forgeCol<forgeComplex<T1>> basis =
+            grp.axis == 3 ? host_basis_direct<T1, T1>(B, kx, ky, kz, ox, oy, oz, dftSteps, partDone)
+                          : host_basis_grouped<T1, T1>(B, kx, ky, kz, grp, E, ox, oy, oz, partDone);
         times_.dft = since(tDft);
         cache_->host = host_kernels_from<T1, T1>(std::move(basis), V, P_);
         host_kernels();  // the host apply's plans and first scratch now: part of the build, not of the first apply
@@ -677,6 +709,7 @@ void ToeplitzNormal<T1>::build(const arma::Col<T1>& kx, const arma::Col<T1>& ky,
     device::synchronize();
     builtOnGpu_ = onGpu;
     times_.total = since(t0);
+    step(totalSteps - stepsDone);
 }
 
 template <typename T1>

@@ -45,7 +45,11 @@
 // multiplied by the kernels and transformed back in a thread's cache, so only the image's lines pass through
 // memory. All stages run on the OpenMP threads (over planes, slabs, rows); the scratch is kept between applies (a
 // pool: concurrent applies each take their own).
+// Progress: the constructors' last argument, when set, is called with (done, total, seconds) as the kernel build
+// proceeds: done = 0 when it starts, then after each step (the pair data, equal parts of the DFTs, the FFTs and
+// combinations of the kernels), last with done = total; seconds since the build started.
 #include <complex>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -68,6 +72,9 @@ enum class AxisGrouping {
     Off    // always the full DFT on the padded grid, e.g. to compare
 };
 
+// Kernel build progress: done of total steps, seconds since the build started (see the header's comment).
+using ToeplitzBuildProgress = std::function<void(uword done, uword total, double seconds)>;
+
 template <typename T1>
 class ToeplitzNormal : public LinearOperator<T1> {
 public:
@@ -76,11 +83,12 @@ public:
 
     ToeplitzNormal(uword Nx, uword Ny, uword Nz, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
                    const arma::Col<T1>& kz, const arma::Col<T1>& W, KernelBuild where = KernelBuild::Auto,
-                   AxisGrouping grouping = AxisGrouping::Auto);
+                   AxisGrouping grouping = AxisGrouping::Auto, const ToeplitzBuildProgress& progress = nullptr);
     ToeplitzNormal(uword Nx, uword Ny, uword Nz, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
                    const arma::Col<T1>& kz, const arma::Col<T1>& W, const arma::Col<T1>& fieldMap,
                    const arma::Col<T1>& timeVec, uword L, TSInterp type = TSInterp::MinMax,
-                   KernelBuild where = KernelBuild::Auto, AxisGrouping grouping = AxisGrouping::Auto);
+                   KernelBuild where = KernelBuild::Auto, AxisGrouping grouping = AxisGrouping::Auto,
+                   const ToeplitzBuildProgress& progress = nullptr);
 
     // Segments L for which the normal operator's error against the exact G^H W G stays near 'targetError'
     // (relative, for random images): TimeSegmentation's choice for half the target, since the segmentation's
@@ -118,7 +126,7 @@ private:
     struct Cache;
     void set_grid(uword Nx, uword Ny, uword Nz);
     void build(const arma::Col<T1>& kx, const arma::Col<T1>& ky, const arma::Col<T1>& kz, const arma::Col<T1>& W,
-               const arma::cx_mat& a, KernelBuild where, AxisGrouping grouping);
+               const arma::cx_mat& a, KernelBuild where, AxisGrouping grouping, const ToeplitzBuildProgress& progress);
     const ForgeVec& host_kernels() const;
     void apply_host_chunk(const Elem* K, const Elem* in, Elem* out, uword nv, Elem* scratch, int threads) const;
 
@@ -143,5 +151,6 @@ extern template class ToeplitzNormal<double>;
 #ifndef FORGE_NO_GLOBAL_NAMES
 using forge::AxisGrouping;
 using forge::KernelBuild;
+using forge::ToeplitzBuildProgress;
 using forge::ToeplitzNormal;
 #endif

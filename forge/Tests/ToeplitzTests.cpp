@@ -342,6 +342,58 @@ TEST_CASE("ToeplitzNormal: concurrent host applies on one operator give each its
     CHECK(wrong == 0);  // bit for bit: each apply's items are computed the same way whatever thread takes them
 }
 
+TEST_CASE("ToeplitzNormal reports its kernel build's progress: steps 0 .. total, in order", "[Toeplitz]") {
+    FORGE_INFO_SEED();
+    struct Call {
+        uword done, total;
+        double seconds;
+    };
+    // Checks the calls of one build: done = 0 first, then one call per step up to total.
+    auto check_calls = [](const std::vector<Call>& calls) {
+        REQUIRE(calls.size() >= 3);
+        const uword total = calls.front().total;
+        CHECK(calls.front().done == 0);
+        CHECK(calls.back().done == total);
+        CHECK(calls.size() == total + 1);
+        for (std::size_t i = 1; i < calls.size(); ++i) {
+            CHECK(calls[i].total == total);
+            CHECK(calls[i].done > calls[i - 1].done);
+            CHECK(calls[i].seconds >= calls[i - 1].seconds);
+        }
+    };
+    std::vector<Call> calls;
+    const forge::ToeplitzBuildProgress record = [&](uword d, uword n, double s) { calls.push_back({d, n, s}); };
+
+    // Full DFT in parts of the padded grid's cells (96 x 88 cells: two parts), field-free and with a field map; the
+    // parts make the exact kernels.
+    const Grid g{48, 44, 1};
+    const Trajectory tr = random_trajectory(g, 2500, 8e-3);
+    const forge::ToeplitzNormal<float> free(g.Nx, g.Ny, g.Nz, as<float>(tr.kx), as<float>(tr.ky), as<float>(tr.kz),
+                                            as<float>(tr.W), forge::KernelBuild::Host, forge::AxisGrouping::Auto,
+                                            record);
+    check_calls(calls);
+    CHECK(calls.size() == 5);  // start, pair data, two parts of the DFT, FFTs
+    CHECK(normal_error(free, ExactNormal(g, tr, arma::zeros(g.n2()))) <= 1e-5);
+    calls.clear();
+    const arma::vec fm = smooth_field_map(g, 2 * kPi * 80);
+    const forge::ToeplitzNormal<double> field(g.Nx, g.Ny, g.Nz, tr.kx, tr.ky, tr.kz, tr.W, fm, tr.t, 3,
+                                              forge::TSInterp::MinMax, forge::KernelBuild::Host,
+                                              forge::AxisGrouping::Auto, record);
+    check_calls(calls);
+    CHECK(batch_error(field, SegmentedNormal(g, tr, fm, 3, double()), 1) <= 1e-11);
+
+    // Grouped along a Cartesian z: one step per group.
+    calls.clear();
+    const Grid g3{10, 8, 6};
+    const Trajectory stack = cartesian_along(g3, 2, 900, 0);
+    const forge::ToeplitzNormal<float> grouped(g3.Nx, g3.Ny, g3.Nz, as<float>(stack.kx), as<float>(stack.ky),
+                                               as<float>(stack.kz), as<float>(stack.W), forge::KernelBuild::Host,
+                                               forge::AxisGrouping::Auto, record);
+    CHECK(grouped.grouped_axis() == 2);
+    check_calls(calls);
+    CHECK(calls.size() == arma::uvec(arma::find_unique(stack.kz)).n_elem + 3);
+}
+
 TEST_CASE("ToeplitzNormal is Hermitian and positive semidefinite", "[Toeplitz]") {
     FORGE_INFO_SEED();
     const Grid g{12, 10, 3};

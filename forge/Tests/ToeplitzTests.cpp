@@ -1,6 +1,7 @@
 // ToeplitzNormal: the normal operator G^H W G by FFTs on a 2x grid, against the exact Gdft (float64 reference
 // sums), and solve_pwls_pcg_normal against solve_pwls_pcg.
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <complex>
 #include <sstream>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "TestHelpers.h"
+#include "apps/forge-recon/Progress.h"
 #include "forge/Operators/Gdft.h"
 #include "forge/Operators/SENSE.h"
 #include "forge/Operators/ToeplitzNormal.h"
@@ -392,6 +394,17 @@ TEST_CASE("ToeplitzNormal reports its kernel build's progress: steps 0 .. total,
     CHECK(grouped.grouped_axis() == 2);
     check_calls(calls);
     CHECK(calls.size() == arma::uvec(arma::find_unique(stack.kz)).n_elem + 3);
+}
+
+TEST_CASE("forge-recon's progress: the ETA extrapolates the iterations, not the Toeplitz kernel build", "[Toeplitz]") {
+    forge_recon::Progress p(10, true);  // quiet: counts without printing
+    p.build("recon", 0, 4, 0.0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    p.build("recon", 4, 4, 0.3);
+    p.iteration("recon", 1, 10, 1.0, 1.0);  // an iteration that took no time
+    INFO("ETA " << p.eta() << " s after a 0.3 s build and one instant iteration of 10");
+    CHECK(p.eta() < 0.25);  // counting the build as the first iteration's time would give 9 x 0.3 s
+    CHECK(p.eta() >= 0.0);
 }
 
 TEST_CASE("ToeplitzNormal is Hermitian and positive semidefinite", "[Toeplitz]") {

@@ -291,6 +291,9 @@ forge::recon::ReconSettings recon_settings(const Settings& S, Progress& prog, co
         *last = i.iteration;
         prog.iteration(label, i.iteration, niter, i.cost, i.gradient_norm);
     };
+    R.on_build = [&prog](const std::string& label, std::size_t done, std::size_t total, double seconds) {
+        prog.build(label, done, total, seconds);
+    };
     const double tol = S.tolerance;
     R.on_solve_end = [&prog, last, tol](const std::string& label, const forge::SolverReport& rep, std::size_t niter) {
         prog.finish_solve(*last, niter);

@@ -73,6 +73,13 @@ while read -r f g; do
     awk -v a="$f" -v b="$g" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 0.01 * a) }' \
         || fail "toeplitz NRMSE $g is not within 1% of the DFT's $f"
 done <"$W/toep.pairs"
+# the kernel build reports its steps (from step 0 to the last, total/total) before the first iteration
+first() { grep -n "$1" "$W/spiral_toep.stderr" | head -1 | cut -d: -f1; }
+b=$(first 'recon (L=[0-9]*): Toeplitz kernels: step 0/[0-9]*, ')
+e=$(first 'recon (L=[0-9]*): Toeplitz kernels: step \([0-9]*\)/\1, ')
+i=$(first 'recon (L=[0-9]*): iteration 1/')
+[ -n "$b" ] && [ -n "$e" ] && [ -n "$i" ] && [ "$b" -lt "$e" ] && [ "$e" -lt "$i" ] \
+    || { cat "$W/spiral_toep.stderr"; fail "toeplitz: no kernel build steps (first, last) before the first iteration"; }
 run spiral_toep3 "$W/demo.h5" --operator toeplitz -L 3
 grep -q 'recon (L=3): iteration 1/' "$W/spiral_toep3.stderr" || fail "-L 3 not used by toeplitz"
-echo "ok  spiral: toeplitz NRMSE $(tr '\n\t' '  ' <"$W/toep.pairs")(dft, toeplitz), -L forces L"
+echo "ok  spiral: toeplitz NRMSE $(tr '\n\t' '  ' <"$W/toep.pairs")(dft, toeplitz), -L forces L, kernel build steps before the first iteration"

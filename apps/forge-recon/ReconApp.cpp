@@ -136,14 +136,13 @@ void check_memory(const ReconProblem& P, const Settings& S, bool withMaps, bool 
                      maps + ") but only " + gib(avail) + " GiB are available");
 }
 
-void check_output_prefix(const std::string& prefix) {
-    auto slash = prefix.rfind('/');
+void check_output_prefix(std::string& prefix, const std::string& defaultName) {
+    if (is_dir(prefix)) prefix += (prefix.back() == '/' ? "" : "/") + defaultName;
+    const auto slash = prefix.rfind('/');
     std::string dir = slash == std::string::npos ? "." : prefix.substr(0, slash);
     if (dir.empty()) dir = "/";
     if (!is_dir(dir)) throw UsageError("output folder '" + dir + "' does not exist");
     if (::access(dir.c_str(), W_OK) != 0) throw UsageError("output folder '" + dir + "' is not writable");
-    if (slash != std::string::npos && slash + 1 == prefix.size())
-        throw UsageError("output '" + prefix + "' names a folder; give a file prefix such as " + prefix + "recon");
 }
 
 namespace {

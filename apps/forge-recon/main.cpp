@@ -296,6 +296,9 @@ int run(int argc, char** argv) {
         return fail(2, e.what());
     } catch (const forge::io::input_error& e) {
         return fail(2, e.what());
+    } catch (const forge::overflow_error& e) {
+        // values beyond the float range even after the reconstruction's scaling: input that cannot be right
+        return fail(2, e.what());
     } catch (const std::bad_alloc&) {
         // the size checks estimate from below: an input can still be too large for this machine
         return fail(2, "out of memory: " + (S.input.empty() ? std::string("the demo") : "'" + S.input + "'") +

@@ -76,3 +76,15 @@ done <"$W/toep.pairs"
 run spiral_toep3 "$W/demo.h5" --operator toeplitz -L 3
 grep -q 'recon (L=3): iteration 1/' "$W/spiral_toep3.stderr" || fail "-L 3 not used by toeplitz"
 echo "ok  spiral: toeplitz NRMSE $(tr '\n\t' '  ' <"$W/toep.pairs")(dft, toeplitz), -L forces L"
+
+# one cost for every operator: toeplitz prints ||y - A x||^2 + R(x) as the DFT does: positive, and equal to it up to
+# its normal operator's error (--toeplitz-error 1e-3 of x^H G^H G x, near ||y||^2: allowed 2e-3 of the first cost)
+costs() { sed -n 's/.*: iteration [0-9]*\/[0-9]* cost \([0-9.eE+-]*\) .*/\1/p' "$W/$1.stderr"; }
+paste <(costs spiral) <(costs spiral_toep) >"$W/cost.pairs"
+[ "$(wc -l <"$W/cost.pairs")" -ge 5 ] || { cat "$W/spiral_toep.stderr" >&2; fail "no cost lines"; }
+first=$(head -n 1 "$W/cost.pairs" | cut -f 1)
+while read -r d t; do
+    awk -v a="$d" -v b="$t" -v f="$first" 'BEGIN { e = a - b; if (e < 0) e = -e; exit !(b > 0 && e <= 2e-3 * f) }' \
+        || fail "toeplitz cost $t differs from the dft's $d (or is not positive)"
+done <"$W/cost.pairs"
+echo "ok  spiral: toeplitz prints the dft's cost ($(head -n 1 "$W/cost.pairs" | tr '\t' ' ') ... $(tail -n 1 "$W/cost.pairs" | tr '\t' ' '))"

@@ -271,6 +271,12 @@ forge::recon::ReconSettings recon_settings(const Settings& S, Progress& prog, co
     return R;
 }
 
+std::string operator_description(const ReconProblem& P, const Settings& S) {
+    if (S.op == "timeseg" && (P.fieldmap.empty() || S.noFieldCorrection))
+        return "timeseg (no field map to correct: plain nufft)";
+    return S.op;
+}
+
 void resolve_operator(ReconProblem& P, Settings& S) {
     P.fftGrid = forge::recon::fft_grid(P);
     const bool onGrid = P.fftGrid[0] > 0;
@@ -278,7 +284,8 @@ void resolve_operator(ReconProblem& P, Settings& S) {
         throw UsageError("--operator fft: the samples are not on the k-space grid of an FFT (neither the recon grid "
                          "nor the encoded FOV's grid); use --operator dft, toeplitz, timeseg or nufft");
     if (S.op != "auto") return;
-    const forge::recon::OperatorChoice c = forge::recon::choose_operator(P, S.iterations, S.gpu);
+    const forge::recon::OperatorChoice c =
+        forge::recon::choose_operator(P, S.iterations, S.gpu, !P.fieldmap.empty() && !S.noFieldCorrection);
     S.op = forge::recon::operator_name(c.op);
     S.opReason = c.reason;
 }
@@ -295,7 +302,8 @@ void notice_long_run(const ReconProblem& P, const Settings& S, int reconstructio
     const bool correct = !S.noFieldCorrection;
     const double est = reconstructions * forge::recon::estimate_seconds(P, R, encoding_operator(S.op), correct);
     if (est <= 60) return;
-    const std::string faster = P.fftGrid[0] ? "fft" : "timeseg";
+    const bool fieldmap = correct && !P.fieldmap.empty();
+    const std::string faster = P.fftGrid[0] ? "fft" : fieldmap ? "timeseg" : "nufft";
     char buf[400];
     std::snprintf(buf, sizeof buf, "--operator %s will take about %.0f s on %s (estimate)", S.op.c_str(), est,
                   device_description(S).c_str());
@@ -303,8 +311,9 @@ void notice_long_run(const ReconProblem& P, const Settings& S, int reconstructio
     const double alt = reconstructions * forge::recon::estimate_seconds(P, R, encoding_operator(faster), correct);
     if (faster != S.op && alt < est) {
         std::snprintf(buf, sizeof buf, "; --operator %s takes about %.2g s%s", faster.c_str(), alt,
-                      faster == "fft" ? " for the same exact model (the samples lie on an FFT grid)"
-                                      : " (NUFFT, time-segmented field correction: about 1% operator error)");
+                      faster == "fft"       ? " for the same exact model (the samples lie on an FFT grid)"
+                      : faster == "timeseg" ? " (NUFFT, time-segmented field correction: about 1% operator error)"
+                                            : " (NUFFT)");
         msg += buf;
     }
     warn(msg);

@@ -91,6 +91,9 @@ std::size_t solves_per_recon(const ReconProblem& P, const Settings& S, std::size
 // (indices into P.frames; empty: all) is the share of this process (Distributed.h).
 forge::recon::ReconSettings recon_settings(const Settings& S, Progress& prog,
                                            const std::vector<std::size_t>& frames = {});
+// The operator that runs, for the summary line: S.op, and for timeseg without a field map to correct
+// "timeseg (no field map to correct: plain nufft)".
+std::string operator_description(const ReconProblem& P, const Settings& S);
 // This process's share of P's frames, as indices into P.frames (all of them in a run of one process).
 std::vector<std::size_t> my_share(const ReconProblem& P);
 // Reconstructs the frames 'frames' of P (my_share()); the other frames' images stay zero until gathered

@@ -119,7 +119,7 @@ int run_file(Settings& S) {
     if (P.fieldmap.empty()) note("forge-recon: no field map: no off-resonance correction", S.quiet);
     if (correct && S.op == "nufft") warn("--operator nufft has no field correction: the field map is ignored");
     if (correct && !F.header.hasTE) warn("the header has no echo time (TE): sample times start at 0");
-    note(std::string("forge-recon: operator ") + S.op + (S.opReason.empty() ? "" : " (auto: " + S.opReason + ")") +
+    note("forge-recon: operator " + operator_description(P, S) + (S.opReason.empty() ? "" : " (auto: " + S.opReason + ")") +
              (P.smaps.empty() ? "" : " + SENSE") + ", penalty " + S.penalty + " beta " + std::to_string(S.beta) + ", " +
              std::to_string(S.iterations) + " iterations on " + device_description(S),
          S.quiet);

@@ -358,17 +358,22 @@ double estimate_seconds(const ReconProblem& P, const ReconSettings& S, EncodingO
     return double(S.iterations) * perIter / fftRate;
 }
 
-OperatorChoice choose_operator(const ReconProblem& P, int iterations, bool gpu) {
+OperatorChoice choose_operator(const ReconProblem& P, int iterations, bool gpu, bool fieldCorrection) {
     constexpr double kDftAutoLimit = 2e10, kDftAutoLimitGpu = 4e12;  // about 20 s each
     if (P.fftGrid[0] > 0)
         return {EncodingOperator::Fft, "the samples lie on the " + std::to_string(P.fftGrid[0]) + "x" +
                                            std::to_string(P.fftGrid[1]) + "x" + std::to_string(P.fftGrid[2]) +
                                            " FFT grid"};
     const double cost = dft_cost(P, iterations), limit = gpu ? kDftAutoLimitGpu : kDftAutoLimit;
-    char buf[160];
+    char buf[200];
     std::snprintf(buf, sizeof buf, "non-Cartesian, DFT cost %.1e sample-pixel products %s %.0e", cost,
                   cost <= limit ? "<=" : ">", limit);
-    return {cost <= limit ? EncodingOperator::Dft : EncodingOperator::TimeSeg, buf};
+    std::string reason = buf;
+    if (cost <= limit) return {EncodingOperator::Dft, reason};
+    // Without a field map to correct, time segmentation would be plain Gnufft: name it so.
+    if (P.fieldmap.empty() || !fieldCorrection)
+        return {EncodingOperator::Nufft, reason + (P.fieldmap.empty() ? ", no field map" : ", no field correction")};
+    return {EncodingOperator::TimeSeg, reason};
 }
 
 }  // namespace recon

@@ -77,12 +77,13 @@ double dft_cost(const ReconProblem& P, int iterations);
 double estimate_seconds(const ReconProblem& P, const ReconSettings& S, EncodingOperator op, bool fieldCorrection);
 
 // --operator auto: data on an FFT grid (P.fftGrid, set by fft_grid()) -> Fft; otherwise Dft while its cost
-// is at most 2e10 sample-pixel products on the CPU (4e12 on the GPU), else TimeSeg. 'reason' says why.
+// is at most 2e10 sample-pixel products on the CPU (4e12 on the GPU), else TimeSeg when there is a field map to
+// correct (P.fieldmap and fieldCorrection), Nufft when there is none. 'reason' says why.
 struct OperatorChoice {
     EncodingOperator op;
     std::string reason;
 };
-OperatorChoice choose_operator(const ReconProblem& P, int iterations, bool gpu);
+OperatorChoice choose_operator(const ReconProblem& P, int iterations, bool gpu, bool fieldCorrection = true);
 
 }  // namespace recon
 }  // namespace forge

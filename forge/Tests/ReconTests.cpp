@@ -227,3 +227,17 @@ TEST_CASE("reconstruct: the Toeplitz path prints the exact path's cost ||y - A x
         CHECK(toeplitz[i] == Approx(exact[i]).epsilon(1e-3));
     }
 }
+
+TEST_CASE("choose_operator names the operator that runs: nufft without a field map to correct", "[recon][operator]") {
+    ReconProblem P = radial_problem(16, 2, 8, 0);
+    const int many = 1000000;  // iterations enough to put the DFT over its limit
+    CHECK(forge::recon::choose_operator(P, 10, false).op == EncodingOperator::Dft);
+    const auto none = forge::recon::choose_operator(P, many, false);
+    CHECK(none.op == EncodingOperator::Nufft);
+    CHECK_THAT(none.reason, Catch::Matchers::Contains("no field map"));
+    P.fieldmap.push_back(arma::fvec(P.n2(), arma::fill::zeros));
+    CHECK(forge::recon::choose_operator(P, many, false).op == EncodingOperator::TimeSeg);
+    const auto off = forge::recon::choose_operator(P, many, false, false);
+    CHECK(off.op == EncodingOperator::Nufft);
+    CHECK_THAT(off.reason, Catch::Matchers::Contains("no field correction"));
+}

@@ -260,21 +260,59 @@ forge::recon::ReconSettings recon_settings(const Settings& S, Progress& prog, co
         prog.iteration(label, i.iteration, niter, i.cost, i.gradient_norm);
     };
     const double tol = S.tolerance;
-    R.on_solve_end = [&prog, last, tol](const std::string& label, const forge::SolverReport& rep, std::size_t niter) {
+    const bool quiet = S.quiet;
+    R.on_solve_end = [&prog, last, tol, quiet](const std::string& label, const forge::SolverReport& rep,
+                                               std::size_t niter) {
         prog.finish_solve(*last, niter);
         *last = 0;
-        if (rep.converged)
-            prog.converged(label, rep.iterations,
-                           rep.initial_gradient_norm > 0 ? rep.final_gradient_norm / rep.initial_gradient_norm : 0.0,
-                           tol);
+        if (!quiet) std::fprintf(stderr, "%s\n", stop_message(label, rep, tol).c_str());
     };
     return R;
+}
+
+std::string tolerance_text(double tolerance) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", tolerance);
+    return buf;
 }
 
 std::string operator_description(const ReconProblem& P, const Settings& S) {
     if (S.op == "timeseg" && (P.fieldmap.empty() || S.noFieldCorrection))
         return "timeseg (no field map to correct: plain nufft)";
     return S.op;
+}
+
+std::string stop_message(const std::string& label, const forge::SolverReport& rep, double tolerance) {
+    const double rel = rep.initial_gradient_norm > 0 ? rep.final_gradient_norm / rep.initial_gradient_norm : 0.0;
+    char buf[300];
+    switch (rep.stop_reason) {
+        case forge::StopReason::Tolerance:
+            std::snprintf(buf, sizeof buf, "converged after %zu iterations (relative gradient %.3e <= tolerance %g)",
+                          std::size_t(rep.iterations), rel, tolerance);
+            break;
+        case forge::StopReason::ZeroGradient:
+            std::snprintf(buf, sizeof buf, "converged after %zu iterations (the gradient is exactly zero)",
+                          std::size_t(rep.iterations));
+            break;
+        case forge::StopReason::FlatDirection:
+            std::snprintf(buf, sizeof buf,
+                          "converged after %zu iterations (no step along the search direction lowers the cost; "
+                          "relative gradient %.3e)",
+                          std::size_t(rep.iterations), rel);
+            break;
+        case forge::StopReason::IterationLimit:
+            if (tolerance > 0)
+                std::snprintf(buf, sizeof buf,
+                              "stopped at the iteration limit, %zu iterations (relative gradient %.3e, tolerance %g "
+                              "not reached; -n sets the limit)",
+                              std::size_t(rep.iterations), rel, tolerance);
+            else
+                std::snprintf(buf, sizeof buf,
+                              "stopped at the iteration limit, %zu iterations (relative gradient %.3e; no tolerance)",
+                              std::size_t(rep.iterations), rel);
+            break;
+    }
+    return "forge-recon: " + label + ": " + buf;
 }
 
 void resolve_operator(ReconProblem& P, Settings& S) {

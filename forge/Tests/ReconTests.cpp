@@ -241,3 +241,29 @@ TEST_CASE("choose_operator names the operator that runs: nufft without a field m
     CHECK(off.op == EncodingOperator::Nufft);
     CHECK_THAT(off.reason, Catch::Matchers::Contains("no field correction"));
 }
+
+TEST_CASE("reconstruct's default stopping rule converges on undersampled radial data, where 10 iterations do not",
+          "[recon][defaults]") {
+    FORGE_INFO_SEED();
+    // 48 spokes for 64x64 (about half of Nyquist's 100), 8 coils, 1% noise: like BART's radial phantom
+    const ReconProblem P = radial_problem(64, 8, 48, 0.01);
+    auto quality = [&](const ReconSettings& S) {
+        return forge::recon::magnitude_quality({arma::abs(recon_image(P, S))}, P.reference).nrmse;
+    };
+    ReconSettings S;  // the defaults, on the NUFFT (the stopping rule is the solver's, whatever the operator)
+    S.op = EncodingOperator::Nufft;
+    SolverReport rep;
+    S.on_solve_end = [&rep](const std::string&, const SolverReport& r, std::size_t) { rep = r; };
+    const double defaults = quality(S);
+    const SolverReport stop = rep;
+    S.iterations = 10;
+    S.tolerance = 0;
+    const double ten = quality(S);
+    INFO("NRMSE with the defaults " << defaults << " (" << stop.iterations << " iterations, "
+                                    << forge::stop_reason_name(stop.stop_reason) << "), with 10 iterations " << ten);
+    // Measured over seeds: defaults 0.019-0.020 after 17-19 iterations (stopped by the tolerance), 10 iterations
+    // 0.030-0.033; fully converged (300 iterations) 0.027, since the light penalty lets noise in late.
+    CHECK(defaults < 0.025);
+    CHECK(ten > 0.025);
+    CHECK(stop.stop_reason == StopReason::Tolerance);
+}

@@ -8,11 +8,18 @@
 // 10-iteration totals (Toeplitz: build + right-hand side + iterations), and the NRMSE between the two solutions.
 // The exact path is timed on 'exactIters' iterations where ten would take minutes; its 10-iteration total is
 // then extrapolated (marked ~) and the solutions are compared after that many iterations.
-// Usage: bench_toeplitz [cpu|quick]   (cpu: only the CPU table, as without a GPU; quick: no 2,000,000-sample row)
+// Usage: bench_toeplitz [cpu|quick] [--threads N] [--repeats R] [--cpu-size NX,NY,NZ,SAMPLES]
+//   cpu: only the CPU table, as without a GPU; quick: no 2,000,000-sample row; --threads: OpenMP threads (default:
+//   all); --repeats: each path's solve timed R times, the median reported (default 1; for a shared machine);
+//   --cpu-size: the CPU row's grid and samples per coil (default 96,96,1,16384).
+// The first line names the CPU, the threads and the load average, the last the load average at the end.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include <armadillo>
 
@@ -38,6 +45,16 @@ double seconds(const std::function<void()>& f) {
     return t.seconds();
 }
 
+int g_repeats = 1;  // --repeats
+
+// Median of g_repeats timings of f.
+double median_seconds(const std::function<void()>& f) {
+    std::vector<double> t;
+    for (int r = 0; r < g_repeats; ++r) t.push_back(seconds(f));
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+}
+
 void run(forge_bench::Table& table, arma::uword Nx, arma::uword Ny, arma::uword Nz, arma::uword n1, arma::uword nc,
          arma::uword exactIters, bool gpu) {
     const forge_bench::Problem p = forge_bench::make_problem(Nx, Ny, Nz, n1, nc);
@@ -57,7 +74,7 @@ void run(forge_bench::Table& table, arma::uword Nx, arma::uword Ny, arma::uword 
 
     // Exact path.
     FVec exact;
-    const double tExact = seconds([&] { exact = forge::solve_pwls_pcg<float>(x0, S, W, y, R, exactIters); });
+    const double tExact = median_seconds([&] { exact = forge::solve_pwls_pcg<float>(x0, S, W, y, R, exactIters); });
     const double perExact = tExact / double(exactIters);
 
     // Toeplitz path: kernels, right-hand side, iterations.
@@ -75,7 +92,7 @@ void run(forge_bench::Table& table, arma::uword Nx, arma::uword Ny, arma::uword 
     if (gpu) N.prepare_device();
     const double tRhs = seconds([&] { b = St.adjoint(y); });  // W = 1: b = S^H y
     forge::device::reset_transfer_stats();
-    const double tIter = seconds([&] { fast = forge::solve_pwls_pcg_normal<float>(x0, N, b, R, niter); });
+    const double tIter = median_seconds([&] { fast = forge::solve_pwls_pcg_normal<float>(x0, N, b, R, niter); });
     const auto st = forge::device::transfer_stats();
     if (exactIters != niter) fastAtExactIters = forge::solve_pwls_pcg_normal<float>(x0, N, b, R, exactIters);
     const double perFast = tIter / double(niter);
@@ -111,11 +128,55 @@ std::vector<std::string> header() {
 
 }  // namespace
 
+int usage(int code) {
+    std::fprintf(code ? stderr : stdout,
+                 "usage: bench_toeplitz [cpu|quick] [--threads N] [--repeats R] [--cpu-size NX,NY,NZ,SAMPLES]\n");
+    return code;
+}
+
 int main(int argc, char** argv) {
-    const bool cpuOnly = argc > 1 && std::strcmp(argv[1], "cpu") == 0;
-    const bool quick = argc > 1 && std::strcmp(argv[1], "quick") == 0;
-    std::printf("bench_toeplitz: field-corrected SENSE, exact vs Toeplitz normal operator; %s\n",
-                forge_bench::machine_line().c_str());
+    bool cpuOnly = false, quick = false;
+    unsigned long long cpuSize[4] = {96, 96, 1, 16384};
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        const char* value = i + 1 < argc ? argv[i + 1] : nullptr;
+        if (a == "cpu") {
+            cpuOnly = true;
+        } else if (a == "quick") {
+            quick = true;
+        } else if (a == "--threads" && value) {
+            const int n = std::atoi(value);
+            if (n < 1) {
+                std::fprintf(stderr, "bench_toeplitz: --threads must be at least 1, got '%s'\n", value);
+                return 2;
+            }
+            forge_bench::set_threads(n);
+            ++i;
+        } else if (a == "--repeats" && value) {
+            g_repeats = std::atoi(value);
+            if (g_repeats < 1) {
+                std::fprintf(stderr, "bench_toeplitz: --repeats must be at least 1, got '%s'\n", value);
+                return 2;
+            }
+            ++i;
+        } else if (a == "--cpu-size" && value) {
+            if (std::sscanf(value, "%llu,%llu,%llu,%llu", &cpuSize[0], &cpuSize[1], &cpuSize[2], &cpuSize[3]) != 4 ||
+                !cpuSize[0] || !cpuSize[1] || !cpuSize[2] || !cpuSize[3]) {
+                std::fprintf(stderr, "bench_toeplitz: --cpu-size takes NX,NY,NZ,SAMPLES (each >= 1), got '%s'\n",
+                             value);
+                return 2;
+            }
+            ++i;
+        } else if (a == "-h" || a == "--help") {
+            return usage(0);
+        } else {
+            std::fprintf(stderr, "bench_toeplitz: unknown or incomplete argument '%s'\n", a.c_str());
+            return usage(2);
+        }
+    }
+    const std::string repeats = g_repeats > 1 ? ", median of " + std::to_string(g_repeats) + " solves per path" : "";
+    std::printf("bench_toeplitz: field-corrected SENSE, exact vs Toeplitz normal operator; %s%s\n",
+                forge_bench::machine_line().c_str(), repeats.c_str());
     if (!cpuOnly && forge::device::built_with_cuda() && forge::device::available()) {
         std::printf("device: %s\n", forge::device::device_name());
         forge_bench::Table gpu(header());
@@ -132,7 +193,8 @@ int main(int argc, char** argv) {
     }
     std::printf("\nCPU (%d OpenMP threads)\n", forge_bench::max_threads());
     forge_bench::Table cpu(header());
-    run(cpu, 96, 96, 1, 16384, 8, 10, false);
+    run(cpu, cpuSize[0], cpuSize[1], cpuSize[2], cpuSize[3], 8, 10, false);
     cpu.print();
+    std::printf("load average at the end %.2f\n", forge_bench::load_average());
     return 0;
 }

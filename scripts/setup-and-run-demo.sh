@@ -6,6 +6,7 @@
 # demo_*.nii, demo_*.png, demo.h5), and prints NRMSE/PSNR and timings (see docs/forge-recon.md).
 #
 #   bash scripts/setup-and-run-demo.sh [forge-recon options, e.g. -o PREFIX]
+# It and scripts/setup-and-test.sh share build/ and may run in either order, any number of times.
 # Environment: FORGE_BUILD_DIR (default <repo>/build), FORGE_CMAKE_ARGS (extra configure arguments).
 set -euo pipefail
 

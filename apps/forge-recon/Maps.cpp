@@ -83,6 +83,7 @@ forge::recon::FieldMapOptions fieldmap_options(const Settings& S) {
 
 namespace {
 void estimate_smaps(ReconProblem& P, const Settings& S, const std::string& what) {
+    check_memory(P, S, true, true);
     std::array<double, 3> width{};
     std::vector<arma::uvec> masks;
     P.smaps = forge::recon::estimate_coil_maps(P, coil_map_options(S), &masks, &width);

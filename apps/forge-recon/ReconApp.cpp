@@ -8,6 +8,9 @@
 #include <fstream>
 #include <memory>
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -70,47 +73,76 @@ double available_memory_bytes() {
     return avail;
 }
 
-// The reconstruction's working set, roughly and from below: the data as read and as frames, the pixel
-// grid, the maps, every frame's image (complex, magnitude, output volume) and, for the one frame solved
-// at a time, the operator's copies, the SENSE maps, an oversampled NUFFT grid and the solver's vectors.
+// What the run holds throughout, roughly and from below: the data as read and as frames, the pixel grid,
+// field map and reference, and the maps (while read, as kept).
+double held_bytes(const ReconProblem& P, bool withMaps) {
+    const double n2 = double(P.n2()), nc = double(P.nc), planes = double(P.nslices), n1 = double(P.n1total);
+    double b = n1 * (8 * nc + 12) + n1 * (16 + 8 * nc);  // acquisitions; frames (k, t, data)
+    b += 12 * n2 + 8 * n2 * planes;                      // pixel grid; field map and reference
+    if (withMaps) b += 24 * nc * n2 * planes;            // maps (while read, as kept)
+    return b;
+}
+
+// The reconstruction's working set: what is held, every frame's image (complex, magnitude, output volume)
+// and, for the one frame solved at a time, the operator's copies, the SENSE maps, an oversampled NUFFT grid
+// and the solver's vectors.
 double working_set_bytes(const ReconProblem& P, const Settings& S, bool withMaps) {
-    const double n2 = double(P.n2()), nc = double(P.nc), planes = double(P.nslices), n1 = double(P.n1total),
-                 n1f = double(P.n1max), images = planes * double(P.nframes);
+    const double n2 = double(P.n2()), nc = double(P.nc), n1f = double(P.n1max),
+                 images = double(P.nslices) * double(P.nframes);
     const double coilsPerSolve = withMaps ? nc : 1.0;
-    double b = n1 * (8 * nc + 12) + n1 * (16 + 8 * nc);      // acquisitions; frames (k, t, data)
-    b += 12 * n2 + 8 * n2 * planes;                          // pixel grid; field map and reference
-    if (withMaps) b += 24 * nc * n2 * planes + 8 * nc * n2;  // maps (while read, as kept); SENSE's copy
-    b += 20 * n2 * images;                                   // images
-    b += 24 * n2 + 20 * n1f;                                 // operator: pixel grid, field map, k, t
+    double b = held_bytes(P, withMaps);
+    if (withMaps) b += 8 * nc * n2;  // SENSE's copy
+    b += 20 * n2 * images;           // images
+    b += 24 * n2 + 20 * n1f;         // operator: pixel grid, field map, k, t
     if (S.op != "dft") b += 16 * double(P.Nz > 1 ? 8 : 4) * n2 * coilsPerSolve;  // 2x oversampled grid
     b += 48 * n2 + 24 * n1f * coilsPerSolve;                                     // solver vectors
     return b;
 }
 
+// Coil-map estimation of one slice (forge::recon::estimate_coil_maps): the low-resolution coil images,
+// their window sums and the maps (complex float, pixels x coils), the covariance of every coil pair at
+// every pixel (nc (nc + 1) / 2 complex floats: 4.3 GB for 1024 coils on 32x32), the NUFFT's 2x grid, and
+// per thread an nc x nc Hermitian eigenproblem in double precision (matrix, eigenvectors, LAPACK's work).
+double map_estimation_bytes(const ReconProblem& P) {
+    const double n2 = double(P.n2()), nc = double(P.nc);
+    double threads = 1;
+#ifdef _OPENMP
+    threads = double(omp_get_max_threads());
+#endif
+    double b = 3 * 8 * n2 * nc + 4 * n2 * nc * (nc + 1) + 17 * n2;
+    b += 8 * double(P.Nz > 1 ? 8 : 4) * n2;
+    b += (threads + 1) * 48 * nc * nc;
+    return b;
+}
+
 }  // namespace
 
-void check_memory(const ReconProblem& P, const Settings& S, bool withMaps) {
-    const double need = working_set_bytes(P, S, withMaps), avail = available_memory_bytes();
+void check_memory(const ReconProblem& P, const Settings& S, bool withMaps, bool estimatingMaps) {
+    double need = working_set_bytes(P, S, withMaps);
+    if (estimatingMaps) need = std::max(need, held_bytes(P, true) + map_estimation_bytes(P));
+    const double avail = available_memory_bytes();
     if (avail < 0 || need <= avail) return;
     auto gib = [](double b) {
         char t[32];
         std::snprintf(t, sizeof t, "%.1f", b / double(1u << 30));
         return std::string(t);
     };
+    const std::string maps = estimatingMaps ? " with coil maps estimated from the data"
+                             : withMaps     ? " with sensitivity maps"
+                                            : "";
     throw UsageError("'" + P.source + "' needs about " + gib(need) + " GiB of memory (image " + std::to_string(P.Nx) +
                      "x" + std::to_string(P.Ny) + "x" + std::to_string(P.Nz) + ", " + std::to_string(P.nslices) +
                      " slice(s) x " + std::to_string(P.nframes) + " frame(s), " + std::to_string(P.nc) + " coil(s)" +
-                     (withMaps ? " with sensitivity maps" : "") + ") but only " + gib(avail) + " GiB are available");
+                     maps + ") but only " + gib(avail) + " GiB are available");
 }
 
-void check_output_prefix(const std::string& prefix) {
-    auto slash = prefix.rfind('/');
+void check_output_prefix(std::string& prefix, const std::string& defaultName) {
+    if (is_dir(prefix)) prefix += (prefix.back() == '/' ? "" : "/") + defaultName;
+    const auto slash = prefix.rfind('/');
     std::string dir = slash == std::string::npos ? "." : prefix.substr(0, slash);
     if (dir.empty()) dir = "/";
     if (!is_dir(dir)) throw UsageError("output folder '" + dir + "' does not exist");
     if (::access(dir.c_str(), W_OK) != 0) throw UsageError("output folder '" + dir + "' is not writable");
-    if (slash != std::string::npos && slash + 1 == prefix.size())
-        throw UsageError("output '" + prefix + "' names a folder; give a file prefix such as " + prefix + "recon");
 }
 
 namespace {
@@ -258,6 +290,9 @@ forge::recon::ReconSettings recon_settings(const Settings& S, Progress& prog, co
     R.on_iteration = [&prog, last](const std::string& label, const forge::PcgIterationInfo& i, std::size_t niter) {
         *last = i.iteration;
         prog.iteration(label, i.iteration, niter, i.cost, i.gradient_norm);
+    };
+    R.on_build = [&prog](const std::string& label, std::size_t done, std::size_t total, double seconds) {
+        prog.build(label, done, total, seconds);
     };
     const double tol = S.tolerance;
     const bool quiet = S.quiet;

@@ -70,9 +70,13 @@ struct Settings {
 };
 
 bool is_dir(const std::string& p);
-void check_output_prefix(const std::string& prefix);
-// Refuses a reconstruction that cannot fit before anything of its size is allocated.
-void check_memory(const ReconProblem& P, const Settings& S, bool withMaps);
+// Checks that the folder of the -o prefix exists and is writable. A prefix naming an existing folder ("out"
+// or "out/") becomes that folder plus 'defaultName', the name the outputs get without -o ("<input
+// stem>_recon"; the demo's "demo").
+void check_output_prefix(std::string& prefix, const std::string& defaultName = "demo");
+// Refuses a reconstruction that cannot fit before anything of its size is allocated; 'estimatingMaps' counts
+// coil-map estimation from the data too (checked before it starts).
+void check_memory(const ReconProblem& P, const Settings& S, bool withMaps, bool estimatingMaps = false);
 
 void resolve_device(Settings& S);
 std::string device_description(const Settings& S);

@@ -61,15 +61,13 @@ void attach_maps(ReconProblem& P, const Settings& S, const std::string& mrdPath)
 
 int run_file(Settings& S) {
     const auto t0 = std::chrono::steady_clock::now();
-    if (S.output.empty()) {
-        std::string base = S.input;
-        auto slash = base.rfind('/');
-        if (slash != std::string::npos) base = base.substr(slash + 1);
-        auto dot = base.rfind('.');
-        if (dot != std::string::npos && dot > 0) base = base.substr(0, dot);
-        S.output = base + "_recon";
-    }
-    check_output_prefix(S.output);
+    std::string base = S.input;  // default output name: <input stem>_recon
+    auto slash = base.rfind('/');
+    if (slash != std::string::npos) base = base.substr(slash + 1);
+    auto dot = base.rfind('.');
+    if (dot != std::string::npos && dot > 0) base = base.substr(0, dot);
+    if (S.output.empty()) S.output = base + "_recon";
+    check_output_prefix(S.output, base + "_recon");
     if (!S.fieldmapScan.empty() && (S.fieldmap == "estimate" || (!S.fieldmap.empty() && S.fieldmap != "none")))
         throw UsageError("--fieldmap-scan and --fieldmap " + S.fieldmap + " both give the field map; choose one");
     if (!S.fieldmapScan.empty() && S.fieldmap == "none")

@@ -212,9 +212,15 @@ __global__ void __launch_bounds__(kTile)
 // power of two per vector so that |x| < 1 (max_abs_kernel), which is undone, exactly, on output.
 // The tensor cores accumulate with truncation: each tile of kMmaTile inputs starts from zero and is added
 // to the running sums in ordinary FP32 (summing straight into one accumulator measured 1e-4..1e-3 error).
-// dft_mma_kernel (mma.sync) runs on compute capability 8.x and 10 on, and wherever the build has no sm_90a
-// code; on H100/H200 dft_wgmma_kernel (below) does the same product faster.
+// dft_mma_kernel (mma.sync) runs on compute capability 8.x and 10 on, and on 9.0 wherever the build has no
+// sm_90a code, when the image that runs was built for sm_80 or later; on H100/H200 dft_wgmma_kernel (below)
+// does the same product faster.
 constexpr int kMmaTile = 64;  // inputs per shared-memory tile
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+// Code built below sm_80 has dft_mma_kernel as a stub: its helpers below go unused there ("declared but never
+// referenced"); the sm_80-and-later builds of this file still report unused code.
+#pragma nv_diag_suppress 177
+#endif
 
 // a, b -> hi, lo as packed half2 with a = hi.x + lo.x and b = hi.y + lo.y to within 2^-25.
 __device__ __forceinline__ void split_half2(float a, float b, uint32_t& hi, uint32_t& lo) {
@@ -338,7 +344,7 @@ __global__ void __launch_bounds__(WARPS * 32, MmaShape<NT>::MIN_BLOCKS)
                    int tilesPerSplit, int nTiles, const float2* __restrict__ in, int nb,
                    const unsigned* __restrict__ maxBits, float2* __restrict__ out, int outStride) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
-    __trap();  // never launched there: the plan uses the tensor cores from compute capability 8 on
+    __trap();  // never launched: the plan uses it only where the image that runs is sm_80 or later (build_probe_kernel)
 #else
     constexpr int kSteps = kMmaTile / 8;  // mma k-steps (8 inputs each) per tile
     __shared__ float4 sGeom[kMmaTile];
@@ -578,12 +584,17 @@ __device__ __forceinline__ uint64_t image_descriptor(const void* smem) {
 }
 #endif
 
-// Reports whether the code that runs on this device was built with sm_90a's features (wgmma).
-__global__ void wgmma_probe_kernel(int* built) {
+// Reports what the code that runs on this device was built for: built[0] the architecture (__CUDA_ARCH__:
+// 800 for sm_80 code, and for compute_80 PTX that the driver compiled for a later GPU), built[1] whether it
+// has sm_90a's features (wgmma). The binary's image for the device, not the device, decides which kernels exist.
+__global__ void build_probe_kernel(int* built) {
+#if defined(__CUDA_ARCH__)
+    built[0] = __CUDA_ARCH__;
+#endif
 #if defined(FORGE_WGMMA)
-    *built = 1;
+    built[1] = 1;
 #else
-    *built = 0;
+    built[1] = 0;
 #endif
 }
 
@@ -639,7 +650,7 @@ __global__ void __launch_bounds__(WgmmaShape<N>::THREADS, WgmmaShape<N>::MIN_BLO
                      int nTiles, const uint4* __restrict__ image, int nb, const unsigned* __restrict__ maxBits,
                      float2* __restrict__ out, int outStride) {
 #if !defined(FORGE_WGMMA)
-    __trap();  // never launched: the plan probes for sm_90a code first (wgmma_probe_kernel)
+    __trap();  // never launched: the plan probes for sm_90a code first (build_probe_kernel)
 #else
     using S = WgmmaShape<N>;
     constexpr int MW = S::MW, KT = S::KT, KS = KT / 8, R = N / 2;
@@ -876,20 +887,25 @@ int vectors_per_launch(uword left, bool tensorCores) {
     return left >= 8 ? 8 : left >= 4 ? 4 : left >= 2 ? 2 : 1;
 }
 
-// Whether the code this device runs was built for sm_90a (wgmma): asked once per device, which then gets
-// the wgmma kernels' shared-memory limits. The device must be current.
-bool wgmma_built(int device) {
+// What the code this device runs was built for (build_probe_kernel): asked once per device, which then
+// gets the wgmma kernels' shared-memory limits when it has them. The device must be current.
+struct BuiltCode {
+    int arch = 0;        // __CUDA_ARCH__ of the image that runs
+    bool wgmma = false;  // sm_90a code
+};
+BuiltCode built_code(int device) {
     static std::mutex m;
-    static std::map<int, bool> known;
+    static std::map<int, BuiltCode> known;
     std::lock_guard<std::mutex> lock(m);
     if (auto it = known.find(device); it != known.end()) return it->second;
-    DeviceBuffer flag(sizeof(int));
-    wgmma_probe_kernel<<<1, 1>>>(flag.as<int>());
-    FORGE_CUDA_CHECK_LAUNCH("forge::cuda::wgmma_probe_kernel");
-    int built = 0;
-    FORGE_CUDA_CHECK(cudaMemcpy(&built, flag.get(), sizeof(int), cudaMemcpyDeviceToHost));
-    if (built == 1) allow_wgmma_shared_memory();
-    return known[device] = built == 1;
+    DeviceBuffer flag(2 * sizeof(int));
+    build_probe_kernel<<<1, 1>>>(flag.as<int>());
+    FORGE_CUDA_CHECK_LAUNCH("forge::cuda::build_probe_kernel");
+    int built[2] = {0, 0};
+    FORGE_CUDA_CHECK(cudaMemcpy(built, flag.get(), sizeof(built), cudaMemcpyDeviceToHost));
+    const BuiltCode code{built[0], built[1] == 1};
+    if (code.wgmma) allow_wgmma_shared_memory();
+    return known[device] = code;
 }
 
 const char* batch_kernel_name(CudaDftPipeline::BatchKernel k) {
@@ -900,7 +916,11 @@ const char* batch_kernel_name(CudaDftPipeline::BatchKernel k) {
 // The fastest batch kernel the device and the build have, or the one FORGE_CUDA_BATCH_KERNEL names.
 CudaDftPipeline::BatchKernel choose_batch_kernel(int device, int major, int minor) {
     using K = CudaDftPipeline::BatchKernel;
-    const K best = major == 9 && minor == 0 && wgmma_built(device) ? K::wgmma : major >= 8 ? K::mma : K::fp32;
+    // mma.sync needs sm_80 code (compute_75 PTX on an 8.x GPU has none: dft_mma_kernel traps there).
+    const BuiltCode code = built_code(device);
+    const K best = major == 9 && minor == 0 && code.wgmma      ? K::wgmma
+                   : major >= 8 && code.arch >= 800 ? K::mma
+                                                    : K::fp32;
     const char* env = std::getenv("FORGE_CUDA_BATCH_KERNEL");
     if (!env || !*env) return best;
     const std::string want(env);

@@ -4,7 +4,8 @@
 // zero are stored; table (S x S, row l) names the kernel of (l, m): 0 none, p + 1 the stored kernel p, -(p + 1)
 // its conjugate (K(m, l) = conj(K(l, m)) elementwise). A diagonal kernel K(l, l) enters by its real part (the
 // Fourier transform of a Hermitian convolution), so the operator is Hermitian to rounding. Each u_l is summed in
-// a register and written once. mix_at is the one expression the host loop and the CUDA kernel use.
+// a register and written once. mix_at is the CUDA kernel's expression; the host apply (ToeplitzNormal.cpp) sums
+// the same terms row by row on real and imaginary parts apart.
 #include "forge/Core/Config.h"
 #include "forge/Core/forgeComplex.h"
 

@@ -1,7 +1,8 @@
 #pragma once
 // Small file helpers for forge-recon's writers: every output is written under a temporary name in
 // the destination folder and renamed into place only when complete, so a failure never leaves a
-// partial output file behind.
+// partial output file behind. The temporaries are registered while they exist, so that SIGINT, SIGTERM
+// or SIGHUP (a user's Ctrl-C, a batch system's time limit) removes them too.
 #include <cstdio>
 #include <fstream>
 #include <functional>
@@ -30,17 +31,67 @@ inline std::string temporary_name(const std::string& path) {
     return path + ".part" + std::to_string(static_cast<long>(::getpid()));
 }
 
+// The registry of temporary files this process has on disk. A registered file is removed when SIGINT,
+// SIGTERM or SIGHUP arrives, by a handler installed at each registration for those of the signals whose
+// action is the default one (a signal the program ignores or handles itself is left alone);
+// the handler then lets the signal end the process as it would have. Registration copies the path into
+// a fixed table the handler reads without locks or allocation; it returns false (the file is then only
+// removed by its owner) when the table is full or the path longer than 4095 bytes.
+bool register_temporary(const std::string& path);
+void unregister_temporary(const std::string& path);
+// True when 'path' is registered: a writer handed such a name (by OutputSet::stage) writes it in place,
+// since its owner renames it.
+bool is_registered_temporary(const std::string& path);
+
+// Test hook for the removal on signals: with FORGE_TEST_PAUSE_BEFORE_COMMIT=S in the environment,
+// OutputSet::commit() prints one line on stderr and sleeps S seconds after every file is written and
+// before the first is renamed into place (the window a signal hits when it arrives while writing).
+void test_pause_before_commit();
+
+// Where a writer puts 'path': a registered temporary next to it, renamed into place by commit() and
+// removed if never committed; or 'path' itself when that is already a registered temporary (staged by an
+// OutputSet, which renames it), so a file is staged once.
+class TemporaryFile {
+public:
+    explicit TemporaryFile(const std::string& path)
+        : path_(path), staged_(is_registered_temporary(path)), tmp_(staged_ ? path : temporary_name(path)) {
+        if (!staged_) {
+            std::remove(tmp_.c_str());
+            register_temporary(tmp_);
+        }
+    }
+    ~TemporaryFile() {
+        if (done_) return;
+        std::remove(tmp_.c_str());
+        if (!staged_) unregister_temporary(tmp_);
+    }
+    TemporaryFile(const TemporaryFile&) = delete;
+    TemporaryFile& operator=(const TemporaryFile&) = delete;
+    const std::string& name() const { return tmp_; }
+    // Renames the temporary into place (nothing to do for a staged one), or removes it and throws.
+    void commit() {
+        if (!staged_ && std::rename(tmp_.c_str(), path_.c_str()) != 0) {
+            std::remove(tmp_.c_str());
+            unregister_temporary(tmp_);
+            done_ = true;
+            throw std::runtime_error("cannot rename into '" + path_ + "'");
+        }
+        if (!staged_) unregister_temporary(tmp_);
+        done_ = true;
+    }
+
+private:
+    std::string path_;
+    bool staged_;
+    std::string tmp_;
+    bool done_ = false;
+};
+
 class AtomicFile {
 public:
-    explicit AtomicFile(const std::string& path) : path_(path), tmp_(temporary_name(path)) {
-        f_.open(tmp_, std::ios::binary | std::ios::trunc);
+    explicit AtomicFile(const std::string& path) : path_(path), tmp_(path) {
+        f_.open(tmp_.name(), std::ios::binary | std::ios::trunc);
         if (!f_) throw std::runtime_error("cannot write '" + path_ + "' (is the folder there and writable?)");
-    }
-    ~AtomicFile() {
-        if (!done_) {
-            f_.close();
-            std::remove(tmp_.c_str());
-        }
     }
     AtomicFile(const AtomicFile&) = delete;
     AtomicFile& operator=(const AtomicFile&) = delete;
@@ -49,24 +100,15 @@ public:
         f_.flush();
         if (!f_) throw std::runtime_error("writing '" + path_ + "' failed (disk full?)");
         f_.close();
-        if (std::rename(tmp_.c_str(), path_.c_str()) != 0)
-            throw std::runtime_error("cannot rename into '" + path_ + "'");
-        done_ = true;
+        if (!f_) throw std::runtime_error("writing '" + path_ + "' failed (disk full?)");
+        tmp_.commit();
     }
 
 private:
-    std::string path_, tmp_;
-    std::ofstream f_;
-    bool done_ = false;
+    std::string path_;
+    TemporaryFile tmp_;
+    std::ofstream f_;  // after tmp_: closed before ~TemporaryFile removes an uncommitted file
 };
-
-// Renames 'tmp' into 'path' or removes it and throws.
-inline void commit_temporary(const std::string& tmp, const std::string& path) {
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-        std::remove(tmp.c_str());
-        throw std::runtime_error("cannot rename into '" + path + "'");
-    }
-}
 
 }  // namespace io
 }  // namespace forge

@@ -1,6 +1,6 @@
 #pragma once
-// ISMRMRD (MRD) HDF5 input/output for forge-recon, through Debian's libismrmrd (header XML,
-// acquisitions) and HDF5's C API (probing files, reading map datasets).
+// ISMRMRD (MRD) HDF5 input/output for forge-recon: read with HDF5's C API (the XML header, the
+// acquisitions, map datasets), the XML parsed and written with Debian's libismrmrd, files written with it.
 #include <array>
 #include <complex>
 #include <cstdint>
@@ -54,10 +54,19 @@ struct MrdFile {
     std::size_t noiseScans = 0;
 };
 
-// Throws input_error with one line when 'path' is missing, not HDF5, not an ISMRMRD dataset
-// (no <group>/xml header), has no acquisitions, or when a whole-number header field it uses (matrix
-// sizes, k-space centres, acceleration factors, receiver channels) is not a number from 0 to 65535:
-// libismrmrd would store such a value modulo 2^16. HDF5's own error printing is switched off.
+// Throws input_error with one line when 'path' is missing, not HDF5 (or damaged: HDF5's reason is
+// quoted), not an ISMRMRD dataset (no <group>/xml header), has no acquisitions, or when its structure is
+// not MRD's, checked before anything the file claims is allocated:
+// - <group>/xml: one string (variable-length or fixed-length; ASCII or UTF-8), at most 16 MiB;
+// - <group>/data: a 1-D dataset of compounds with head (the acquisition header: every field forge uses,
+//   integers, floats and arrays of three where MRD has them), traj (variable-length floats) and data
+//   (variable-length floats, two per sample, or {real, imag} float pairs); its stored chunks (or bytes)
+//   must hold every acquisition it declares;
+// - each acquisition's data and trajectory lengths equal to what its header claims (samples x channels,
+//   samples x trajectory dimensions);
+// or when a whole-number header field it uses (matrix sizes, k-space centres, acceleration factors,
+// receiver channels) is not a number from 0 to 65535: libismrmrd would store such a value modulo 2^16.
+// HDF5's own error printing is switched off.
 MrdFile read_mrd(const std::string& path, const std::string& group = "dataset");
 
 // True when 'path' is an HDF5 file holding an object (dataset or group) at 'object'.
@@ -70,7 +79,7 @@ bool hdf5_has_object(const std::string& path, const std::string& object);
 Array read_hdf5_array(const std::string& path, const std::string& object, const DimsCheck& check = {});
 
 // Writes an ISMRMRD file: XML header, acquisitions and NDArrays (name -> complex float array, dims
-// fastest first). Written under a temporary name, renamed when complete.
+// fastest first). Written under a temporary name, renamed when complete (FileUtil.h's TemporaryFile).
 struct MrdNamedArray {
     std::string name;
     std::vector<std::size_t> dims;

@@ -259,6 +259,32 @@ recon::ReconProblem problem_from_mrd(const MrdFile& F, const std::string& source
                 std::to_string(H.encodedMatrix[1]) + "x" + std::to_string(H.encodedMatrix[2]) + " is " +
                 (is3D ? "3D (needs 3)" : "2D (needs 2)"));
     }
+    if (!useTraj) {
+        // k from the encoding counters: a line or a centre outside the encoded matrix puts samples far off the
+        // grid, and the image would be wrong without a word
+        const std::size_t lines[3] = {0, H.encodedMatrix[1], H.encodedMatrix[2]};
+        const std::size_t centres[3] = {0, H.hasCenterE1 ? H.centerE1 : 0, H.hasCenterE2 ? H.centerE2 : 0};
+        for (int d = 1; d <= (is3D ? 2 : 1); ++d)
+            if (centres[d] > lines[d])
+                throw forge::invalid_argument("the ISMRMRD header's encodingLimits/kspace_encoding_step_" +
+                                              std::to_string(d) + "/center " + std::to_string(centres[d]) +
+                                              " is outside the encoded matrix's " + std::to_string(lines[d]) +
+                                              " lines (k from the encoding counters)");
+        for (std::size_t i = 0; i < acqs.size(); ++i) {
+            const auto& a = acqs[i];
+            const std::string which = "acquisition " + std::to_string(i) + " of '" + source + "'";
+            if (a.centerSample > a.samples)
+                throw forge::invalid_argument(which + " has center_sample " + std::to_string(a.centerSample) + " but " +
+                                              std::to_string(a.samples) + " samples (k from the encoding counters)");
+            const uint16_t step[3] = {0, a.e1, a.e2};
+            for (int d = 1; d <= (is3D ? 2 : 1); ++d)
+                if (step[d] >= lines[d])
+                    throw forge::invalid_argument(which + " has kspace_encode_step_" + std::to_string(d) + " " +
+                                                  std::to_string(step[d]) + ", outside the encoded matrix's " +
+                                                  std::to_string(lines[d]) + " lines (0 to " +
+                                                  std::to_string(lines[d] - 1) + ")");
+        }
+    }
     // echo time of each contrast (idx.contrast c takes the header's c-th TE; the first when there are fewer)
     for (std::size_t e = 0; e < H.echoTimes_ms.size(); ++e)
         if (!std::isfinite(H.echoTimes_ms[e]))

@@ -36,18 +36,26 @@ public:
     OutputSet(const OutputSet&) = delete;
     OutputSet& operator=(const OutputSet&) = delete;
     ~OutputSet() {
-        if (!committed_)
-            for (const auto& o : outs_) std::remove(o.tmp.c_str());
+        if (committed_) return;
+        for (const auto& o : outs_) {
+            std::remove(o.tmp.c_str());
+            unregister_temporary(o.tmp);
+        }
     }
-    // Registers 'path' and returns the temporary name to write it under.
+    // Registers 'path' and returns the temporary name to write it under. forge's writers (write_nifti,
+    // write_png_*, write_mrd) write such a name in place; the temporary is removed on SIGINT, SIGTERM and
+    // SIGHUP (FileUtil.h) as well as when the set is destroyed uncommitted.
     std::string stage(const std::string& path) {
         check_paths({path});
         outs_.push_back({path, temporary_name(path), std::string(), false});
+        std::remove(outs_.back().tmp.c_str());
+        register_temporary(outs_.back().tmp);
         return outs_.back().tmp;
     }
     // Renames every staged file into place. Earlier files are kept under a second name (a hard link,
     // no copy) until all renames have succeeded, so a failure part-way puts them back.
     void commit() {
+        test_pause_before_commit();
         std::vector<std::string> finals;
         for (const auto& o : outs_) finals.push_back(o.path);
         check_paths(finals);
@@ -57,10 +65,17 @@ public:
             if (!o.existed) continue;
             o.backup = o.path + ".old" + std::to_string(static_cast<long>(::getpid()));
             std::remove(o.backup.c_str());
-            if (::link(o.path.c_str(), o.backup.c_str()) != 0) o.backup.clear();
+            register_temporary(o.backup);  // a second name of a file in place: removing it loses nothing
+            if (::link(o.path.c_str(), o.backup.c_str()) != 0) {
+                unregister_temporary(o.backup);
+                o.backup.clear();
+            }
         }
         for (std::size_t i = 0; i < outs_.size(); ++i) {
-            if (std::rename(outs_[i].tmp.c_str(), outs_[i].path.c_str()) == 0) continue;
+            if (std::rename(outs_[i].tmp.c_str(), outs_[i].path.c_str()) == 0) {
+                unregister_temporary(outs_[i].tmp);
+                continue;
+            }
             const std::string why = std::strerror(errno);
             for (std::size_t j = 0; j < outs_.size(); ++j) {
                 const Output& o = outs_[j];
@@ -70,11 +85,15 @@ public:
                     std::remove(o.path.c_str());
                 else if (!o.backup.empty())
                     std::remove(o.backup.c_str());
+                if (!o.backup.empty()) unregister_temporary(o.backup);
             }
             throw std::runtime_error("cannot rename '" + outs_[i].tmp + "' into '" + outs_[i].path + "': " + why);
         }
-        for (const auto& o : outs_)
-            if (!o.backup.empty()) std::remove(o.backup.c_str());
+        for (const auto& o : outs_) {
+            if (o.backup.empty()) continue;
+            std::remove(o.backup.c_str());
+            unregister_temporary(o.backup);
+        }
         committed_ = true;
     }
     // The final names in the order staged, each marked when it replaced an earlier file.

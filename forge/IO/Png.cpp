@@ -26,23 +26,19 @@ void write_png_gray8(const std::string& path, std::size_t width, std::size_t hei
                      const std::vector<uint8_t>& pixels) {
     if (width == 0 || height == 0 || pixels.size() != width * height)
         throw forge::invalid_argument("write_png_gray8: pixels must hold width*height values");
-    const std::string tmp = temporary_name(path);
-    std::unique_ptr<std::FILE, FileCloser> fp(std::fopen(tmp.c_str(), "wb"));
+    TemporaryFile tmp(path);
+    std::unique_ptr<std::FILE, FileCloser> fp(std::fopen(tmp.name().c_str(), "wb"));
     if (!fp) throw std::runtime_error("cannot write '" + path + "' (is the folder there and writable?)");
     png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, nullptr, nullptr, nullptr);
     png_infop info = png ? png_create_info_struct(png) : nullptr;
     if (!png || !info) {
         png_destroy_write_struct(&png, &info);
-        fp.reset();
-        std::remove(tmp.c_str());
         throw std::runtime_error("libpng could not start writing '" + path + "'");
     }
     std::vector<png_bytep> rows(height);
     for (std::size_t r = 0; r < height; ++r) rows[r] = const_cast<png_bytep>(pixels.data() + r * width);
     if (setjmp(png_jmpbuf(png))) {
         png_destroy_write_struct(&png, &info);
-        fp.reset();
-        std::remove(tmp.c_str());
         throw std::runtime_error("libpng failed writing '" + path + "'");
     }
     png_init_io(png, fp.get());
@@ -52,13 +48,9 @@ void write_png_gray8(const std::string& path, std::size_t width, std::size_t hei
     png_write_image(png, rows.data());
     png_write_end(png, nullptr);
     png_destroy_write_struct(&png, &info);
-    if (std::fflush(fp.get()) != 0) {
-        fp.reset();
-        std::remove(tmp.c_str());
+    if (std::fflush(fp.get()) != 0 || std::fclose(fp.release()) != 0)
         throw std::runtime_error("writing '" + path + "' failed (disk full?)");
-    }
-    fp.reset();
-    commit_temporary(tmp, path);
+    tmp.commit();
 }
 
 void write_png_montage(const std::string& path, const Montage& m, float scale) {

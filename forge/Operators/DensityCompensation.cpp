@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "forge/Core/Exceptions.h"
@@ -9,6 +11,15 @@
 namespace forge {
 
 namespace {
+
+// An argument error of the Gnufft built for the caller, under the caller's name ("Gnufft: kx[3] = 9 is outside
+// ..." -> "calc3DDensityCompensation: kx[3] = 9 is outside ...").
+std::string renamed(const char* where, const invalid_argument& e) {
+    std::string m = e.what();
+    const std::string prefix = "Gnufft: ";
+    if (m.compare(0, prefix.size(), prefix) == 0) m.erase(0, prefix.size());
+    return std::string(where) + ": " + m;
+}
 
 // C W = sum_j kWj c(k - k_j) at every sample, c = K * K the autocorrelation of a Kaiser-Bessel kernel K
 // (kW cells wide, shape kBeta) on G's oversampled grid: spread onto the grid, interpolate back -- twice,
@@ -188,7 +199,14 @@ arma::Col<T1> calc3DDensityCompensation(const Gnufft<T1>& G, uword iterations) {
 template <typename T1>
 arma::Col<T1> calc3DDensityCompensation(uword n1, uword Nx, uword Ny, uword Nz, const arma::Col<T1>& kx,
                                         const arma::Col<T1>& ky, const arma::Col<T1>& kz, uword iterations) {
-    return calc3DDensityCompensation(Gnufft<T1>(n1, Nx, Ny, Nz, kx, ky, kz), iterations);
+    // Argument errors name this function, not the Gnufft it builds for the caller.
+    std::unique_ptr<Gnufft<T1>> G;
+    try {
+        G = std::make_unique<Gnufft<T1>>(n1, Nx, Ny, Nz, kx, ky, kz);
+    } catch (const invalid_argument& e) {
+        throw invalid_argument(renamed("calc3DDensityCompensation", e));
+    }
+    return calc3DDensityCompensation(*G, iterations);
 }
 
 template arma::Col<float> calc3DDensityCompensation(const Gnufft<float>&, uword);

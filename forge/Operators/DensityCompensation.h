@@ -17,7 +17,7 @@ namespace forge {
 template <typename T1>
 arma::Col<T1> calc3DDensityCompensation(const Gnufft<T1>& G, uword iterations = 20);
 
-// Same, building the Gnufft (default accuracy) from the trajectory: k in cycles/FOV in [-N/2, N/2).
+// Same, building the Gnufft (default accuracy) from the trajectory: k in cycles/FOV in [-N/2, N/2].
 template <typename T1>
 arma::Col<T1> calc3DDensityCompensation(uword n1, uword Nx, uword Ny, uword Nz, const arma::Col<T1>& kx,
                                         const arma::Col<T1>& ky, const arma::Col<T1>& kz, uword iterations = 20);

@@ -19,12 +19,12 @@
 namespace forge {
 namespace detail {
 
-namespace {
-// The FFTW planner is not thread-safe; plan creation and destruction are serialised.
 std::mutex& fftw_planner_mutex() {
     static std::mutex m;
     return m;
 }
+
+namespace {
 // FFTW wants the slowest dimension first; forge stores x fastest. Callers bound each axis by kMaxFftAxis.
 int fftw_dims(uword Nx, uword Ny, uword Nz, int* n) {
     if (Nz > 1) {

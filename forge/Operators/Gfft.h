@@ -15,6 +15,7 @@
 // over its grids (CudaFftPlan).
 #include <complex>
 #include <memory>
+#include <mutex>
 
 #include <armadillo>
 
@@ -41,6 +42,9 @@ private:
     void* bwd_ = nullptr;
     uword n_ = 0;
 };
+
+// The FFTW planner is not thread-safe: forge creates and destroys every FFTW plan under this lock.
+std::mutex& fftw_planner_mutex();
 
 // FFTW's and cuFFT's plans take each dimension as an int.
 constexpr uword kMaxFftAxis = 2147483647;

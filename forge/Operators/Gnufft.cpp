@@ -413,14 +413,17 @@ Gnufft<T1>::Gnufft(uword n1, uword Nx, uword Ny, uword Nz, const arma::Col<T1>& 
         } else {
             G_[d] = 1;
         }
+        // Both band edges are accepted: the image grid is periodic in k with period N (the pixels sit at
+        // integer multiples of 1/N), so k = +N/2 and k = -N/2 are the same sample and land on the same
+        // grid position u = G/2 below (radial spokes from SigPy and BART end at +N/2).
         const double lo = N_[d] > 1 ? -double(N_[d] / 2) : -0.5, hi = N_[d] > 1 ? double(N_[d] / 2) : 0.5;
         u_[d].resize(n1);
         for (uword j = 0; j < n1; ++j) {
             const double v = double((*k[d])[j]);
-            if (!(v >= lo && v < hi)) {
+            if (!(v >= lo && v <= hi)) {
                 std::ostringstream m;
                 m << where << ": " << kn[d] << "[" << j << "] = " << v << " is outside [" << lo << ", " << hi
-                  << ") cycles/FOV (grid size "
+                  << "] cycles/FOV (grid size "
                   << "xyz"[d] << " = " << N_[d] << ")";
                 throw invalid_argument(m.str());
             }

@@ -10,10 +10,10 @@
 //   Gnufft<float> G(n1, Nx, Ny, Nz, kx, ky, kz, NufftOptions::for_tolerance(1e-4));  // requested rel. error
 //   y = G * x;  x = G / y;
 //
-// Units and layout: k in cycles/FOV with every component in [-N/2, N/2) for its axis (an axis of length
-// 1 takes k in [-1/2, 1/2), which it ignores); the image is Nx x Ny x Nz, x fastest, pixel r =
-// ((x - Nx/2)/Nx, ...) in FOV units (see Gfft.h, Gfft::image_coords()). Each axis longer than 1 must
-// be even. n1 = samples, n2 = Nx*Ny*Nz pixels.
+// Units and layout: k in cycles/FOV with every component in [-N/2, N/2] for its axis (the grid is
+// periodic in k: +N/2 is the same sample as -N/2; an axis of length 1 takes k in [-1/2, 1/2], which it
+// ignores); the image is Nx x Ny x Nz, x fastest, pixel r = ((x - Nx/2)/Nx, ...) in FOV units (see Gfft.h,
+// Gfft::image_coords()). Each axis longer than 1 must be even. n1 = samples, n2 = Nx*Ny*Nz pixels.
 //
 // Pipeline: forward = deapodize, zero-pad to the oversampled grid (alpha*N per axis, rounded up to even),
 // FFT, KB interpolation; adjoint = KB gridding, inverse FFT, crop, deapodize. Beatty's kernel shape

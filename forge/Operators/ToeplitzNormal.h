@@ -39,7 +39,17 @@
 // padded grid and one kernel product per cell, independent of n1. Host data run with FFTW (kernels built by the host
 // Gdft of precision T1); a forgeCol on the GPU runs with cuFFT and stays there (CUDA builds; with T1 = float and a
 // device present the kernels are built on the GPU by the CudaDftPipeline).
+// Host apply: the padded grid's FFT axis by axis, each axis transforming only the lines that are not zero (x: the
+// rows of the image's y and z; y: those of its z) and the inverse only the lines the crop keeps: 3/4 of the FFT
+// work of the full grids in 2D, 7/12 in 3D. After x, each slab of constant x is transformed along y and z,
+// multiplied by the kernels and transformed back in a thread's cache, so only the image's lines pass through
+// memory. All stages run on the OpenMP threads (over planes, slabs, rows); the scratch is kept between applies (a
+// pool: concurrent applies each take their own).
+// Progress: the constructors' last argument, when set, is called with (done, total, seconds) as the kernel build
+// proceeds: done = 0 when it starts, then after each step (the pair data, equal parts of the DFTs, the FFTs and
+// combinations of the kernels), last with done = total; seconds since the build started.
 #include <complex>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -62,6 +72,9 @@ enum class AxisGrouping {
     Off    // always the full DFT on the padded grid, e.g. to compare
 };
 
+// Kernel build progress: done of total steps, seconds since the build started (see the header's comment).
+using ToeplitzBuildProgress = std::function<void(uword done, uword total, double seconds)>;
+
 template <typename T1>
 class ToeplitzNormal : public LinearOperator<T1> {
 public:
@@ -70,11 +83,12 @@ public:
 
     ToeplitzNormal(uword Nx, uword Ny, uword Nz, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
                    const arma::Col<T1>& kz, const arma::Col<T1>& W, KernelBuild where = KernelBuild::Auto,
-                   AxisGrouping grouping = AxisGrouping::Auto);
+                   AxisGrouping grouping = AxisGrouping::Auto, const ToeplitzBuildProgress& progress = nullptr);
     ToeplitzNormal(uword Nx, uword Ny, uword Nz, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
                    const arma::Col<T1>& kz, const arma::Col<T1>& W, const arma::Col<T1>& fieldMap,
                    const arma::Col<T1>& timeVec, uword L, TSInterp type = TSInterp::MinMax,
-                   KernelBuild where = KernelBuild::Auto, AxisGrouping grouping = AxisGrouping::Auto);
+                   KernelBuild where = KernelBuild::Auto, AxisGrouping grouping = AxisGrouping::Auto,
+                   const ToeplitzBuildProgress& progress = nullptr);
 
     // Segments L for which the normal operator's error against the exact G^H W G stays near 'targetError'
     // (relative, for random images): TimeSegmentation's choice for half the target, since the segmentation's
@@ -110,10 +124,12 @@ protected:
 
 private:
     struct Cache;
-    void set_grid(uword Nx, uword Ny, uword Nz);
+    // The grid, after refusing kernels for L segments (0: field-free) that would not fit in memory.
+    void set_grid(uword Nx, uword Ny, uword Nz, uword L);
     void build(const arma::Col<T1>& kx, const arma::Col<T1>& ky, const arma::Col<T1>& kz, const arma::Col<T1>& W,
-               const arma::cx_mat& a, KernelBuild where, AxisGrouping grouping);
+               const arma::cx_mat& a, KernelBuild where, AxisGrouping grouping, const ToeplitzBuildProgress& progress);
     const ForgeVec& host_kernels() const;
+    void apply_host_chunk(const Elem* K, const Elem* in, Elem* out, uword nv, Elem* scratch, int threads) const;
 
     uword N_[3] = {1, 1, 1}, P_[3] = {1, 1, 1};
     uword P_total_ = 0;
@@ -136,5 +152,6 @@ extern template class ToeplitzNormal<double>;
 #ifndef FORGE_NO_GLOBAL_NAMES
 using forge::AxisGrouping;
 using forge::KernelBuild;
+using forge::ToeplitzBuildProgress;
 using forge::ToeplitzNormal;
 #endif

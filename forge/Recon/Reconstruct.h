@@ -49,6 +49,9 @@ struct ReconSettings {
     std::vector<std::size_t> frames;
     // Called after every PCG iteration of the solve named 'label' (of 'niter' iterations).
     std::function<void(const std::string& label, const PcgIterationInfo& info, std::size_t niter)> on_iteration;
+    // Toeplitz: called as the kernels of the solve named 'label' are built: step 'done' of 'total' (0 first, total
+    // last), seconds since the build began (ToeplitzBuildProgress).
+    std::function<void(const std::string& label, std::size_t done, std::size_t total, double seconds)> on_build;
     // Called when a solve ends, with its report (iterations run, why it stopped), in the problem's units.
     std::function<void(const std::string& label, const SolverReport& report, std::size_t niter)> on_solve_end;
 };

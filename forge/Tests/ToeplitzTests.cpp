@@ -1,11 +1,16 @@
 // ToeplitzNormal: the normal operator G^H W G by FFTs on a 2x grid, against the exact Gdft (float64 reference
 // sums), and solve_pwls_pcg_normal against solve_pwls_pcg.
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <complex>
 #include <sstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "TestHelpers.h"
+#include "apps/forge-recon/Progress.h"
 #include "forge/Operators/Gdft.h"
 #include "forge/Operators/SENSE.h"
 #include "forge/Operators/ToeplitzNormal.h"
@@ -217,6 +222,189 @@ TEST_CASE("ToeplitzNormal with a field map: error falls with L and meets the req
             CHECK(N.kernel_bytes() <= forge::ToeplitzNormal<float>::kernel_bytes(g.Nx, g.Ny, g.Nz, L));
         }
     }
+}
+
+// The time-segmented normal G^H W G, G = sum_m diag(a_m) F diag(b_m), by the float64 DFT F (field-free Gdft<double>),
+// with the factors a_m, b_m = exp(-i FM tau_m) that ToeplitzNormal<T> takes (TimeSegmentationCore<T>'s for the same
+// inputs; L = 0: one segment, a = b = 1). The Toeplitz operator equals it up to rounding: its only approximation, the
+// segmentation, is the same (float kernels also drop the pair data's directions below 1e-5 of the largest).
+struct SegmentedNormal {
+    forge::Gdft<double> F;
+    arma::cx_mat a, b;  // n1 x S, n2 x S
+    arma::vec W;
+    template <typename T>
+    SegmentedNormal(const Grid& g, const Trajectory& tr, const arma::vec& fm, uword L, T)
+        : F(tr.kx.n_elem, g.n2(), tr.kx, tr.ky, tr.kz, g.axis(0), g.axis(1), g.axis(2), arma::zeros(g.n2()),
+            arma::zeros(tr.kx.n_elem)),
+          W(tr.W) {
+        if (L == 0) {
+            a = arma::ones<arma::cx_mat>(tr.kx.n_elem, 1);
+            b = arma::ones<arma::cx_mat>(g.n2(), 1);
+            return;
+        }
+        const arma::Col<T> fmT = as<T>(fm);
+        const forge::TSFactors f = forge::TimeSegmentationCore<T>::segment_factors(fmT, as<T>(tr.t), L,
+                                                                                   forge::TSInterp::MinMax);
+        a = f.a;
+        b.set_size(g.n2(), L + 1);
+        for (uword l = 0; l <= L; ++l)
+            for (uword k = 0; k < g.n2(); ++k) b(k, l) = std::polar(1.0, -double(fmT[k]) * f.tau(l));
+    }
+    // N x for the nv images in x (n2 x nv), one batch of nv S through F and F^H.
+    arma::cx_mat operator()(const arma::cx_mat& x) const {
+        using FC = forgeCol<forgeComplex<double>>;
+        const uword S = a.n_cols, nv = x.n_cols, n1 = a.n_rows, n2 = b.n_rows;
+        arma::cx_mat bx(n2, S * nv), ar(n1, S * nv), y(n2, nv);
+        for (uword v = 0; v < nv; ++v) bx.cols(v * S, v * S + S - 1) = b.each_col() % x.col(v);
+        const arma::cx_mat Fb(F.forward(FC(arma::cx_vec(arma::vectorise(bx))), S * nv).getArma().memptr(), n1, S * nv);
+        for (uword v = 0; v < nv; ++v) {
+            const arma::cx_vec r = arma::sum(a % Fb.cols(v * S, v * S + S - 1), 1) % W;  // W G x
+            ar.cols(v * S, v * S + S - 1) = arma::conj(a).eval().each_col() % r;
+        }
+        const arma::cx_mat Fr(F.adjoint(FC(arma::cx_vec(arma::vectorise(ar))), S * nv).getArma().memptr(), n2, S * nv);
+        for (uword v = 0; v < nv; ++v) y.col(v) = arma::sum(arma::conj(b) % Fr.cols(v * S, v * S + S - 1), 1);
+        return y;
+    }
+};
+
+// The largest relative error, over nv random vectors applied in one batch, of N against the reference.
+template <typename T>
+double batch_error(const forge::ToeplitzNormal<T>& N, const SegmentedNormal& ref, uword nv) {
+    const arma::cx_vec x = complex_normal<double>(N.n2() * nv);
+    const forgeCol<forgeComplex<T>> y =
+        N.forward(forgeCol<forgeComplex<T>>(arma::conv_to<arma::Col<std::complex<T>>>::from(x)), nv);
+    const arma::cx_vec yd = arma::conv_to<arma::cx_vec>::from(y.getArma());
+    const arma::cx_mat r = ref(arma::reshape(x, N.n2(), nv));
+    double worst = 0;
+    for (uword v = 0; v < nv; ++v)
+        worst = std::max(worst, rel_error(arma::cx_vec(yd(arma::span(v * N.n2(), (v + 1) * N.n2() - 1))),
+                                          arma::cx_vec(r.col(v))));
+    return worst;
+}
+
+TEST_CASE("ToeplitzNormal's host apply (pruned FFTs, threaded, batched) equals the segmented normal in float64",
+          "[Toeplitz]") {
+    FORGE_INFO_SEED();
+    struct Case {
+        Grid g;
+        uword L, nv;
+    };
+    // 2D and 3D, even and odd sizes, field-free (L = 0) and segmented, several vectors (the first three take the
+    // threaded path: at least 2^17 padded cells times segments and vectors); a 1D grid and one with a single column.
+    const Case cases[] = {{{48, 40, 1}, 4, 4}, {{12, 10, 8}, 2, 6}, {{15, 11, 7}, 0, 15}, {{25, 19, 1}, 3, 5},
+                          {{10, 9, 5}, 3, 1},  {{64, 1, 1}, 2, 3},  {{1, 20, 6}, 2, 2}};
+    for (const Case& c : cases) {
+        const Grid& g = c.g;
+        INFO("grid " << g.Nx << " x " << g.Ny << " x " << g.Nz << ", L = " << c.L << ", " << c.nv << " vectors");
+        const Trajectory tr = random_trajectory(g, g.n2() + 200, 8e-3);
+        const arma::vec fm = smooth_field_map(g, 2 * kPi * 80);
+        const SegmentedNormal refF(g, tr, fm, c.L, float()), refD(g, tr, fm, c.L, double());
+        auto make = [&](auto T) {
+            using TN = forge::ToeplitzNormal<decltype(T)>;
+            using Col = arma::Col<decltype(T)>;
+            if (c.L == 0) return TN(g.Nx, g.Ny, g.Nz, as<decltype(T)>(tr.kx), as<decltype(T)>(tr.ky),
+                                    as<decltype(T)>(tr.kz), as<decltype(T)>(tr.W), forge::KernelBuild::Host);
+            return TN(g.Nx, g.Ny, g.Nz, as<decltype(T)>(tr.kx), as<decltype(T)>(tr.ky), as<decltype(T)>(tr.kz),
+                      as<decltype(T)>(tr.W), Col(as<decltype(T)>(fm)), as<decltype(T)>(tr.t), c.L,
+                      forge::TSInterp::MinMax, forge::KernelBuild::Host);
+        };
+        const forge::ToeplitzNormal<float> Nf = make(float());
+        const forge::ToeplitzNormal<double> Nd = make(double());
+        const double ef = batch_error(Nf, refF, c.nv), ed = batch_error(Nd, refD, c.nv);
+        INFO("float " << ef << ", double " << ed);
+        CHECK(ef <= 1e-5);
+        CHECK(ed <= 1e-12);
+    }
+}
+
+TEST_CASE("ToeplitzNormal: concurrent host applies on one operator give each its own result", "[Toeplitz]") {
+    FORGE_INFO_SEED();
+    const Grid g{48, 40, 1};
+    const Trajectory tr = random_trajectory(g, 3000, 8e-3);
+    const arma::fvec fm = as<float>(smooth_field_map(g, 2 * kPi * 80));
+    const forge::ToeplitzNormal<float> N(g.Nx, g.Ny, g.Nz, as<float>(tr.kx), as<float>(tr.ky), as<float>(tr.kz),
+                                         as<float>(tr.W), fm, as<float>(tr.t), 4, forge::TSInterp::MinMax,
+                                         forge::KernelBuild::Host);
+    using FC = forgeCol<forgeComplex<float>>;
+    const uword nv[2] = {4, 5};  // both on the threads (2^17 padded cells times segments and vectors, and more)
+    const FC x[2] = {FC(complex_normal<float>(g.n2() * nv[0])), FC(complex_normal<float>(g.n2() * nv[1]))};
+    const arma::cx_fvec expected[2] = {N.forward(x[0], nv[0]).getArma(), N.forward(x[1], nv[1]).getArma()};
+    std::atomic<int> wrong{0}, runs{0};
+    auto worker = [&](int i) {
+        for (int r = 0; r < 12; ++r) {
+            const arma::cx_fvec y = N.forward(x[i], nv[i]).getArma();
+            if (arma::any(y != expected[i])) ++wrong;
+            ++runs;
+        }
+    };
+    std::thread a(worker, 0), b(worker, 1);
+    a.join();
+    b.join();
+    CHECK(runs == 24);
+    CHECK(wrong == 0);  // bit for bit: each apply's items are computed the same way whatever thread takes them
+}
+
+TEST_CASE("ToeplitzNormal reports its kernel build's progress: steps 0 .. total, in order", "[Toeplitz]") {
+    FORGE_INFO_SEED();
+    struct Call {
+        uword done, total;
+        double seconds;
+    };
+    // Checks the calls of one build: done = 0 first, then one call per step up to total.
+    auto check_calls = [](const std::vector<Call>& calls) {
+        REQUIRE(calls.size() >= 3);
+        const uword total = calls.front().total;
+        CHECK(calls.front().done == 0);
+        CHECK(calls.back().done == total);
+        CHECK(calls.size() == total + 1);
+        for (std::size_t i = 1; i < calls.size(); ++i) {
+            CHECK(calls[i].total == total);
+            CHECK(calls[i].done > calls[i - 1].done);
+            CHECK(calls[i].seconds >= calls[i - 1].seconds);
+        }
+    };
+    std::vector<Call> calls;
+    const forge::ToeplitzBuildProgress record = [&](uword d, uword n, double s) { calls.push_back({d, n, s}); };
+
+    // Full DFT in parts of the padded grid's cells (96 x 88 cells: two parts), field-free and with a field map; the
+    // parts make the exact kernels.
+    const Grid g{48, 44, 1};
+    const Trajectory tr = random_trajectory(g, 2500, 8e-3);
+    const forge::ToeplitzNormal<float> free(g.Nx, g.Ny, g.Nz, as<float>(tr.kx), as<float>(tr.ky), as<float>(tr.kz),
+                                            as<float>(tr.W), forge::KernelBuild::Host, forge::AxisGrouping::Auto,
+                                            record);
+    check_calls(calls);
+    CHECK(calls.size() == 5);  // start, pair data, two parts of the DFT, FFTs
+    CHECK(normal_error(free, ExactNormal(g, tr, arma::zeros(g.n2()))) <= 1e-5);
+    calls.clear();
+    const arma::vec fm = smooth_field_map(g, 2 * kPi * 80);
+    const forge::ToeplitzNormal<double> field(g.Nx, g.Ny, g.Nz, tr.kx, tr.ky, tr.kz, tr.W, fm, tr.t, 3,
+                                              forge::TSInterp::MinMax, forge::KernelBuild::Host,
+                                              forge::AxisGrouping::Auto, record);
+    check_calls(calls);
+    CHECK(batch_error(field, SegmentedNormal(g, tr, fm, 3, double()), 1) <= 1e-11);
+
+    // Grouped along a Cartesian z: one step per group.
+    calls.clear();
+    const Grid g3{10, 8, 6};
+    const Trajectory stack = cartesian_along(g3, 2, 900, 0);
+    const forge::ToeplitzNormal<float> grouped(g3.Nx, g3.Ny, g3.Nz, as<float>(stack.kx), as<float>(stack.ky),
+                                               as<float>(stack.kz), as<float>(stack.W), forge::KernelBuild::Host,
+                                               forge::AxisGrouping::Auto, record);
+    CHECK(grouped.grouped_axis() == 2);
+    check_calls(calls);
+    CHECK(calls.size() == arma::uvec(arma::find_unique(stack.kz)).n_elem + 3);
+}
+
+TEST_CASE("forge-recon's progress: the ETA extrapolates the iterations, not the Toeplitz kernel build", "[Toeplitz]") {
+    forge_recon::Progress p(10, true);  // quiet: counts without printing
+    p.build("recon", 0, 4, 0.0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    p.build("recon", 4, 4, 0.3);
+    p.iteration("recon", 1, 10, 1.0, 1.0);  // an iteration that took no time
+    INFO("ETA " << p.eta() << " s after a 0.3 s build and one instant iteration of 10");
+    CHECK(p.eta() < 0.25);  // counting the build as the first iteration's time would give 9 x 0.3 s
+    CHECK(p.eta() >= 0.0);
 }
 
 TEST_CASE("ToeplitzNormal is Hermitian and positive semidefinite", "[Toeplitz]") {

@@ -12,8 +12,8 @@ PyTorch or (host) JAX arrays of complex64 (operators built with ``dtype=numpy.fl
 or complex128 (``dtype=numpy.float64``); they come in without copies (DLPack) and results are arrays of
 the same library: host arrays run on the CPU (OpenMP), CuPy arrays and CUDA tensors on the GPU, where
 the results stay. Units (docs/conventions.md): k-space in cycles per field of view (an N-point axis
-spans [-N/2, N/2)), pixel positions in FOV units (``(x - N/2) / N``), field maps in rad/s, sample times
-in seconds, shot phases in radians.
+spans [-N/2, N/2], +N/2 being the same sample as -N/2), pixel positions in FOV units (``(x - N/2) / N``),
+field maps in rad/s, sample times in seconds, shot phases in radians.
 """
 
 import numpy as np
@@ -158,7 +158,8 @@ class LinearOperator:
         n_out = self.codomain_size if mode == _FORWARD else self.domain_size
         what = ("codomain_size (data entries)" if mode == _ADJOINT else "domain_size (pixels)")
         where = f"{type(self).__name__}.{('forward', 'adjoint', 'normal')[mode]}"
-        vec = _arrays.Vector(v, arg, where, n_in, self.complex_dtype, what)
+        hint = None if mode == _ADJOINT else _arrays.IMAGE_LAYOUT_HINT
+        vec = _arrays.Vector(v, arg, where, n_in, self.complex_dtype, what, hint=hint)
         out = vec.empty(n_out, self.complex_dtype)
         vec.before()
         self._native.apply(vec.array, out, vec.nbatch, mode)
@@ -201,6 +202,7 @@ def image_coords(nx, ny, nz=1, dtype=np.float32):
     """Pixel positions (ix, iy, iz) in FOV units of an nx x ny x nz grid, x fastest: ``(x - nx/2) / nx``
     (0 along an axis of length 1), as Gfft and Gnufft place their pixels."""
     d = real_dtype(dtype)
+    nx, ny, nz = _arrays.grid(nx, ny, nz, "image_coords")
     z, y, x = np.meshgrid(np.arange(nz), np.arange(ny), np.arange(nx), indexing="ij")
 
     def pos(i, n):
@@ -248,7 +250,9 @@ class Gdft(LinearOperator):
         the result on the input's device; ``[]``: one GPU (the default). float32 only. Raises ValueError for a
         device number that does not exist (or a float64 operator), forge.CudaError without a CUDA device
         (docs/gpu.md)."""
-        self._native.set_devices([int(d) for d in devices])
+        where = f"{type(self).__name__}.set_devices"
+        self._native.set_devices([_arrays.count(d, "devices", where, minimum=0, maximum=_arrays.INT_MAX)
+                                  for d in devices])
 
     @property
     def devices(self):
@@ -263,12 +267,13 @@ class GdftR2(Gdft):
 
     def __init__(self, kx, ky, kz=None, *, ix, iy, iz=None, field_map=None, t=None, nx, ny, nz=1,
                  dtype=np.float32):
-        self._init("GdftR2", kx, ky, kz, ix, iy, iz, field_map, t, dtype, (int(nx), int(ny), int(nz)))
+        self._init("GdftR2", kx, ky, kz, ix, iy, iz, field_map, t, dtype, _arrays.grid(nx, ny, nz, "GdftR2"))
 
 
 class Gnufft(LinearOperator):
     """Non-uniform FFT (Kaiser-Bessel gridding) on an nx x ny x nz image (x fastest; nz = 1 for 2-D),
-    approximating the field-free Gdft. kx, ky, kz in cycles/FOV, each in [-N/2, N/2) for its axis;
+    approximating the field-free Gdft. kx, ky, kz in cycles/FOV, each in [-N/2, N/2] for its axis (the grid
+    is periodic: +N/2 and -N/2 are the same sample);
     ``oversampling`` is the grid factor (>= 1.25), ``kernel_width`` the kernel width in grid cells;
     ``tolerance`` (e.g. 1e-4; float32 1e-6..1e-1, float64 1e-12..1e-1) instead picks oversampling 2 and the
     narrowest kernel whose measured relative error is within it (docs/nufft.md)."""
@@ -276,6 +281,8 @@ class Gnufft(LinearOperator):
     def __init__(self, kx, ky, kz=None, *, nx, ny, nz=1, oversampling=2.0, kernel_width=5, tolerance=None,
                  dtype=np.float32):
         d = real_dtype(dtype)
+        nx, ny, nz = _arrays.grid(nx, ny, nz, "Gnufft")
+        kernel_width = _arrays.count(kernel_width, "kernel_width", "Gnufft")
         kx = _arrays.host_real(kx, "kx", "Gnufft", d)
         n1 = kx.size
         ky = _arrays.host_real(ky, "ky", "Gnufft", d, n1, "the length of kx")
@@ -283,8 +290,7 @@ class Gnufft(LinearOperator):
         tol = 0.0 if tolerance is None else float(tolerance)
         if tolerance is not None and not tol > 0:
             raise ValueError(f"Gnufft: tolerance must be a positive relative error, got {tolerance!r}")
-        native = _native_class("Gnufft", d)(int(nx), int(ny), int(nz), kx, ky, kz, float(oversampling),
-                                            int(kernel_width), tol)
+        native = _native_class("Gnufft", d)(nx, ny, nz, kx, ky, kz, float(oversampling), kernel_width, tol)
         LinearOperator.__init__(self, native, d)
 
     @property
@@ -309,7 +315,8 @@ class Gfft(LinearOperator):
 
     def __init__(self, nx, ny, nz=1, *, dtype=np.float32):
         d = real_dtype(dtype)
-        LinearOperator.__init__(self, _native_class("Gfft", d)(int(nx), int(ny), int(nz)), d)
+        nx, ny, nz = _arrays.grid(nx, ny, nz, "Gfft")
+        LinearOperator.__init__(self, _native_class("Gfft", d)(nx, ny, nz), d)
 
 
 def _interp_flag(interpolator, where):
@@ -337,8 +344,8 @@ class TimeSegmentation(LinearOperator):
         d = G.dtype
         fm = _arrays.host_real(field_map, "field_map", where, d, G.domain_size, "G.domain_size")
         t = _arrays.host_real(t, "t", where, d, G.codomain_size, "G.codomain_size")
-        native = _native_class("TimeSegmentation", d)(G._native, fm, t, int(segments),
-                                                      _interp_flag(interpolator, where))
+        segments = _arrays.count(segments, "segments", where)
+        native = _native_class("TimeSegmentation", d)(G._native, fm, t, segments, _interp_flag(interpolator, where))
         self.encoding_operator = G
         LinearOperator.__init__(self, native, d)
 
@@ -354,8 +361,9 @@ class TimeSegmentation(LinearOperator):
         d = real_dtype(dtype)
         fm = _arrays.host_real(field_map, "field_map", where, d)
         t = _arrays.host_real(t, "t", where, d)
+        max_segments = _arrays.count(max_segments, "max_segments", where)
         return _native_class("TimeSegmentation", d).choose_segments(
-            fm, t, float(target_error), _interp_flag(interpolator, where), int(max_segments))
+            fm, t, float(target_error), _interp_flag(interpolator, where), max_segments)
 
 
 class SENSE(LinearOperator):
@@ -368,6 +376,8 @@ class SENSE(LinearOperator):
         d = G.dtype
         m = _arrays.host_complex(maps, "maps", where, d)
         n2 = G.domain_size
+        if n_coils is not None:
+            n_coils = _arrays.count(n_coils, "n_coils", where)
         if m.ndim == 2 and m.shape[1] == n2 and (n_coils is None or n_coils == m.shape[0]):
             n_coils = m.shape[0]
         elif m.ndim != 1 or n_coils is None or m.size != n2 * n_coils:
@@ -451,9 +461,10 @@ class ToeplitzNormal(LinearOperator):
                  target_error=1e-3, interpolator="minmax", build="auto", axis_grouping="auto", dtype=np.float32):
         where = "ToeplitzNormal"
         d = real_dtype(dtype)
+        nx, ny, nz = _arrays.grid(nx, ny, nz, where)
         kx = _arrays.host_real(kx, "kx", where, d)
         n1 = kx.size
-        n2 = int(nx) * int(ny) * int(nz)
+        n2 = nx * ny * nz
         ky = _arrays.host_real(ky, "ky", where, d, n1, "the length of kx")
         kz = _arrays.host_real(_zeros_or(kz, n1, d), "kz", where, d, n1, "the length of kx")
         w = _arrays.host_real(np.ones(n1, d) if weights is None else weights, "weights", where, d, n1,
@@ -476,11 +487,9 @@ class ToeplitzNormal(LinearOperator):
             t = _arrays.host_real(t, "t", where, d, n1, "the length of kx")
             if segments is None:
                 segments = ToeplitzNormal.choose_segments(fm, t, target_error, interpolator=interpolator, dtype=d)
-            L = int(segments)
-            if L < 1:
-                raise ValueError(f"{where}: segments must be at least 1 with a field map, got {L}")
-        native = _native_class("ToeplitzNormal", d)(int(nx), int(ny), int(nz), kx, ky, kz, w, fm, t, L, interp,
-                                                     build == "host", axis_grouping == "auto")
+            L = _arrays.count(segments, "segments", where)
+        native = _native_class("ToeplitzNormal", d)(nx, ny, nz, kx, ky, kz, w, fm, t, L, interp, build == "host",
+                                                     axis_grouping == "auto")
         LinearOperator.__init__(self, native, d)
 
     @property
@@ -525,15 +534,17 @@ class ToeplitzNormal(LinearOperator):
         d = real_dtype(dtype)
         fm = _arrays.host_real(field_map, "field_map", where, d)
         t = _arrays.host_real(t, "t", where, d)
+        max_segments = _arrays.count(max_segments, "max_segments", where)
         return _native_class("ToeplitzNormal", d).choose_segments(fm, t, float(target_error),
-                                                                   _interp_flag(interpolator, where),
-                                                                   int(max_segments))
+                                                                   _interp_flag(interpolator, where), max_segments)
 
     @staticmethod
     def kernel_bytes_for(nx, ny, nz=1, segments=0, *, dtype=np.float32):
         """Bytes the kernels of an operator with this grid and number of segments take at most."""
-        return _native_class("ToeplitzNormal", real_dtype(dtype)).kernel_bytes_for(int(nx), int(ny), int(nz),
-                                                                                   int(segments))
+        where = "ToeplitzNormal.kernel_bytes_for"
+        nx, ny, nz = _arrays.grid(nx, ny, nz, where)
+        segments = _arrays.count(segments, "segments", where, minimum=0)
+        return _native_class("ToeplitzNormal", real_dtype(dtype)).kernel_bytes_for(nx, ny, nz, segments)
 
 
 def with_normal(G, N):
@@ -570,7 +581,7 @@ class _Penalty:
 
     def _vec(self, x, arg, where):
         return _arrays.Vector(x, arg, where, self.n_pixels, self.complex_dtype, "nx*ny*nz (pixels)",
-                              allow_batch=False)
+                              allow_batch=False, hint=_arrays.IMAGE_LAYOUT_HINT)
 
     def penalty(self, x):
         """R(x), a float."""
@@ -600,8 +611,8 @@ class QuadPenalty(_Penalty):
 
     def __init__(self, nx, ny=1, nz=1, *, beta, dtype=np.float32):
         d = real_dtype(dtype)
-        _Penalty.__init__(self, _native_class("QuadPenalty", d)(int(nx), int(ny), int(nz), float(beta)), d,
-                          int(nx) * int(ny) * int(nz))
+        nx, ny, nz = _arrays.grid(nx, ny, nz, "QuadPenalty")
+        _Penalty.__init__(self, _native_class("QuadPenalty", d)(nx, ny, nz, float(beta)), d, nx * ny * nz)
 
 
 class TVPenalty(_Penalty):
@@ -609,8 +620,9 @@ class TVPenalty(_Penalty):
 
     def __init__(self, nx, ny=1, nz=1, *, beta, delta, dtype=np.float32):
         d = real_dtype(dtype)
-        _Penalty.__init__(self, _native_class("TVPenalty", d)(int(nx), int(ny), int(nz), float(beta),
-                                                              float(delta)), d, int(nx) * int(ny) * int(nz))
+        nx, ny, nz = _arrays.grid(nx, ny, nz, "TVPenalty")
+        _Penalty.__init__(self, _native_class("TVPenalty", d)(nx, ny, nz, float(beta), float(delta)), d,
+                          nx * ny * nz)
 
 
 def solve_pwls_pcg(G, y, *, x0=None, weights=None, penalty=None, niter=10, tolerance=0.0, callback=None,
@@ -627,18 +639,22 @@ def solve_pwls_pcg(G, y, *, x0=None, weights=None, penalty=None, niter=10, toler
     return_info=True)."""
     where = "solve_pwls_pcg"
     _require_operator(G, None, where)
+    niter = _arrays.count(niter, "niter", where, minimum=0)
     d, cd = G.dtype, G.complex_dtype
     vy = _arrays.Vector(y, "y", where, G.codomain_size, cd, "G.codomain_size", allow_batch=False)
     if x0 is None:
         x0 = _arrays.zeros_like_place(vy.lib, vy.array, (G.domain_size,), cd)
-    vx = _arrays.Vector(x0, "x0", where, G.domain_size, cd, "G.domain_size", allow_batch=False)
+    vx = _arrays.Vector(x0, "x0", where, G.domain_size, cd, "G.domain_size", allow_batch=False,
+                        hint=_arrays.IMAGE_LAYOUT_HINT)
     if weights is None:
         weights = _arrays.ones_like_place(vy.lib, vy.array, (G.codomain_size,), d)
     vw = _arrays.Vector(weights, "weights", where, G.codomain_size, d, "G.codomain_size", allow_batch=False)
     penalty = _check_solver_arguments(penalty, callback, G, where)
+    _arrays.require_finite(vy, "y", where)
+    _arrays.require_finite(vx, "x0", where)
     out = vy.empty(G.domain_size, cd)
     vy.before()
-    info = _native_class("solve_pwls_pcg", d)(vx.array, G._native, vw.array, vy.array, penalty._native, int(niter),
+    info = _native_class("solve_pwls_pcg", d)(vx.array, G._native, vw.array, vy.array, penalty._native, niter,
                                               float(tolerance), callback, out)
     vy.after()
     x = vy.result(out)
@@ -674,33 +690,40 @@ def solve_pwls_pcg_normal(N, b, *, x0=None, penalty=None, niter=10, tolerance=0.
     if N.domain_size != N.codomain_size:
         raise ValueError(f"{where}: N maps {N.domain_size} -> {N.codomain_size} entries; it must be square "
                          f"(NormalOf(A) makes the normal operator of A)")
+    niter = _arrays.count(niter, "niter", where, minimum=0)
     cd = N.complex_dtype
-    vb = _arrays.Vector(b, "b", where, N.domain_size, cd, "N.domain_size", allow_batch=False)
+    vb = _arrays.Vector(b, "b", where, N.domain_size, cd, "N.domain_size", allow_batch=False,
+                        hint=_arrays.IMAGE_LAYOUT_HINT)
     if x0 is None:
         x0 = _arrays.zeros_like_place(vb.lib, vb.array, (N.domain_size,), cd)
-    vx = _arrays.Vector(x0, "x0", where, N.domain_size, cd, "N.domain_size", allow_batch=False)
+    vx = _arrays.Vector(x0, "x0", where, N.domain_size, cd, "N.domain_size", allow_batch=False,
+                        hint=_arrays.IMAGE_LAYOUT_HINT)
     penalty = _check_solver_arguments(penalty, callback, N, where)
+    _arrays.require_finite(vb, "b", where)
+    _arrays.require_finite(vx, "x0", where)
     out = vb.empty(N.domain_size, cd)
     vb.before()
-    info = _native_class("solve_pwls_pcg_normal", N.dtype)(vx.array, N._native, vb.array, penalty._native,
-                                                           int(niter), float(tolerance), callback, out)
+    info = _native_class("solve_pwls_pcg_normal", N.dtype)(vx.array, N._native, vb.array, penalty._native, niter,
+                                                           float(tolerance), callback, out)
     vb.after()
     x = vb.result(out)
     return (x, info) if return_info else x
 
 
 def density_compensation(kx, ky, kz=None, *, nx, ny, nz=1, iterations=20, dtype=np.float32):
-    """Pipe-Menon density compensation weights for a trajectory (cycles/FOV, each axis in [-N/2, N/2)) on an
+    """Pipe-Menon density compensation weights for a trajectory (cycles/FOV, each axis in [-N/2, N/2]) on an
     nx x ny x nz grid: a NumPy array of n1 real weights, normalised so that G^H diag(w) G ~ I for a fully
     sampled field of view; a gridding reconstruction is then ``G.H @ (w * y)``."""
     where = "density_compensation"
     d = real_dtype(dtype)
+    nx, ny, nz = _arrays.grid(nx, ny, nz, where)
+    iterations = _arrays.count(iterations, "iterations", where)
     kx = _arrays.host_real(kx, "kx", where, d)
     n1 = kx.size
     ky = _arrays.host_real(ky, "ky", where, d, n1, "the length of kx")
     kz = _arrays.host_real(_zeros_or(kz, n1, d), "kz", where, d, n1, "the length of kx")
     out = np.empty(n1, d)
-    _native_class("density_compensation", d)(int(nx), int(ny), int(nz), kx, ky, kz, int(iterations), out)
+    _native_class("density_compensation", d)(nx, ny, nz, kx, ky, kz, iterations, out)
     return out
 
 
@@ -733,11 +756,12 @@ def coil_maps(data, kx, ky, kz=None, *, nx, ny, nz=1, calibration=24.0, kernel=5
     kx = _arrays.host_real(kx, "kx", where, d, n1, "data.shape[1] (samples per coil)")
     ky = _arrays.host_real(ky, "ky", where, d, n1, "data.shape[1] (samples per coil)")
     kz = _arrays.host_real(_zeros_or(kz, n1, d), "kz", where, d, n1, "data.shape[1] (samples per coil)")
-    n2 = int(nx) * int(ny) * int(nz)
+    nx, ny, nz = _arrays.grid(nx, ny, nz, where)
+    kernel = _arrays.count(kernel, "kernel", where, maximum=_arrays.INT_MAX)
+    n2 = nx * ny * nz
     maps = np.empty((nc, n2), np.complex64)
     mask = np.empty(n2, np.uint8)
-    _native.coil_maps(y, kx, ky, kz, int(nx), int(ny), int(nz), nc, float(calibration), int(kernel),
-                      float(threshold), maps, mask)
+    _native.coil_maps(y, kx, ky, kz, nx, ny, nz, nc, float(calibration), kernel, float(threshold), maps, mask)
     return (maps, mask.astype(bool)) if return_mask else maps
 
 
@@ -746,9 +770,11 @@ def coil_maps_from_images(images, *, nx, ny, nz=1, kernel=5, threshold=0.05, ret
     method of coil_maps(). Returns maps (n_coils, nx*ny*nz) complex64 (and the mask with return_mask)."""
     where = "coil_maps_from_images"
     imgs = _host_2d(images, "images", where)
+    nx, ny, nz = _arrays.grid(nx, ny, nz, where)
+    kernel = _arrays.count(kernel, "kernel", where, maximum=_arrays.INT_MAX)
     maps = np.empty(imgs.shape, np.complex64)
     mask = np.empty(imgs.shape[1], np.uint8)
-    _native.coil_maps_from_images(imgs, int(nx), int(ny), int(nz), int(kernel), float(threshold), maps, mask)
+    _native.coil_maps_from_images(imgs, nx, ny, nz, kernel, float(threshold), maps, mask)
     return (maps, mask.astype(bool)) if return_mask else maps
 
 
@@ -761,9 +787,11 @@ def estimate_fieldmap(echoes, times, *, nx, ny, nz=1, beta=1e-2, iterations=200,
     where = "estimate_fieldmap"
     e = _host_2d(echoes, "echoes", where)
     times = [float(v) for v in np.asarray(_arrays.to_numpy(times, "times", where), dtype=float).reshape(-1)]
+    nx, ny, nz = _arrays.grid(nx, ny, nz, where)
+    iterations = _arrays.count(iterations, "iterations", where, minimum=0, maximum=_arrays.INT_MAX)
+    init_kernel = _arrays.count(init_kernel, "init_kernel", where, maximum=_arrays.INT_MAX)
     out = np.empty(e.shape[1], np.float32)
-    cost = _native.estimate_fieldmap(e, times, int(nx), int(ny), int(nz), float(beta), int(iterations),
-                                     int(init_kernel), out)
+    cost = _native.estimate_fieldmap(e, times, nx, ny, nz, float(beta), iterations, init_kernel, out)
     return (out, np.asarray(cost)) if return_cost else out
 
 
@@ -800,8 +828,9 @@ def coil_compression_matrix(data, n_virtual, *, return_energy=False):
     (SVD, as BART's cc): use A @ data and A @ maps. With return_energy=True also the fraction of the data's
     energy the virtual coils keep."""
     y = _host_2d(data, "data", "coil_compression_matrix")
-    if not 1 <= int(n_virtual) <= y.shape[0]:
+    n_virtual = _arrays.count(n_virtual, "n_virtual", "coil_compression_matrix")
+    if not 1 <= n_virtual <= y.shape[0]:
         raise ValueError(f"coil_compression_matrix: n_virtual is {n_virtual}, expected 1 to n_coils = {y.shape[0]}")
-    out = np.empty((int(n_virtual), y.shape[0]), np.complex128)
-    energy = _native.coil_compression_matrix(y, int(n_virtual), out)
+    out = np.empty((n_virtual, y.shape[0]), np.complex128)
+    energy = _native.coil_compression_matrix(y, n_virtual, out)
     return (out, energy) if return_energy else out

@@ -8,6 +8,9 @@ PyTorch use unless told otherwise; when the caller's current stream is another o
 before and after the call so that the ordering still holds.
 """
 
+import math
+import operator
+
 import numpy as np
 
 from . import _native
@@ -68,10 +71,71 @@ def _on_cuda(lib, x):
     return False
 
 
-class Vector:
-    """One checked array argument: the array to hand to the C++ module, its library and batch size."""
+# Largest value of the C++ module's size type (uword, 64-bit unsigned) and of its int arguments.
+UWORD_MAX = 2**64 - 1
+INT_MAX = 2**31 - 1
 
-    def __init__(self, x, arg, where, n, dtype, size_name, allow_batch=True):
+
+def count(value, arg, where, minimum=1, maximum=UWORD_MAX):
+    """A size or count argument (grid size, iterations, segments, ...) as a Python int.
+
+    Checked here, before the C++ module sees it: nanobind would answer a negative or too large value with a
+    TypeError listing the module's private signatures, and would truncate 16.5 to 16. Whole floats (16.0,
+    e.g. from n / 2) are accepted; other floats, values below ``minimum`` or above ``maximum`` are a
+    ValueError, non-numbers a TypeError, each naming the argument."""
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{where}: {arg} must be an integer, got {value!r}")
+    try:
+        i = operator.index(value)
+    except TypeError:
+        if not isinstance(value, (float, np.floating)):
+            raise TypeError(f"{where}: {arg} must be an integer, got {type(value).__name__} {value!r}") from None
+        if not (math.isfinite(value) and float(value).is_integer()):
+            raise ValueError(f"{where}: {arg} must be a whole number, got {value!r}") from None
+        i = int(value)
+    if i < minimum:
+        raise ValueError(f"{where}: {arg} must be at least {minimum}, got {i}")
+    if i > maximum:
+        raise ValueError(f"{where}: {arg} is {i}, more than the largest value {maximum} forge takes")
+    return i
+
+
+def grid(nx, ny, nz, where):
+    """An image grid (nx, ny, nz) of counts, each at least 1."""
+    return count(nx, "nx", where), count(ny, "ny", where), count(nz, "nz", where)
+
+
+def require_finite(vec, arg, where):
+    """ValueError when a checked Vector holds NaN or Inf (a solver would otherwise fail in its first
+    iteration with a RuntimeError about the gradient)."""
+    a = vec.array
+    if vec.lib == "numpy" or vec.lib == "jax":
+        bad = ~np.isfinite(a)
+        if bad.any():
+            i = int(np.flatnonzero(bad.reshape(-1))[0])
+            raise ValueError(f"{where}: {arg}[{i}] is {a.reshape(-1)[i]}; {arg} must be finite (no NaN or Inf)")
+        return
+    if vec.lib == "cupy":
+        import cupy
+
+        ok = bool(cupy.isfinite(a).all())
+    else:
+        import torch
+
+        ok = bool(torch.isfinite(a).all())
+    if not ok:
+        raise ValueError(f"{where}: {arg} has a NaN or Inf entry; {arg} must be finite")
+
+
+IMAGE_LAYOUT_HINT = "images are flattened with x fastest (C order of an (nz, ny, nx) array: image.reshape(-1))"
+
+
+class Vector:
+    """One checked array argument: the array to hand to the C++ module, its library and batch size.
+
+    ``hint`` is appended to a size error (e.g. IMAGE_LAYOUT_HINT for image vectors)."""
+
+    def __init__(self, x, arg, where, n, dtype, size_name, allow_batch=True, hint=None):
         lib = library_of(x, arg, where)
         if lib == "torch" and x.requires_grad:
             x = x.detach()  # forge computes no gradients; detach() shares the memory
@@ -87,10 +151,8 @@ class Vector:
         batch_ok = allow_batch and len(shape) == 2 and shape[1] == n
         if not (shape == (n,) or batch_ok):
             expect = f"({n},) or (nbatch, {n})" if allow_batch else f"({n},)"
-            raise ValueError(
-                f"{where}: {arg} has shape {shape}, expected {expect} with {n} = {size_name}; images are flattened "
-                f"with x fastest (C order of an (nz, ny, nx) array: image.reshape(-1))"
-            )
+            raise ValueError(f"{where}: {arg} has shape {shape}, expected {expect} with {n} = {size_name}"
+                             + (f"; {hint}" if hint else ""))
         if not _is_c_contiguous(lib, x):
             fix = "x.contiguous()" if lib == "torch" else f"{lib}.ascontiguousarray(x)"
             raise ValueError(f"{where}: {arg} is not C-contiguous; pass {fix}")

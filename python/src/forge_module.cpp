@@ -13,6 +13,7 @@
 #include <complex>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -345,12 +346,22 @@ void bind_precision(nb::module_& m, const std::string& sfx) {
                 // The build is long (adjoint DFTs): other Python threads run meanwhile.
                 const arma::Col<T1> ckx = to_col(kx), cky = to_col(ky), ckz = to_col(kz), cW = to_col(W);
                 const arma::Col<T1> cfm = to_col(fm), ct = to_col(t);
-                nb::gil_scoped_release release;
-                if (cfm.n_elem == 0) {
-                    new (self) Toeplitz(nx, ny, nz, ckx, cky, ckz, cW, where, g);
-                } else {
-                    new (self) Toeplitz(nx, ny, nz, ckx, cky, ckz, cW, cfm, ct, L,
-                                        interp ? forge::TSInterp::MinMax : forge::TSInterp::Hanning, where, g);
+                try {
+                    nb::gil_scoped_release release;
+                    if (cfm.n_elem == 0) {
+                        new (self) Toeplitz(nx, ny, nz, ckx, cky, ckz, cW, where, g);
+                    } else {
+                        new (self) Toeplitz(nx, ny, nz, ckx, cky, ckz, cW, cfm, ct, L,
+                                            interp ? forge::TSInterp::MinMax : forge::TSInterp::Hanning, where, g);
+                    }
+                } catch (const std::bad_alloc&) {
+                    // The constructor refuses kernels larger than half the memory; this is what remains (the
+                    // machine's memory unknown, or taken by others): a MemoryError that names the size.
+                    std::ostringstream m;
+                    m << "ToeplitzNormal: out of memory building the operator of the " << nx << " x " << ny << " x "
+                      << nz << " grid (its kernels take up to " << Toeplitz::kernel_bytes(nx, ny, nz, L) << " bytes)";
+                    PyErr_SetString(PyExc_MemoryError, m.str().c_str());
+                    throw nb::python_error();
                 }
             },
             "nx"_a, "ny"_a, "nz"_a, "kx"_a, "ky"_a, "kz"_a, "weights"_a, "field_map"_a, "t"_a, "segments"_a, "minmax"_a,
@@ -480,10 +491,15 @@ void bind_precision(nb::module_& m, const std::string& sfx) {
            nb::ndarray<T1, nb::c_contig, nb::device::cpu> out) {
             require_size(out, kx.size(), "density_compensation", "out", "the number of samples");
             arma::Col<T1> wts;
-            {
+            try {
                 const arma::Col<T1> ckx = to_col(kx), cky = to_col(ky), ckz = to_col(kz);
                 nb::gil_scoped_release release;
                 wts = forge::calc3DDensityCompensation<T1>(kx.size(), nx, ny, nz, ckx, cky, ckz, iterations);
+            } catch (const forge::invalid_argument& e) {  // named as the Python function
+                std::string m = e.what();
+                const std::string cxx = "calc3DDensityCompensation: ";
+                if (m.compare(0, cxx.size(), cxx) == 0) m.erase(0, cxx.size());
+                throw forge::invalid_argument("density_compensation: " + m);
             }
             if (wts.n_elem) std::memcpy(out.data(), wts.memptr(), wts.n_elem * sizeof(T1));
         },

@@ -99,3 +99,117 @@ def test_set_devices_errors(rng):
         with pytest.raises(forge.CudaError, match="built without CUDA|no CUDA device"):
             G.set_devices([0, 0])
         assert G.devices == []
+
+
+# ------------------------------------------------------------------ sizes and counts
+# Checked before the C++ module sees them: nanobind would raise a TypeError listing its private signatures
+# for a negative value and would truncate 16.5 to 16.
+
+def _k(rng, n1=40, n=16):
+    return rng.uniform(-n / 2, n / 2, n1), rng.uniform(-n / 2, n / 2, n1)
+
+
+@pytest.mark.parametrize("make,arg,value", [
+    (lambda k, v: forge.Gnufft(*k, nx=v, ny=16), "nx", -16),
+    (lambda k, v: forge.Gnufft(*k, nx=16, ny=16, nz=v), "nz", -1),
+    (lambda k, v: forge.Gnufft(*k, nx=16, ny=16, kernel_width=v), "kernel_width", -5),
+    (lambda k, v: forge.Gfft(v, 16), "nx", -16),
+    (lambda k, v: forge.QuadPenalty(16, v, beta=1.0), "ny", -16),
+    (lambda k, v: forge.TVPenalty(v, 16, beta=1.0, delta=0.1), "nx", 0),
+    (lambda k, v: forge.ToeplitzNormal(*k, nx=v, ny=16), "nx", -16),
+    (lambda k, v: forge.density_compensation(*k, nx=16, ny=v), "ny", -16),
+    (lambda k, v: forge.density_compensation(*k, nx=16, ny=16, iterations=v), "iterations", -1),
+    (lambda k, v: forge.image_coords(v, 16), "nx", -2),
+])
+def test_negative_sizes_are_value_errors_naming_the_argument(rng, make, arg, value):
+    with pytest.raises(ValueError, match=rf"{arg} must be at least 1, got {value}") as e:
+        make(_k(rng), value)
+    assert "_float32" not in str(e.value) and "nanobind" not in str(e.value)
+
+
+def test_negative_segments_and_iterations_are_value_errors(rng, G):
+    n1, n2 = G.codomain_size, G.domain_size
+    fm, t = np.zeros(n2), np.linspace(0, 1e-3, n1)
+    with pytest.raises(ValueError, match=r"TimeSegmentation: segments must be at least 1, got -1"):
+        forge.TimeSegmentation(G, fm, t, -1)
+    with pytest.raises(ValueError, match=r"TimeSegmentation.choose_segments: max_segments must be at least 1, got -3"):
+        forge.TimeSegmentation.choose_segments(fm, t, 1e-3, max_segments=-3)
+    kx, ky = _k(rng, n1, 8)
+    with pytest.raises(ValueError, match=r"ToeplitzNormal: segments must be at least 1, got -1"):
+        forge.ToeplitzNormal(kx, ky, nx=8, ny=8, field_map=fm, t=t, segments=-1)
+    y = crandn(rng, n1, dtype=np.complex64)
+    with pytest.raises(ValueError, match=r"solve_pwls_pcg: niter must be at least 0, got -1"):
+        forge.solve_pwls_pcg(G, y, niter=-1)
+    N = forge.NormalOf(G)
+    with pytest.raises(ValueError, match=r"solve_pwls_pcg_normal: niter must be at least 0, got -1"):
+        forge.solve_pwls_pcg_normal(N, crandn(rng, n2, dtype=np.complex64), niter=-1)
+    with pytest.raises(ValueError, match=r"SENSE: n_coils must be at least 1, got -2"):
+        forge.SENSE(G, np.ones(2 * n2, np.complex64), n_coils=-2)
+    with pytest.raises(ValueError, match=r"coil_compression_matrix: n_virtual must be at least 1, got -1"):
+        forge.coil_compression_matrix(crandn(rng, 4, 30), -1)
+
+
+def test_fractional_sizes_are_refused_and_whole_floats_accepted(rng):
+    k = _k(rng)
+    with pytest.raises(ValueError, match=r"Gnufft: nx must be a whole number, got 16.5"):
+        forge.Gnufft(*k, nx=16.5, ny=16)
+    with pytest.raises(ValueError, match=r"Gfft: ny must be a whole number, got 8.25"):
+        forge.Gfft(8, 8.25)
+    with pytest.raises(ValueError, match=r"solve_pwls_pcg: niter must be a whole number, got 2.5"):
+        G = forge.Gfft(4, 4)
+        forge.solve_pwls_pcg(G, np.zeros(16, np.complex64), niter=2.5)
+    with pytest.raises(ValueError, match=r"density_compensation: nx must be a whole number, got nan"):
+        forge.density_compensation(*k, nx=float("nan"), ny=16)
+    with pytest.raises(TypeError, match=r"Gnufft: ny must be an integer, got str '16'"):
+        forge.Gnufft(*k, nx=16, ny="16")
+    assert forge.Gnufft(*k, nx=16.0, ny=np.int64(16)).domain_size == 256  # e.g. n / 2 in Python 3
+
+
+def test_only_image_vectors_get_the_image_layout_hint(rng, G):
+    with pytest.raises(ValueError, match=r"Gdft.forward: x has shape \(63,\).*images are flattened with x fastest"):
+        G @ np.zeros(63, np.complex64)
+    with pytest.raises(ValueError, match=r"Gdft.adjoint: y has shape \(49,\), expected \(50,\) or \(nbatch, 50\) with "
+                                         r"50 = codomain_size \(data entries\)$"):
+        G.H @ np.zeros(49, np.complex64)
+    with pytest.raises(ValueError, match=r"solve_pwls_pcg: y has shape \(49,\), expected \(50,\) with 50 = "
+                                         r"G.codomain_size$"):
+        forge.solve_pwls_pcg(G, np.zeros(49, np.complex64))
+    with pytest.raises(ValueError, match=r"solve_pwls_pcg: x0 has shape \(60,\).*images are flattened"):
+        forge.solve_pwls_pcg(G, np.zeros(50, np.complex64), x0=np.zeros(60, np.complex64))
+    with pytest.raises(ValueError, match=r"QuadPenalty.penalty: x has shape \(15,\).*images are flattened"):
+        forge.QuadPenalty(4, 4, beta=1.0).penalty(np.zeros(15, np.complex64))
+
+
+def test_density_compensation_errors_name_density_compensation(rng):
+    kx, ky = _k(rng, 20, 16)
+    kx[3] = 8.5
+    with pytest.raises(ValueError, match=r"^density_compensation: kx\[3\] = 8.5 is outside \[-8, 8\]") as e:
+        forge.density_compensation(kx, ky, nx=16, ny=16)
+    assert "Gnufft" not in str(e.value)
+    kx[3] = 8.0  # +N/2: the band edge, accepted
+    assert np.all(forge.density_compensation(kx, ky, nx=16, ny=16) > 0)
+    with pytest.raises(ValueError, match=r"^density_compensation: .*even"):
+        forge.density_compensation(kx, ky, nx=15, ny=16)
+
+
+def test_nan_in_the_data_is_a_value_error(rng, G):
+    y = crandn(rng, 50, dtype=np.complex64)
+    y[7] = np.nan
+    with pytest.raises(ValueError, match=r"solve_pwls_pcg: y\[7\] is \(?nan"):
+        forge.solve_pwls_pcg(G, y)
+    y[7] = 0
+    x0 = np.zeros(64, np.complex64)
+    x0[2] = np.inf
+    with pytest.raises(ValueError, match=r"solve_pwls_pcg: x0\[2\] is \(?inf"):
+        forge.solve_pwls_pcg(G, y, x0=x0)
+    b = crandn(rng, 64, dtype=np.complex64)
+    b[0] = complex(0, np.nan)
+    with pytest.raises(ValueError, match=r"solve_pwls_pcg_normal: b\[0\] is .*nan"):
+        forge.solve_pwls_pcg_normal(forge.NormalOf(G), b)
+
+
+def test_toeplitz_kernels_too_large_for_memory_are_a_value_error(rng):
+    kx, ky = _k(rng, 10, 16)
+    with pytest.raises(ValueError, match=r"ToeplitzNormal: the kernel of the 1048576 x 1048576 x 1 image grid would "
+                                         r"take 3.28e\+04 GiB .*more than half of this machine's"):
+        forge.ToeplitzNormal(kx, ky, nx=2**20, ny=2**20)

@@ -122,6 +122,18 @@ def test_sense_pcg_on_device_equals_host_without_transfers(lib, rng):
     assert rel_err(lib.to_host(x_dev), x_host) < 5e-3
 
 
+def test_nan_in_device_data_is_a_value_error(lib, rng):
+    G, _ = make_gdft(rng, n=8, n1=100)
+    y = crandn(rng, G.codomain_size, dtype=np.complex64)
+    y[11] = np.nan
+    with pytest.raises(ValueError, match=r"solve_pwls_pcg: y has a NaN or Inf entry"):
+        forge.solve_pwls_pcg(G, lib.to_device(y))
+    b = crandn(rng, G.domain_size, dtype=np.complex64)
+    b[3] = np.inf
+    with pytest.raises(ValueError, match=r"solve_pwls_pcg_normal: b has a NaN or Inf entry"):
+        forge.solve_pwls_pcg_normal(forge.NormalOf(G), lib.to_device(b))
+
+
 def test_penalties_on_device_equal_host(lib, rng):
     n = 12
     x = crandn(rng, n * n, dtype=np.complex64)

@@ -96,6 +96,30 @@ def test_gnufft_approximates_the_field_free_dft(rng):
     check_adjoint(G, rng, 1e-12)
 
 
+@pytest.mark.parametrize("dtype,tolerance", [(np.float32, 1e-5), (np.float64, 1e-9)])
+def test_gnufft_takes_radial_spokes_that_end_at_plus_half_n(rng, dtype, tolerance):
+    # SigPy's and BART's radial spokes run from -N/2 to +N/2 inclusive. The image grid is periodic in k
+    # (the pixels sit at multiples of 1/N), so +N/2 is the sample at -N/2: the exact DFT at +N/2 is matched.
+    n, spokes, pts = 16, 24, 17
+    r = np.linspace(-n / 2, n / 2, pts)
+    a = np.pi * np.arange(spokes) / spokes + rng.uniform(0, np.pi / spokes)
+    kx = np.concatenate([np.outer(np.cos(a), r).reshape(-1), [n / 2, n / 2, -n / 2]])
+    ky = np.concatenate([np.outer(np.sin(a), r).reshape(-1), [0.0, n / 2, n / 2]])
+    ix, iy, iz = forge.image_coords(n, n, dtype=np.float64)
+    E = dft_matrix(kx, ky, np.zeros_like(kx), ix, iy, iz, np.zeros(n * n), np.zeros_like(kx))
+    G = forge.Gnufft(kx, ky, nx=n, ny=n, tolerance=tolerance, dtype=dtype)
+    x = crandn(rng, n * n, dtype=cdtype(dtype))
+    y = crandn(rng, kx.size, dtype=cdtype(dtype))
+    assert rel_err(G @ x, E @ x.astype(np.complex128)) <= tolerance
+    assert rel_err(G.H @ y, E.conj().T @ y.astype(np.complex128)) <= tolerance
+    # The same trajectory with every +N/2 moved to -N/2 gives the same samples (to rounding).
+    Gm = forge.Gnufft(np.where(kx == n / 2, -n / 2, kx), np.where(ky == n / 2, -n / 2, ky), nx=n, ny=n,
+                      tolerance=tolerance, dtype=dtype)
+    assert rel_err(Gm @ x, G @ x) <= 10 * np.finfo(dtype).eps
+    w = forge.density_compensation(kx, ky, nx=n, ny=n, dtype=dtype)
+    assert w.shape == kx.shape and np.all(w > 0)
+
+
 @pytest.mark.parametrize("dtype,tolerance", [(np.float32, 1e-2), (np.float32, 1e-4), (np.float64, 1e-3),
                                              (np.float64, 1e-7)])
 def test_gnufft_reaches_a_requested_tolerance(rng, dtype, tolerance):

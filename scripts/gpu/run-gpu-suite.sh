@@ -2,16 +2,19 @@
 # Run on a machine with an NVIDIA GPU (e.g. an H100) from the project root, after
 # scripts/gpu/fetch-deps.sh filled .gpu-deps/ elsewhere:
 #   bash scripts/gpu/run-gpu-suite.sh [LOGDIR]
-# Unpacks the Debian packages into /opt/deps (never into /), configures with CUDA for sm_90a, builds
-# (the library, tests and benchmarks; apps/ needs ISMRMRD and HDF5, which the carried packages lack:
-# FORGE_GPU_BUILD_APPS=ON builds them where those are installed),
-# runs every test (CPU and GPU), compute-sanitizer memcheck and racecheck on the GPU tests, and the
-# benchmarks. The Python module is built for the machine's python3 when it has nanobind (the GPU image
+# Unpacks the Debian packages into /opt/deps (never into /), configures with CUDA for the default
+# architectures (the visible GPUs': sm_90a on H100/H200), builds (the library, tests and benchmarks; apps/
+# needs ISMRMRD and HDF5, which the carried packages lack: FORGE_GPU_BUILD_APPS=ON builds them where those
+# are installed), runs every test (CPU and GPU), compute-sanitizer memcheck and racecheck on the GPU tests,
+# and the benchmarks. Step "ptx" builds the library and GPU tests again for each of FORGE_GPU_PTX_ARCHS
+# (default 80-virtual: compute_80 PTX, which the driver compiles for this GPU, as on GPUs without code of
+# their own in the binary; the mma.sync coil-batch kernel instead of wgmma) in $B-<arch> and runs the GPU
+# tests there. The Python module is built for the machine's python3 when it has nanobind (the GPU image
 # does; FORGE_GPU_PYTHON=OFF skips it); step "python" runs its GPU tests (CuPy and PyTorch) verbosely,
 # benchmarks/bench_python_gdft.py (Python against C++ on one Gdft) and benchmarks/bench_gdft_torch_peer.py
 # (Gdft and its coil batches against the same DFT written in PyTorch). Logs go to LOGDIR (default: $OUT if
 # set, else ./gpu-logs). Exit status: non-zero if any test or sanitizer run failed.
-# Environment: FORGE_GPU_STEPS (default "test python sanitize bench"; any subset, run in that order; "mpi":
+# Environment: FORGE_GPU_STEPS (default "test ptx python sanitize bench"; any subset, run in that order; "mpi":
 # scripts/gpu/bench-mpi-recon.sh, arguments FORGE_MPI_BENCH_ARGS, default "256 10 gpu"),
 # FORGE_GPU_BUILD_DIR (default $B), FORGE_SANITIZER_FILTER / FORGE_BENCH_ARGS (see docs/gpu.md).
 set -uo pipefail
@@ -21,7 +24,7 @@ mkdir -p "$LOG"
 # shellcheck source=scripts/gpu/deps-env.sh
 source scripts/gpu/deps-env.sh
 status=0
-STEPS=" ${FORGE_GPU_STEPS:-test python sanitize bench} "
+STEPS=" ${FORGE_GPU_STEPS:-test ptx python sanitize bench} "
 B=${FORGE_GPU_BUILD_DIR:-.gpu-build}
 has() { [[ "$STEPS" == *" $1 "* ]]; }
 step() { echo; echo "=== $* ($(date +%T))"; }
@@ -55,14 +58,15 @@ if [ -n "${CXX:-}" ] && [ -f "$B/CMakeCache.txt" ] && ! grep -qx "CMAKE_CXX_COMP
   rm -rf "$B/CMakeCache.txt" "$B/CMakeFiles"
 fi
 
-step "configure (CUDA, sm_90a + compute_90 PTX)"
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$LOG/gpu.txt"
-cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DFORGE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="90a-real;90-virtual" \
+step "configure (CUDA, default architectures: the visible GPUs')"
+nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv | tee "$LOG/gpu.txt"
+DEPS_ARGS=(-DCMAKE_PREFIX_PATH=$DEPS/usr -DARMADILLO_INCLUDE_DIR=$DEPS/usr/include
+           -DARMADILLO_LIBRARY=$DEPS/usr/lib/libarmadillo.so -DCatch2_DIR=$DEPS/usr/lib/cmake/Catch2)
+cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DFORGE_CUDA=ON "${DEPS_ARGS[@]}" \
   -DFORGE_BUILD_APPS=${FORGE_GPU_BUILD_APPS:-OFF} -DFORGE_BUILD_BENCHMARKS=ON \
-  -DCMAKE_PREFIX_PATH=$DEPS/usr -DARMADILLO_INCLUDE_DIR=$DEPS/usr/include \
-  -DARMADILLO_LIBRARY=$DEPS/usr/lib/libarmadillo.so -DCatch2_DIR=$DEPS/usr/lib/cmake/Catch2 \
   -DFORGE_PYTHON=${FORGE_GPU_PYTHON:-AUTO} -DPython_EXECUTABLE="$(command -v python3)" \
   > "$LOG/configure.log" 2>&1 || { tail -40 "$LOG/configure.log"; exit 1; }
+grep -E "forge: CUDA" "$LOG/configure.log"
 
 step "build"
 cmake --build $B -j"$(nproc)" > "$LOG/build.log" 2>&1 || { grep -E "error" "$LOG/build.log" | head -40; exit 1; }
@@ -75,6 +79,23 @@ if has test; then
   step "GPU tests, verbose"
   $B/forge/Tests/forge_gpu_tests -d yes > "$LOG/gpu-tests.log" 2>&1 || status=1
   grep -E "passed|failed|assertions" "$LOG/gpu-tests.log" | tail -3
+fi
+
+# The GPU tests of builds without this GPU's own code: PTX for an older architecture, which the driver
+# compiles at load time, runs the kernels a GPU of that generation runs (80-virtual: mma.sync, not wgmma).
+if has ptx; then
+  for arch in ${FORGE_GPU_PTX_ARCHS:-80-virtual}; do
+    step "GPU tests of a build for $arch only ($B-$arch)"
+    cmake -S . -B "$B-$arch" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFORGE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="$arch" \
+      "${DEPS_ARGS[@]}" -DFORGE_BUILD_APPS=OFF -DFORGE_BUILD_BENCHMARKS=OFF -DFORGE_BUILD_IO=OFF -DFORGE_PYTHON=OFF \
+      > "$LOG/configure-$arch.log" 2>&1 &&
+      cmake --build "$B-$arch" -j"$(nproc)" --target forge_gpu_tests > "$LOG/build-$arch.log" 2>&1 ||
+      { tail -40 "$LOG/configure-$arch.log" "$LOG/build-$arch.log"; status=1; continue; }
+    # The coil-batch kernel this build runs here (the INFO of the kernel test, shown with -s).
+    "$B-$arch/forge/Tests/forge_gpu_tests" "[mma]" -s 2>&1 | grep -m1 "fastest batch kernel here" | sed 's/^ *//'
+    "$B-$arch/forge/Tests/forge_gpu_tests" -d yes > "$LOG/gpu-tests-$arch.log" 2>&1 || status=1
+    grep -E "passed|failed|assertions" "$LOG/gpu-tests-$arch.log" | tail -3
+  done
 fi
 
 if has python; then

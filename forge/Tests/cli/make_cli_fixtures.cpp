@@ -18,6 +18,7 @@
 //   fieldmap_claims_16384.nii  416 bytes whose header claims 16384x16384 float64 (2 GiB)
 //   fieldmap_overflow.nii      a header whose dim[1..5] = 16384: 2^70 voxels (wraps to 0 in 64 bits)
 //   fieldmap_huge.h5    /fm: a chunked 16384x16384 float64 dataset with no chunks written (a few KB)
+//   coils_1024.h5       Cartesian 32x32, 1024 coils, no maps (8 MB): estimating its coil maps needs ~4 GiB
 #include <cmath>
 #include <complex>
 #include <cstdint>
@@ -206,5 +207,28 @@ int main(int argc, char** argv) {
         patch_nifti_dims(dir + "fieldmap_overflow.nii", {16384, 16384, 16384, 16384, 16384}, 16, 32);
     }
     write_h5_unwritten(dir + "fieldmap_huge.h5", 16384, 16384);
+    {  // many coils, no maps: the coil maps are estimated, which needs a covariance per coil pair and pixel
+        MrdHeader h;
+        h.encodedMatrix = h.reconMatrix = {32, 32, 1};
+        h.encodedFov_mm = h.reconFov_mm = {200, 200, 5};
+        h.trajectory = "cartesian";
+        h.hasCenterE1 = true;
+        h.centerE1 = 16;
+        h.receiverChannels = 1024;
+        std::vector<MrdAcquisition> acqs(32);
+        for (std::size_t line = 0; line < acqs.size(); ++line) {
+            MrdAcquisition& a = acqs[line];
+            a.samples = 32;
+            a.channels = 1024;
+            a.centerSample = 16;
+            a.dwell_us = 4;
+            a.e1 = static_cast<uint16_t>(line);
+            a.data.resize(std::size_t(32) * 1024);
+            for (std::size_t i = 0; i < a.data.size(); ++i)
+                a.data[i] =
+                    std::complex<float>(float(std::cos(0.37 * double(i + line))), float(std::sin(0.11 * double(i))));
+        }
+        write_mrd(dir + "coils_1024.h5", make_mrd_header_xml(h, "fixture"), acqs, {});
+    }
     return 0;
 }

@@ -52,3 +52,5 @@ check_refused fieldmap_claims  "fieldmap_claims_16384.nii|16384x16384" "$W/good.
 check_refused fieldmap_overflow "fieldmap_overflow.nii|16384x16384x16384x16384x16384" \
     "$W/good.h5" --fieldmap "$W/fieldmap_overflow.nii"
 check_refused fieldmap_huge_h5 "field map|16384x16384"              "$W/good.h5" --fieldmap "$W/fieldmap_huge.h5:/fm"
+# coil-map estimation counts: 1024 coils on 32x32 take 4 GiB of coil-pair covariances
+check_refused coils_1024       "needs about|GiB|1024 coil(s) with coil maps estimated from the data" "$W/coils_1024.h5"

@@ -73,18 +73,25 @@ while read -r f g; do
     awk -v a="$f" -v b="$g" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 0.01 * a) }' \
         || fail "toeplitz NRMSE $g is not within 1% of the DFT's $f"
 done <"$W/toep.pairs"
+# the kernel build reports its steps (from step 0 to the last, total/total) before the first iteration
+first() { grep -n "$1" "$W/spiral_toep.stderr" | head -1 | cut -d: -f1; }
+b=$(first 'recon (L=[0-9]*): Toeplitz kernels: step 0/[0-9]*, ')
+e=$(first 'recon (L=[0-9]*): Toeplitz kernels: step \([0-9]*\)/\1, ')
+i=$(first 'recon (L=[0-9]*): iteration 1/')
+[ -n "$b" ] && [ -n "$e" ] && [ -n "$i" ] && [ "$b" -lt "$e" ] && [ "$e" -lt "$i" ] \
+    || { cat "$W/spiral_toep.stderr"; fail "toeplitz: no kernel build steps (first, last) before the first iteration"; }
 run spiral_toep3 "$W/demo.h5" --operator toeplitz -L 3
 grep -q 'recon (L=3): iteration 1/' "$W/spiral_toep3.stderr" || fail "-L 3 not used by toeplitz"
-echo "ok  spiral: toeplitz NRMSE $(tr '\n\t' '  ' <"$W/toep.pairs")(dft, toeplitz), -L forces L"
+echo "ok  spiral: toeplitz NRMSE $(tr '\n\t' '  ' <"$W/toep.pairs")(dft, toeplitz), -L forces L, kernel build steps before the first iteration"
 
 # one cost for every operator: toeplitz prints ||y - A x||^2 + R(x) as the DFT does: positive, and equal to it up to
 # its normal operator's error (--toeplitz-error 1e-3 of x^H G^H G x, near ||y||^2: allowed 2e-3 of the first cost)
 costs() { sed -n 's/.*: iteration [0-9]*\/[0-9]* cost \([0-9.eE+-]*\) .*/\1/p' "$W/$1.stderr"; }
 paste <(costs spiral) <(costs spiral_toep) >"$W/cost.pairs"
 [ "$(wc -l <"$W/cost.pairs")" -ge 5 ] || { cat "$W/spiral_toep.stderr" >&2; fail "no cost lines"; }
-first=$(head -n 1 "$W/cost.pairs" | cut -f 1)
+c1=$(head -n 1 "$W/cost.pairs" | cut -f 1)
 while read -r d t; do
-    awk -v a="$d" -v b="$t" -v f="$first" 'BEGIN { e = a - b; if (e < 0) e = -e; exit !(b > 0 && e <= 2e-3 * f) }' \
+    awk -v a="$d" -v b="$t" -v f="$c1" 'BEGIN { e = a - b; if (e < 0) e = -e; exit !(b > 0 && e <= 2e-3 * f) }' \
         || fail "toeplitz cost $t differs from the dft's $d (or is not positive)"
 done <"$W/cost.pairs"
 echo "ok  spiral: toeplitz prints the dft's cost ($(head -n 1 "$W/cost.pairs" | tr '\t' ' ') ... $(tail -n 1 "$W/cost.pairs" | tr '\t' ' '))"

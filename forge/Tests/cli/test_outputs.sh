@@ -62,3 +62,29 @@ grep -q 'wrote mine.nii (replaced an existing file)' "$W/c.stdout" || { cat "$W/
 grep -q 'wrote mine.png$' "$W/c.stdout" || { cat "$W/c.stdout" >&2; fail "c: mine.png reported as replaced or not written"; }
 [ "$(ls -A "$W/c" | tr '\n' ' ')" = "mine.nii mine.png " ] || { ls -A "$W/c" >&2; fail "c: files left behind"; }
 echo "ok  successful run over an earlier mine.nii: replaced, and said so"
+
+# 4. -o naming an existing folder, with or without the trailing slash, writes into it under the name the
+#    outputs get without -o (<input stem>_recon; the demo's demo_*), and nothing beside it; a folder that
+#    does not exist is an error either way
+mkdir -p "$W/d/into" "$W/d/into2" "$W/d/demo_into" || fail "setup d"
+for spelling in into into2/; do
+    (cd "$W/d" && "$RECON" "$DATA" -n 2 -q --device cpu -o "$spelling") >"$W/d.stdout" 2>"$W/d.stderr" \
+        || { cat "$W/d.stderr" >&2; fail "d: -o $spelling failed"; }
+    dir=${spelling%/}
+    [ "$(ls -A "$W/d/$dir" | tr '\n' ' ')" = "good_recon.nii good_recon.png " ] \
+        || { ls -A "$W/d/$dir" >&2; fail "d: -o $spelling did not write $dir/good_recon.nii and .png"; }
+    grep -q "wrote $dir/good_recon.nii" "$W/d.stdout" || { cat "$W/d.stdout" >&2; fail "d: -o $spelling: no 'wrote' line"; }
+done
+[ "$(ls -A "$W/d" | tr '\n' ' ')" = "demo_into into into2 " ] || { ls -A "$W/d" >&2; fail "d: files written beside the folders"; }
+(cd "$W/d" && "$RECON" --demo --demo-size 32 --demo-slices 1 --demo-coils 2 -n 2 -q --device cpu -o demo_into) \
+    >"$W/d.stdout" 2>"$W/d.stderr" || { cat "$W/d.stderr" >&2; fail "d: --demo -o demo_into failed"; }
+[ -s "$W/d/demo_into/demo_corrected.nii" ] && [ -s "$W/d/demo_into/demo.h5" ] \
+    || { ls -A "$W/d/demo_into" >&2; fail "d: --demo -o demo_into did not write demo_into/demo_*"; }
+[ "$(ls -A "$W/d" | tr '\n' ' ')" = "demo_into into into2 " ] || { ls -A "$W/d" >&2; fail "d: the demo wrote beside its folder"; }
+for spelling in missing/ missing/x; do
+    (cd "$W/d" && "$RECON" "$DATA" -n 2 -q --device cpu -o "$spelling") >"$W/d.stdout" 2>"$W/d.stderr"
+    rc=$?
+    [ $rc -eq 2 ] && [ "$(wc -l <"$W/d.stderr")" -eq 1 ] && grep -q "output folder 'missing' does not exist" "$W/d.stderr" \
+        || { cat "$W/d.stderr" >&2; fail "d: -o $spelling: exit $rc, expected 2 naming the missing folder"; }
+done
+echo "ok  -o DIR and -o DIR/ (existing) write DIR/good_recon.nii and .png, --demo -o DIR writes DIR/demo_*; a missing folder is refused"

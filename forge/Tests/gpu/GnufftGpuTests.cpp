@@ -1,5 +1,6 @@
 // GPU tests of Gfft, Gnufft (CudaNufftPipeline) and TimeSegmentation: CPU == GPU, GPU vs the exact DFT,
 // adjointness on the device, and no host transfers inside device-resident transforms.
+#include <array>
 #include <complex>
 
 #include "TestHelpers.h"
@@ -105,6 +106,48 @@ TEST_CASE("GPU Gnufft with the widest kernel, 1.25 oversampling and an axis of l
     // their float adjoints differ by 1.2-1.4e-5 (measured on an H100), far inside the accuracy bound 1e-3.
     nufft_case(32, 24, 16, 8000, forge::NufftOptions{1.25, 7}, 1e-3, 5e-5);
     nufft_case(32, 1, 16, 8000, forge::NufftOptions{2.0, 6}, 1e-4);  // x and z: the y loops take one tap
+}
+
+// k = +N/2 is the sample at -N/2 (the image grid is periodic in k): the GPU plan takes it at the same grid
+// position, so its values equal those of -N/2, the CPU's and the exact DFT's.
+TEST_CASE("GPU Gnufft at the band edge k = +N/2: equal to -N/2, to the CPU and to the exact DFT",
+          "[gpu][Gnufft][edges]") {
+    FORGE_INFO_SEED();
+    for (auto dims : {std::array<arma::uword, 3>{64, 48, 1}, std::array<arma::uword, 3>{24, 20, 16}}) {
+        const arma::uword Nx = dims[0], Ny = dims[1], Nz = dims[2], n1 = 6000;
+        arma::fvec kx = uniform<float>(n1, -double(Nx / 2), double(Nx / 2)),
+                   ky = uniform<float>(n1, -double(Ny / 2), double(Ny / 2)),
+                   kz =
+                       Nz > 1 ? uniform<float>(n1, -double(Nz / 2), double(Nz / 2)) : arma::fvec(n1, arma::fill::zeros);
+        const float hx = float(Nx / 2), hy = float(Ny / 2), hz = Nz > 1 ? float(Nz / 2) : 0.5f;
+        for (arma::uword j = 0; j < 600; ++j) {  // on the +N/2 edges, alone and together
+            if (j % 3 == 0 || j % 5 == 0) kx(j) = hx;
+            if (j % 3 == 1 || j % 5 == 0) ky(j) = hy;
+            if (j % 3 == 2 || j % 5 == 0) kz(j) = hz;
+        }
+        arma::fvec mx = kx, my = ky, mz = kz;
+        mx.replace(hx, -hx);
+        my.replace(hy, -hy);
+        mz.replace(hz, -hz);
+        const forge::NufftOptions o = forge::NufftOptions::for_tolerance(1e-5);
+        forge::Gnufft<float> Gp(n1, Nx, Ny, Nz, kx, ky, kz, o), Gm(n1, Nx, Ny, Nz, mx, my, mz, o);
+        REQUIRE(Gp.gpu_enabled());
+        const arma::cx_fvec x = complex_normal<float>(Gp.n2()), y = complex_normal<float>(n1);
+        const arma::cx_fvec fp = on_gpu_fwd(Gp, x), ap = on_gpu_adj(Gp, y);
+        INFO(Nx << "x" << Ny << "x" << Nz);
+        CHECK(rel_error(fp, on_gpu_fwd(Gm, x)) < 1e-6);
+        CHECK(rel_error(ap, on_gpu_adj(Gm, y)) < 1e-6);
+        CHECK(rel_error(fp, arma::cx_fvec(Gp * x)) < 1e-5);
+        CHECK(rel_error(ap, arma::cx_fvec(Gp / y)) < 1e-5);
+        forge::Gfft<double> cart(Nx, Ny, Nz);
+        const arma::mat r = cart.image_coords();
+        const arma::vec FM(Gp.n2(), arma::fill::zeros), t(n1, arma::fill::zeros);
+        const forge::Gdft<double> ref(n1, Gp.n2(), arma::conv_to<arma::vec>::from(kx),
+                                      arma::conv_to<arma::vec>::from(ky), arma::conv_to<arma::vec>::from(kz), r.col(0),
+                                      r.col(1), r.col(2), FM, t);
+        CHECK(rel_error(fp, ref * arma::conv_to<arma::cx_vec>::from(x)) < 1e-5);
+        CHECK(rel_error(ap, ref / arma::conv_to<arma::cx_vec>::from(y)) < 1e-5);
+    }
 }
 
 TEST_CASE("GPU Gfft: CPU == GPU, float and double", "[gpu][Gfft]") {

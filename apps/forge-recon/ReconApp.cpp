@@ -295,15 +295,59 @@ forge::recon::ReconSettings recon_settings(const Settings& S, Progress& prog, co
         prog.build(label, done, total, seconds);
     };
     const double tol = S.tolerance;
-    R.on_solve_end = [&prog, last, tol](const std::string& label, const forge::SolverReport& rep, std::size_t niter) {
+    const bool quiet = S.quiet;
+    R.on_solve_end = [&prog, last, tol, quiet](const std::string& label, const forge::SolverReport& rep,
+                                               std::size_t niter) {
         prog.finish_solve(*last, niter);
         *last = 0;
-        if (rep.converged)
-            prog.converged(label, rep.iterations,
-                           rep.initial_gradient_norm > 0 ? rep.final_gradient_norm / rep.initial_gradient_norm : 0.0,
-                           tol);
+        if (!quiet) std::fprintf(stderr, "%s\n", stop_message(label, rep, tol).c_str());
     };
     return R;
+}
+
+std::string tolerance_text(double tolerance) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", tolerance);
+    return buf;
+}
+
+std::string operator_description(const ReconProblem& P, const Settings& S) {
+    if (S.op == "timeseg" && (P.fieldmap.empty() || S.noFieldCorrection))
+        return "timeseg (no field map to correct: plain nufft)";
+    return S.op;
+}
+
+std::string stop_message(const std::string& label, const forge::SolverReport& rep, double tolerance) {
+    const double rel = rep.initial_gradient_norm > 0 ? rep.final_gradient_norm / rep.initial_gradient_norm : 0.0;
+    char buf[300];
+    switch (rep.stop_reason) {
+        case forge::StopReason::Tolerance:
+            std::snprintf(buf, sizeof buf, "converged after %zu iterations (relative gradient %.3e <= tolerance %g)",
+                          std::size_t(rep.iterations), rel, tolerance);
+            break;
+        case forge::StopReason::ZeroGradient:
+            std::snprintf(buf, sizeof buf, "converged after %zu iterations (the gradient is exactly zero)",
+                          std::size_t(rep.iterations));
+            break;
+        case forge::StopReason::FlatDirection:
+            std::snprintf(buf, sizeof buf,
+                          "converged after %zu iterations (no step along the search direction lowers the cost; "
+                          "relative gradient %.3e)",
+                          std::size_t(rep.iterations), rel);
+            break;
+        case forge::StopReason::IterationLimit:
+            if (tolerance > 0)
+                std::snprintf(buf, sizeof buf,
+                              "stopped at the iteration limit, %zu iterations (relative gradient %.3e, tolerance %g "
+                              "not reached; -n sets the limit)",
+                              std::size_t(rep.iterations), rel, tolerance);
+            else
+                std::snprintf(buf, sizeof buf,
+                              "stopped at the iteration limit, %zu iterations (relative gradient %.3e; no tolerance)",
+                              std::size_t(rep.iterations), rel);
+            break;
+    }
+    return "forge-recon: " + label + ": " + buf;
 }
 
 void resolve_operator(ReconProblem& P, Settings& S) {
@@ -313,7 +357,8 @@ void resolve_operator(ReconProblem& P, Settings& S) {
         throw UsageError("--operator fft: the samples are not on the k-space grid of an FFT (neither the recon grid "
                          "nor the encoded FOV's grid); use --operator dft, toeplitz, timeseg or nufft");
     if (S.op != "auto") return;
-    const forge::recon::OperatorChoice c = forge::recon::choose_operator(P, S.iterations, S.gpu);
+    const forge::recon::OperatorChoice c =
+        forge::recon::choose_operator(P, S.iterations, S.gpu, !P.fieldmap.empty() && !S.noFieldCorrection);
     S.op = forge::recon::operator_name(c.op);
     S.opReason = c.reason;
 }
@@ -330,7 +375,8 @@ void notice_long_run(const ReconProblem& P, const Settings& S, int reconstructio
     const bool correct = !S.noFieldCorrection;
     const double est = reconstructions * forge::recon::estimate_seconds(P, R, encoding_operator(S.op), correct);
     if (est <= 60) return;
-    const std::string faster = P.fftGrid[0] ? "fft" : "timeseg";
+    const bool fieldmap = correct && !P.fieldmap.empty();
+    const std::string faster = P.fftGrid[0] ? "fft" : fieldmap ? "timeseg" : "nufft";
     char buf[400];
     std::snprintf(buf, sizeof buf, "--operator %s will take about %.0f s on %s (estimate)", S.op.c_str(), est,
                   device_description(S).c_str());
@@ -338,8 +384,9 @@ void notice_long_run(const ReconProblem& P, const Settings& S, int reconstructio
     const double alt = reconstructions * forge::recon::estimate_seconds(P, R, encoding_operator(faster), correct);
     if (faster != S.op && alt < est) {
         std::snprintf(buf, sizeof buf, "; --operator %s takes about %.2g s%s", faster.c_str(), alt,
-                      faster == "fft" ? " for the same exact model (the samples lie on an FFT grid)"
-                                      : " (NUFFT, time-segmented field correction: about 1% operator error)");
+                      faster == "fft"       ? " for the same exact model (the samples lie on an FFT grid)"
+                      : faster == "timeseg" ? " (NUFFT, time-segmented field correction: about 1% operator error)"
+                                            : " (NUFFT)");
         msg += buf;
     }
     warn(msg);

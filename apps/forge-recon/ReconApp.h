@@ -42,8 +42,8 @@ struct Settings {
     std::string penalty = "quad";
     double beta = 1e-3;
     double delta = 0.05;
-    int iterations = 10;
-    double tolerance = 0;  // PCG: stop at ||gradient|| <= tolerance * initial (0 = off)
+    int iterations = forge::recon::kDefaultIterations;   // PCG: at most this many iterations per solve
+    double tolerance = forge::recon::kDefaultTolerance;  // PCG: stop at ||gradient|| <= tolerance * initial (0 = off)
     std::string device = "auto";
     std::string fieldmap, smaps, reference;  // SPEC, "none", or (smaps, fieldmap) "estimate"
     std::string fieldmapScan;                // multi-echo field-map scan (ISMRMRD file)
@@ -95,6 +95,14 @@ std::size_t solves_per_recon(const ReconProblem& P, const Settings& S, std::size
 // (indices into P.frames; empty: all) is the share of this process (Distributed.h).
 forge::recon::ReconSettings recon_settings(const Settings& S, Progress& prog,
                                            const std::vector<std::size_t>& frames = {});
+// The line forge-recon prints when a solve ends: why it stopped (tolerance, iteration limit, ...), after how many
+// iterations, at which relative gradient.
+std::string stop_message(const std::string& label, const forge::SolverReport& rep, double tolerance);
+// A tolerance as the summary line prints it ("0.0002").
+std::string tolerance_text(double tolerance);
+// The operator that runs, for the summary line: S.op, and for timeseg without a field map to correct
+// "timeseg (no field correction: plain nufft)".
+std::string operator_description(const ReconProblem& P, const Settings& S);
 // This process's share of P's frames, as indices into P.frames (all of them in a run of one process).
 std::vector<std::size_t> my_share(const ReconProblem& P);
 // Reconstructs the frames 'frames' of P (my_share()); the other frames' images stay zero until gathered

@@ -117,9 +117,11 @@ int run_file(Settings& S) {
     if (P.fieldmap.empty()) note("forge-recon: no field map: no off-resonance correction", S.quiet);
     if (correct && S.op == "nufft") warn("--operator nufft has no field correction: the field map is ignored");
     if (correct && !F.header.hasTE) warn("the header has no echo time (TE): sample times start at 0");
-    note(std::string("forge-recon: operator ") + S.op + (S.opReason.empty() ? "" : " (auto: " + S.opReason + ")") +
+    note("forge-recon: operator " + operator_description(P, S) + (S.opReason.empty() ? "" : " (auto: " + S.opReason + ")") +
              (P.smaps.empty() ? "" : " + SENSE") + ", penalty " + S.penalty + " beta " + std::to_string(S.beta) + ", " +
-             std::to_string(S.iterations) + " iterations on " + device_description(S),
+             "at most " + std::to_string(S.iterations) + " iterations" +
+             (S.tolerance > 0 ? " (tolerance " + tolerance_text(S.tolerance) + ")" : "") + " on " +
+             device_description(S),
          S.quiet);
     notice_long_run(P, S, 1);
 
@@ -213,10 +215,13 @@ int run(int argc, char** argv) {
         ->check(CLI::NonNegativeNumber);
     app.add_option("--delta", S.delta, "TV smoothing threshold, relative to the image scale (default 0.05)")
         ->check(CLI::PositiveNumber);
-    app.add_option("-n,--iterations", S.iterations, "conjugate-gradient iterations (default 10)")
+    app.add_option("-n,--iterations", S.iterations,
+                   "most conjugate-gradient iterations per solve (default " +
+                       std::to_string(forge::recon::kDefaultIterations) + ")")
         ->check(CLI::Range(1, 10000));
     app.add_option("--tolerance", S.tolerance,
-                   "stop a solve early once ||gradient|| <= TOL * ||initial gradient|| (default 0: run all iterations)")
+                   "stop a solve once ||gradient|| <= TOL * ||initial gradient|| (default 2e-4; 0: run all "
+                   "iterations)")
         ->check(CLI::Range(0.0, 1.0));
     app.add_option("--device", S.device, "cpu, gpu or auto (GPU when one is usable; default)")
         ->check(CLI::IsMember({"cpu", "gpu", "auto"}));
@@ -293,6 +298,9 @@ int run(int argc, char** argv) {
     } catch (const forge::invalid_argument& e) {
         return fail(2, e.what());
     } catch (const forge::io::input_error& e) {
+        return fail(2, e.what());
+    } catch (const forge::overflow_error& e) {
+        // values beyond the float range even after the reconstruction's scaling: input that cannot be right
         return fail(2, e.what());
     } catch (const std::bad_alloc&) {
         // the size checks estimate from below: an input can still be too large for this machine

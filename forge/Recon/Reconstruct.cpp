@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <complex>
 #include <cstdio>
 #include <memory>
 
@@ -33,16 +34,31 @@ const char* operator_name(EncodingOperator op) {
 
 namespace {
 
+// How the solved problem relates to the caller's: the maps and the data are divided by powers of two (exact), so
+// the solve's image is x / image and its cost Phi / cost (the image x = image * x', Phi(x) = cost * Phi'(x')).
+struct Units {
+    double image = 1, cost = 1;
+};
+
 // normal: A's normal() is fast (the Toeplitz path): the right-hand side A^H y once with the exact operator, then
-// solve_pwls_pcg_normal, one A.normal() per iteration. Otherwise reconSolve (A and A^H per iteration).
+// solve_pwls_pcg_normal, one A.normal() per iteration, told ||y||^2 so that it reports the same cost
+// ||y - A x||^2 + R(x) as the other operators. Otherwise reconSolve (A and A^H per iteration). The callback and
+// the report see the caller's units.
 template <typename Op>
 arma::cx_fvec solve(const std::shared_ptr<const Op>& A, const arma::cx_fvec& y, const Robject<float>& R,
-                    const ReconSettings& S, const std::string& label, bool normal) {
+                    const ReconSettings& S, const std::string& label, bool normal, const Units& u) {
     SolverReport rep;
     const std::size_t niter = static_cast<std::size_t>(S.iterations);
+    const double gradientUnit = u.cost / u.image;  // ||grad Phi|| per ||grad Phi'||
     PcgOptions<float> pcg;
     pcg.tolerance = static_cast<float>(S.tolerance);
-    if (S.on_iteration) pcg.callback = [&](const PcgIterationInfo& i) { S.on_iteration(label, i, niter); };
+    if (S.on_iteration)
+        pcg.callback = [&](const PcgIterationInfo& i) {
+            PcgIterationInfo c = i;
+            c.cost *= u.cost;
+            c.gradient_norm *= gradientUnit;
+            S.on_iteration(label, c, niter);
+        };
     arma::cx_fvec x;
     if (!normal) {
         ReconOptions<float> opts;
@@ -60,13 +76,58 @@ arma::cx_fvec solve(const std::shared_ptr<const Op>& A, const arma::cx_fvec& y, 
             x0.putOnGPU();
             A->prepare_device();
         }
+        const double ynorm = solver_detail::robust_norm(fy);
+        pcg.data_norm2 = ynorm * ynorm;  // y^H W y, W = 1
         const V b = A->adjoint(fy);
         const NormalOf<float> N(A);
         V fx = solve_pwls_pcg_normal<float>(x0, N, b, R, niter, pcg, &rep);
         if (fx.on_gpu()) fx.getFromGPU();
         x = fx.getArma();
     }
+    rep.initial_gradient_norm *= gradientUnit;
+    rep.final_gradient_norm *= gradientUnit;
     if (S.on_solve_end) S.on_solve_end(label, rep, niter);
+    return x;
+}
+
+// The power of two nearest to the RMS of y, and y divided by it (y itself, uncopied, when that is 1).
+const arma::cx_fvec& scaled_data(const arma::cx_fvec& y, double& scale, arma::cx_fvec& storage) {
+    double e = 0;
+    for (const auto& v : y) e += std::norm(std::complex<double>(v));
+    scale = solver_detail::pow2_near<float>(y.n_elem ? std::sqrt(e / double(y.n_elem)) : 0.0);
+    if (scale == 1) return y;
+    storage = y * float(1 / scale);
+    return storage;
+}
+
+// The power of two nearest to the largest root-sum-of-squares of the maps (nc maps of n2 pixels, coil-major), and
+// the maps divided by it (the maps themselves, uncopied, when that is 1).
+const arma::cx_fvec& scaled_maps(const arma::cx_fvec& maps, std::size_t nc, double& scale, arma::cx_fvec& storage) {
+    const std::size_t n2 = nc ? maps.n_elem / nc : 0;
+    double peak = 0;
+    for (std::size_t k = 0; k < n2; ++k) {
+        double e = 0;
+        for (std::size_t c = 0; c < nc; ++c) e += std::norm(std::complex<double>(maps[c * n2 + k]));
+        peak = std::max(peak, e);
+    }
+    scale = solver_detail::pow2_near<float>(std::sqrt(peak));
+    if (scale == 1) return maps;
+    storage = maps * float(1 / scale);
+    return storage;
+}
+
+// x times 'scale' (a power of two), refused when the image leaves the float range.
+arma::cx_fvec unscaled(arma::cx_fvec x, double scale, const std::string& label) {
+    if (scale == 1) return x;
+    x *= float(scale);
+    if (!x.is_finite()) {
+        char buf[200];
+        std::snprintf(buf, sizeof buf,
+                      "reconstruct: %s: the image exceeds the float range (data scale / coil-map scale = %.3g): "
+                      "the data and the coil maps cannot be of the same acquisition",
+                      label.c_str(), scale);
+        throw overflow_error(buf);
+    }
     return x;
 }
 
@@ -88,31 +149,47 @@ double image_scale(const Op& A, const arma::cx_fvec& y, double curvature) {
 
 // One frame: SENSE when maps are there, otherwise coil by coil with root-sum-of-squares. normal: solve on G's fast
 // normal() (see solve()).
+//
+// Scale: the maps are divided by a power of two near their largest root-sum-of-squares (as Gadgetron normalises
+// them) and the data by one near their RMS, and the image is multiplied back at the end. The solver is already
+// independent of the data's scale, but a SENSE operator with maps near 1e5 has a gain that overflows float in
+// ||E d||^2, and G^H y of the Toeplitz path, TV's image scale and the root-sum-of-squares are formed here. Both
+// factors are powers of two, so data and maps of the usual scale are solved unchanged, bit for bit; beta (relative
+// to the curvature) and delta (relative to the image scale) scale with them, so the minimiser is the same.
 template <typename Enc>
 arma::cx_fvec recon_frame(const ReconProblem& P, const ReconFrame& fr, std::shared_ptr<const Enc> G,
                           const ReconSettings& S, const std::string& label, bool normal = false) {
     const std::size_t n1 = fr.kx.n_elem, n2 = P.n2();
     const bool tv = S.penalty == PenaltyKind::TV;
+    double ys = 1;
+    arma::cx_fvec ystore;
+    const arma::cx_fvec& y = scaled_data(fr.y, ys, ystore);
     if (!P.smaps.empty()) {
-        const arma::cx_fvec& maps = P.smaps[fr.slice];
-        auto E = std::make_shared<const SENSE<float, Enc>>(G, maps, P.nc);
+        double ms = 1;
+        std::shared_ptr<const SENSE<float, Enc>> E;
         double energy = 0;
-        for (std::size_t i = 0; i < maps.n_elem; ++i) energy += std::norm(maps[i]);
+        {
+            arma::cx_fvec mstore;  // freed once SENSE holds its copy
+            const arma::cx_fvec& maps = scaled_maps(P.smaps[fr.slice], P.nc, ms, mstore);
+            E = std::make_shared<const SENSE<float, Enc>>(G, maps, P.nc);
+            for (std::size_t i = 0; i < maps.n_elem; ++i) energy += std::norm(std::complex<double>(maps[i]));
+        }
         const double curvature = double(n1) * energy / double(n2);
-        const double scale = tv ? image_scale(*E, fr.y, curvature) : 1.0;
+        const double scale = tv ? image_scale(*E, y, curvature) : 1.0;
         auto R = make_penalty(P, S, curvature, scale);
-        return solve(E, fr.y, *R, S, label, normal);
+        const Units u{ys / ms, ys * ys};
+        return unscaled(solve(E, y, *R, S, label, normal, u), u.image, label);
     }
     arma::fvec sos(n2, arma::fill::zeros);
     for (std::size_t c = 0; c < P.nc; ++c) {
-        arma::cx_fvec yc = fr.y.subvec(c * n1, (c + 1) * n1 - 1);
+        arma::cx_fvec yc = y.subvec(c * n1, (c + 1) * n1 - 1);
         const double curvature = double(n1);
         const double scale = tv ? image_scale(*G, yc, curvature) : 1.0;
         auto R = make_penalty(P, S, curvature, scale);
-        arma::cx_fvec xc = solve(G, yc, *R, S, label + " coil " + std::to_string(c + 1), normal);
+        arma::cx_fvec xc = solve(G, yc, *R, S, label + " coil " + std::to_string(c + 1), normal, Units{ys, ys * ys});
         sos += arma::square(arma::abs(xc));
     }
-    return arma::conv_to<arma::cx_fvec>::from(arma::sqrt(sos));
+    return unscaled(arma::conv_to<arma::cx_fvec>::from(arma::sqrt(sos)), ys, label);
 }
 
 // Time-segmented field correction around the encoding operator G.
@@ -285,17 +362,22 @@ double estimate_seconds(const ReconProblem& P, const ReconSettings& S, EncodingO
     return double(S.iterations) * perIter / fftRate;
 }
 
-OperatorChoice choose_operator(const ReconProblem& P, int iterations, bool gpu) {
+OperatorChoice choose_operator(const ReconProblem& P, int iterations, bool gpu, bool fieldCorrection) {
     constexpr double kDftAutoLimit = 2e10, kDftAutoLimitGpu = 4e12;  // about 20 s each
     if (P.fftGrid[0] > 0)
         return {EncodingOperator::Fft, "the samples lie on the " + std::to_string(P.fftGrid[0]) + "x" +
                                            std::to_string(P.fftGrid[1]) + "x" + std::to_string(P.fftGrid[2]) +
                                            " FFT grid"};
     const double cost = dft_cost(P, iterations), limit = gpu ? kDftAutoLimitGpu : kDftAutoLimit;
-    char buf[160];
+    char buf[200];
     std::snprintf(buf, sizeof buf, "non-Cartesian, DFT cost %.1e sample-pixel products %s %.0e", cost,
                   cost <= limit ? "<=" : ">", limit);
-    return {cost <= limit ? EncodingOperator::Dft : EncodingOperator::TimeSeg, buf};
+    std::string reason = buf;
+    if (cost <= limit) return {EncodingOperator::Dft, reason};
+    // Without a field map to correct, time segmentation would be plain Gnufft: name it so.
+    if (P.fieldmap.empty() || !fieldCorrection)
+        return {EncodingOperator::Nufft, reason + (P.fieldmap.empty() ? ", no field map" : ", no field correction")};
+    return {EncodingOperator::TimeSeg, reason};
 }
 
 }  // namespace recon

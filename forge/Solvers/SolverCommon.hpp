@@ -3,6 +3,7 @@
 // vector operations the loops need, on forgeCol (host or device). The solvers' arma::Col overloads convert
 // once at entry and once at exit; inside the loop every vector is a forgeCol (arma_conversion_stats() counts
 // the conversions). With device-resident forgeCol every operation runs on the GPU; only scalars come back.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <complex>
@@ -22,9 +23,10 @@
 namespace forge {
 
 // What a solver reports after each iteration (iteration counts from 1).
+// Quantities are in the units of the caller's x, y and W, whatever scaling the solver applies inside.
 struct PcgIterationInfo {
     uword iteration = 0;
-    double cost = 0;           // ||W^{1/2}(y - G x)||^2 + R(x) at the new x
+    double cost = 0;           // Phi(x) = ||W^{1/2}(y - G x)||^2 + R(x) at the new x
     double gradient_norm = 0;  // ||gradient of the cost|| at the x the step started from
     double step = 0;           // step length taken along the search direction
     double elapsed_s = 0;      // wall time since the solver started, in seconds
@@ -37,14 +39,38 @@ struct PcgOptions {
     // Called after every iteration. Computing the cost costs one extra penalty evaluation per iteration,
     // done only when a callback is set.
     std::function<void(const PcgIterationInfo&)> callback;
+    // solve_pwls_pcg_normal only: y^H W y of the data behind b = G^H W y. Given (>= 0), the callback's cost is
+    // Phi(x) = y^H W y + x^H N x - 2 Re(x^H b) + R(x), the cost solve_pwls_pcg reports; otherwise (< 0, the
+    // default) the normal form knows no y and reports Phi(x) - y^H W y.
+    double data_norm2 = -1;
 };
+
+// Why a solver stopped.
+enum class StopReason {
+    IterationLimit,  // ran niter iterations
+    Tolerance,       // ||gradient|| <= tolerance * ||initial gradient||
+    ZeroGradient,    // the gradient is exactly zero: x is the minimiser
+    FlatDirection,   // the cost's curvature along the search direction is not positive (finite): no step decreases
+                     // it (a direction in the operator's and the penalty's null space, or rounding at convergence)
+};
+
+inline const char* stop_reason_name(StopReason r) {
+    switch (r) {
+        case StopReason::IterationLimit: return "iteration limit";
+        case StopReason::Tolerance: return "tolerance";
+        case StopReason::ZeroGradient: return "zero gradient";
+        case StopReason::FlatDirection: return "flat search direction";
+    }
+    return "?";
+}
 
 // What a solver did (filled when a SolverReport* is passed).
 struct SolverReport {
     uword iterations = 0;
-    bool converged = false;  // stopped by the tolerance
-    double final_gradient_norm = 0;
-    double initial_gradient_norm = 0;
+    bool converged = false;  // stopped before the iteration limit (stop_reason other than IterationLimit)
+    StopReason stop_reason = StopReason::IterationLimit;
+    double final_gradient_norm = 0;    // at the start of the last iteration (or where it stopped)
+    double initial_gradient_norm = 0;  // at x0
     double elapsed_s = 0;
 };
 
@@ -138,6 +164,49 @@ void require_same_place(const char* solver, const XV& x0, const WV& W, const YV&
     }
 }
 
+// ---- scaling. Multiplying by a power of two is exact in floating point (while nothing leaves the normal range), so
+// a solve on y / 2^e, scaled back, gives exactly the iterates of the solve on y wherever that one stays in range.
+
+// The power of two nearest to v > 0 (1 for v = 0, Inf or NaN), its exponent clamped so that it and its inverse
+// are normal T1 numbers.
+template <typename T1>
+double pow2_near(double v) {
+    if (!(v > 0) || !std::isfinite(v)) return 1.0;
+    int e = std::ilogb(v);
+    if (std::ldexp(v, -e) >= 1.4142135623730951) ++e;
+    const int lo = std::numeric_limits<T1>::min_exponent, hi = std::numeric_limits<T1>::max_exponent - 2;
+    return std::ldexp(1.0, std::max(lo, std::min(hi, e)));
+}
+
+// ||v|| as a double, also where ||v||^2 leaves T1's range (forgeCol's norm() returns T1, and on the GPU rounds
+// ||v||^2 to T1): then retried on v times a power of two. NaN when v holds a NaN, +Inf when it holds an Inf.
+template <typename T>
+double robust_norm(const forgeCol<T>& v) {
+    using R = real_t<T>;
+    const double n = double(norm(v));
+    if (std::isnan(n) || (n > 0 && std::isfinite(n))) return n;
+    // Down by 2^-k when the squares overflowed, up by 2^k when they underflowed (v != 0 below ~sqrt(min T1)):
+    // k = half the exponent range plus 24 bits brings sum |v|^2 of up to 2^40 entries back into range.
+    const int k = std::numeric_limits<R>::max_exponent / 2 + 24;
+    const int shift = std::isinf(n) ? -k : k;
+    forgeCol<T> w(v);
+    w *= T(R(std::ldexp(1.0, shift)));
+    const double m = double(norm(w));
+    return std::isfinite(m) ? std::ldexp(m, -shift) : m;
+}
+
+// The power of two nearest to the root mean square of v (1 for v = 0). Throws forge::invalid_argument naming
+// 'what' when v holds a NaN or an Inf.
+template <typename T>
+double pow2_rms(const char* solver, const char* what, const forgeCol<T>& v) {
+    const double n = robust_norm(v);
+    if (!std::isfinite(n)) {
+        throw invalid_argument(std::string(solver) + ": " + what + " has a NaN or Inf entry (" + what +
+                               " must be finite)");
+    }
+    return v.n_elem ? pow2_near<real_t<T>>(n / std::sqrt(double(v.n_elem))) : 1.0;
+}
+
 inline double seconds_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -149,4 +218,5 @@ inline double seconds_since(std::chrono::steady_clock::time_point t0) {
 using forge::PcgIterationInfo;
 using forge::PcgOptions;
 using forge::SolverReport;
+using forge::StopReason;
 #endif

@@ -7,10 +7,14 @@
 
 #include "TestHelpers.h"
 #include "forge/Operators/Gdft.h"
+#include "forge/Operators/SENSE.h"
 #include "forge/Penalties/QuadPenalty.h"
 #include "forge/Penalties/TVPenalty.h"
 #include "forge/Solvers/reconSolve.hpp"
 #include "forge/Solvers/solve_grad_desc.hpp"
+#include "forge/Sim/Coils.h"
+#include "forge/Sim/Phantoms.h"
+#include "forge/Sim/Trajectories.h"
 #include "forge/Solvers/solve_pwls_pcg.hpp"
 
 using namespace forge_test;
@@ -283,4 +287,222 @@ TEST_CASE("solve_pwls_pcg tolerance: stops early and the returned image meets it
             CHECK(arma::norm(grad(xm)) > tol * g0);
         }
     }
+}
+
+// ---------------------------------------------------------------- scale, overflow, stop reasons
+
+namespace {
+
+// SENSE over an exact Gdft: 16x16 pixels, 4 Gaussian coil maps of about unit size, a 600-sample spiral, data of
+// a smooth Shepp-Logan plus 1% noise. Float, as forge-recon solves.
+struct SenseProblem {
+    static constexpr arma::uword N = 16, n2 = N * N, nc = 4, n1 = 600;
+    std::shared_ptr<Gdft<float>> G;
+    arma::cx_fvec maps, y, truth;
+    SenseProblem() {
+        arma::fvec ix(n2), iy(n2), iz(n2, arma::fill::zeros);
+        for (arma::uword j = 0; j < N; ++j)
+            for (arma::uword i = 0; i < N; ++i) {
+                ix(i + N * j) = (float(i) - N / 2.0f) / N;
+                iy(i + N * j) = (float(j) - N / 2.0f) / N;
+            }
+        const forge::sim::Trajectory2D k = forge::sim::constant_speed_spiral(n1, N / 2.0, N / 4.0, 0.999);
+        const arma::fvec kx = arma::conv_to<arma::fvec>::from(k.kx), ky = arma::conv_to<arma::fvec>::from(k.ky);
+        const arma::fvec kz(n1, arma::fill::zeros), fm(n2, arma::fill::zeros), t(n1, arma::fill::zeros);
+        G = std::make_shared<Gdft<float>>(n1, n2, kx, ky, kz, ix, iy, iz, fm, t);
+        maps = arma::conv_to<arma::cx_fvec>::from(
+            forge::sim::gaussian_coil_maps(arma::conv_to<arma::vec>::from(ix), arma::conv_to<arma::vec>::from(iy), nc));
+        truth = arma::conv_to<arma::cx_fvec>::from(forge::sim::smooth_shepp_logan_slice(N, 0, 1));
+        y = SENSE<float, Gdft<float>>(G, maps, nc) * truth;
+        y += 0.01f * float(arma::norm(y) / std::sqrt(2.0 * y.n_elem)) * complex_normal<float>(y.n_elem);
+    }
+    // niter PCG iterations of SENSE with maps * mapScale on y * dataScale.
+    arma::cx_fvec solve(double mapScale, double dataScale, const Robject<float>& R, arma::uword niter) const {
+        const SENSE<float, Gdft<float>> E(G, arma::cx_fvec(maps * float(mapScale)), nc);
+        const arma::cx_fvec x0(n2, arma::fill::zeros);
+        return solve_pwls_pcg<float>(x0, E, arma::fvec(y.n_elem, arma::fill::ones), arma::cx_fvec(y * float(dataScale)),
+                                     R, niter);
+    }
+};
+
+// DenseOp times a gain, applied in two factors so that a gain beyond the element type's range still overflows
+// only the output; or, with nan_out, an operator whose forward output holds a NaN.
+struct GainOp {
+    DenseOp<float> D;
+    float g1 = 1, g2 = 1;
+    bool nan_out = false;
+    forgeCol<forgeComplex<float>> operator*(const forgeCol<forgeComplex<float>>& x) const {
+        forgeCol<forgeComplex<float>> r = D * x;
+        r *= forgeComplex<float>(g1);
+        r *= forgeComplex<float>(g2);
+        if (nan_out) r[0] = forgeComplex<float>(std::nanf(""), 0);
+        return r;
+    }
+    forgeCol<forgeComplex<float>> operator/(const forgeCol<forgeComplex<float>>& y) const {
+        forgeCol<forgeComplex<float>> r = D / y;
+        r *= forgeComplex<float>(g1);
+        r *= forgeComplex<float>(g2);
+        return r;
+    }
+};
+
+// A penalty with a constant gradient c and no curvature (R(x) = Re<c, x>), or a NaN gradient. (noinline: GCC
+// would otherwise inline these speculatively into the solver's calls on QuadPenalty and warn about the member.)
+struct LinearPenalty : Robject<float> {
+    using Robject<float>::Penalty;
+    using Robject<float>::Gradient;
+    using Robject<float>::Denom;
+    ForgeVec c;
+    bool nan_gradient = false;
+    [[gnu::noinline]] float Penalty(const ForgeVec& x) const override { return float(cdot(c, x).re); }
+    [[gnu::noinline]] ForgeVec Gradient(const ForgeVec&) const override {
+        ForgeVec g = c;
+        if (nan_gradient) g[0] = forgeComplex<float>(std::nanf(""), 0);
+        return g;
+    }
+    float Denom(const ForgeVec&, const ForgeVec&) const override { return 0; }
+};
+
+}  // namespace
+
+TEST_CASE("solve_pwls_pcg does not depend on the scale of the data and the coil maps", "[solver][pcg][scale]") {
+    FORGE_INFO_SEED();
+    const SenseProblem p;
+    const arma::uword niter = 15;
+    // The same problem in other units: maps x1e5 and data x1e8 give the image x1e3 when beta (relative to the
+    // data term's curvature, which grows as maps^2) is x1e10 and TV's delta (an image value) x1e3.
+    const double beta = 1e-3 * p.n1;
+    SECTION("QuadPenalty") {
+        const arma::cx_fvec x = p.solve(1, 1, QuadPenalty<float>(p.N, p.N, 1, float(beta)), niter);
+        INFO("NRMSE of the unscaled solve vs the truth " << rel_error(x, p.truth));
+        REQUIRE(rel_error(x, p.truth) < 0.3);  // a real reconstruction, not zeros
+        const arma::cx_fvec xs = p.solve(1e5, 1e8, QuadPenalty<float>(p.N, p.N, 1, float(beta * 1e10)), niter);
+        CHECK(rel_error(arma::cx_fvec(xs / 1e3f), x) <= 1e-4);
+        // finite data of any size: 1e30 and 1e-30 (maps unchanged, so beta too)
+        const arma::cx_fvec xb = p.solve(1, 1e30, QuadPenalty<float>(p.N, p.N, 1, float(beta)), niter);
+        CHECK(rel_error(arma::cx_fvec(xb / 1e30f), x) <= 1e-4);
+        const arma::cx_fvec xt = p.solve(1, 1e-30, QuadPenalty<float>(p.N, p.N, 1, float(beta)), niter);
+        CHECK(rel_error(arma::cx_fvec(xt / 1e-30f), x) <= 1e-4);
+    }
+    SECTION("TVPenalty") {
+        const double delta = 0.05;
+        const arma::cx_fvec x = p.solve(1, 1, TVPenalty<float>(p.N, p.N, 1, float(beta), float(delta)), niter);
+        REQUIRE(rel_error(x, p.truth) < 0.3);
+        const arma::cx_fvec xs =
+            p.solve(1e5, 1e8, TVPenalty<float>(p.N, p.N, 1, float(beta * 1e10), float(delta * 1e3)), niter);
+        CHECK(rel_error(arma::cx_fvec(xs / 1e3f), x) <= 1e-4);
+    }
+}
+
+TEST_CASE("solve_pwls_pcg: an operator whose output overflows or is NaN raises, naming it", "[solver][errors][scale]") {
+    FORGE_INFO_SEED();
+    const Problem p = make_problem();
+    GainOp G{DenseOp<float>{arma::conv_to<arma::cx_fmat>::from(p.A)}};
+    QuadPenalty<float> R(p.Nx, p.Ny, 1, 0.5f);
+    const forgeCol<forgeComplex<float>> x0(arma::cx_fvec(p.n, arma::fill::zeros)),
+        y(arma::conv_to<arma::cx_fvec>::from(p.y));
+    const forgeCol<float> W(arma::fvec(p.m, arma::fill::ones));
+    using Catch::Contains;
+    SECTION("gain 1e25: ||G d||^2 exceeds float") {
+        G.g1 = 1e25f;
+        CHECK_THROWS_AS(solve_pwls_pcg<float>(x0, G, W, y, R, 10), forge::overflow_error);
+        CHECK_THROWS_WITH(solve_pwls_pcg<float>(x0, G, W, y, R, 10), Contains("operator") && Contains("iteration 1"));
+    }
+    SECTION("gain 1e40: G^H y itself is Inf") {
+        G.g1 = 1e20f;
+        G.g2 = 1e20f;
+        CHECK_THROWS_WITH(solve_pwls_pcg<float>(x0, G, W, y, R, 10),
+                          Contains("G^H W (y - G x)") && Contains("the operator's adjoint"));
+    }
+    SECTION("an operator that returns NaN") {
+        G.nan_out = true;
+        CHECK_THROWS_AS(solve_pwls_pcg<float>(x0, G, W, y, R, 10), forge::overflow_error);
+        CHECK_THROWS_WITH(solve_pwls_pcg<float>(x0, G, W, y, R, 10), Contains("operator"));
+    }
+    SECTION("a penalty whose gradient is NaN") {
+        LinearPenalty L;
+        L.c = forgeCol<forgeComplex<float>>(arma::cx_fvec(p.n, arma::fill::ones));
+        L.nan_gradient = true;
+        CHECK_THROWS_WITH(solve_pwls_pcg<float>(x0, G, W, y, L, 10), Contains("penalty's gradient"));
+    }
+    SECTION("NaN or Inf in the inputs is a bad argument, named") {
+        for (float v : {std::nanf(""), HUGE_VALF}) {
+            forgeCol<forgeComplex<float>> yb = y, xb = x0;
+            yb[3] = forgeComplex<float>(v, 0);
+            xb[2] = forgeComplex<float>(0, v);
+            CHECK_THROWS_AS(solve_pwls_pcg<float>(x0, G, W, yb, R, 10), forge::invalid_argument);
+            CHECK_THROWS_WITH(solve_pwls_pcg<float>(x0, G, W, yb, R, 10), Contains("y has a NaN or Inf"));
+            CHECK_THROWS_WITH(solve_pwls_pcg<float>(xb, G, W, y, R, 10), Contains("x0 has a NaN or Inf"));
+            CHECK_THROWS_WITH(solve_pwls_pcg_normal<float>(x0, G, yb.n_elem == x0.n_elem ? yb : xb, R, 10),
+                              Contains("b has a NaN or Inf"));
+        }
+    }
+}
+
+TEST_CASE("solve_pwls_pcg reports why it stopped", "[solver][pcg][stop]") {
+    FORGE_INFO_SEED();
+    const Problem p = make_problem();
+    DenseOp<double> G{p.A};
+    QuadPenalty<double> R(p.Nx, p.Ny, 1, p.beta);
+    const arma::cx_vec x0(p.n, arma::fill::zeros);
+    SolverReport rep;
+    solve_pwls_pcg<double>(x0, G, p.W, p.y, R, 3, {}, &rep);
+    CHECK(rep.stop_reason == StopReason::IterationLimit);
+    CHECK_FALSE(rep.converged);
+    CHECK(rep.iterations == 3);
+    PcgOptions<double> opts;
+    opts.tolerance = 1e-3;
+    solve_pwls_pcg<double>(x0, G, p.W, p.y, R, 500, opts, &rep);
+    CHECK(rep.stop_reason == StopReason::Tolerance);
+    CHECK(rep.converged);
+    // zero data from zero: the gradient is exactly zero, x0 is the minimiser
+    const arma::cx_vec x = solve_pwls_pcg<double>(x0, G, p.W, arma::cx_vec(p.m, arma::fill::zeros), R, 5, {}, &rep);
+    CHECK(rep.stop_reason == StopReason::ZeroGradient);
+    CHECK(rep.converged);
+    CHECK(rep.iterations == 0);
+    CHECK(arma::norm(x) == 0);
+    // no curvature along a non-zero gradient (an operator of zeros, a linear penalty): a flat direction, finite
+    GainOp Z{DenseOp<float>{arma::cx_fmat(p.m, p.n, arma::fill::zeros)}};
+    LinearPenalty L;
+    L.c = forgeCol<forgeComplex<float>>(arma::cx_fvec(p.n, arma::fill::ones));
+    const forgeCol<forgeComplex<float>> fx0(arma::cx_fvec(p.n, arma::fill::zeros)),
+        fy(arma::conv_to<arma::cx_fvec>::from(p.y));
+    const forgeCol<forgeComplex<float>> xf =
+        solve_pwls_pcg<float>(fx0, Z, forgeCol<float>(arma::fvec(p.m, arma::fill::ones)), fy, L, 5, {}, &rep);
+    CHECK(rep.stop_reason == StopReason::FlatDirection);
+    CHECK(rep.iterations == 0);
+    CHECK(arma::norm(xf.getArma()) == 0);
+    CHECK(std::string(stop_reason_name(StopReason::Tolerance)) == "tolerance");
+}
+
+TEST_CASE("solve_pwls_pcg_normal reports solve_pwls_pcg's cost when given y^H W y", "[solver][pcg][normal][cost]") {
+    FORGE_INFO_SEED();
+    const Problem p = make_problem();
+    DenseOp<double> G{p.A};
+    // N = A^H W A and b = A^H W y, explicitly
+    DenseOp<double> N{arma::cx_mat(p.A.t() * arma::diagmat(arma::conv_to<arma::cx_vec>::from(p.W)) * p.A)};
+    const arma::cx_vec b = p.A.t() * (p.W % p.y);
+    const double yWy = arma::accu(p.W % arma::square(arma::abs(p.y)));
+    QuadPenalty<double> R(p.Nx, p.Ny, 1, p.beta);
+    const arma::cx_vec x0(p.n, arma::fill::zeros);
+    std::vector<double> exact, normal, bare;
+    PcgOptions<double> opts;
+    opts.callback = [&](const PcgIterationInfo& i) { exact.push_back(i.cost); };
+    solve_pwls_pcg<double>(x0, G, p.W, p.y, R, 12, opts);
+    opts.callback = [&](const PcgIterationInfo& i) { bare.push_back(i.cost); };
+    solve_pwls_pcg_normal<double>(x0, N, b, R, 12, opts);
+    opts.data_norm2 = yWy;
+    opts.callback = [&](const PcgIterationInfo& i) { normal.push_back(i.cost); };
+    solve_pwls_pcg_normal<double>(x0, N, b, R, 12, opts);
+    REQUIRE(exact.size() == 12);
+    REQUIRE(normal.size() == 12);
+    REQUIRE(bare.size() == 12);
+    for (std::size_t i = 0; i < exact.size(); ++i) {
+        INFO("iteration " << i + 1 << ": exact " << exact[i] << ", normal form " << normal[i]);
+        CHECK(normal[i] >= 0);
+        CHECK(std::fabs(normal[i] - exact[i]) <= 1e-9 * exact[i]);
+        CHECK(std::fabs(bare[i] + yWy - exact[i]) <= 1e-9 * yWy);
+    }
+    opts.data_norm2 = HUGE_VAL;
+    CHECK_THROWS_AS(solve_pwls_pcg_normal<double>(x0, N, b, R, 12, opts), forge::invalid_argument);
 }

@@ -108,3 +108,38 @@ def test_an_exception_in_the_callback_stops_the_solve(rng):
     with pytest.raises(Enough):
         forge.solve_pwls_pcg(G, y, niter=50, callback=stop_at_three)
     assert seen == [1, 2, 3]
+
+
+def test_float32_solve_does_not_depend_on_the_scale_of_data_and_maps(rng):
+    # BART's phantom -S maps reach 1.3e5 and data 1e8 are common: ||S d||^2 and S^H y then overflow float32
+    # unless the solver scales. The same problem with maps x1e5 and data x1e8 (beta x1e10: it is relative to the
+    # data term's curvature, which grows with the maps squared) is the image x1e3.
+    n, n1, nc = 12, 200, 4
+    p = grid_problem(rng, n=n, n1=n1)
+    G = forge.Gdft(p["kx"], p["ky"], ix=p["ix"], iy=p["iy"], field_map=p["field_map"], t=p["t"], dtype=np.float32)
+    maps = crandn(rng, nc, n * n, dtype=np.complex64)
+    x_true = crandn(rng, n * n)
+    y = (forge.SENSE(G, maps) @ x_true.astype(np.complex64)).astype(np.complex64)
+    y += 0.01 * np.linalg.norm(y) / np.sqrt(y.size) * crandn(rng, y.size, dtype=np.complex64)
+    beta = 1e-3 * n1
+    x = forge.solve_pwls_pcg(forge.SENSE(G, maps), y, penalty=forge.QuadPenalty(n, n, beta=beta), niter=15)
+    assert rel_err(x, x_true) < 0.2  # an image, not zeros
+    xs = forge.solve_pwls_pcg(forge.SENSE(G, (maps * 1e5).astype(np.complex64)), (y * 1e8).astype(np.complex64),
+                              penalty=forge.QuadPenalty(n, n, beta=beta * 1e10), niter=15)
+    assert rel_err(xs / 1e3, x) <= 1e-4
+    # any finite data: 1e30
+    xb = forge.solve_pwls_pcg(forge.SENSE(G, maps), (y * 1e30).astype(np.complex64),
+                              penalty=forge.QuadPenalty(n, n, beta=beta), niter=15)
+    assert rel_err(xb / 1e30, x) <= 1e-4
+
+
+def test_an_operator_that_overflows_float32_raises(rng):
+    # maps of 1e18: G^H y is finite but ||G d||^2 is not; an error naming the operator, never a quiet stop
+    n, n1, nc = 8, 80, 2
+    p = grid_problem(rng, n=n, n1=n1)
+    G = forge.Gdft(p["kx"], p["ky"], ix=p["ix"], iy=p["iy"], dtype=np.float32)
+    S = forge.SENSE(G, (crandn(rng, nc, n * n) * 1e18).astype(np.complex64))
+    y = crandn(rng, nc * n1, dtype=np.complex64)
+    with pytest.raises(OverflowError, match="operator"):
+        forge.solve_pwls_pcg(S, y, niter=5)
+

@@ -1,9 +1,20 @@
-// forge_mrd_cfl: the bridge scripts/compare-bart.sh uses between ISMRMRD files and BART's .cfl/.hdr arrays.
+// forge_mrd_cfl: the bridge scripts/compare-bart.sh uses between ISMRMRD files and BART's .cfl/.hdr arrays, and
+// the small file tools of the CLI tests.
 //
 //   forge_mrd_cfl kspace IN.h5 OUT [REPETITION]   Cartesian k-space of one repetition (default 0), zero-filled,
 //                                                 as OUT.cfl/.hdr of dims [encoded x, encoded y, 1, coils]
 //   forge_mrd_cfl nrmse IN.h5 IMAGE               NRMSE and PSNR of |IMAGE.cfl| (Nx x Ny) against the file's
 //                                                 /dataset/phantom, as forge-recon computes them
+//   forge_mrd_cfl mrd TRAJ KSPACE OUT.h5 MAPS [REF]
+//                                                 BART's non-Cartesian arrays as an ISMRMRD file: TRAJ [3, samples,
+//                                                 spokes] (cycles/FOV), KSPACE [1, samples, spokes, coils], MAPS
+//                                                 [N, N, 1, coils] (stored as /dataset/csm; N from them), REF [N, N]
+//                                                 (|REF| stored as /dataset/phantom); one acquisition per spoke
+//   forge_mrd_cfl scale IN.h5 OUT.h5 DATA MAPS    IN.h5 with its acquisitions' data times DATA and its /dataset/csm
+//                                                 times MAPS (its fieldmap and phantom copied)
+//   forge_mrd_cfl compare A.nii B.nii             ||a B - A|| / ||A|| with a the least-squares scale (B's
+//                                                 magnitudes fitted to A's): 0 when B is A in other units
+#include <cmath>
 #include <complex>
 #include <cstdio>
 #include <fstream>
@@ -13,6 +24,7 @@
 #include <armadillo>
 
 #include "forge/IO/Mrd.h"
+#include "forge/IO/Nifti.h"
 #include "forge/Recon/Metrics.h"
 
 namespace {
@@ -43,11 +55,106 @@ std::vector<std::complex<float>> read_cfl(const std::string& base, std::vector<s
     return v;
 }
 
-}  // namespace
+// BART's radial (or any non-Cartesian 2D) arrays as an ISMRMRD file with maps and a reference.
+int to_mrd(const std::string& trajBase, const std::string& kBase, const std::string& out, const std::string& mapsBase,
+           const std::string& refBase) {
+    std::vector<std::size_t> td, kd, md, rd;
+    const auto traj = read_cfl(trajBase, td);
+    const auto k = read_cfl(kBase, kd);
+    const auto maps = read_cfl(mapsBase, md);
+    const std::size_t ns = td[1], spokes = td[2], nc = kd[3], N = md[0];
+    if (td[0] != 3 || kd[1] != ns || kd[2] != spokes || md[1] != N || md[3] != nc) {
+        std::fprintf(stderr, "forge_mrd_cfl mrd: the arrays' dimensions do not fit together\n");
+        return 2;
+    }
+    forge::io::MrdHeader h;
+    h.encodedMatrix = {N, N, 1};
+    h.reconMatrix = {N, N, 1};
+    h.encodedFov_mm = {256, 256, 5};
+    h.reconFov_mm = {256, 256, 5};
+    h.trajectory = "radial";
+    h.receiverChannels = nc;
+    std::vector<forge::io::MrdAcquisition> acqs(spokes);
+    for (std::size_t s = 0; s < spokes; ++s) {
+        forge::io::MrdAcquisition& a = acqs[s];
+        a.samples = uint16_t(ns);
+        a.channels = uint16_t(nc);
+        a.trajDims = 2;
+        a.centerSample = uint16_t(ns / 2);
+        a.dwell_us = 4;
+        a.e1 = uint16_t(s);
+        a.readDir = {1, 0, 0};
+        a.phaseDir = {0, 1, 0};
+        a.sliceDir = {0, 0, 1};
+        a.data.resize(ns * nc);
+        a.traj.resize(2 * ns);
+        for (std::size_t j = 0; j < ns; ++j) {
+            // ISMRMRD's normalised units: k / encoded matrix
+            a.traj[2 * j] = traj[3 * (j + ns * s)].real() / float(N);
+            a.traj[2 * j + 1] = traj[3 * (j + ns * s) + 1].real() / float(N);
+            for (std::size_t c = 0; c < nc; ++c) a.data[c * ns + j] = k[j + ns * (s + spokes * c)];
+        }
+    }
+    std::vector<forge::io::MrdNamedArray> arrays(1);
+    arrays[0].name = "csm";
+    arrays[0].dims = {N, N, 1, nc};
+    arrays[0].data = maps;
+    if (!refBase.empty()) {
+        const auto ref = read_cfl(refBase, rd);
+        forge::io::MrdNamedArray r;
+        r.name = "phantom";
+        r.dims = {N, N, 1};
+        for (const auto& v : ref) r.data.emplace_back(std::abs(v), 0.0f);
+        arrays.push_back(r);
+    }
+    forge::io::write_mrd(out, forge::io::make_mrd_header_xml(h, "bart"), acqs, arrays);
+    return 0;
+}
 
-int main(int argc, char** argv) {
+int scale_mrd(const std::string& in, const std::string& out, float dataScale, float mapScale) {
+    forge::io::MrdFile F = forge::io::read_mrd(in);
+    std::vector<forge::io::MrdAcquisition> acqs = F.noise;
+    for (auto& a : F.acquisitions) {
+        for (auto& v : a.data) v *= dataScale;
+        acqs.push_back(std::move(a));
+    }
+    std::vector<forge::io::MrdNamedArray> arrays;
+    for (const char* name : {"csm", "fieldmap", "phantom"}) {
+        const std::string object = std::string("/dataset/") + name;
+        if (!forge::io::hdf5_has_object(in, object)) continue;
+        const forge::io::Array a = forge::io::read_hdf5_array(in, object);
+        forge::io::MrdNamedArray m;
+        m.name = name;
+        m.dims = a.dims;
+        const double f = std::string(name) == "csm" ? double(mapScale) : 1.0;
+        for (const auto& v : a.data) m.data.emplace_back(std::complex<float>(v * f));
+        arrays.push_back(m);
+    }
+    forge::io::write_mrd(out, forge::io::make_mrd_header_xml(F.header, "forge-scaled"), acqs, arrays);
+    return 0;
+}
+
+int compare_nifti(const std::string& a, const std::string& b) {
+    const forge::io::NiftiVolume A = forge::io::read_nifti(a), B = forge::io::read_nifti(b);
+    if (A.data.size() != B.data.size()) {
+        std::fprintf(stderr, "forge_mrd_cfl compare: %zu and %zu voxels\n", A.data.size(), B.data.size());
+        return 2;
+    }
+    arma::fvec x(A.data.size()), y(B.data.size());
+    for (std::size_t i = 0; i < x.n_elem; ++i) {
+        x[i] = float(std::abs(A.data[i]));
+        y[i] = float(std::abs(B.data[i]));
+    }
+    // magnitude_quality fits the scale of its first argument to the second
+    std::printf("relative difference %.3e\n", forge::recon::magnitude_quality({y}, {x}).nrmse);
+    return 0;
+}
+
+int run(int argc, char** argv) {
     if (argc < 4) {
-        std::fprintf(stderr, "usage: forge_mrd_cfl kspace IN.h5 OUT [REPETITION] | nrmse IN.h5 IMAGE\n");
+        std::fprintf(stderr,
+                     "usage: forge_mrd_cfl kspace IN.h5 OUT [REPETITION] | nrmse IN.h5 IMAGE | mrd TRAJ KSPACE OUT.h5 "
+                     "MAPS [REF] | scale IN.h5 OUT.h5 DATA MAPS | compare A.nii B.nii\n");
         return 2;
     }
     const std::string mode = argv[1], in = argv[2], out = argv[3];
@@ -83,6 +190,20 @@ int main(int argc, char** argv) {
         std::printf("NRMSE %.6f  PSNR %.2f dB\n", q.nrmse, q.psnr);
         return 0;
     }
+    if (mode == "mrd" && argc >= 6) return to_mrd(in, out, argv[4], argv[5], argc > 6 ? argv[6] : "");
+    if (mode == "scale" && argc == 6) return scale_mrd(in, out, std::stof(argv[4]), std::stof(argv[5]));
+    if (mode == "compare") return compare_nifti(in, out);
     std::fprintf(stderr, "forge_mrd_cfl: unknown mode '%s'\n", mode.c_str());
     return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    try {
+        return run(argc, argv);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "forge_mrd_cfl: %s\n", e.what());
+        return 1;
+    }
 }

@@ -14,7 +14,7 @@ nrmse() { sed -n 's/.*NRMSE vs reference \([0-9.]*\).*/\1/p' "$1" | head -n 1; }
 ratio_ok() { awk -v a="$1" -v b="$2" -v r="$3" 'BEGIN { exit !(a <= r * b) }'; }
 
 # ---- demo: the whole path from raw data
-"$RECON" --demo --demo-size 32 --demo-slices 2 -o "$W/demo" --device cpu >"$W/demo.stdout" 2>"$W/demo.stderr" \
+"$RECON" --demo --demo-size 32 --demo-slices 2 -n 10 -o "$W/demo" --device cpu >"$W/demo.stdout" 2>"$W/demo.stderr" \
     || { cat "$W/demo.stderr" >&2; fail "demo failed"; }
 cat "$W/demo.stdout"
 unc=$(sed -n 's/^ *uncorrected *NRMSE \([0-9.]*\).*/\1/p' "$W/demo.stdout")
@@ -28,7 +28,7 @@ for f in demo_fieldmap_scan.h5 demo_estimated.nii demo_estimated_smaps.nii demo_
 done
 echo "ok  demo: true maps $cor, estimated maps $est, uncorrected $unc"
 # the same from the files alone
-"$RECON" "$W/demo.h5" --smaps estimate --fieldmap-scan "$W/demo_fieldmap_scan.h5" --save-maps -o "$W/raw" --device cpu \
+"$RECON" "$W/demo.h5" --smaps estimate --fieldmap-scan "$W/demo_fieldmap_scan.h5" --save-maps -n 10 -o "$W/raw" --device cpu \
     >"$W/raw.stdout" 2>"$W/raw.stderr" || { cat "$W/raw.stderr" >&2; fail "recon from raw data failed"; }
 cat "$W/raw.stdout"
 grep -q 'estimated coil sensitivity maps' "$W/raw.stdout" || fail "no note about the estimated coil maps"
@@ -38,7 +38,7 @@ awk -v a="$raw" -v b="$est" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 1
     || fail "raw-data NRMSE $raw differs from the demo's estimated-maps NRMSE $est"
 [ -s "$W/raw_smaps.nii" ] && [ -s "$W/raw_fieldmap.nii" ] || fail "--save-maps wrote no maps"
 # the field-map scan's own field map from its echoes
-"$RECON" "$W/demo_fieldmap_scan.h5" --fieldmap estimate -o "$W/fm" --device cpu >"$W/fm.stdout" 2>"$W/fm.stderr" \
+"$RECON" "$W/demo_fieldmap_scan.h5" --fieldmap estimate -n 10 -o "$W/fm" --device cpu >"$W/fm.stdout" 2>"$W/fm.stderr" \
     || { cat "$W/fm.stderr" >&2; fail "--fieldmap estimate failed"; }
 grep -q 'estimated the field map from 2 echoes (TE 2.00, 4.50 ms' "$W/fm.stdout" || fail "--fieldmap estimate: no note"
 # refusals: one echo, a scan on another grid, two field maps at once
@@ -56,9 +56,9 @@ GEN=$(command -v ismrmrd_generate_cartesian_shepp_logan) || { echo "SKIP: ismrmr
 "$GEN" -m 128 -c 8 -o "$W/sl.h5" >/dev/null || fail "generator failed"
 "$GEN" -m 128 -c 8 -a 2 -w 16 -C -o "$W/sla.h5" >/dev/null || fail "generator -a 2 -w 16 -C failed"
 for f in sl sla; do
-    "$RECON" "$W/$f.h5" -o "$W/${f}_file" --device cpu >"$W/${f}_file.stdout" 2>&1 || fail "$f with its csm failed"
+    "$RECON" "$W/$f.h5" -n 10 -o "$W/${f}_file" --device cpu >"$W/${f}_file.stdout" 2>&1 || fail "$f with its csm failed"
     start=$(date +%s.%N)
-    "$RECON" "$W/$f.h5" --smaps estimate -o "$W/${f}_est" --device cpu >"$W/${f}_est.stdout" 2>&1 || fail "$f estimated failed"
+    "$RECON" "$W/$f.h5" --smaps estimate -n 10 -o "$W/${f}_est" --device cpu >"$W/${f}_est.stdout" 2>&1 || fail "$f estimated failed"
     secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN{print b - a}')
     cat "$W/${f}_est.stdout" | grep -v iteration
     a=$(nrmse "$W/${f}_file.stdout"); b=$(nrmse "$W/${f}_est.stdout")

@@ -12,7 +12,7 @@ for p in python3 /usr/bin/python3; do
 done
 [ -n "$PY" ] || { echo "SKIP: no python3 with nibabel and numpy"; exit 77; }
 workdir "$W"
-"$RECON" --demo --demo-size 32 --demo-slices 2 -q -o "$W/demo" --device cpu >"$W/demo.stdout" 2>"$W/demo.stderr" \
+"$RECON" --demo --demo-size 32 --demo-slices 2 -n 10 -q -o "$W/demo" --device cpu >"$W/demo.stdout" 2>"$W/demo.stderr" \
     || { cat "$W/demo.stderr" >&2; fail "demo failed"; }
 "$PY" - "$W" <<'PY' || fail "nibabel checks failed"
 import sys, numpy as np, nibabel as nib

@@ -83,3 +83,31 @@ i=$(first 'recon (L=[0-9]*): iteration 1/')
 run spiral_toep3 "$W/demo.h5" --operator toeplitz -L 3
 grep -q 'recon (L=3): iteration 1/' "$W/spiral_toep3.stderr" || fail "-L 3 not used by toeplitz"
 echo "ok  spiral: toeplitz NRMSE $(tr '\n\t' '  ' <"$W/toep.pairs")(dft, toeplitz), -L forces L, kernel build steps before the first iteration"
+
+# one cost for every operator: toeplitz prints ||y - A x||^2 + R(x) as the DFT does: positive, and equal to it up to
+# its normal operator's error (--toeplitz-error 1e-3 of x^H G^H G x, near ||y||^2: allowed 2e-3 of the first cost)
+costs() { sed -n 's/.*: iteration [0-9]*\/[0-9]* cost \([0-9.eE+-]*\) .*/\1/p' "$W/$1.stderr"; }
+paste <(costs spiral) <(costs spiral_toep) >"$W/cost.pairs"
+[ "$(wc -l <"$W/cost.pairs")" -ge 5 ] || { cat "$W/spiral_toep.stderr" >&2; fail "no cost lines"; }
+c1=$(head -n 1 "$W/cost.pairs" | cut -f 1)
+while read -r d t; do
+    awk -v a="$d" -v b="$t" -v f="$c1" 'BEGIN { e = a - b; if (e < 0) e = -e; exit !(b > 0 && e <= 2e-3 * f) }' \
+        || fail "toeplitz cost $t differs from the dft's $d (or is not positive)"
+done <"$W/cost.pairs"
+echo "ok  spiral: toeplitz prints the dft's cost ($(head -n 1 "$W/cost.pairs" | tr '\t' ' ') ... $(tail -n 1 "$W/cost.pairs" | tr '\t' ' '))"
+
+# without a field map to correct, auto's large-problem choice is the plain NUFFT it runs, and says so (-n 1000
+# puts the DFT over its 2e10 limit; the tolerance ends the solve after a few iterations)
+run nufft_auto "$W/demo.h5" --fieldmap none -n 1000 --tolerance 0.1
+grep -q 'operator nufft (auto: non-Cartesian, DFT cost [0-9.e+]* sample-pixel products > 2e+10, no field map)' \
+    "$W/nufft_auto.stdout" || { cat "$W/nufft_auto.stdout"; fail "auto without a field map did not name nufft"; }
+run nufft_nocorr "$W/demo.h5" --no-field-correction -n 1000 --tolerance 0.1
+grep -q 'operator nufft (auto: .*, no field correction)' "$W/nufft_nocorr.stdout" \
+    || { cat "$W/nufft_nocorr.stdout"; fail "auto with --no-field-correction did not name nufft"; }
+run timeseg_auto "$W/demo.h5" -n 1000 --tolerance 0.1
+grep -q 'operator timeseg (auto: non-Cartesian, DFT cost [0-9.e+]* sample-pixel products > 2e+10)' \
+    "$W/timeseg_auto.stdout" || { cat "$W/timeseg_auto.stdout"; fail "auto with a field map did not name timeseg"; }
+run timeseg_none "$W/demo.h5" --operator timeseg --fieldmap none -n 2
+grep -q 'operator timeseg (no field map to correct: plain nufft)' "$W/timeseg_none.stdout" \
+    || { cat "$W/timeseg_none.stdout"; fail "--operator timeseg without a field map did not say it runs nufft"; }
+echo "ok  auto names nufft without a field map to correct, timeseg with one"

@@ -121,3 +121,32 @@ TEST_CASE("Device solver refuses mixed host/device arguments", "[gpu][solver][er
     gy.putOnGPU();
     CHECK_THROWS_AS(solve_pwls_pcg<float>(gx0, S, W, gy, R, 3), forge::residency_error);
 }
+
+TEST_CASE("Device PCG does not depend on the scale of the data and the maps", "[gpu][solver][scale]") {
+    FORGE_INFO_SEED();
+    const Setup s = make_setup();
+    Gdft<float> G(s.n1, s.n2, s.kx, s.ky, s.kz, s.ix, s.iy, s.iz, s.FM, s.t);
+    SENSE<float, Gdft<float>> S(G, s.maps, s.nc);
+    // maps x1e5 and data x1e8: the image x1e3 when beta (relative to the data curvature) is x1e10
+    SENSE<float, Gdft<float>> Sb(G, arma::cx_fvec(s.maps * 1e5f), s.nc);
+    QuadPenalty<float> R(s.N, s.N, 1, 5.0f), Rb(s.N, s.N, 1, 5e10f);
+    const arma::cx_fvec x0(s.n2, arma::fill::zeros);
+    const arma::cx_fvec xcpu = solve_pwls_pcg<float>(x0, S, arma::fvec(s.n1 * s.nc, arma::fill::ones), s.y, R, 10);
+    FVec gx0(x0), gy(arma::cx_fvec(s.y * 1e8f));
+    forgeCol<float> gW(arma::fvec(s.n1 * s.nc, arma::fill::ones));
+    gx0.putOnGPU();
+    gy.putOnGPU();
+    gW.putOnGPU();
+    Sb.prepare_device();
+    forge::device::reset_transfer_stats();
+    FVec xg = solve_pwls_pcg<float>(gx0, Sb, gW, gy, Rb, 10);
+    const auto st = forge::device::transfer_stats();  // the scaling is done on the device too
+    CHECK(st.host_to_device_count == 0);
+    CHECK(st.device_to_host_count == 0);
+    REQUIRE(xg.on_gpu());
+    xg.getFromGPU();
+    CHECK(rel_error(arma::cx_fvec(xg.getArma() / 1e3f), xcpu) < 5e-3);
+    // maps x1e18 on the device: ||S d||^2 leaves float; an error, never a quiet stop
+    SENSE<float, Gdft<float>> Sh(G, arma::cx_fvec(s.maps * 1e18f), s.nc);
+    CHECK_THROWS_AS(solve_pwls_pcg<float>(gx0, Sh, gW, gy, R, 5), forge::overflow_error);
+}

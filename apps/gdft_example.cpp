@@ -20,8 +20,8 @@
 #include <omp.h>
 
 #include "forge/Core/DeviceMemory.h"
-#include "forge/Operators/Gdft.h"
-#include "forge/Operators/GdftR2.h"
+#include "forge/Operators/dft/Gdft.h"
+#include "forge/Operators/dft/GdftR2.h"
 #include "forge/Sim/Phantoms.h"
 
 namespace {

@@ -35,9 +35,9 @@
 
 #include "BenchCommon.h"
 #include "forge/Core/forgeCol.h"
-#include "forge/Operators/CpuKernelIsa.h"
-#include "forge/Operators/Gdft.h"
-#include "forge/Operators/GdftR2.h"
+#include "forge/Operators/dft/cpu/CpuKernelIsa.h"
+#include "forge/Operators/dft/Gdft.h"
+#include "forge/Operators/dft/GdftR2.h"
 
 namespace {
 
@@ -167,7 +167,7 @@ PathResult run_cpu(const Problem& p, Kind kind, Op op) {
     V out;
     const forge_bench::WallCpu t =
         forge_bench::time_call_wall_cpu([&] { out = op == Op::Forward ? (*G * in) : (*G / in); });
-    const arma::cx_vec res = arma::conv_to<arma::cx_vec>::from(out.getArma());
+    const arma::cx_vec res = arma::conv_to<arma::cx_vec>::from(out.to_arma());
     return {t.wall, t.cpu, subset_error(p, kind, op, res.memptr())};
 }
 

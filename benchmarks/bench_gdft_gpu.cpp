@@ -29,11 +29,11 @@
 #include <omp.h>
 
 #include "BenchCommon.h"
-#include "forge/CUDA/CudaDftPipeline.h"
+#include "forge/Operators/dft/CudaDftPipeline.h"
 #include "forge/Core/DeviceMemory.h"
 #include "forge/Core/forgeCol.h"
-#include "forge/Operators/Gdft.h"
-#include "forge/Operators/GdftR2.h"
+#include "forge/Operators/dft/Gdft.h"
+#include "forge/Operators/dft/GdftR2.h"
 
 using namespace forge;
 using cvec = forgeCol<forgeComplex<float>>;
@@ -126,8 +126,8 @@ void bench_op(const char* name, const Geometry& g, int reps, uword cpuSamples, u
     arma::arma_rng::set_seed(99);
     const arma::cx_fvec x = arma::randn<arma::cx_fvec>(g.n2), y = arma::randn<arma::cx_fvec>(g.n1);
     cvec dx(x), dy(y);
-    dx.putOnGPU();
-    dy.putOnGPU();
+    dx.put_on_gpu();
+    dy.put_on_gpu();
     // CPU path on the same machine, on the first cpuSamples samples (forward: those outputs; adjoint:
     // all pixels summed over those samples), so the pair count is cpuSamples * n2 either way.
     const uword m = std::min(cpuSamples, g.n1);
@@ -140,8 +140,8 @@ void bench_op(const char* name, const Geometry& g, int reps, uword cpuSamples, u
             out = fwd ? G * dx : G / dy;
             device::synchronize();
         });
-        out.getFromGPU();
-        const double err = error_vs_float64(g, r2, fwd, fwd ? x : y, out.getArma(), errRows);
+        out.get_from_gpu();
+        const double err = error_vs_float64(g, r2, fwd, fwd ? x : y, out.to_arma(), errRows);
         arma::cx_fvec cpuOut;
         const double tc =
             median_seconds(1, [&] { cpuOut = fwd ? arma::cx_fvec(Gsub * x) : arma::cx_fvec(Gsub / ysub); });
@@ -173,8 +173,8 @@ void bench_batches(const Geometry& g, int reps, const std::vector<uword>& coils,
         arma::arma_rng::set_seed(99 + nb);
         const arma::cx_fvec x = arma::randn<arma::cx_fvec>(g.n2 * nb), y = arma::randn<arma::cx_fvec>(g.n1 * nb);
         cvec dx(x), dy(y);
-        dx.putOnGPU();
-        dy.putOnGPU();
+        dx.put_on_gpu();
+        dy.put_on_gpu();
         for (int dir = 0; dir < 2; ++dir) {
             const bool fwd = dir == 0;
             cvec out;
@@ -182,8 +182,8 @@ void bench_batches(const Geometry& g, int reps, const std::vector<uword>& coils,
                 out = fwd ? G.forward_batch(dx, nb) : G.adjoint_batch(dy, nb);
                 device::synchronize();
             });
-            out.getFromGPU();
-            const arma::cx_fvec res = out.getArma();
+            out.get_from_gpu();
+            const arma::cx_fvec res = out.to_arma();
             const arma::cx_fvec& in = fwd ? x : y;
             const uword inLen = fwd ? g.n2 : g.n1, outLen = fwd ? g.n1 : g.n2;
             double err = 0;

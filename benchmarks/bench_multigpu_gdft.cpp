@@ -1,5 +1,5 @@
 // Benchmark of one large exact DFT over several GPUs of one machine (Gdft::set_devices,
-// forge/CUDA/CudaMultiDft.h) against the same Gdft on one GPU: forward (split by samples) and adjoint (split
+// forge/Operators/dft/CudaMultiDft.h) against the same Gdft on one GPU: forward (split by samples) and adjoint (split
 // by pixels) on device-resident data, seconds per call, pair evaluations per second, the speed-up and the
 // relative difference of the results.
 //
@@ -18,7 +18,7 @@
 #include "BenchCommon.h"
 #include "forge/Core/DeviceMemory.h"
 #include "forge/Core/forgeCol.h"
-#include "forge/Operators/Gdft.h"
+#include "forge/Operators/dft/Gdft.h"
 
 using namespace forge;
 using namespace forge_bench;
@@ -111,8 +111,8 @@ int main(int argc, char** argv) {
     multi.set_devices(devices);
     const arma::cx_fvec x = arma::randn<arma::cx_fvec>(n2), y = arma::randn<arma::cx_fvec>(n1);
     cvec dx(x), dy(y);
-    dx.putOnGPU();
-    dy.putOnGPU();
+    dx.put_on_gpu();
+    dy.put_on_gpu();
 
     Table table({"transform", "devices", "n2", "n1", "seconds", "pairs/s", "speed-up", "rel. difference"});
     double worst = 1e300;
@@ -127,9 +127,9 @@ int main(int argc, char** argv) {
             rm = fwd ? multi * dx : multi / dy;
             device::synchronize();  // device 0's default stream waits for every part
         });
-        r1.getFromGPU();
-        rm.getFromGPU();
-        const double diff = double(arma::norm(rm.getArma() - r1.getArma()) / arma::norm(r1.getArma()));
+        r1.get_from_gpu();
+        rm.get_from_gpu();
+        const double diff = double(arma::norm(rm.to_arma() - r1.to_arma()) / arma::norm(r1.to_arma()));
         const double pairs = double(n1) * double(n2);
         const char* name = fwd ? "Gdft forward" : "Gdft adjoint";
         table.add(

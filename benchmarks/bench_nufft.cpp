@@ -17,9 +17,9 @@
 
 #include "BenchCommon.h"
 #include "forge/Core/DeviceMemory.h"
-#include "forge/Operators/Gdft.h"
-#include "forge/Operators/Gfft.h"
-#include "forge/Operators/Gnufft.h"
+#include "forge/Operators/dft/Gdft.h"
+#include "forge/Operators/fft/Gfft.h"
+#include "forge/Operators/nufft/Gnufft.h"
 #include "forge/Operators/TimeSegmentation.h"
 
 using namespace forge;
@@ -103,13 +103,13 @@ void nufft_case(arma::uword Nx, arma::uword Ny, arma::uword Nz, arma::uword n1, 
         row("CPU", name, n1, tf, ta, rel(arma::cx_fvec(fc(sub)), exact), rel(arma::cx_fvec(ac(pix)), exactAdj), tol,
             G.kernel_width(), plan);
         if (!G.gpu_enabled()) continue;
-        dx.putOnGPU();
-        dy.putOnGPU();
+        dx.put_on_gpu();
+        dy.put_on_gpu();
         FVec out, outA;
         const double gf = seconds([&] { out = G * dx; }, 20), ga = seconds([&] { outA = G / dy; }, 20);
-        out.getFromGPU();
-        outA.getFromGPU();
-        const arma::cx_fvec fg = out.getArma(), ag = outA.getArma();
+        out.get_from_gpu();
+        outA.get_from_gpu();
+        const arma::cx_fvec fg = out.to_arma(), ag = outA.to_arma();
         row("GPU", name, n1, gf, ga, rel(arma::cx_fvec(fg(sub)), exact), rel(arma::cx_fvec(ag(pix)), exactAdj), tol,
             G.kernel_width(), plan);
         if (tol == 1e-4) gpuFwd = gf, gpuAdj = ga;
@@ -119,12 +119,12 @@ void nufft_case(arma::uword Nx, arma::uword Ny, arma::uword Nz, arma::uword n1, 
     arma::fmat rf = arma::conv_to<arma::fmat>::from(r);
     Gdft<float> D(n1, n2, kx, ky, kz, rf.col(0), rf.col(1), rf.col(2), FM, t);
     if (!D.gpu_enabled()) return;
-    dx.putOnGPU();
-    dy.putOnGPU();
+    dx.put_on_gpu();
+    dy.put_on_gpu();
     FVec dout;
     const double df = seconds([&] { dout = D * dx; }, 1), da = seconds([&] { FVec a = D / dy; }, 1);
-    dout.getFromGPU();
-    row("GPU", "Gdft (exact) same problem", n1, df, da, rel(arma::cx_fvec(dout.getArma()(sub)), exact));
+    dout.get_from_gpu();
+    row("GPU", "Gdft (exact) same problem", n1, df, da, rel(arma::cx_fvec(dout.to_arma()(sub)), exact));
     std::printf("| GPU  | speed-up Gnufft (tolerance 1e-4) vs Gdft, forward+adjoint: %.0fx |\n",
                 (df + da) / (gpuFwd + gpuAdj));
 }
@@ -164,20 +164,20 @@ void field_case(bool gpu) {
         row("CPU", name, n1, tf, ta, rel(y, ref));
         if (gpu && G.gpu_enabled()) {
             FVec dx(x);
-            dx.putOnGPU();
+            dx.put_on_gpu();
             FVec out;
             const double gf = seconds([&] { out = A * dx; }, 5), ga = seconds([&] { FVec a = A / out; }, 5);
-            out.getFromGPU();
-            row("GPU", name, n1, gf, ga, rel(out.getArma(), ref));
+            out.get_from_gpu();
+            row("GPU", name, n1, gf, ga, rel(out.to_arma(), ref));
         }
     }
     if (gpu && D.gpu_enabled()) {
         FVec dx(x);
-        dx.putOnGPU();
+        dx.put_on_gpu();
         FVec out;
         const double gf = seconds([&] { out = D * dx; }, 3), ga = seconds([&] { FVec a = D / out; }, 3);
-        out.getFromGPU();
-        row("GPU", "Gdft 128x128 field-corrected", n1, gf, ga, rel(out.getArma(), ref));
+        out.get_from_gpu();
+        row("GPU", "Gdft 128x128 field-corrected", n1, gf, ga, rel(out.to_arma(), ref));
     }
 }
 }  // namespace

@@ -22,10 +22,10 @@
 #include "BenchCommon.h"
 #include "SpiralProblem.h"
 #include "forge/Core/DeviceMemory.h"
-#include "forge/Operators/Gdft.h"
+#include "forge/Operators/dft/Gdft.h"
 #include "forge/Operators/SENSE.h"
 #include "forge/Penalties/QuadPenalty.h"
-#include "forge/Solvers/solve_pwls_pcg.hpp"
+#include "forge/Solvers/solve_pwls_pcg.h"
 
 namespace {
 
@@ -51,7 +51,7 @@ void run_size(arma::uword Nx, arma::uword Ny, arma::uword Nz) {
     SENSE<float, Gdft<float>> S(G, p.maps, nc);
     S.prepare_device();
     FVec x(p.image);
-    x.putOnGPU();
+    x.put_on_gpu();
     FVec y = S.forward_batched(x);  // also the warm-up
     (void)S.adjoint_batched(y);
     const double pairs = 2.0 * double(n1) * double(p.n2) * double(nc);  // forward + adjoint, all coils
@@ -73,7 +73,7 @@ void run_size(arma::uword Nx, arma::uword Ny, arma::uword Nz) {
 
     // Accuracy: 24 random samples of coil 0..nc-1 against a float64 brute-force sum.
     FVec yh = y;
-    yh.getFromGPU();
+    yh.get_from_gpu();
     std::mt19937 rng(12345);
     double err2 = 0, ref2 = 0;
     for (int s = 0; s < 24; ++s) {
@@ -94,14 +94,14 @@ void run_size(arma::uword Nx, arma::uword Ny, arma::uword Nz) {
     QuadPenalty<float> R(Nx, Ny, Nz, 1e-3f * float(n1));
     FVec x0(arma::cx_fvec(p.n2, arma::fill::zeros));
     forgeCol<float> W(arma::fvec(n1 * nc, arma::fill::ones));
-    x0.putOnGPU();
-    W.putOnGPU();
+    x0.put_on_gpu();
+    W.put_on_gpu();
     forge::device::reset_transfer_stats();
     FVec xhat;
     const double tp = time_s([&] { xhat = solve_pwls_pcg<float>(x0, S, W, y, R, 10); }, 1);
     const auto st = forge::device::transfer_stats();
-    xhat.getFromGPU();
-    const double nrmse = arma::norm(xhat.getArma() - p.image) / arma::norm(p.image);
+    xhat.get_from_gpu();
+    const double nrmse = arma::norm(xhat.to_arma() - p.image) / arma::norm(p.image);
 
     std::printf("| %ux%ux%u | %u | %u | %.3f | %.3f | %.2fx | %.3g | %.1e | %.2f | %llu/%llu | %.3f |\n", unsigned(Nx),
                 unsigned(Ny), unsigned(Nz), unsigned(nc), unsigned(n1), tb, tc, tc / tb, pairs / tb,

@@ -28,8 +28,8 @@
 #include <vector>
 
 #include "BenchCommon.h"
-#include "forge/Operators/Gfft.h"
-#include "forge/Operators/Gnufft.h"
+#include "forge/Operators/fft/Gfft.h"
+#include "forge/Operators/nufft/Gnufft.h"
 #include "forge/Operators/TimeSegmentation.h"
 
 using namespace forge;

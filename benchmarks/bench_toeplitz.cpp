@@ -26,11 +26,11 @@
 #include "BenchCommon.h"
 #include "SpiralProblem.h"
 #include "forge/Core/DeviceMemory.h"
-#include "forge/Operators/Gdft.h"
+#include "forge/Operators/dft/Gdft.h"
 #include "forge/Operators/SENSE.h"
-#include "forge/Operators/ToeplitzNormal.h"
+#include "forge/Operators/toeplitz/ToeplitzNormal.h"
 #include "forge/Penalties/QuadPenalty.h"
-#include "forge/Solvers/solve_pwls_pcg.hpp"
+#include "forge/Solvers/solve_pwls_pcg.h"
 
 namespace {
 
@@ -65,9 +65,9 @@ void run(forge_bench::Table& table, arma::uword Nx, arma::uword Ny, arma::uword 
     FVec x0(arma::cx_fvec(p.n2, arma::fill::zeros)), image(p.image);
     forgeCol<float> W(arma::fvec(n1 * nc, arma::fill::ones));
     if (gpu) {
-        x0.putOnGPU();
-        image.putOnGPU();
-        W.putOnGPU();
+        x0.put_on_gpu();
+        image.put_on_gpu();
+        W.put_on_gpu();
         S.prepare_device();
     }
     const FVec y = S * image;
@@ -101,10 +101,10 @@ void run(forge_bench::Table& table, arma::uword Nx, arma::uword Ny, arma::uword 
 
     FVec a = exact, c = exactIters == niter ? fast : fastAtExactIters;
     if (gpu) {
-        a.getFromGPU();
-        c.getFromGPU();
+        a.get_from_gpu();
+        c.get_from_gpu();
     }
-    const double nrmse = arma::norm(c.getArma() - a.getArma()) / arma::norm(a.getArma());
+    const double nrmse = arma::norm(c.to_arma() - a.to_arma()) / arma::norm(a.to_arma());
     const std::string approx = exactIters == niter ? "" : "~";
     table.add(
         {fmt("%llux%llux%llu", (unsigned long long)Nx, (unsigned long long)Ny, (unsigned long long)Nz),

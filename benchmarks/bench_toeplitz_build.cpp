@@ -11,7 +11,7 @@
 
 #include "BenchCommon.h"
 #include "SpiralProblem.h"
-#include "forge/Operators/ToeplitzNormal.h"
+#include "forge/Operators/toeplitz/ToeplitzNormal.h"
 
 namespace {
 using forge_bench::fmt;

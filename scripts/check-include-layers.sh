@@ -4,7 +4,13 @@
 #   Core  <-  CUDA  <-  Penalties, Operators  <-  Solvers  <-  Sim, Recon  <-  IO  <-  apps
 #
 # Penalties and Operators sit side by side and include neither each other; Sim includes only Core.
-# forge/Tests and benchmarks/ may include anything. An include is `#include "forge/<Module>/..."` (or <...>);
+# forge/Tests and benchmarks/ may include anything.
+#
+# Private headers: a header in a cuda/ or cpu/ folder (device kernels, per-ISA CPU loops) belongs to the subject
+# folder holding that cuda/ or cpu/ folder (forge/Operators/toeplitz/cuda/X.h belongs to forge/Operators/toeplitz/)
+# and may be included only from inside that subject, from forge/Tests and benchmarks/, and from
+# forge/CUDA/NoCuda.cpp (the CPU-only build's definitions of every device entry point). Such headers are not
+# installed, so a public header that included one would break every user's build. An include is `#include "forge/<Module>/..."` (or <...>);
 # other includes (system, Armadillo, a module's own relative names) are not checked.
 #
 # Usage: check-include-layers.sh [ROOT]   (ROOT: the repository, default the one holding this script)
@@ -58,6 +64,20 @@ while IFS= read -r -d '' file; do
         continue
     fi
     may=${allowed[$module]}
+    # The CPU-only build's stub file defines the device entry points of every module.
+    [[ $file == forge/CUDA/NoCuda.cpp ]] && may="*"
+    # Private headers (cuda/, cpu/) from outside their subject.
+    if [[ $module != Tests && $module != benchmarks && $file != forge/CUDA/NoCuda.cpp ]]; then
+        while IFS=: read -r line target; do
+            [[ -z $line ]] && continue
+            owner=${target%/*}
+            owner=${owner%/*}/
+            if [[ $file != "$owner"* ]]; then
+                report "$file:$line: includes $target, a private header of $owner (only files there may include it)"
+            fi
+        done < <(grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]forge/([A-Za-z0-9_]+/)+(cuda|cpu)/[^/">]+[">]' "$file" |
+                 sed -E 's/^([0-9]+):.*[<"](forge\/[^">]+)[">].*/\1:\2/' || true)
+    fi
     # line:included-module for each forge include (not commented out: the line starts with #include).
     while IFS=: read -r line target; do
         [[ -z $line || $may == "*" ]] && continue

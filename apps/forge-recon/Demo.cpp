@@ -18,7 +18,7 @@
 #include "forge/IO/Mrd.h"
 #include "forge/IO/MrdProblem.h"
 #include "forge/IO/Nifti.h"
-#include "forge/Operators/Gdft.h"
+#include "forge/Operators/dft/Gdft.h"
 #include "forge/Operators/SENSE.h"
 #include "forge/Recon/CoilMaps.h"
 #include "forge/Recon/Metrics.h"
@@ -180,10 +180,10 @@ int run_demo(Settings& S) {
         arma::cx_fvec y;
         if (S.gpu) {  // simulate where the reconstruction runs: one batched SENSE apply on the GPU
             forge::forgeCol<forge::forgeComplex<float>> xg(arma::conv_to<arma::cx_fvec>::from(truth[fr.slice]));
-            xg.putOnGPU();
+            xg.put_on_gpu();
             forge::forgeCol<forge::forgeComplex<float>> yg = E * xg;
-            yg.getFromGPU();
-            y = yg.getArma();
+            yg.get_from_gpu();
+            y = yg.to_arma();
         } else {
             y = E * arma::conv_to<arma::cx_fvec>::from(truth[fr.slice]);
         }

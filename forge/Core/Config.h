@@ -14,3 +14,6 @@ namespace forge {
 // that this header, which CUDA sources include, needs no <armadillo>. forgeCol.h checks the two agree.
 using uword = unsigned long long;
 }  // namespace forge
+
+// Marks a name kept for one release after its rename (CHANGELOG.md lists them with their new names).
+#define FORGE_DEPRECATED(new_name) [[deprecated("renamed: use " new_name)]]

@@ -1,12 +1,12 @@
 #pragma once
-// forgeCol<T>: an owning vector that lives on the host, or on the GPU after putOnGPU().
+// forgeCol<T>: an owning vector that lives on the host, or on the GPU after put_on_gpu().
 //
 // Residency rules (BART-style: the data decides where work runs):
 //  - Arithmetic runs where the operands live: all on the host -> host loops (OpenMP for long
 //    vectors); all on the GPU -> CUDA kernels, and results stay on the GPU.
 //  - Mixing a host and a device operand is an error (forge::residency_error), never a silent copy.
-//  - putOnGPU() uploads and keeps the host copy valid (readable) until the data changes on the GPU;
-//    getFromGPU() brings the data back (downloading only if the host copy is stale).
+//  - put_on_gpu() uploads and keeps the host copy valid (readable) until the data changes on the GPU;
+//    get_from_gpu() brings the data back (downloading only if the host copy is stale).
 //  - Writable host access (operator(), memptr()) to a vector on the GPU throws: it would desynchronise
 //    the two copies. Read-only access is allowed while the host copy is still valid.
 //  - device_view(ptr, n) wraps device memory that another library owns (a CuPy or PyTorch array) without
@@ -64,7 +64,7 @@ struct accum<forgeComplex<T>> {
 // that tests can prove a solver iteration makes none: arma::Col is the API boundary only.
 struct ArmaConversionStats {
     std::uint64_t to_forge = 0;  // forgeCol(const arma::Col&)
-    std::uint64_t to_arma = 0;   // forgeCol::getArma()
+    std::uint64_t to_arma = 0;   // forgeCol::to_arma()
 };
 namespace detail {
 enum class ArmaConversion { ToForge, ToArma };
@@ -130,20 +130,21 @@ public:
     }
 
     // ------------------------------------------------------------------ conversion
-    arma::Col<arma_type> getArma() const {
-        require_host_readable("getArma");
+    arma::Col<arma_type> to_arma() const {
+        require_host_readable("to_arma");
         detail::count_arma_conversion(detail::ArmaConversion::ToArma);
         arma::Col<arma_type> c(n_elem);
         if (n_elem) std::memcpy(static_cast<void*>(c.memptr()), host_.data(), n_elem * sizeof(T));
         return c;
     }
-    explicit operator arma::Col<arma_type>() const { return getArma(); }
+    FORGE_DEPRECATED("to_arma()") arma::Col<arma_type> getArma() const { return to_arma(); }
+    explicit operator arma::Col<arma_type>() const { return to_arma(); }
 
     // ------------------------------------------------------------------ residency
     bool on_gpu() const { return onGpu_; }
     // Uploads to the GPU (no-op if already there). Throws forge::cuda_error on CPU builds or
     // without a device, empty vectors included, naming the size when the allocation does not fit.
-    void putOnGPU() {
+    void put_on_gpu() {
         if (onGpu_) return;
         DeviceBuffer buf(n_elem * sizeof(T));
         if (n_elem) device::copy_to_device(buf.get(), host_.data(), n_elem * sizeof(T));
@@ -153,7 +154,9 @@ public:
     }
     // Brings the data back to the host and frees the device copy (no-op on the host). A device view
     // downloads the viewed memory and lets go of it (an owning host vector from then on).
-    void getFromGPU() {
+    FORGE_DEPRECATED("put_on_gpu()") void putOnGPU() { put_on_gpu(); }
+    FORGE_DEPRECATED("get_from_gpu()") void getFromGPU() { get_from_gpu(); }
+    void get_from_gpu() {
         if (!onGpu_) return;
         if (!hostValid_) {
             host_.resize(n_elem);
@@ -246,7 +249,7 @@ public:
     forgeCol& ones() { return fill(T(1)); }
     // Resizes on the host (contents zeroed). A vector on the GPU must come back first.
     void set_size(uword n) {
-        if (onGpu_) throw residency_error("forgeCol::set_size: the vector is on the GPU; call getFromGPU() first");
+        if (onGpu_) throw residency_error("forgeCol::set_size: the vector is on the GPU; call get_from_gpu() first");
         host_.assign(n, T(0));
         n_elem = n;
     }
@@ -266,19 +269,19 @@ public:
     void require_host_readable(const char* what) const {
         if (onGpu_ && !hostValid_) {
             throw residency_error(std::string("forgeCol::") + what +
-                                  ": the data lives on the GPU and the host copy is stale; call getFromGPU() first");
+                                  ": the data lives on the GPU and the host copy is stale; call get_from_gpu() first");
         }
     }
     void require_host_writable(const char* what) const {
         if (onGpu_) {
             throw residency_error(std::string("forgeCol::") + what +
-                                  ": host write access to a vector that is on the GPU; call getFromGPU() first");
+                                  ": host write access to a vector that is on the GPU; call get_from_gpu() first");
         }
     }
     void require_gpu(const char* what) const {
         if (!onGpu_) {
             throw residency_error(std::string("forgeCol::") + what +
-                                  ": the vector is on the host; call putOnGPU() first");
+                                  ": the vector is on the host; call put_on_gpu() first");
         }
     }
     const T* host_data() const { return host_.data(); }  // valid when !on_gpu()
@@ -327,7 +330,7 @@ void require_same_place_and_size(const A& a, const B& b, const char* what) {
     }
     if (a.on_gpu() != b.on_gpu()) {
         throw residency_error(std::string("forgeCol ") + what + ": the " + (a.on_gpu() ? "left" : "right") +
-                              " operand is on the GPU and the other on the host; call putOnGPU() or getFromGPU() "
+                              " operand is on the GPU and the other on the host; call put_on_gpu() or get_from_gpu() "
                               "so both live in the same place (forge never copies silently)");
     }
 }

@@ -1,6 +1,6 @@
 #pragma once
 // forgeMat<T>: an owning column-major matrix. Its storage is a forgeCol<T>, so it follows the same
-// residency rules (putOnGPU / getFromGPU / on_gpu, no silent copies) and element-wise arithmetic.
+// residency rules (put_on_gpu / get_from_gpu / on_gpu, no silent copies) and element-wise arithmetic.
 #include <sstream>
 
 #include "forge/Core/Validation.h"
@@ -25,14 +25,17 @@ public:
     explicit forgeMat(const arma::Mat<arma_type>& m)
         : n_rows(m.n_rows), n_cols(m.n_cols), n_elem(m.n_elem), data_(arma::Col<arma_type>(m.memptr(), m.n_elem)) {}
 
-    arma::Mat<arma_type> getArma() const {
-        arma::Col<arma_type> c = data_.getArma();
+    arma::Mat<arma_type> to_arma() const {
+        arma::Col<arma_type> c = data_.to_arma();
         return arma::Mat<arma_type>(c.memptr(), n_rows, n_cols);
     }
 
     bool on_gpu() const { return data_.on_gpu(); }
-    void putOnGPU() { data_.putOnGPU(); }
-    void getFromGPU() { data_.getFromGPU(); }
+    void put_on_gpu() { data_.put_on_gpu(); }
+    FORGE_DEPRECATED("put_on_gpu()") void putOnGPU() { put_on_gpu(); }
+    FORGE_DEPRECATED("get_from_gpu()") void getFromGPU() { get_from_gpu(); }
+    FORGE_DEPRECATED("to_arma()") arma::Mat<arma_type> getArma() const { return to_arma(); }
+    void get_from_gpu() { data_.get_from_gpu(); }
     T* device_memptr() { return data_.device_memptr(); }
     const T* device_memptr() const { return data_.device_memptr(); }
     T* memptr() { return data_.memptr(); }

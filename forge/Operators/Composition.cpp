@@ -3,7 +3,7 @@
 #include <cstring>
 #include <mutex>
 
-#include "forge/CUDA/SenseKernels.h"
+#include "forge/Operators/cuda/SenseKernels.h"
 #include "forge/Core/DeviceMemory.h"
 #include "forge/Core/DeviceOps.h"
 #include "forge/Core/Parallel.h"
@@ -149,7 +149,7 @@ const typename StackedDiagonal<T1>::ForgeVec& StackedDiagonal<T1>::device_weight
     std::lock_guard<std::mutex> lock(dev_->m);
     if (!dev_->ready) {
         ForgeVec d(host_);
-        d.putOnGPU();
+        d.put_on_gpu();
         dev_->weights = std::move(d);
         dev_->ready = true;
     }

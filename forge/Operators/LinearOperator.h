@@ -17,7 +17,7 @@
 // forge::residency_error naming the operator) and may override apply_normal. The public apply() with raw
 // pointers and an explicit Residency is what composite operators call on their parts.
 //
-// Writing an operator (it then works with solve_pwls_pcg, reconSolve, SENSE, TimeSegmentation, chain(), ...):
+// Writing an operator (it then works with solve_pwls_pcg, recon_solve, SENSE, TimeSegmentation, chain(), ...):
 //
 //   class Scale : public forge::LinearOperator<float> {
 //   public:
@@ -37,6 +37,7 @@
 #include <armadillo>
 
 #include "forge/Core/Exceptions.h"
+#include "forge/Core/Geometry.h"
 #include "forge/Core/Validation.h"
 #include "forge/Core/forgeCol.h"
 
@@ -61,6 +62,10 @@ public:
     uword domain_size() const { return domain_; }      // image entries of one vector (pixels)
     uword codomain_size() const { return codomain_; }  // data entries of one vector (samples, all coils)
     uword n2() const { return domain_; }               // pixels, as every operator names them
+    // The image grid of the domain (nx x ny x nz = domain_size()): the grid of a grid operator (Gfft, Gnufft,
+    // ToeplitzNormal) and of composites built on one; domain_size() x 1 x 1 for operators on scattered pixels.
+    // Penalties take it: QuadPenalty<float> R(A.domain_shape(), beta).
+    ImageGrid domain_shape() const { return shape_.n_pixels() == domain_ ? shape_ : ImageGrid(domain_); }
     const std::string& name() const { return name_; }
 
     ForgeVec forward(const ForgeVec& x, uword nbatch = 1) const { return run(x, nbatch, Direction::Forward); }
@@ -70,9 +75,9 @@ public:
     ForgeVec operator*(const ForgeVec& x) const { return forward(x); }
     ForgeVec operator/(const ForgeVec& y) const { return adjoint(y); }
     // arma::Col at the API boundary: one conversion in, one out (host only).
-    ArmaVec operator*(const ArmaVec& x) const { return forward(ForgeVec(x)).getArma(); }
-    ArmaVec operator/(const ArmaVec& y) const { return adjoint(ForgeVec(y)).getArma(); }
-    ArmaVec normal(const ArmaVec& x) const { return normal(ForgeVec(x)).getArma(); }
+    ArmaVec operator*(const ArmaVec& x) const { return forward(ForgeVec(x)).to_arma(); }
+    ArmaVec operator/(const ArmaVec& y) const { return adjoint(ForgeVec(y)).to_arma(); }
+    ArmaVec normal(const ArmaVec& x) const { return normal(ForgeVec(x)).to_arma(); }
     // Names kept from the operators' first batched interface.
     ForgeVec forward_batch(const ForgeVec& x, uword nbatch) const { return forward(x, nbatch); }
     ForgeVec adjoint_batch(const ForgeVec& y, uword nbatch) const { return adjoint(y, nbatch); }
@@ -107,7 +112,7 @@ protected:
     virtual void apply_device(const Elem* in, Elem* out, uword nbatch, bool forward) const {
         (void)in, (void)out, (void)nbatch, (void)forward;
         throw residency_error(name_ + ": the input is on the GPU, but this operator runs on host data only; call "
-                                      "getFromGPU() first");
+                                      "get_from_gpu() first");
     }
     // A^H A; the default goes through a codomain-sized temporary.
     virtual void normal_impl(const Elem* in, Elem* out, uword nbatch, Residency where) const {
@@ -124,6 +129,13 @@ protected:
     void set_sizes(uword codomainSize, uword domainSize) {
         codomain_ = codomainSize;
         domain_ = domainSize;
+    }
+    // The domain's image grid (its pixel count must be domain_size(); set after set_sizes).
+    void set_domain_shape(const ImageGrid& shape) {
+        if (shape.n_pixels() != domain_)
+            throw invalid_argument(name_ + ": domain shape " + shape.to_string() + " does not hold the " +
+                              std::to_string(domain_) + " domain entries");
+        shape_ = shape;
     }
     // How error messages name the sizes (defaults "n2" and "n1"), e.g. "n1 * nc" for SENSE.
     void name_sizes(std::string domain, std::string codomain) {
@@ -165,6 +177,7 @@ private:
 
     std::string name_;
     uword codomain_, domain_;
+    ImageGrid shape_{0, 0, 0};  // unset: domain_shape() is domain_size() x 1 x 1
     std::string domainName_ = "n2", codomainName_ = "n1";
 };
 

@@ -2,8 +2,8 @@
 // that users can wrap their own operators).
 #include "forge/Operators/SENSE.h"
 
-#include "forge/Operators/Gdft.h"
-#include "forge/Operators/GdftR2.h"
+#include "forge/Operators/dft/Gdft.h"
+#include "forge/Operators/dft/GdftR2.h"
 
 namespace forge {
 template class SENSE<float, Gdft<float>>;

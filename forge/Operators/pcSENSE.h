@@ -23,7 +23,7 @@
 // Gdft, with all intermediate vectors on the device. All shots share one GPU plan (CudaDftPipeline): the
 // pixel geometry is uploaded once and each shot's samples once, at construction; shot_operator(s).gpu_plan()
 // is the same for every s.
-#include "forge/Operators/Gdft.h"
+#include "forge/Operators/dft/Gdft.h"
 #include "forge/Operators/MultiShotSense.h"
 
 namespace forge {

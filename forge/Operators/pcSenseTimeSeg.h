@@ -9,7 +9,7 @@
 // conventions: k in cycles/FOV in [-N/2, N/2), pixel r = (x - N/2)/N, x fastest), plus L and the interpolator.
 //
 //   pcSenseTimeSeg<float> A(kx, ky, kz, t, Nx, Ny, Nz, FM, maps, shotPhases, nc, L, TSInterp::MinMax);
-#include "forge/Operators/Gnufft.h"
+#include "forge/Operators/nufft/Gnufft.h"
 #include "forge/Operators/MultiShotSense.h"
 #include "forge/Operators/TimeSegmentation.h"
 

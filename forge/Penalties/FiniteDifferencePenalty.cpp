@@ -3,7 +3,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "forge/CUDA/PenaltyKernels.h"
+#include "forge/Penalties/cuda/PenaltyKernels.h"
 #include "forge/Core/Exceptions.h"
 #include "forge/Core/Validation.h"
 #include "forge/Penalties/QuadPenalty.h"
@@ -53,8 +53,8 @@ void FiniteDifferencePenalty<T1>::check(const ForgeVec& x, const char* what, con
 }
 
 template <typename T1>
-T1 FiniteDifferencePenalty<T1>::Penalty(const ForgeVec& x) const {
-    check(x, "Penalty", "x");
+T1 FiniteDifferencePenalty<T1>::penalty(const ForgeVec& x) const {
+    check(x, "penalty", "x");
     const uword n = n_pixels();
     if (x.on_gpu()) {
         forgeCol<T1> v = forgeCol<T1>::device_uninitialized(n);
@@ -69,8 +69,8 @@ T1 FiniteDifferencePenalty<T1>::Penalty(const ForgeVec& x) const {
 }
 
 template <typename T1>
-typename FiniteDifferencePenalty<T1>::ForgeVec FiniteDifferencePenalty<T1>::Gradient(const ForgeVec& x) const {
-    check(x, "Gradient", "x");
+typename FiniteDifferencePenalty<T1>::ForgeVec FiniteDifferencePenalty<T1>::gradient(const ForgeVec& x) const {
+    check(x, "gradient", "x");
     const uword n = n_pixels();
     if (x.on_gpu()) {
         ForgeVec g = ForgeVec::device_uninitialized(n);
@@ -87,11 +87,11 @@ typename FiniteDifferencePenalty<T1>::ForgeVec FiniteDifferencePenalty<T1>::Grad
 }
 
 template <typename T1>
-T1 FiniteDifferencePenalty<T1>::Denom(const ForgeVec& ddir, const ForgeVec& x) const {
-    check(ddir, "Denom", "ddir");
-    check(x, "Denom", "x");
+T1 FiniteDifferencePenalty<T1>::denom(const ForgeVec& ddir, const ForgeVec& x) const {
+    check(ddir, "denom", "ddir");
+    check(x, "denom", "x");
     if (ddir.on_gpu() != x.on_gpu()) {
-        throw residency_error(std::string(name_) + "::Denom: ddir and x must both be on the GPU or both on the host");
+        throw residency_error(std::string(name_) + "::denom: ddir and x must both be on the GPU or both on the host");
     }
     const uword n = n_pixels();
     if (x.on_gpu()) {

@@ -1,9 +1,9 @@
 #pragma once
 // FiniteDifferencePenalty<T1>: R(x) = beta * sum_a sum_i psi(|d_a(x)(i)|) over first differences along
-// each image axis of length > 1 (see forge/CUDA/FiniteDifferenceKernels.h for the layout and the potentials).
+// each image axis of length > 1 (see forge/Penalties/cuda/FiniteDifferenceKernels.h for the layout and the potentials).
 // QuadPenalty and TVPenalty are its two public faces. Host vectors run in OpenMP loops, device vectors in
 // CUDA kernels (results of Gradient stay on the device; Penalty and Denom return host scalars).
-#include "forge/CUDA/FiniteDifferenceKernels.h"
+#include "forge/Penalties/cuda/FiniteDifferenceKernels.h"
 #include "forge/Penalties/Robject.h"
 
 namespace forge {
@@ -15,13 +15,13 @@ class FiniteDifferencePenalty : public Robject<T1> {
 public:
     using typename Robject<T1>::ForgeVec;
     using typename Robject<T1>::ArmaVec;
-    using Robject<T1>::Penalty;
-    using Robject<T1>::Gradient;
-    using Robject<T1>::Denom;
+    using Robject<T1>::penalty;
+    using Robject<T1>::gradient;
+    using Robject<T1>::denom;
 
-    T1 Penalty(const ForgeVec& x) const override;
-    ForgeVec Gradient(const ForgeVec& x) const override;
-    T1 Denom(const ForgeVec& ddir, const ForgeVec& x) const override;
+    T1 penalty(const ForgeVec& x) const override;
+    ForgeVec gradient(const ForgeVec& x) const override;
+    T1 denom(const ForgeVec& ddir, const ForgeVec& x) const override;
 
     uword Nx() const { return grid_.Nx; }
     uword Ny() const { return grid_.Ny; }

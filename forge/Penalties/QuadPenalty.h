@@ -2,7 +2,7 @@
 // QuadPenalty<T1>: quadratic (Tikhonov) roughness penalty R(x) = beta/2 ||C x||^2, C the first
 // differences along each axis of length > 1 of an Nx x Ny x Nz image (x fastest; Nz = 1 -> 2D).
 //   QuadPenalty<float> R(Nx, Ny, 1, 0.01f);
-// Gradient(x) = beta C^H C x, Denom(d, x) = beta ||C d||^2 (exact).
+// gradient(x) = beta C^H C x, denom(d, x) = beta ||C d||^2 (exact).
 #include "forge/Penalties/FiniteDifferencePenalty.h"
 
 namespace forge {

@@ -7,9 +7,9 @@
 #include <string>
 
 #include "forge/Core/Exceptions.h"
-#include "forge/Operators/DensityCompensation.h"
-#include "forge/Operators/Gdft.h"
-#include "forge/Operators/Gnufft.h"
+#include "forge/Operators/nufft/DensityCompensation.h"
+#include "forge/Operators/dft/Gdft.h"
+#include "forge/Operators/nufft/Gnufft.h"
 #include "forge/Recon/Reconstruct.h"
 
 namespace forge {
@@ -252,7 +252,7 @@ arma::cx_fmat low_resolution_coil_images(const ReconProblem& P, const ReconFrame
     const arma::uvec idx(sel);
     const arma::fvec kx = fr.kx.elem(idx), ky = fr.ky.elem(idx), kz = fr.kz.elem(idx);
     Gnufft<float> G(idx.n_elem, P.Nx, P.Ny, P.Nz, kx, ky, kz);
-    arma::fvec w = calc3DDensityCompensation<float>(G, 20);
+    arma::fvec w = density_compensation<float>(G, 20);
     const arma::fvec* Ks[3] = {&kx, &ky, &kz};
     for (arma::uword j = 0; j < idx.n_elem; ++j) {
         if (cartesian) {

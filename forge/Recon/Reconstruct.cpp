@@ -8,15 +8,15 @@
 #include <memory>
 
 #include "forge/Core/Exceptions.h"
-#include "forge/Operators/Gdft.h"
-#include "forge/Operators/GfftSampled.h"
-#include "forge/Operators/Gnufft.h"
+#include "forge/Operators/dft/Gdft.h"
+#include "forge/Operators/fft/GfftSampled.h"
+#include "forge/Operators/nufft/Gnufft.h"
 #include "forge/Operators/SENSE.h"
 #include "forge/Operators/TimeSegmentation.h"
-#include "forge/Operators/ToeplitzNormal.h"
+#include "forge/Operators/toeplitz/ToeplitzNormal.h"
 #include "forge/Penalties/QuadPenalty.h"
 #include "forge/Penalties/TVPenalty.h"
-#include "forge/Solvers/reconSolve.hpp"
+#include "forge/Solvers/recon_solve.hpp"
 
 namespace forge {
 namespace recon {
@@ -42,7 +42,7 @@ struct Units {
 
 // normal: A's normal() is fast (the Toeplitz path): the right-hand side A^H y once with the exact operator, then
 // solve_pwls_pcg_normal, one A.normal() per iteration, told ||y||^2 so that it reports the same cost
-// ||y - A x||^2 + R(x) as the other operators. Otherwise reconSolve (A and A^H per iteration). The callback and
+// ||y - A x||^2 + R(x) as the other operators. Otherwise recon_solve (A and A^H per iteration). The callback and
 // the report see the caller's units.
 template <typename Op>
 arma::cx_fvec solve(const std::shared_ptr<const Op>& A, const arma::cx_fvec& y, const Robject<float>& R,
@@ -65,15 +65,15 @@ arma::cx_fvec solve(const std::shared_ptr<const Op>& A, const arma::cx_fvec& y, 
         opts.device = S.gpu ? ReconDevice::GPU : ReconDevice::Host;
         opts.pcg = pcg;
         opts.report = &rep;
-        x = reconSolve<float>(y, *A, R, niter, opts);
+        x = recon_solve<float>(y, *A, R, niter, opts);
     } else {
         using V = forgeCol<forgeComplex<float>>;
         V fy(y), x0(arma::cx_fvec(A->n2(), arma::fill::zeros));
         if (S.gpu) {
             if (!device::available())
                 throw cuda_error("reconstruct: the GPU was requested but no CUDA device is usable");
-            fy.putOnGPU();
-            x0.putOnGPU();
+            fy.put_on_gpu();
+            x0.put_on_gpu();
             A->prepare_device();
         }
         const double ynorm = solver_detail::robust_norm(fy);
@@ -81,8 +81,8 @@ arma::cx_fvec solve(const std::shared_ptr<const Op>& A, const arma::cx_fvec& y, 
         const V b = A->adjoint(fy);
         const NormalOf<float> N(A);
         V fx = solve_pwls_pcg_normal<float>(x0, N, b, R, niter, pcg, &rep);
-        if (fx.on_gpu()) fx.getFromGPU();
-        x = fx.getArma();
+        if (fx.on_gpu()) fx.get_from_gpu();
+        x = fx.to_arma();
     }
     rep.initial_gradient_norm *= gradientUnit;
     rep.final_gradient_norm *= gradientUnit;
@@ -234,7 +234,7 @@ arma::cx_fvec recon_one(const ReconProblem& P, const ReconFrame& fr, bool fieldC
     auto G = std::make_shared<const Gdft<float>>(n1, n2, fr.kx, fr.ky, fr.kz, P.ix, P.iy, P.iz, fm, fr.t);
     if (S.op == EncodingOperator::Dft) return recon_frame(P, fr, G, S, label);
     // Toeplitz: G's normal by FFTs on the 2x grid (P.ix etc. are the grid ToeplitzNormal assumes), G exact for
-    // the right-hand side. Unit weights, as reconSolve's.
+    // the right-hand side. Unit weights, as recon_solve's.
     std::shared_ptr<ToeplitzNormal<float>> T;
     std::string segments;
     ToeplitzBuildProgress progress;

@@ -1,5 +1,5 @@
 #pragma once
-// Reconstructs a ReconProblem frame by frame with forge's operators and forge::reconSolve (PCG):
+// Reconstructs a ReconProblem frame by frame with forge's operators and forge::recon_solve (PCG):
 // SENSE when the problem has coil maps, otherwise coil by coil combined by root-sum-of-squares.
 // Also the operator choice forge-recon's --operator auto makes (docs/forge-recon.md) and the cost
 // estimates behind it.
@@ -12,7 +12,7 @@
 #include <armadillo>
 
 #include "forge/Recon/ReconProblem.h"
-#include "forge/Solvers/SolverCommon.hpp"
+#include "forge/Solvers/SolverCommon.h"
 
 namespace forge {
 namespace recon {

@@ -64,7 +64,7 @@ const uword kSizes[] = {1, 37, (uword(1) << 15) + 123};
 
 template <typename FC, typename AC>
 double rel(const FC& f, const AC& a) {
-    return forge_test::rel_error(f.getArma(), a);
+    return forge_test::rel_error(f.to_arma(), a);
 }
 
 }  // namespace
@@ -289,7 +289,7 @@ TEMPLATE_TEST_CASE("forgeCol: conj real imag abs match Armadillo", "[core][forge
         const forgeCol<R> fv(v);
         CHECK(rel(forge::conj(fv), v) == 0.0);
         CHECK(rel(forge::real(fv), v) == 0.0);
-        CHECK(arma::norm(forge::imag(fv).getArma()) == 0.0);
+        CHECK(arma::norm(forge::imag(fv).to_arma()) == 0.0);
         CHECK(rel(forge::abs(fv), arma::Col<R>(arma::abs(v))) == 0.0);
     }
 }
@@ -377,7 +377,7 @@ TEMPLATE_TEST_CASE("forgeCol and forgeMat: Armadillo conversions both ways are e
         CHECK(f[i].im == a[i].imag());
         CHECK(std::complex<R>(f.at(i)) == a[i]);
     }
-    CHECK(arma::approx_equal(f.getArma(), a, "absdiff", 0.0));
+    CHECK(arma::approx_equal(f.to_arma(), a, "absdiff", 0.0));
     const AV back = static_cast<AV>(f);
     CHECK(arma::approx_equal(back, a, "absdiff", 0.0));
     // memptr() is contiguous interleaved data.
@@ -401,16 +401,16 @@ TEMPLATE_TEST_CASE("forgeCol and forgeMat: Armadillo conversions both ways are e
             CHECK(std::complex<R>(fm.at(r, c)) == m(r, c));
             CHECK(std::complex<R>(fm.as_col()[r + c * rows]) == m(r, c));
         }
-    CHECK(arma::approx_equal(fm.getArma(), m, "absdiff", 0.0));
-    CHECK(arma::approx_equal(fm.col(3).getArma(), AV(m.col(3)), "absdiff", 0.0));
+    CHECK(arma::approx_equal(fm.to_arma(), m, "absdiff", 0.0));
+    CHECK(arma::approx_equal(fm.col(3).to_arma(), AV(m.col(3)), "absdiff", 0.0));
     const AV newcol = forge_test::complex_normal<R>(rows);
     fm.set_col(2, forgeCol<forgeComplex<R>>(newcol));
     m.col(2) = newcol;
-    CHECK(arma::approx_equal(fm.getArma(), m, "absdiff", 0.0));
+    CHECK(arma::approx_equal(fm.to_arma(), m, "absdiff", 0.0));
     // Writes through (r, c) land where arma puts them.
     fm(4, 1) = forgeComplex<R>(R(3), R(-2));
     m(4, 1) = std::complex<R>(R(3), R(-2));
-    CHECK(arma::approx_equal(fm.getArma(), m, "absdiff", 0.0));
+    CHECK(arma::approx_equal(fm.to_arma(), m, "absdiff", 0.0));
 }
 
 TEMPLATE_TEST_CASE("forgeMat: element-wise arithmetic matches Armadillo", "[core][forgeMat]", float, double) {
@@ -429,7 +429,7 @@ TEMPLATE_TEST_CASE("forgeMat: element-wise arithmetic matches Armadillo", "[core
     const std::complex<R> s = cx_scalar<R>();
     const forgeMat<forgeComplex<R>> fa(a), fb(b);
     auto mrel = [](const forgeMat<forgeComplex<R>>& f, const AM& ref) {
-        return forge_test::rel_error(arma::vectorise(f.getArma()).eval(), arma::vectorise(ref).eval());
+        return forge_test::rel_error(arma::vectorise(f.to_arma()).eval(), arma::vectorise(ref).eval());
     };
     CHECK(mrel(fa + fb, AM(a + b)) < tol);
     CHECK(mrel(fa - fb, AM(a - b)) < tol);
@@ -443,7 +443,7 @@ TEMPLATE_TEST_CASE("forgeMat: element-wise arithmetic matches Armadillo", "[core
     z.ones();
     CHECK(mrel(z, AM(rows, cols, arma::fill::ones)) == 0.0);
     z.zeros();
-    CHECK(arma::norm(arma::vectorise(z.getArma())) == 0.0);
+    CHECK(arma::norm(arma::vectorise(z.to_arma())) == 0.0);
 }
 
 TEST_CASE("forgeCol: copies are deep and moves transfer ownership", "[core][forgeCol]") {
@@ -554,32 +554,32 @@ TEST_CASE("forgeCol and forgeMat: out-of-range at() throws std::out_of_range", "
     CHECK_THROWS_AS(m.col(3), std::out_of_range);
 }
 
-TEST_CASE("forgeCol: without a usable GPU putOnGPU throws forge::cuda_error and data stays on the host",
+TEST_CASE("forgeCol: without a usable GPU put_on_gpu throws forge::cuda_error and data stays on the host",
           "[core][residency]") {
     FORGE_INFO_SEED();
     const arma::cx_fvec a = forge_test::complex_normal<float>(32);
     forgeCol<forgeComplex<float>> v(a);
     CHECK_FALSE(v.on_gpu());
-    CHECK_NOTHROW(v.getFromGPU());  // no-op on the host
+    CHECK_NOTHROW(v.get_from_gpu());  // no-op on the host
     CHECK_FALSE(v.on_gpu());
     CHECK_THROWS_AS(v.device_memptr(), forge::residency_error);
 
     if (!forge::device::built_with_cuda()) {
         CHECK_FALSE(forge::device::available());
-        CHECK_THROWS_AS(v.putOnGPU(), forge::cuda_error);
-        CHECK_THROWS_WITH(v.putOnGPU(), Catch::Contains("without CUDA"));
+        CHECK_THROWS_AS(v.put_on_gpu(), forge::cuda_error);
+        CHECK_THROWS_WITH(v.put_on_gpu(), Catch::Contains("without CUDA"));
         forgeMat<float> m(2, 2);
-        CHECK_THROWS_AS(m.putOnGPU(), forge::cuda_error);
+        CHECK_THROWS_AS(m.put_on_gpu(), forge::cuda_error);
         CHECK_FALSE(m.on_gpu());
     } else if (!forge::device::available()) {
         // CUDA build on a machine without a device (CI): a clear cuda_error too.
-        CHECK_THROWS_AS(v.putOnGPU(), forge::cuda_error);
+        CHECK_THROWS_AS(v.put_on_gpu(), forge::cuda_error);
     } else {
         // A GPU is present: the round trip is exact and the host is locked while the data is on the GPU.
-        v.putOnGPU();
+        v.put_on_gpu();
         CHECK(v.on_gpu());
         CHECK_THROWS_AS(v.memptr()[0] = forgeComplex<float>(0.f), forge::residency_error);
-        v.getFromGPU();
+        v.get_from_gpu();
         CHECK_FALSE(v.on_gpu());
     }
     // Whatever happened, the host data is intact and usable.
@@ -645,23 +645,23 @@ TEST_CASE("forgeCol: an empty vector goes to the GPU under the same rules as a f
     if (!forge::device::available()) {
         // No device (CPU build, or CUDA build on a machine without a GPU): the same cuda_error as for data.
         const char* why = forge::device::built_with_cuda() ? "no CUDA device" : "without CUDA";
-        CHECK_THROWS_AS(e.putOnGPU(), forge::cuda_error);
-        CHECK_THROWS_WITH(e.putOnGPU(), Catch::Contains(why));
-        CHECK_THROWS_WITH(z.putOnGPU(), Catch::Contains(why));
-        CHECK_THROWS_WITH(m.putOnGPU(), Catch::Contains(why));
+        CHECK_THROWS_AS(e.put_on_gpu(), forge::cuda_error);
+        CHECK_THROWS_WITH(e.put_on_gpu(), Catch::Contains(why));
+        CHECK_THROWS_WITH(z.put_on_gpu(), Catch::Contains(why));
+        CHECK_THROWS_WITH(m.put_on_gpu(), Catch::Contains(why));
         CHECK_THROWS_WITH(forgeCol<float>::device_uninitialized(0), Catch::Contains(why));
         CHECK_FALSE(e.on_gpu());
         CHECK_FALSE(z.on_gpu());
         CHECK_FALSE(m.on_gpu());
     } else {
-        e.putOnGPU();
-        m.putOnGPU();
+        e.put_on_gpu();
+        m.put_on_gpu();
         CHECK(e.on_gpu());
         CHECK(m.on_gpu());
         const forgeCol<forgeComplex<float>> s = e + e;  // runs on the device, stays there
         CHECK(s.on_gpu());
         CHECK(s.n_elem == 0);
-        e.getFromGPU();
+        e.get_from_gpu();
         CHECK_FALSE(e.on_gpu());
         CHECK(e.n_elem == 0);
     }
@@ -730,7 +730,7 @@ TEST_CASE("forgeCol::device_view: a GPU-resident view that refuses host access a
     CHECK(v.n_elem == 4);
     CHECK(static_cast<const forgeCol<float>&>(v).device_memptr() == storage);
     CHECK_THROWS_AS(v.memptr(), forge::residency_error);
-    CHECK_THROWS_AS(v.getArma(), forge::residency_error);
+    CHECK_THROWS_AS(v.to_arma(), forge::residency_error);
     CHECK_THROWS_AS(v.set_size(2), forge::residency_error);
 
     // Moving hands the view on; the moved-from vector is an empty host vector.

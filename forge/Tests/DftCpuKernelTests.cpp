@@ -19,9 +19,9 @@
 
 #include "TestHelpers.h"
 #include "forge/Core/Exceptions.h"
-#include "forge/Operators/CpuKernelIsa.h"
-#include "forge/Operators/Gdft.h"
-#include "forge/Operators/GdftR2.h"
+#include "forge/Operators/dft/cpu/CpuKernelIsa.h"
+#include "forge/Operators/dft/Gdft.h"
+#include "forge/Operators/dft/GdftR2.h"
 
 namespace {
 
@@ -143,7 +143,7 @@ void check_against_float64(const Problem& p) {
     // A batch of three (one pass of two vectors, one of one): each equals its own reference.
     const CxVec<T1> x2 = forge_test::complex_normal<T1>(p.n2()), x3 = forge_test::complex_normal<T1>(p.n2());
     const CxVec<T1> xb = arma::join_cols(arma::join_cols(x, x2), x3);
-    const CxVec<T1> fb = G->forward_batch(forgeCol<forgeComplex<T1>>(xb), 3).getArma();
+    const CxVec<T1> fb = G->forward_batch(forgeCol<forgeComplex<T1>>(xb), 3).to_arma();
     REQUIRE(fb.n_elem == 3 * p.n1());
     CHECK(forge_test::rel_error(d<T1>(CxVec<T1>(fb.subvec(p.n1(), 2 * p.n1() - 1))),
                                 ref_forward(p, d<T1>(x2), all(p.n1()))) < tol<T1>());

@@ -15,8 +15,8 @@
 
 #include "TestHelpers.h"
 #include "forge/Core/Exceptions.h"
-#include "forge/Operators/Gdft.h"
-#include "forge/Operators/GdftR2.h"
+#include "forge/Operators/dft/Gdft.h"
+#include "forge/Operators/dft/GdftR2.h"
 
 namespace {
 
@@ -225,15 +225,15 @@ TEMPLATE_TEST_CASE("Gdft: forward and adjoint match a float64 brute-force sum", 
 
     // The forgeCol overloads compute the same thing.
     const forgeCol<forgeComplex<T1>> fx(x), fy(y);
-    CHECK(forge_test::rel_error((*G * fx).getArma(), Gx) == 0.0);
-    CHECK(forge_test::rel_error((*G / fy).getArma(), Gty) == 0.0);
+    CHECK(forge_test::rel_error((*G * fx).to_arma(), Gx) == 0.0);
+    CHECK(forge_test::rel_error((*G / fy).to_arma(), Gty) == 0.0);
 
     // Two vectors back to back through the batch entry points give the two single results.
     const CxVec<T1> x2 = forge_test::complex_normal<T1>(g.n2());
     const CxVec<T1> xb = arma::join_cols(x, x2);
     const CxVec<T1> yb = arma::join_cols(y, y);
-    const CxVec<T1> fb = G->forward_batch(forgeCol<forgeComplex<T1>>(xb), 2).getArma();
-    const CxVec<T1> ab = G->adjoint_batch(forgeCol<forgeComplex<T1>>(yb), 2).getArma();
+    const CxVec<T1> fb = G->forward_batch(forgeCol<forgeComplex<T1>>(xb), 2).to_arma();
+    const CxVec<T1> ab = G->adjoint_batch(forgeCol<forgeComplex<T1>>(yb), 2).to_arma();
     REQUIRE(fb.n_elem == 2 * g.n1());
     REQUIRE(ab.n_elem == 2 * g.n2());
     CHECK(forge_test::rel_error(CxVec<T1>(fb.head(g.n1())), Gx) < tol<T1>());
@@ -282,7 +282,7 @@ TEMPLATE_TEST_CASE("GdftR2: forward and adjoint match a float64 brute-force sum 
         CHECK(ef < tol<T1>());
         CHECK(ea < tol<T1>());
         const forgeCol<forgeComplex<T1>> fx(x);
-        CHECK(forge_test::rel_error((G * fx).getArma(), CxVec<T1>(G * x)) == 0.0);
+        CHECK(forge_test::rel_error((G * fx).to_arma(), CxVec<T1>(G * x)) == 0.0);
     }
 }
 
@@ -564,7 +564,7 @@ TEMPLATE_TEST_CASE("Gdft and GdftR2: bad input throws forge::invalid_argument na
 }
 
 // ============================================================================ size arithmetic
-#include "forge/CUDA/CudaDftPipeline.h"
+#include "forge/Operators/dft/CudaDftPipeline.h"
 
 TEMPLATE_TEST_CASE("Gdft and GdftR2: batch and grid sizes whose product wraps throw instead of crashing",
                    "[gdft][gdftr2][operators][errors][sizes]", float, double) {

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "TestHelpers.h"
-#include "forge/Operators/Gdft.h"
-#include "forge/Operators/GfftSampled.h"
+#include "forge/Operators/dft/Gdft.h"
+#include "forge/Operators/fft/GfftSampled.h"
 #include "forge/Operators/SENSE.h"
 #include "forge/Operators/TimeSegmentation.h"
 
@@ -150,12 +150,12 @@ TEST_CASE("GfftSampled adjoint is exact and batches equal single transforms", "[
     const arma::cx_vec x2 = complex_normal<double>(G.n2()), y2 = complex_normal<double>(G.n1());
     const arma::cx_vec yb =
         G.forward_batch(forge::forgeCol<forge::forgeComplex<double>>(arma::cx_vec(arma::join_cols(x, x2))), 2)
-            .getArma();
+            .to_arma();
     CHECK(rel_error(yb.head(G.n1()), G * x) < 1e-14);
     CHECK(rel_error(yb.tail(G.n1()), G * x2) < 1e-14);
     const arma::cx_vec xb =
         G.adjoint_batch(forge::forgeCol<forge::forgeComplex<double>>(arma::cx_vec(arma::join_cols(y, y2))), 2)
-            .getArma();
+            .to_arma();
     CHECK(rel_error(xb.head(G.n2()), G / y) < 1e-14);
     CHECK(rel_error(xb.tail(G.n2()), G / y2) < 1e-14);
 }

@@ -2,8 +2,8 @@
 #include <complex>
 
 #include "TestHelpers.h"
-#include "forge/Operators/Gdft.h"
-#include "forge/Operators/Gfft.h"
+#include "forge/Operators/dft/Gdft.h"
+#include "forge/Operators/fft/Gfft.h"
 
 using namespace forge_test;
 
@@ -49,11 +49,11 @@ TEST_CASE("Gfft adjointness and round trip G/(G*x) = N x", "[Gfft][fft]") {
     CHECK(rel_error(G / (G * x), arma::cx_vec(double(G.n2()) * x)) < 1e-12);
     // Batched transforms equal the single ones.
     forge::forgeCol<forge::forgeComplex<double>> xx(arma::join_cols(x, 2.0 * x));
-    arma::cx_vec yb = G.forward_batch(xx, 2).getArma();
+    arma::cx_vec yb = G.forward_batch(xx, 2).to_arma();
     arma::cx_vec y1 = G * x;
     CHECK(rel_error(yb.head(G.n1()), y1) < 1e-14);
     CHECK(rel_error(yb.tail(G.n1()), arma::cx_vec(2.0 * y1)) < 1e-14);
-    arma::cx_vec xb = G.adjoint_batch(forge::forgeCol<forge::forgeComplex<double>>(yb), 2).getArma();
+    arma::cx_vec xb = G.adjoint_batch(forge::forgeCol<forge::forgeComplex<double>>(yb), 2).to_arma();
     CHECK(rel_error(xb.tail(G.n2()), arma::cx_vec(2.0 * double(G.n2()) * x)) < 1e-12);
 }
 
@@ -88,8 +88,8 @@ TEST_CASE("Gfft host batch equals one transform per vector, float and double", "
         const forge::Gfft<T1> G(Nx, Ny, Nz);
         const arma::uword n = G.n2(), nb = 5;
         const arma::Col<std::complex<T1>> xs = complex_normal<T1>(n * nb);
-        const arma::Col<std::complex<T1>> fb = G.forward_batch(Vec(xs), nb).getArma();
-        const arma::Col<std::complex<T1>> ab = G.adjoint_batch(Vec(xs), nb).getArma();
+        const arma::Col<std::complex<T1>> fb = G.forward_batch(Vec(xs), nb).to_arma();
+        const arma::Col<std::complex<T1>> ab = G.adjoint_batch(Vec(xs), nb).to_arma();
         REQUIRE(fb.n_elem == n * nb);
         REQUIRE(ab.n_elem == n * nb);
         for (arma::uword b = 0; b < nb; ++b) {

@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "TestHelpers.h"
-#include "forge/Operators/Gdft.h"
-#include "forge/Operators/Gfft.h"
-#include "forge/Operators/Gnufft.h"
+#include "forge/Operators/dft/Gdft.h"
+#include "forge/Operators/fft/Gfft.h"
+#include "forge/Operators/nufft/Gnufft.h"
 #include "forge/Sim/Trajectories.h"
 
 using namespace forge_test;
@@ -129,12 +129,12 @@ TEST_CASE("Gnufft reaches a requested tolerance: 2D and 3D, random and spiral po
         for (double tol : {1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6}) {
             INFO(p.Nx << "x" << p.Ny << "x" << p.Nz << ", tolerance " << tol);
             const auto o = forge::NufftOptions::for_tolerance(tol);
-            CHECK(o.kernelWidth == forge::NufftOptions::width_for_tolerance(tol));
+            CHECK(o.kernel_width == forge::NufftOptions::width_for_tolerance(tol));
             const auto Gf = make_nufft<float>(p, o);
             CHECK(Gf.kernel_width() == forge::NufftOptions::width_for_tolerance(tol, true));
             const auto ef = errors(Gf, ref);
             const auto ed = errors(make_nufft<double>(p, o), ref);
-            INFO("W " << o.kernelWidth << " (float " << Gf.kernel_width() << "): float " << ef.first << " / "
+            INFO("W " << o.kernel_width << " (float " << Gf.kernel_width() << "): float " << ef.first << " / "
                       << ef.second << ", double " << ed.first << " / " << ed.second);
             CHECK(ef.first <= tol);
             CHECK(ef.second <= tol);
@@ -322,10 +322,10 @@ TEST_CASE("Gnufft adjointness <G x, y> = <x, G^H y>", "[Gnufft][nufft]") {
         CHECK(std::abs(lhs - rhs) / std::abs(lhs) < 1e-11);
         // forgeCol and batched paths give the same answer as the Armadillo path.
         forge::forgeCol<forge::forgeComplex<double>> xx(arma::join_cols(x, x));
-        arma::cx_vec yb = G.forward_batch(xx, 2).getArma();
+        arma::cx_vec yb = G.forward_batch(xx, 2).to_arma();
         arma::cx_vec y1 = G * x;
         CHECK(rel_error(yb.tail(G.n1()), y1) < 1e-14);
-        CHECK(rel_error((G / forge::forgeCol<forge::forgeComplex<double>>(y)).getArma(), G / y) < 1e-14);
+        CHECK(rel_error((G / forge::forgeCol<forge::forgeComplex<double>>(y)).to_arma(), G / y) < 1e-14);
     }
 }
 
@@ -352,7 +352,7 @@ TEST_CASE("Gnufft rejects bad inputs with clear messages", "[Gnufft][nufft][erro
     CHECK_THROWS_WITH(forge::Gnufft<float>(11, 16, 16, 1, kx, ky, kz), Catch::Contains("kx has 10 entries"));
     CHECK_THROWS_AS(forge::Gnufft<float>(10, 15, 16, 1, kx, ky, kz), forge::invalid_argument);
     CHECK_THROWS_WITH(forge::Gnufft<float>(10, 16, 16, 1, kx, ky, kz, {1.0, 4}), Catch::Contains("oversampling"));
-    CHECK_THROWS_WITH(forge::Gnufft<float>(10, 16, 16, 1, kx, ky, kz, {2.0, 1}), Catch::Contains("kernelWidth"));
+    CHECK_THROWS_WITH(forge::Gnufft<float>(10, 16, 16, 1, kx, ky, kz, {2.0, 1}), Catch::Contains("kernel_width"));
     bad = kx;
     bad(2) = std::numeric_limits<float>::quiet_NaN();
     CHECK_THROWS_AS(forge::Gnufft<float>(10, 16, 16, 1, bad, ky, kz), forge::invalid_argument);
@@ -361,7 +361,7 @@ TEST_CASE("Gnufft rejects bad inputs with clear messages", "[Gnufft][nufft][erro
     CHECK_THROWS_WITH(G / arma::cx_fvec(9, arma::fill::ones), Catch::Contains("expected n1 = 10"));
 }
 
-#include "forge/CUDA/CudaNufftPipeline.h"
+#include "forge/Operators/nufft/CudaNufftPipeline.h"
 
 TEST_CASE("Gnufft rejects sizes whose products wrap or that FFTW and the GPU kernels cannot index",
           "[Gnufft][nufft][errors][sizes]") {
@@ -404,7 +404,7 @@ TEST_CASE("Gnufft rejects sizes whose products wrap or that FFTW and the GPU ker
 }
 
 // ---------------------------------------------------------------------------- density compensation
-#include "forge/Operators/DensityCompensation.h"
+#include "forge/Operators/nufft/DensityCompensation.h"
 
 TEST_CASE("Density compensation: radial gridding reconstructs a uniform-density phantom", "[Gnufft][dcf]") {
     FORGE_INFO_SEED();
@@ -414,8 +414,8 @@ TEST_CASE("Density compensation: radial gridding reconstructs a uniform-density 
     const arma::vec &kx = radial.kx, &ky = radial.ky;
     arma::vec kz(n1, arma::fill::zeros);
     forge::Gnufft<double> G(n1, N, N, 1, kx, ky, kz);
-    arma::vec W = forge::calc3DDensityCompensation(G, 20);
-    arma::vec W19 = forge::calc3DDensityCompensation(G, 19);
+    arma::vec W = forge::density_compensation(G, 20);
+    arma::vec W19 = forge::density_compensation(G, 19);
     CHECK(W.min() > 0);
     CHECK(arma::norm(W - W19) / arma::norm(W) < 1e-2);  // converged in ~20 iterations
     // Radial density falls like 1/|k|: the weights grow like |k| away from the centre.
@@ -467,8 +467,8 @@ TEST_CASE("Density compensation converges sample by sample on a radial trajector
         return std::sqrt(arma::mean(d % d));
     };
     double level10 = 0, level40 = 0;
-    const double rms10 = ripple(forge::calc3DDensityCompensation(G, 10), level10);
-    const double rms40 = ripple(forge::calc3DDensityCompensation(G, 40), level40);
+    const double rms10 = ripple(forge::density_compensation(G, 10), level10);
+    const double rms40 = ripple(forge::density_compensation(G, 40), level40);
     INFO("per-sample RMS deviation: " << 100 * rms10 << "% at 10, " << 100 * rms40 << "% at 40 iterations");
     INFO("band mean of W / W_analytic: " << level10 << " at 10, " << level40 << " at 40");
     CHECK(rms40 <= 1.01 * rms10);
@@ -498,18 +498,18 @@ TEST_CASE("Density compensation takes spokes that end at +N/2", "[Gnufft][dcf][e
     const forge::sim::Trajectory2D t = spokes_to_plus_half_n(N, spokes, pts);
     const arma::vec kz(n1, arma::fill::zeros);
     REQUIRE(t.kx(pts - 1) == double(N / 2));  // spoke 0 ends on the +N/2 edge: the same sample as its start
-    const arma::vec W = forge::calc3DDensityCompensation<double>(n1, N, N, 1, t.kx, t.ky, kz);
+    const arma::vec W = forge::density_compensation<double>(n1, N, N, 1, t.kx, t.ky, kz);
     CHECK(W.min() > 0);
     CHECK(W(pts - 1) == Approx(W(0)).epsilon(1e-12));
 }
 
-TEST_CASE("calc3DDensityCompensation names itself in its argument errors", "[Gnufft][dcf][errors]") {
+TEST_CASE("density_compensation names itself in its argument errors", "[Gnufft][dcf][errors]") {
     const arma::uword N = 32, spokes = 64, pts = 33, n1 = spokes * pts;
     const forge::sim::Trajectory2D t = spokes_to_plus_half_n(N, spokes, pts);
     arma::vec kx = t.kx, ky = t.ky, kz(n1, arma::fill::zeros);
     kx(5) = 16.5;
-    CHECK_THROWS_WITH(forge::calc3DDensityCompensation<double>(n1, N, N, 1, kx, ky, kz),
-                      Catch::Contains("calc3DDensityCompensation: kx[5] = 16.5 is outside [-16, 16]") &&
+    CHECK_THROWS_WITH(forge::density_compensation<double>(n1, N, N, 1, kx, ky, kz),
+                      Catch::Contains("density_compensation: kx[5] = 16.5 is outside [-16, 16]") &&
                           !Catch::Contains("Gnufft"));
 }
 
@@ -518,12 +518,12 @@ TEST_CASE("Density compensation of uniform random 3D samples is flat with unit n
     Problem p = random_problem(12, 12, 12, 6000);
     forge::Gnufft<float> G(p.n1, p.Nx, p.Ny, p.Nz, arma::conv_to<arma::fvec>::from(p.kx),
                            arma::conv_to<arma::fvec>::from(p.ky), arma::conv_to<arma::fvec>::from(p.kz));
-    arma::fvec W = forge::calc3DDensityCompensation(G);
+    arma::fvec W = forge::density_compensation(G);
     // Uniform density n1 / N^3 per (cycle/FOV)^3 -> W ~= 1 / n1 on average.
     INFO("mean(W) * n1 = " << arma::mean(W) * p.n1);
     CHECK(arma::mean(W) * p.n1 == Approx(1.0).epsilon(0.1));
     CHECK(W.min() > 0);
-    CHECK_THROWS_AS(forge::calc3DDensityCompensation(G, 0), forge::invalid_argument);
+    CHECK_THROWS_AS(forge::density_compensation(G, 0), forge::invalid_argument);
 }
 
 TEST_CASE("Gnufft host batch equals one transform per vector, float and double", "[Gnufft][nufft][batch]") {
@@ -534,8 +534,8 @@ TEST_CASE("Gnufft host batch equals one transform per vector, float and double",
         const forge::Gnufft<T1> G = make_nufft<T1>(p);
         const arma::uword n1 = G.n1(), n2 = G.n2(), nb = 3;
         const arma::Col<std::complex<T1>> xs = complex_normal<T1>(n2 * nb), ys = complex_normal<T1>(n1 * nb);
-        const arma::Col<std::complex<T1>> fb = G.forward_batch(Vec(xs), nb).getArma();
-        const arma::Col<std::complex<T1>> ab = G.adjoint_batch(Vec(ys), nb).getArma();
+        const arma::Col<std::complex<T1>> fb = G.forward_batch(Vec(xs), nb).to_arma();
+        const arma::Col<std::complex<T1>> ab = G.adjoint_batch(Vec(ys), nb).to_arma();
         REQUIRE(fb.n_elem == n1 * nb);
         REQUIRE(ab.n_elem == n2 * nb);
         const double tol = std::is_same<T1, float>::value ? 1e-6 : 1e-14;

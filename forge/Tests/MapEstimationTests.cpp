@@ -10,7 +10,7 @@
 
 #include "TestHelpers.h"
 #include "forge/Core/Exceptions.h"
-#include "forge/Operators/Gdft.h"
+#include "forge/Operators/dft/Gdft.h"
 #include "forge/Operators/SENSE.h"
 #include "forge/Recon/CoilMaps.h"
 #include "forge/Recon/CoilPreprocessing.h"

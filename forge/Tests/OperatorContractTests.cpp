@@ -11,17 +11,17 @@
 #include "TestHelpers.h"
 #include "UserOperator.h"
 #include "forge/Operators/Composition.h"
-#include "forge/Operators/Gdft.h"
-#include "forge/Operators/GdftR2.h"
-#include "forge/Operators/Gfft.h"
-#include "forge/Operators/GfftSampled.h"
-#include "forge/Operators/Gnufft.h"
+#include "forge/Operators/dft/Gdft.h"
+#include "forge/Operators/dft/GdftR2.h"
+#include "forge/Operators/fft/Gfft.h"
+#include "forge/Operators/fft/GfftSampled.h"
+#include "forge/Operators/nufft/Gnufft.h"
 #include "forge/Operators/SENSE.h"
 #include "forge/Operators/TimeSegmentation.h"
 #include "forge/Operators/pcSENSE.h"
 #include "forge/Operators/pcSenseTimeSeg.h"
 #include "forge/Penalties/QuadPenalty.h"
-#include "forge/Solvers/solve_pwls_pcg.hpp"
+#include "forge/Solvers/solve_pwls_pcg.h"
 
 using forge_test::complex_normal;
 using forge_test::MatrixOperator;
@@ -71,14 +71,14 @@ void check_contract(const Op& A) {
     const FVec Ax = A.forward(x), AHy = A.adjoint(y);
     REQUIRE(Ax.n_elem == A.codomain_size());
     REQUIRE(AHy.n_elem == A.domain_size());
-    CHECK(rel_error(A.normal(x).getArma(), A.adjoint(Ax).getArma()) < 1e-12);
+    CHECK(rel_error(A.normal(x).to_arma(), A.adjoint(Ax).to_arma()) < 1e-12);
     const double lhs = re_inner(Ax, y), rhs = re_inner(x, AHy);
     CHECK(std::abs(lhs - rhs) <= 1e-10 * (std::abs(lhs) + std::abs(rhs)) + 1e-300);
-    const arma::cx_vec both = A.forward(x2, 2).getArma(), all = x2.getArma();
+    const arma::cx_vec both = A.forward(x2, 2).to_arma(), all = x2.to_arma();
     const arma::uword d = A.domain_size(), c = A.codomain_size();
     CHECK(rel_error(arma::cx_vec(both.head(c)), (A * arma::cx_vec(all.head(d)))) < 1e-13);
     CHECK(rel_error(arma::cx_vec(both.tail(c)), (A * arma::cx_vec(all.tail(d)))) < 1e-13);
-    CHECK(rel_error(A.normal(x2, 2).getArma(), A.adjoint(A.forward(x2, 2), 2).getArma()) < 1e-12);
+    CHECK(rel_error(A.normal(x2, 2).to_arma(), A.adjoint(A.forward(x2, 2), 2).to_arma()) < 1e-12);
 }
 
 }  // namespace

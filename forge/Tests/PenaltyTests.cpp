@@ -1,5 +1,5 @@
 // Penalty tests: values against independent float64 references built from arma::cx_cube differences,
-// gradients against central finite differences of the penalty value, curvature (Denom) against the second
+// gradients against central finite differences of the penalty value, curvature (denom) against the second
 // difference of the penalty, float against double, and argument checks.
 #include <array>
 #include <cmath>
@@ -48,15 +48,15 @@ template <typename P>
 void check_gradient_by_finite_differences(const P& R, arma::uword n, double tol) {
     const arma::cx_vec x = complex_normal<double>(n);
     const arma::cx_vec v = complex_normal<double>(n);
-    const arma::cx_vec g = R.Gradient(x);
+    const arma::cx_vec g = R.gradient(x);
     const double h = 1e-5;
-    const double fd = (R.Penalty(arma::cx_vec(x + h * v)) - R.Penalty(arma::cx_vec(x - h * v))) / (2 * h);
+    const double fd = (R.penalty(arma::cx_vec(x + h * v)) - R.penalty(arma::cx_vec(x - h * v))) / (2 * h);
     const double an = arma::cdot(g, v).real();  // Re(g^H v)
     INFO("finite difference " << fd << " vs gradient " << an);
     CHECK(std::abs(fd - an) <= tol * std::abs(an));
     // The imaginary direction too (a gradient that ignored Im(x) would fail here).
     const arma::cx_vec iv = std::complex<double>(0, 1) * v;
-    const double fdi = (R.Penalty(arma::cx_vec(x + h * iv)) - R.Penalty(arma::cx_vec(x - h * iv))) / (2 * h);
+    const double fdi = (R.penalty(arma::cx_vec(x + h * iv)) - R.penalty(arma::cx_vec(x - h * iv))) / (2 * h);
     CHECK(std::abs(fdi - arma::cdot(g, iv).real()) <= tol * std::abs(fdi));
 }
 
@@ -71,9 +71,9 @@ TEST_CASE("QuadPenalty value matches a float64 difference reference (2D and 3D)"
         QuadPenalty<double> R(Nx, Ny, Nz, beta);
         const arma::cx_vec x = complex_normal<double>(n);
         const double ref = ref_quad(x, Nx, Ny, Nz, beta);
-        CHECK(std::abs(R.Penalty(x) - ref) <= 1e-12 * ref);
+        CHECK(std::abs(R.penalty(x) - ref) <= 1e-12 * ref);
         // Gradient = beta C^H C x: <g, x> = beta ||Cx||^2 = 2 R(x).
-        CHECK(std::abs(arma::cdot(R.Gradient(x), x).real() - 2 * ref) <= 1e-10 * ref);
+        CHECK(std::abs(arma::cdot(R.gradient(x), x).real() - 2 * ref) <= 1e-10 * ref);
     }
 }
 
@@ -81,8 +81,8 @@ TEST_CASE("QuadPenalty of a constant image is zero and its gradient vanishes", "
     QuadPenalty<double> R(6, 5, 3, 2.0);
     arma::cx_vec x(90);
     x.fill(std::complex<double>(1.7, -0.3));
-    CHECK(R.Penalty(x) == Approx(0.0).margin(1e-12));
-    CHECK(arma::norm(R.Gradient(x)) < 1e-12);
+    CHECK(R.penalty(x) == Approx(0.0).margin(1e-12));
+    CHECK(arma::norm(R.gradient(x)) < 1e-12);
 }
 
 TEST_CASE("TVPenalty value matches the Charbonnier reference", "[penalty][tv]") {
@@ -93,7 +93,7 @@ TEST_CASE("TVPenalty value matches the Charbonnier reference", "[penalty][tv]") 
         TVPenalty<double> R(Nx, Ny, Nz, beta, delta);
         const arma::cx_vec x = complex_normal<double>(n);
         const double ref = ref_tv(x, Nx, Ny, Nz, beta, delta);
-        CHECK(std::abs(R.Penalty(x) - ref) <= 1e-12 * ref);
+        CHECK(std::abs(R.penalty(x) - ref) <= 1e-12 * ref);
     }
 }
 
@@ -104,10 +104,10 @@ TEST_CASE("TVPenalty approaches beta*delta*sum|d| for delta << |d| and QuadPenal
     const arma::cx_vec d = all_differences(x, Nx, Ny, 1);
     const double l1 = arma::accu(arma::abs(d));
     TVPenalty<double> small(Nx, Ny, 1, 1.0, 1e-4);
-    CHECK(small.Penalty(x) / 1e-4 == Approx(l1).epsilon(1e-3));
+    CHECK(small.penalty(x) / 1e-4 == Approx(l1).epsilon(1e-3));
     TVPenalty<double> large(Nx, Ny, 1, 1.0, 1e4);
     QuadPenalty<double> quad(Nx, Ny, 1, 1.0);
-    CHECK(large.Penalty(x) == Approx(quad.Penalty(x)).epsilon(1e-6));
+    CHECK(large.penalty(x) == Approx(quad.penalty(x)).epsilon(1e-6));
 }
 
 TEST_CASE("Penalty gradients match finite differences of the penalty value", "[penalty][gradient]") {
@@ -124,13 +124,13 @@ TEST_CASE("Penalty Denom is the curvature along the direction", "[penalty][denom
     const arma::cx_vec x = complex_normal<double>(n);
     const arma::cx_vec d = complex_normal<double>(n);
     auto second_difference = [&](const Robject<double>& R, double h) {
-        return (R.Penalty(arma::cx_vec(x + h * d)) + R.Penalty(arma::cx_vec(x - h * d)) - 2 * R.Penalty(x)) / (h * h);
+        return (R.penalty(arma::cx_vec(x + h * d)) + R.penalty(arma::cx_vec(x - h * d)) - 2 * R.penalty(x)) / (h * h);
     };
     QuadPenalty<double> Q(Nx, Ny, Nz, 0.9);
     // Quadratic: Denom = beta ||C d||^2 exactly = the second derivative.
     const double cd2 = std::pow(arma::norm(all_differences(d, Nx, Ny, Nz)), 2);
-    CHECK(Q.Denom(d, x) == Approx(0.9 * cd2).epsilon(1e-12));
-    CHECK(Q.Denom(d, x) == Approx(second_difference(Q, 1e-3)).epsilon(1e-6));
+    CHECK(Q.denom(d, x) == Approx(0.9 * cd2).epsilon(1e-12));
+    CHECK(Q.denom(d, x) == Approx(second_difference(Q, 1e-3)).epsilon(1e-6));
     // Charbonnier: Denom is the Huber majorizer's curvature, >= the true curvature, and equal to
     // beta sum w(|Cx|) |Cd|^2 with w = 1/sqrt(1 + |Cx|^2/delta^2).
     const double delta = 0.5;
@@ -139,8 +139,8 @@ TEST_CASE("Penalty Denom is the curvature along the direction", "[penalty][denom
     double ref = 0;
     for (arma::uword i = 0; i < cx.n_elem; ++i)
         ref += std::norm(cdv[i]) / std::sqrt(1.0 + std::norm(cx[i]) / (delta * delta));
-    CHECK(T.Denom(d, x) == Approx(0.9 * ref).epsilon(1e-12));
-    CHECK(T.Denom(d, x) >= second_difference(T, 1e-3) * (1 - 1e-6));
+    CHECK(T.denom(d, x) == Approx(0.9 * ref).epsilon(1e-12));
+    CHECK(T.denom(d, x) >= second_difference(T, 1e-3) * (1 - 1e-6));
 }
 
 TEST_CASE("Float penalties agree with double penalties", "[penalty][float]") {
@@ -150,12 +150,12 @@ TEST_CASE("Float penalties agree with double penalties", "[penalty][float]") {
     const arma::cx_fvec xf = arma::conv_to<arma::cx_fvec>::from(xd), df = arma::conv_to<arma::cx_fvec>::from(dd);
     TVPenalty<double> Td(Nx, Ny, Nz, 0.3, 0.2);
     TVPenalty<float> Tf(Nx, Ny, Nz, 0.3f, 0.2f);
-    CHECK(double(Tf.Penalty(xf)) == Approx(Td.Penalty(xd)).epsilon(1e-5));
-    CHECK(rel_error(Tf.Gradient(xf), Td.Gradient(xd)) < 1e-5);
-    CHECK(double(Tf.Denom(df, xf)) == Approx(Td.Denom(dd, xd)).epsilon(1e-5));
+    CHECK(double(Tf.penalty(xf)) == Approx(Td.penalty(xd)).epsilon(1e-5));
+    CHECK(rel_error(Tf.gradient(xf), Td.gradient(xd)) < 1e-5);
+    CHECK(double(Tf.denom(df, xf)) == Approx(Td.denom(dd, xd)).epsilon(1e-5));
     QuadPenalty<double> Qd(Nx, Ny, Nz, 0.3);
     QuadPenalty<float> Qf(Nx, Ny, Nz, 0.3f);
-    CHECK(rel_error(Qf.Gradient(xf), Qd.Gradient(xd)) < 1e-5);
+    CHECK(rel_error(Qf.gradient(xf), Qd.gradient(xd)) < 1e-5);
 }
 
 // The forgeCol overloads (what the solvers call, on host and device vectors) against float64 references
@@ -198,9 +198,9 @@ TEST_CASE("Penalties on forgeCol host vectors match float64 difference reference
                 R = std::make_unique<QuadPenalty<float>>(Nx, Ny, Nz, float(beta));
             const forgeCol<forgeComplex<float>> fx(x), fd(d);
             INFO((tv ? "TVPenalty " : "QuadPenalty ") << Nx << "x" << Ny << "x" << Nz);
-            CHECK(double(R->Penalty(fx)) == Approx(value).epsilon(1e-5));
-            CHECK(rel_error(R->Gradient(fx).getArma(), grad) < 1e-5);
-            CHECK(double(R->Denom(fd, fx)) == Approx(denom).epsilon(1e-5));
+            CHECK(double(R->penalty(fx)) == Approx(value).epsilon(1e-5));
+            CHECK(rel_error(R->gradient(fx).to_arma(), grad) < 1e-5);
+            CHECK(double(R->denom(fd, fx)) == Approx(denom).epsilon(1e-5));
         }
     }
 }
@@ -212,9 +212,9 @@ TEST_CASE("Penalties reject bad arguments with clear messages", "[penalty][error
     CHECK_THROWS_AS(TVPenalty<double>(4, 4, 1, 1.0, std::nan("")), forge::invalid_argument);
     QuadPenalty<float> R(4, 4, 1, 1.0f);
     arma::cx_fvec wrong(15, arma::fill::ones);
-    CHECK_THROWS_WITH(R.Penalty(wrong), Catch::Contains("expected Nx*Ny*Nz") && Catch::Contains("16"));
-    CHECK_THROWS_AS(R.Gradient(wrong), forge::invalid_argument);
-    CHECK_THROWS_AS(R.Denom(wrong, arma::cx_fvec(16, arma::fill::ones)), forge::invalid_argument);
+    CHECK_THROWS_WITH(R.penalty(wrong), Catch::Contains("expected Nx*Ny*Nz") && Catch::Contains("16"));
+    CHECK_THROWS_AS(R.gradient(wrong), forge::invalid_argument);
+    CHECK_THROWS_AS(R.denom(wrong, arma::cx_fvec(16, arma::fill::ones)), forge::invalid_argument);
 }
 
 TEST_CASE("Penalties reject grids whose pixel count wraps", "[penalty][errors][sizes]") {

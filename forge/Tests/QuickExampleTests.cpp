@@ -6,9 +6,9 @@
 #include <type_traits>
 
 // BEGIN quick example: head
-#include "forge/Operators/Gdft.h"
+#include "forge/Operators/dft/Gdft.h"
 #include "forge/Penalties/QuadPenalty.h"
-#include "forge/Solvers/solve_pwls_pcg.hpp"
+#include "forge/Solvers/solve_pwls_pcg.h"
 using namespace forge;
 using namespace arma;
 // END quick example: head

@@ -8,7 +8,7 @@
 #include <cstdio>
 
 #include "TestHelpers.h"
-#include "forge/Operators/Gdft.h"
+#include "forge/Operators/dft/Gdft.h"
 #include "forge/Operators/SENSE.h"
 #include "forge/Penalties/QuadPenalty.h"
 #include "forge/Recon/Metrics.h"
@@ -17,7 +17,7 @@
 #include "forge/Sim/FieldMaps.h"
 #include "forge/Sim/Phantoms.h"
 #include "forge/Sim/Trajectories.h"
-#include "forge/Solvers/solve_pwls_pcg.hpp"
+#include "forge/Solvers/solve_pwls_pcg.h"
 
 using namespace forge_test;
 

@@ -6,7 +6,7 @@
 
 #include "TestHelpers.h"
 #include "UserOperator.h"
-#include "forge/Operators/Gdft.h"
+#include "forge/Operators/dft/Gdft.h"
 #include "forge/Operators/SENSE.h"
 #include "forge/Operators/pcSENSE.h"
 
@@ -117,12 +117,12 @@ TEST_CASE("SENSE batched equals coil-by-coil on the host", "[sense][batch]") {
     SENSE<float, Gdft<float>> S(make_gdft<float>(g), maps, nc);
     REQUIRE(S.coil_batching());
     forgeCol<forgeComplex<float>> x(complex_normal<float>(g.n2)), y(complex_normal<float>(g.n1 * nc));
-    CHECK(rel_error(S.forward_batched(x).getArma(), S.forward_coil_by_coil(x).getArma()) < 1e-6);
-    CHECK(rel_error(S.adjoint_batched(y).getArma(), S.adjoint_coil_by_coil(y).getArma()) < 1e-6);
-    const arma::cx_fvec fb = (S * x).getArma();
+    CHECK(rel_error(S.forward_batched(x).to_arma(), S.forward_coil_by_coil(x).to_arma()) < 1e-6);
+    CHECK(rel_error(S.adjoint_batched(y).to_arma(), S.adjoint_coil_by_coil(y).to_arma()) < 1e-6);
+    const arma::cx_fvec fb = (S * x).to_arma();
     S.set_coil_batching(false);
     CHECK_FALSE(S.coil_batching());
-    CHECK(rel_error((S * x).getArma(), fb) < 1e-6);
+    CHECK(rel_error((S * x).to_arma(), fb) < 1e-6);
 }
 
 TEST_CASE("SENSE wraps an operator written outside the library", "[sense][generic]") {

@@ -6,16 +6,16 @@
 #include <vector>
 
 #include "TestHelpers.h"
-#include "forge/Operators/Gdft.h"
+#include "forge/Operators/dft/Gdft.h"
 #include "forge/Operators/SENSE.h"
 #include "forge/Penalties/QuadPenalty.h"
 #include "forge/Penalties/TVPenalty.h"
-#include "forge/Solvers/reconSolve.hpp"
-#include "forge/Solvers/solve_grad_desc.hpp"
+#include "forge/Solvers/recon_solve.hpp"
+#include "forge/Solvers/solve_grad_desc.h"
 #include "forge/Sim/Coils.h"
 #include "forge/Sim/Phantoms.h"
 #include "forge/Sim/Trajectories.h"
-#include "forge/Solvers/solve_pwls_pcg.hpp"
+#include "forge/Solvers/solve_pwls_pcg.h"
 
 using namespace forge_test;
 
@@ -29,10 +29,10 @@ struct DenseOp {
     arma::Col<CT> operator*(const arma::Col<CT>& x) const { return A * x; }
     arma::Col<CT> operator/(const arma::Col<CT>& y) const { return A.t() * y; }
     forgeCol<forgeComplex<T1>> operator*(const forgeCol<forgeComplex<T1>>& x) const {
-        return forgeCol<forgeComplex<T1>>(arma::Col<CT>(A * x.getArma()));
+        return forgeCol<forgeComplex<T1>>(arma::Col<CT>(A * x.to_arma()));
     }
     forgeCol<forgeComplex<T1>> operator/(const forgeCol<forgeComplex<T1>>& y) const {
-        return forgeCol<forgeComplex<T1>>(arma::Col<CT>(A.t() * y.getArma()));
+        return forgeCol<forgeComplex<T1>>(arma::Col<CT>(A.t() * y.to_arma()));
     }
     arma::uword n2() const { return A.n_cols; }
 };
@@ -118,7 +118,7 @@ TEST_CASE("solve_pwls_pcg in float and on forgeCol matches the double solution",
     forgeCol<float> fW(W);
     const forgeCol<forgeComplex<float>> xf = solve_pwls_pcg<float>(fx0, G, fW, fy, R, 60);
     CHECK_FALSE(xf.on_gpu());
-    CHECK(rel_error(xf.getArma(), p.xref) < 1e-4);
+    CHECK(rel_error(xf.to_arma(), p.xref) < 1e-4);
 }
 
 TEST_CASE("solve_pwls_pcg callback reports a decreasing cost and the tolerance stops early",
@@ -139,7 +139,7 @@ TEST_CASE("solve_pwls_pcg callback reports a decreasing cost and the tolerance s
     CHECK(rep.iterations < 500);
     CHECK(rep.final_gradient_norm <= 1e-4 * rep.initial_gradient_norm);
     const auto cost = [&](const arma::cx_vec& v) {
-        return arma::accu(p.W % arma::square(arma::abs(p.y - p.A * v))) + R.Penalty(v);
+        return arma::accu(p.W % arma::square(arma::abs(p.y - p.A * v))) + R.penalty(v);
     };
     for (size_t i = 0; i < log.size(); ++i) {
         CHECK(log[i].iteration == i + 1);
@@ -173,7 +173,7 @@ TEST_CASE("solve_pwls_pcg with TVPenalty reaches a stationary point with monoton
     const arma::cx_vec x = solve_pwls_pcg<double>(arma::cx_vec(p.n, arma::fill::zeros), G, p.W, p.y, R, 400, opts);
     for (size_t i = 1; i < costs.size(); ++i) CHECK(costs[i] <= costs[i - 1] * (1 + 1e-12));
     // Gradient of the full cost, computed independently: -2 A^H W (y - A x) + grad R.
-    const arma::cx_vec g = -2.0 * p.A.t() * (p.W % (p.y - p.A * x)) + R.Gradient(x);
+    const arma::cx_vec g = -2.0 * p.A.t() * (p.W % (p.y - p.A * x)) + R.gradient(x);
     const arma::cx_vec g0 = -2.0 * p.A.t() * (p.W % p.y);
     CHECK(arma::norm(g) < 1e-6 * arma::norm(g0));
 }
@@ -201,10 +201,10 @@ TEST_CASE("Quick example: Cartesian Gdft + QuadPenalty recovers a smooth image",
     arma::cx_fvec xhat = solve_pwls_pcg<float>(x0, G, W, kspace, R, 50);
     // A constant image has zero roughness, so it is the exact minimiser.
     CHECK(rel_error(xhat, image) < 1e-4);
-    // reconSolve gives the same answer on the host.
+    // recon_solve gives the same answer on the host.
     ReconOptions<float> ro;
     ro.device = ReconDevice::Host;
-    CHECK(rel_error(reconSolve<float>(kspace, G, R, 50, ro), image) < 1e-4);
+    CHECK(rel_error(recon_solve<float>(kspace, G, R, 50, ro), image) < 1e-4);
 }
 
 TEST_CASE("Solvers reject inconsistent arguments", "[solver][errors]") {
@@ -221,7 +221,7 @@ TEST_CASE("Solvers reject inconsistent arguments", "[solver][errors]") {
     CHECK_THROWS_AS(solve_pwls_pcg<double>(x0, G, p.W, p.y, R, 5, bad), forge::invalid_argument);
     ReconOptions<double> ro;
     ro.weights = arma::vec(3, arma::fill::ones);
-    CHECK_THROWS_AS(reconSolve<double>(p.y, G, R, 5, ro), forge::invalid_argument);
+    CHECK_THROWS_AS(recon_solve<double>(p.y, G, R, 5, ro), forge::invalid_argument);
 }
 
 TEST_CASE("solve_pwls_pcg rejects negative, NaN and Inf weights, naming W", "[solver][errors][weights]") {
@@ -349,18 +349,18 @@ struct GainOp {
 // A penalty with a constant gradient c and no curvature (R(x) = Re<c, x>), or a NaN gradient. (noinline: GCC
 // would otherwise inline these speculatively into the solver's calls on QuadPenalty and warn about the member.)
 struct LinearPenalty : Robject<float> {
-    using Robject<float>::Penalty;
-    using Robject<float>::Gradient;
-    using Robject<float>::Denom;
+    using Robject<float>::penalty;
+    using Robject<float>::gradient;
+    using Robject<float>::denom;
     ForgeVec c;
     bool nan_gradient = false;
-    [[gnu::noinline]] float Penalty(const ForgeVec& x) const override { return float(cdot(c, x).re); }
-    [[gnu::noinline]] ForgeVec Gradient(const ForgeVec&) const override {
+    [[gnu::noinline]] float penalty(const ForgeVec& x) const override { return float(cdot(c, x).re); }
+    [[gnu::noinline]] ForgeVec gradient(const ForgeVec&) const override {
         ForgeVec g = c;
         if (nan_gradient) g[0] = forgeComplex<float>(std::nanf(""), 0);
         return g;
     }
-    float Denom(const ForgeVec&, const ForgeVec&) const override { return 0; }
+    float denom(const ForgeVec&, const ForgeVec&) const override { return 0; }
 };
 
 }  // namespace
@@ -471,7 +471,7 @@ TEST_CASE("solve_pwls_pcg reports why it stopped", "[solver][pcg][stop]") {
         solve_pwls_pcg<float>(fx0, Z, forgeCol<float>(arma::fvec(p.m, arma::fill::ones)), fy, L, 5, {}, &rep);
     CHECK(rep.stop_reason == StopReason::FlatDirection);
     CHECK(rep.iterations == 0);
-    CHECK(arma::norm(xf.getArma()) == 0);
+    CHECK(arma::norm(xf.to_arma()) == 0);
     CHECK(std::string(stop_reason_name(StopReason::Tolerance)) == "tolerance");
 }
 

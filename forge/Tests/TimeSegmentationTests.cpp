@@ -8,9 +8,9 @@
 #include <omp.h>
 
 #include "TestHelpers.h"
-#include "forge/Operators/Gdft.h"
-#include "forge/Operators/Gfft.h"
-#include "forge/Operators/Gnufft.h"
+#include "forge/Operators/dft/Gdft.h"
+#include "forge/Operators/fft/Gfft.h"
+#include "forge/Operators/nufft/Gnufft.h"
 #include "forge/Operators/TimeSegmentation.h"
 
 using namespace forge_test;

@@ -11,12 +11,12 @@
 
 #include "TestHelpers.h"
 #include "apps/forge-recon/Progress.h"
-#include "forge/Operators/Gdft.h"
+#include "forge/Operators/dft/Gdft.h"
 #include "forge/Operators/SENSE.h"
-#include "forge/Operators/ToeplitzNormal.h"
+#include "forge/Operators/toeplitz/ToeplitzNormal.h"
 #include "forge/Operators/pcSENSE.h"
 #include "forge/Penalties/QuadPenalty.h"
-#include "forge/Solvers/solve_pwls_pcg.hpp"
+#include "forge/Solvers/solve_pwls_pcg.h"
 
 using namespace forge_test;
 using arma::uword;
@@ -256,12 +256,12 @@ struct SegmentedNormal {
         const uword S = a.n_cols, nv = x.n_cols, n1 = a.n_rows, n2 = b.n_rows;
         arma::cx_mat bx(n2, S * nv), ar(n1, S * nv), y(n2, nv);
         for (uword v = 0; v < nv; ++v) bx.cols(v * S, v * S + S - 1) = b.each_col() % x.col(v);
-        const arma::cx_mat Fb(F.forward(FC(arma::cx_vec(arma::vectorise(bx))), S * nv).getArma().memptr(), n1, S * nv);
+        const arma::cx_mat Fb(F.forward(FC(arma::cx_vec(arma::vectorise(bx))), S * nv).to_arma().memptr(), n1, S * nv);
         for (uword v = 0; v < nv; ++v) {
             const arma::cx_vec r = arma::sum(a % Fb.cols(v * S, v * S + S - 1), 1) % W;  // W G x
             ar.cols(v * S, v * S + S - 1) = arma::conj(a).eval().each_col() % r;
         }
-        const arma::cx_mat Fr(F.adjoint(FC(arma::cx_vec(arma::vectorise(ar))), S * nv).getArma().memptr(), n2, S * nv);
+        const arma::cx_mat Fr(F.adjoint(FC(arma::cx_vec(arma::vectorise(ar))), S * nv).to_arma().memptr(), n2, S * nv);
         for (uword v = 0; v < nv; ++v) y.col(v) = arma::sum(arma::conj(b) % Fr.cols(v * S, v * S + S - 1), 1);
         return y;
     }
@@ -273,7 +273,7 @@ double batch_error(const forge::ToeplitzNormal<T>& N, const SegmentedNormal& ref
     const arma::cx_vec x = complex_normal<double>(N.n2() * nv);
     const forgeCol<forgeComplex<T>> y =
         N.forward(forgeCol<forgeComplex<T>>(arma::conv_to<arma::Col<std::complex<T>>>::from(x)), nv);
-    const arma::cx_vec yd = arma::conv_to<arma::cx_vec>::from(y.getArma());
+    const arma::cx_vec yd = arma::conv_to<arma::cx_vec>::from(y.to_arma());
     const arma::cx_mat r = ref(arma::reshape(x, N.n2(), nv));
     double worst = 0;
     for (uword v = 0; v < nv; ++v)
@@ -328,11 +328,11 @@ TEST_CASE("ToeplitzNormal: concurrent host applies on one operator give each its
     using FC = forgeCol<forgeComplex<float>>;
     const uword nv[2] = {4, 5};  // both on the threads (2^17 padded cells times segments and vectors, and more)
     const FC x[2] = {FC(complex_normal<float>(g.n2() * nv[0])), FC(complex_normal<float>(g.n2() * nv[1]))};
-    const arma::cx_fvec expected[2] = {N.forward(x[0], nv[0]).getArma(), N.forward(x[1], nv[1]).getArma()};
+    const arma::cx_fvec expected[2] = {N.forward(x[0], nv[0]).to_arma(), N.forward(x[1], nv[1]).to_arma()};
     std::atomic<int> wrong{0}, runs{0};
     auto worker = [&](int i) {
         for (int r = 0; r < 12; ++r) {
-            const arma::cx_fvec y = N.forward(x[i], nv[i]).getArma();
+            const arma::cx_fvec y = N.forward(x[i], nv[i]).to_arma();
             if (arma::any(y != expected[i])) ++wrong;
             ++runs;
         }
@@ -466,7 +466,7 @@ TEST_CASE("ToeplitzNormal as the normal of SENSE: sum_c S_c^H N S_c with the coi
     const arma::cx_vec x2 = arma::join_cols(x, arma::cx_vec(complex_normal<double>(g.n2())));
     const forge::NormalOf<double> N(forge::share(fast));
     const forgeCol<forgeComplex<double>> both = N.forward(forgeCol<forgeComplex<double>>(x2), 2);
-    CHECK(rel_error(both.getArma().head(g.n2()), fast.normal(x)) <= 1e-14);
+    CHECK(rel_error(both.to_arma().head(g.n2()), fast.normal(x)) <= 1e-14);
 
     CHECK_THROWS_WITH(forge::with_normal<double>(G, std::make_shared<forge::ToeplitzNormal<double>>(g.Nx + 1, g.Ny,
                                                                                                     g.Nz, tr.kx, tr.ky,

@@ -28,15 +28,15 @@
 #include "forge/Core/Exceptions.h"
 #include "forge/Core/forgeCol.h"
 #include "forge/Operators/Composition.h"
-#include "forge/Operators/DensityCompensation.h"
-#include "forge/Operators/Gdft.h"
-#include "forge/Operators/GdftR2.h"
-#include "forge/Operators/Gfft.h"
-#include "forge/Operators/Gnufft.h"
+#include "forge/Operators/nufft/DensityCompensation.h"
+#include "forge/Operators/dft/Gdft.h"
+#include "forge/Operators/dft/GdftR2.h"
+#include "forge/Operators/fft/Gfft.h"
+#include "forge/Operators/nufft/Gnufft.h"
 #include "forge/Operators/LinearOperator.h"
 #include "forge/Operators/SENSE.h"
 #include "forge/Operators/TimeSegmentation.h"
-#include "forge/Operators/ToeplitzNormal.h"
+#include "forge/Operators/toeplitz/ToeplitzNormal.h"
 #include "forge/Operators/pcSENSE.h"
 #include "forge/Penalties/QuadPenalty.h"
 #include "forge/Penalties/TVPenalty.h"
@@ -44,7 +44,7 @@
 #include "forge/Recon/CoilPreprocessing.h"
 #include "forge/Recon/FieldMapEstimation.h"
 #include "forge/Recon/ReconProblem.h"
-#include "forge/Solvers/solve_pwls_pcg.hpp"
+#include "forge/Solvers/solve_pwls_pcg.h"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -279,7 +279,7 @@ void bind_precision(nb::module_& m, const std::string& sfx) {
                uword kernel_width, double tolerance) {
                 forge::NufftOptions o;
                 o.oversampling = oversampling;
-                o.kernelWidth = kernel_width;
+                o.kernel_width = kernel_width;
                 o.tolerance = tolerance;  // > 0: overrides the two above
                 new (self) forge::Gnufft<T1>(kx.size(), nx, ny, nz, to_col(kx), to_col(ky), to_col(kz), o);
             },
@@ -397,7 +397,7 @@ void bind_precision(nb::module_& m, const std::string& sfx) {
                 const bool cuda = on_cuda(x, "penalty", "x");
                 const auto fx = col_of<forge::forgeComplex<T1>>(x, cuda);
                 nb::gil_scoped_release release;
-                return double(R.Penalty(fx));
+                return double(R.penalty(fx));
             },
             "x"_a.noconvert())
         .def(
@@ -407,7 +407,7 @@ void bind_precision(nb::module_& m, const std::string& sfx) {
                 require_same_place(x, "x", out, "out", "gradient");
                 const auto fx = col_of<forge::forgeComplex<T1>>(x, on_cuda(x, "gradient", "x"));
                 nb::gil_scoped_release release;
-                write_to(R.Gradient(fx), out);
+                write_to(R.gradient(fx), out);
             },
             "x"_a.noconvert(), "out"_a.noconvert())
         .def(
@@ -418,7 +418,7 @@ void bind_precision(nb::module_& m, const std::string& sfx) {
                 const auto fd = col_of<forge::forgeComplex<T1>>(d, cuda);
                 const auto fx = col_of<forge::forgeComplex<T1>>(x, cuda);
                 nb::gil_scoped_release release;
-                return double(R.Denom(fd, fx));
+                return double(R.denom(fd, fx));
             },
             "d"_a.noconvert(), "x"_a.noconvert());
     nb::class_<forge::QuadPenalty<T1>, Rob>(m, name("QuadPenalty").c_str())
@@ -494,10 +494,10 @@ void bind_precision(nb::module_& m, const std::string& sfx) {
             try {
                 const arma::Col<T1> ckx = to_col(kx), cky = to_col(ky), ckz = to_col(kz);
                 nb::gil_scoped_release release;
-                wts = forge::calc3DDensityCompensation<T1>(kx.size(), nx, ny, nz, ckx, cky, ckz, iterations);
+                wts = forge::density_compensation<T1>(kx.size(), nx, ny, nz, ckx, cky, ckz, iterations);
             } catch (const forge::invalid_argument& e) {  // named as the Python function
                 std::string m = e.what();
-                const std::string cxx = "calc3DDensityCompensation: ";
+                const std::string cxx = "density_compensation: ";
                 if (m.compare(0, cxx.size(), cxx) == 0) m.erase(0, cxx.size());
                 throw forge::invalid_argument("density_compensation: " + m);
             }

@@ -11,11 +11,11 @@
 #endif
 
 #include "TestHelpers.h"
-#include "forge/CUDA/CudaNufftPipeline.h"
+#include "forge/Operators/nufft/CudaNufftPipeline.h"
 #include "forge/Core/DeviceMemory.h"
-#include "forge/Operators/Gfft.h"
-#include "forge/Operators/GfftSampled.h"
-#include "forge/Operators/Gnufft.h"
+#include "forge/Operators/fft/Gfft.h"
+#include "forge/Operators/fft/GfftSampled.h"
+#include "forge/Operators/nufft/Gnufft.h"
 
 using namespace forge_test;
 using FVec = forge::forgeCol<forge::forgeComplex<float>>;
@@ -25,14 +25,14 @@ namespace {
 template <typename T>
 forge::forgeCol<forge::forgeComplex<T>> up(const arma::Col<std::complex<T>>& a) {
     forge::forgeCol<forge::forgeComplex<T>> v(a);
-    v.putOnGPU();
+    v.put_on_gpu();
     return v;
 }
 template <typename T>
 arma::Col<std::complex<T>> down(forge::forgeCol<forge::forgeComplex<T>> v) {
     REQUIRE(v.on_gpu());
-    v.getFromGPU();
-    return v.getArma();
+    v.get_from_gpu();
+    return v.to_arma();
 }
 
 // For an operator G with forward_batch/adjoint_batch: the GPU batch equals the GPU transforms of its
@@ -48,8 +48,8 @@ void check_batch(const Op& G, arma::uword nb, double tolSingle, double tolCpu) {
     CHECK(forge::device::transfer_stats().host_to_device_count == 2);
     CHECK(forge::device::transfer_stats().device_to_host_count == 0);
     const arma::Col<std::complex<T>> fb = down(fbDev), ab = down(abDev);
-    const arma::Col<std::complex<T>> fc = G.forward_batch(Vec(xs), nb).getArma();
-    const arma::Col<std::complex<T>> ac = G.adjoint_batch(Vec(ys), nb).getArma();
+    const arma::Col<std::complex<T>> fc = G.forward_batch(Vec(xs), nb).to_arma();
+    const arma::Col<std::complex<T>> ac = G.adjoint_batch(Vec(ys), nb).to_arma();
     INFO("batch " << nb << ": GPU vs CPU forward " << rel_error(fb, fc) << ", adjoint " << rel_error(ab, ac));
     CHECK(rel_error(fb, fc) < tolCpu);
     CHECK(rel_error(ab, ac) < tolCpu);

@@ -5,9 +5,9 @@
 #include "TestHelpers.h"
 #include "forge/Core/DeviceMemory.h"
 #include "forge/Core/forgeCol.h"
-#include "forge/Operators/Gdft.h"
+#include "forge/Operators/dft/Gdft.h"
 #include "forge/Penalties/QuadPenalty.h"
-#include "forge/Solvers/solve_pwls_pcg.hpp"
+#include "forge/Solvers/solve_pwls_pcg.h"
 
 using namespace forge;
 using forge_test::complex_normal;
@@ -21,7 +21,7 @@ TEST_CASE("device_view: in-place arithmetic writes the viewed memory and frees n
     DeviceBuffer owner(n * sizeof(forgeComplex<float>));  // memory owned by "another library"
     device::copy_to_device(owner.get(), a.memptr(), n * sizeof(forgeComplex<float>));
     cvec gb(b);
-    gb.putOnGPU();
+    gb.put_on_gpu();
 
     device::reset_transfer_stats();
     {
@@ -54,20 +54,20 @@ TEST_CASE("device_view: Gdft and solve_pwls_pcg on views equal the owning device
     const arma::cx_fvec x = complex_normal<float>(n2), y = complex_normal<float>(n1);
 
     cvec gx(x), gy(y);
-    gx.putOnGPU();
-    gy.putOnGPU();
+    gx.put_on_gpu();
+    gy.put_on_gpu();
     const cvec viewX = cvec::device_view(gx.device_memptr(), n2);
     const cvec viewY = cvec::device_view(gy.device_memptr(), n1);
     cvec fwdOwned = G * gx, fwdView = G * viewX;
-    fwdOwned.getFromGPU();
-    fwdView.getFromGPU();
-    CHECK(rel_error(fwdView.getArma(), fwdOwned.getArma()) == 0.0);
+    fwdOwned.get_from_gpu();
+    fwdView.get_from_gpu();
+    CHECK(rel_error(fwdView.to_arma(), fwdOwned.to_arma()) == 0.0);
 
     forgeCol<float> W(n1, 1.0f);
-    W.putOnGPU();
+    W.put_on_gpu();
     const forgeCol<float> viewW = forgeCol<float>::device_view(W.device_memptr(), n1);
     cvec x0(n2, forgeComplex<float>(0, 0));
-    x0.putOnGPU();
+    x0.put_on_gpu();
     const cvec viewX0 = cvec::device_view(x0.device_memptr(), n2);
     QuadPenalty<float> R(N, N, 1, 1.0f);
     device::reset_transfer_stats();
@@ -77,7 +77,7 @@ TEST_CASE("device_view: Gdft and solve_pwls_pcg on views equal the owning device
     CHECK(solvedView.on_gpu());
     CHECK(!solvedView.is_view());
     cvec solvedOwned = solve_pwls_pcg<float>(x0, G, W, gy, R, 5);
-    solvedView.getFromGPU();
-    solvedOwned.getFromGPU();
-    CHECK(rel_error(solvedView.getArma(), solvedOwned.getArma()) == 0.0);
+    solvedView.get_from_gpu();
+    solvedOwned.get_from_gpu();
+    CHECK(rel_error(solvedView.to_arma(), solvedOwned.to_arma()) == 0.0);
 }

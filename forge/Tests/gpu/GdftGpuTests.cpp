@@ -15,11 +15,11 @@
 
 #include "DftTestProblem.h"
 #include "TestHelpers.h"
-#include "forge/CUDA/CudaDftPipeline.h"
+#include "forge/Operators/dft/CudaDftPipeline.h"
 #include "forge/Core/DeviceMemory.h"
 #include "forge/Core/forgeCol.h"
-#include "forge/Operators/Gdft.h"
-#include "forge/Operators/GdftR2.h"
+#include "forge/Operators/dft/Gdft.h"
+#include "forge/Operators/dft/GdftR2.h"
 
 using namespace forge;
 using forge_test::complex_normal;
@@ -57,12 +57,12 @@ cuda::DftGeometry dft_geometry(const Problem& p, const arma::fvec& fmTurns) {
 
 cvec on_gpu(const arma::cx_fvec& v) {
     cvec c(v);
-    c.putOnGPU();
+    c.put_on_gpu();
     return c;
 }
 arma::cx_fvec to_host(cvec c) {
-    c.getFromGPU();
-    return c.getArma();
+    c.get_from_gpu();
+    return c.to_arma();
 }
 
 // Float64 brute force (independent of forge's kernels) of vector b of a batch at 'rows' outputs spread over the range:
@@ -310,7 +310,7 @@ TEST_CASE("DFT plan: set_points gives the result of a fresh plan with those poin
         const arma::fvec fmTurns = a.FM / float(2 * M_PI);
         cuda::CudaDftPipeline reused(dft_geometry(a, fmTurns)), fresh(dft_geometry(b, fmTurns));
         reused.set_points(b.kx.memptr(), b.ky.memptr(), b.kz.memptr(), b.t.memptr(), b.n1);
-        CHECK(reused.numSamples() == b.n1);
+        CHECK(reused.num_samples() == b.n1);
         CHECK(reused.point_uploads() == 2);
         const uword nb = 3;
         const cvec x = on_gpu(complex_normal<float>(a.n2 * nb)), y = on_gpu(complex_normal<float>(b.n1 * nb));
@@ -457,7 +457,7 @@ TEST_CASE("A solver-style loop on device-resident data makes no host/device copi
     CHECK(s.device_to_host_count == 0);
     CHECK(x.on_gpu());
     // The counter does count: bringing x back is one device-to-host copy.
-    x.getFromGPU();
+    x.get_from_gpu();
     CHECK(device::transfer_stats().device_to_host_count == 1);
 }
 
@@ -470,13 +470,13 @@ TEST_CASE("Device forgeCol arithmetic equals the host results", "[gpu][forgecol]
     const forgeCol<float> hw(w);
     cvec da = ha, db = hb;
     forgeCol<float> dw = hw;
-    da.putOnGPU();
-    db.putOnGPU();
-    dw.putOnGPU();
+    da.put_on_gpu();
+    db.put_on_gpu();
+    dw.put_on_gpu();
     const forgeComplex<float> s(0.7f, -1.3f);
     auto same = [](cvec dev, const cvec& host) {
-        dev.getFromGPU();
-        return rel_error(dev.getArma(), host.getArma());
+        dev.get_from_gpu();
+        return rel_error(dev.to_arma(), host.to_arma());
     };
     CHECK(same(da + db, ha + hb) < 1e-7);
     CHECK(same(da - db, ha - hb) < 1e-7);
@@ -491,8 +491,8 @@ TEST_CASE("Device forgeCol arithmetic equals the host results", "[gpu][forgecol]
     axpy(s, ha, hy);
     CHECK(same(dy, hy) < 1e-7);
     forgeCol<float> dabs = abs(da);
-    dabs.getFromGPU();
-    CHECK(arma::norm(dabs.getArma() - abs(ha).getArma()) / arma::norm(abs(ha).getArma()) < 1e-6);
+    dabs.get_from_gpu();
+    CHECK(arma::norm(dabs.to_arma() - abs(ha).to_arma()) / arma::norm(abs(ha).to_arma()) < 1e-6);
     const std::complex<double> dd = std::complex<float>(cdot(da, db)), hd = std::complex<float>(cdot(ha, hb));
     CHECK(std::abs(dd - hd) / std::abs(hd) < 1e-5);
     CHECK(std::abs(norm(da) - norm(ha)) / norm(ha) < 1e-6);

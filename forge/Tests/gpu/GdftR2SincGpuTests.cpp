@@ -6,7 +6,7 @@
 
 #include "TestHelpers.h"
 #include "forge/Core/forgeCol.h"
-#include "forge/Operators/GdftR2.h"
+#include "forge/Operators/dft/GdftR2.h"
 
 using forge::uword;
 using cvec = forgeCol<forgeComplex<float>>;
@@ -78,11 +78,11 @@ double forward_error_vs_float64(const SincProblem& p, const arma::cx_fvec& x, co
 
 arma::cx_fvec run_gpu(const forge::GdftR2<float>& G, const arma::cx_fvec& v, bool forward) {
     cvec d(v);
-    d.putOnGPU();
+    d.put_on_gpu();
     cvec r = forward ? G * d : G / d;
     REQUIRE(r.on_gpu());
-    r.getFromGPU();
-    return r.getArma();
+    r.get_from_gpu();
+    return r.to_arma();
 }
 
 void check(const SincProblem& p) {

@@ -8,10 +8,10 @@
 
 #include "TestHelpers.h"
 #include "forge/Core/DeviceMemory.h"
-#include "forge/Operators/GfftSampled.h"
+#include "forge/Operators/fft/GfftSampled.h"
 #include "forge/Operators/SENSE.h"
 #include "forge/Penalties/QuadPenalty.h"
-#include "forge/Solvers/solve_pwls_pcg.hpp"
+#include "forge/Solvers/solve_pwls_pcg.h"
 
 using namespace forge_test;
 using FVec = forge::forgeCol<forge::forgeComplex<float>>;
@@ -38,12 +38,12 @@ void oversampled_lines(arma::uword N, arma::fvec& kx, arma::fvec& ky, arma::fvec
     for (std::size_t j = 0; j < order.size(); ++j) kx(j) = vx[order[j]], ky(j) = vy[order[j]];
 }
 arma::cx_fvec down(FVec v) {
-    v.getFromGPU();
-    return v.getArma();
+    v.get_from_gpu();
+    return v.to_arma();
 }
 FVec up(const arma::cx_fvec& a) {
     FVec v(a);
-    v.putOnGPU();
+    v.put_on_gpu();
     return v;
 }
 }  // namespace
@@ -86,14 +86,14 @@ TEST_CASE("GPU solve_pwls_pcg rejects negative and NaN device weights", "[gpu][s
     const FVec x0 = up(arma::cx_fvec(G.n2(), arma::fill::zeros)), y = up(complex_normal<float>(G.n1()));
     arma::fvec W = uniform<float>(G.n1(), 0.5, 1.5);
     forge::forgeCol<float> dW(W);
-    dW.putOnGPU();
+    dW.put_on_gpu();
     CHECK_NOTHROW(forge::solve_pwls_pcg<float>(x0, G, dW, y, R, 2));
     for (float v : {-1.0f, std::nanf(""), HUGE_VALF}) {
         INFO("bad weight " << v);
         arma::fvec Wb = W;
         Wb(Wb.n_elem / 2) = v;
         forge::forgeCol<float> dWb(Wb);
-        dWb.putOnGPU();
+        dWb.put_on_gpu();
         CHECK_THROWS_WITH(forge::solve_pwls_pcg<float>(x0, G, dWb, y, R, 2),
                           Catch::Contains("W has a ") && Catch::Contains(">= 0"));
     }

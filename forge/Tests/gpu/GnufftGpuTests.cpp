@@ -4,11 +4,11 @@
 #include <complex>
 
 #include "TestHelpers.h"
-#include "forge/CUDA/CudaNufftPipeline.h"
+#include "forge/Operators/nufft/CudaNufftPipeline.h"
 #include "forge/Core/DeviceMemory.h"
-#include "forge/Operators/Gdft.h"
-#include "forge/Operators/Gfft.h"
-#include "forge/Operators/Gnufft.h"
+#include "forge/Operators/dft/Gdft.h"
+#include "forge/Operators/fft/Gfft.h"
+#include "forge/Operators/nufft/Gnufft.h"
 #include "forge/Operators/TimeSegmentation.h"
 
 using namespace forge_test;
@@ -18,25 +18,25 @@ namespace {
 template <typename Op, typename V>
 arma::Col<std::complex<float>> on_gpu_fwd(const Op& G, const V& x) {
     FVec d(x);
-    d.putOnGPU();
+    d.put_on_gpu();
     FVec out = G * d;
     REQUIRE(out.on_gpu());
-    out.getFromGPU();
-    return out.getArma();
+    out.get_from_gpu();
+    return out.to_arma();
 }
 template <typename Op, typename V>
 arma::Col<std::complex<float>> on_gpu_adj(const Op& G, const V& y) {
     FVec d(y);
-    d.putOnGPU();
+    d.put_on_gpu();
     FVec out = G / d;
     REQUIRE(out.on_gpu());
-    out.getFromGPU();
-    return out.getArma();
+    out.get_from_gpu();
+    return out.to_arma();
 }
 void nufft_case(arma::uword Nx, arma::uword Ny, arma::uword Nz, arma::uword n1,
                 forge::NufftOptions opt = forge::NufftOptions(), double exactTol = 1e-3, double cpuGpuTol = 1e-5) {
     FORGE_INFO_SEED();
-    INFO("grid " << Nx << " x " << Ny << " x " << Nz << ", " << n1 << " samples, W " << opt.kernelWidth << ", tol "
+    INFO("grid " << Nx << " x " << Ny << " x " << Nz << ", " << n1 << " samples, W " << opt.kernel_width << ", tol "
                  << opt.tolerance);
     arma::fvec kx = uniform<float>(n1, -double(Nx / 2), double(Nx / 2)),
                ky = uniform<float>(n1, -double(Ny / 2), double(Ny / 2)),
@@ -63,8 +63,8 @@ void nufft_case(arma::uword Nx, arma::uword Ny, arma::uword Nz, arma::uword n1,
     CHECK(ea < exactTol);
     // Adjointness on the device, and no host transfers inside the device-resident transforms.
     FVec dx(x), dy(y);
-    dx.putOnGPU();
-    dy.putOnGPU();
+    dx.put_on_gpu();
+    dy.put_on_gpu();
     forge::device::reset_transfer_stats();
     FVec Gx = G * dx, Ghy = G / dy;
     std::complex<float> lhs = forge::cdot(Gx, dy), rhs = forge::cdot(dx, Ghy);
@@ -159,10 +159,10 @@ TEST_CASE("GPU Gfft: CPU == GPU, float and double", "[gpu][Gfft]") {
     forge::Gfft<double> Gd(64, 64);
     arma::cx_vec xd = complex_normal<double>(Gd.n2());
     forge::forgeCol<forge::forgeComplex<double>> dd(xd);
-    dd.putOnGPU();
+    dd.put_on_gpu();
     auto yd = Gd * dd;
-    yd.getFromGPU();
-    CHECK(rel_error(yd.getArma(), Gd * xd) < 1e-12);
+    yd.get_from_gpu();
+    CHECK(rel_error(yd.to_arma(), Gd * xd) < 1e-12);
 }
 
 TEST_CASE("GPU TimeSegmentation(Gnufft): CPU == GPU", "[gpu][TimeSegmentation]") {

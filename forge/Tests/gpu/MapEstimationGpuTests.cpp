@@ -4,7 +4,7 @@
 #include <complex>
 
 #include "TestHelpers.h"
-#include "forge/Operators/Gdft.h"
+#include "forge/Operators/dft/Gdft.h"
 #include "forge/Operators/SENSE.h"
 #include "forge/Recon/CoilMaps.h"
 #include "forge/Recon/FieldMapEstimation.h"

@@ -1,4 +1,4 @@
-// Gdft, GdftR2 and SENSE on several GPUs (DftOperator::set_devices, forge/CUDA/CudaMultiDft.h) against the
+// Gdft, GdftR2 and SENSE on several GPUs (DftOperator::set_devices, forge/Operators/dft/CudaMultiDft.h) against the
 // same operator on one GPU: forward and adjoint, single vectors and coil batches, with the device list
 // {0, 0} (two parts on one GPU: the split and gather logic on any machine) and {0, 1} when there are two
 // devices; input on device 0 and, with two devices, on device 1. Errors for device numbers that do not exist.
@@ -6,8 +6,8 @@
 #include "TestHelpers.h"
 #include "forge/Core/DeviceMemory.h"
 #include "forge/Core/forgeCol.h"
-#include "forge/Operators/Gdft.h"
-#include "forge/Operators/GdftR2.h"
+#include "forge/Operators/dft/Gdft.h"
+#include "forge/Operators/dft/GdftR2.h"
 #include "forge/Operators/SENSE.h"
 
 using namespace forge;
@@ -22,12 +22,12 @@ using forge_test::make_dft_problem;
 
 cvec on_device0(const arma::cx_fvec& v) {
     cvec c(v);
-    c.putOnGPU();
+    c.put_on_gpu();
     return c;
 }
 arma::cx_fvec to_host(cvec c) {
-    c.getFromGPU();
-    return c.getArma();
+    c.get_from_gpu();
+    return c.to_arma();
 }
 
 // The device lists to test: {0, 0} always, {0, 1} and {1, 0, 1} with two devices.
@@ -57,8 +57,8 @@ void check_multi_vs_single(const Op& single, const std::vector<int>& devices, in
         device::set_device(home);
         {
             cvec xm(x), ym(y);
-            xm.putOnGPU();
-            ym.putOnGPU();
+            xm.put_on_gpu();
+            ym.put_on_gpu();
             fm = to_host(multi.forward(xm, batch));
             am = to_host(multi.adjoint(ym, batch));
         }

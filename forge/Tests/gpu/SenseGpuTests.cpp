@@ -4,9 +4,9 @@
 #include <complex>
 
 #include "TestHelpers.h"
-#include "forge/CUDA/CudaDftPipeline.h"
+#include "forge/Operators/dft/CudaDftPipeline.h"
 #include "forge/Core/DeviceMemory.h"
-#include "forge/Operators/Gdft.h"
+#include "forge/Operators/dft/Gdft.h"
 #include "forge/Operators/SENSE.h"
 #include "forge/Operators/pcSENSE.h"
 #include "forge/Penalties/QuadPenalty.h"
@@ -21,12 +21,12 @@ using FVec = forgeCol<forgeComplex<float>>;
 
 FVec on_gpu(const arma::cx_fvec& v) {
     FVec f(v);
-    f.putOnGPU();
+    f.put_on_gpu();
     return f;
 }
 arma::cx_fvec to_host(FVec v) {
-    v.getFromGPU();
-    return v.getArma();
+    v.get_from_gpu();
+    return v.to_arma();
 }
 std::complex<double> dot(const arma::cx_fvec& a, const arma::cx_fvec& b) {
     return arma::cdot(arma::conv_to<arma::cx_vec>::from(a), arma::conv_to<arma::cx_vec>::from(b));
@@ -69,23 +69,23 @@ TEST_CASE("GPU penalties equal the CPU penalties", "[gpu][penalty]") {
     TVPenalty<float> T(Nx, Ny, Nz, 0.7f, 0.3f);
     TVPenalty<float> T2(Nx, Ny, 1, 0.7f, 0.3f);  // a 2D penalty
     for (const Robject<float>* R : {static_cast<const Robject<float>*>(&Q), static_cast<const Robject<float>*>(&T)}) {
-        CHECK(double(R->Penalty(gx)) == Approx(double(R->Penalty(x))).epsilon(1e-5));
-        const FVec g = R->Gradient(gx);
+        CHECK(double(R->penalty(gx)) == Approx(double(R->penalty(x))).epsilon(1e-5));
+        const FVec g = R->gradient(gx);
         CHECK(g.on_gpu());
-        CHECK(rel_error(to_host(g), arma::cx_fvec(R->Gradient(x))) < 1e-6);
-        CHECK(double(R->Denom(gd, gx)) == Approx(double(R->Denom(d, x))).epsilon(1e-5));
+        CHECK(rel_error(to_host(g), arma::cx_fvec(R->gradient(x))) < 1e-6);
+        CHECK(double(R->denom(gd, gx)) == Approx(double(R->denom(d, x))).epsilon(1e-5));
     }
     const arma::cx_fvec x2 = x.head(Nx * Ny);
-    CHECK(rel_error(to_host(T2.Gradient(on_gpu(x2))), arma::cx_fvec(T2.Gradient(x2))) < 1e-6);
+    CHECK(rel_error(to_host(T2.gradient(on_gpu(x2))), arma::cx_fvec(T2.gradient(x2))) < 1e-6);
     // double on the device too
     TVPenalty<double> Td(Nx, Ny, Nz, 0.7, 0.3);
     const arma::cx_vec xd = arma::conv_to<arma::cx_vec>::from(x);
     forgeCol<forgeComplex<double>> gxd(xd);
-    gxd.putOnGPU();
-    forgeCol<forgeComplex<double>> gg = Td.Gradient(gxd);
-    gg.getFromGPU();
-    CHECK(rel_error(gg.getArma(), arma::cx_vec(Td.Gradient(xd))) < 1e-12);
-    CHECK(Td.Penalty(gxd) == Approx(Td.Penalty(xd)).epsilon(1e-12));
+    gxd.put_on_gpu();
+    forgeCol<forgeComplex<double>> gg = Td.gradient(gxd);
+    gg.get_from_gpu();
+    CHECK(rel_error(gg.to_arma(), arma::cx_vec(Td.gradient(xd))) < 1e-12);
+    CHECK(Td.penalty(gxd) == Approx(Td.penalty(xd)).epsilon(1e-12));
 }
 
 TEST_CASE("GPU SENSE equals CPU SENSE, stays on the device and is adjoint", "[gpu][sense]") {

@@ -1,17 +1,17 @@
 // GPU solver tests: solve_pwls_pcg on device-resident data with field-corrected SENSE equals the CPU
 // solve, keeps its result on the device, and makes no host/device vector copies (transfer counter);
-// TV on the device; reconSolve's GPU path.
+// TV on the device; recon_solve's GPU path.
 #include <cmath>
 #include <complex>
 
 #include "TestHelpers.h"
 #include "forge/Core/DeviceMemory.h"
-#include "forge/Operators/Gdft.h"
+#include "forge/Operators/dft/Gdft.h"
 #include "forge/Operators/SENSE.h"
 #include "forge/Penalties/QuadPenalty.h"
 #include "forge/Penalties/TVPenalty.h"
-#include "forge/Solvers/reconSolve.hpp"
-#include "forge/Solvers/solve_pwls_pcg.hpp"
+#include "forge/Solvers/recon_solve.hpp"
+#include "forge/Solvers/solve_pwls_pcg.h"
 
 using namespace forge_test;
 
@@ -58,9 +58,9 @@ TEST_CASE("Device PCG with SENSE equals the CPU solve and makes no host/device c
 
     FVec gx0(x0), gy(s.y);
     forgeCol<float> gW(W);
-    gx0.putOnGPU();
-    gy.putOnGPU();
-    gW.putOnGPU();
+    gx0.put_on_gpu();
+    gy.put_on_gpu();
+    gW.put_on_gpu();
     S.prepare_device();
     int calls = 0;
     PcgOptions<float> opts;
@@ -72,8 +72,8 @@ TEST_CASE("Device PCG with SENSE equals the CPU solve and makes no host/device c
     CHECK(st.device_to_host_count == 0);
     CHECK(calls == int(niter));
     REQUIRE(xg.on_gpu());
-    xg.getFromGPU();
-    CHECK(rel_error(xg.getArma(), xcpu) < 5e-3);
+    xg.get_from_gpu();
+    CHECK(rel_error(xg.to_arma(), xcpu) < 5e-3);
 }
 
 TEST_CASE("Device PCG with TVPenalty equals the CPU solve", "[gpu][solver][tv]") {
@@ -87,16 +87,16 @@ TEST_CASE("Device PCG with TVPenalty equals the CPU solve", "[gpu][solver][tv]")
     const arma::cx_fvec xcpu = solve_pwls_pcg<float>(x0, S, W, s.y, R, 10);
     FVec gx0(x0), gy(s.y);
     forgeCol<float> gW(W);
-    gx0.putOnGPU();
-    gy.putOnGPU();
-    gW.putOnGPU();
+    gx0.put_on_gpu();
+    gy.put_on_gpu();
+    gW.put_on_gpu();
     FVec xg = solve_pwls_pcg<float>(gx0, S, gW, gy, R, 10);
     REQUIRE(xg.on_gpu());
-    xg.getFromGPU();
-    CHECK(rel_error(xg.getArma(), xcpu) < 5e-3);
+    xg.get_from_gpu();
+    CHECK(rel_error(xg.to_arma(), xcpu) < 5e-3);
 }
 
-TEST_CASE("reconSolve runs on the GPU and matches the host", "[gpu][solver][reconSolve]") {
+TEST_CASE("recon_solve runs on the GPU and matches the host", "[gpu][solver][recon_solve]") {
     FORGE_INFO_SEED();
     const Setup s = make_setup();
     Gdft<float> G(s.n1, s.n2, s.kx, s.ky, s.kz, s.ix, s.iy, s.iz, s.FM, s.t);
@@ -105,8 +105,8 @@ TEST_CASE("reconSolve runs on the GPU and matches the host", "[gpu][solver][reco
     ReconOptions<float> host, gpu;
     host.device = ReconDevice::Host;
     gpu.device = ReconDevice::GPU;
-    const arma::cx_fvec a = reconSolve<float>(s.y, S, R, 8, host);
-    const arma::cx_fvec b = reconSolve<float>(s.y, S, R, 8, gpu);
+    const arma::cx_fvec a = recon_solve<float>(s.y, S, R, 8, host);
+    const arma::cx_fvec b = recon_solve<float>(s.y, S, R, 8, gpu);
     CHECK(rel_error(b, a) < 5e-3);
 }
 
@@ -117,8 +117,8 @@ TEST_CASE("Device solver refuses mixed host/device arguments", "[gpu][solver][er
     QuadPenalty<float> R(s.N, s.N, 1, 5.0f);
     FVec gx0(arma::cx_fvec(s.n2, arma::fill::zeros)), gy(s.y);
     forgeCol<float> W(arma::fvec(s.n1 * s.nc, arma::fill::ones));  // stays on the host
-    gx0.putOnGPU();
-    gy.putOnGPU();
+    gx0.put_on_gpu();
+    gy.put_on_gpu();
     CHECK_THROWS_AS(solve_pwls_pcg<float>(gx0, S, W, gy, R, 3), forge::residency_error);
 }
 
@@ -134,9 +134,9 @@ TEST_CASE("Device PCG does not depend on the scale of the data and the maps", "[
     const arma::cx_fvec xcpu = solve_pwls_pcg<float>(x0, S, arma::fvec(s.n1 * s.nc, arma::fill::ones), s.y, R, 10);
     FVec gx0(x0), gy(arma::cx_fvec(s.y * 1e8f));
     forgeCol<float> gW(arma::fvec(s.n1 * s.nc, arma::fill::ones));
-    gx0.putOnGPU();
-    gy.putOnGPU();
-    gW.putOnGPU();
+    gx0.put_on_gpu();
+    gy.put_on_gpu();
+    gW.put_on_gpu();
     Sb.prepare_device();
     forge::device::reset_transfer_stats();
     FVec xg = solve_pwls_pcg<float>(gx0, Sb, gW, gy, Rb, 10);
@@ -144,8 +144,8 @@ TEST_CASE("Device PCG does not depend on the scale of the data and the maps", "[
     CHECK(st.host_to_device_count == 0);
     CHECK(st.device_to_host_count == 0);
     REQUIRE(xg.on_gpu());
-    xg.getFromGPU();
-    CHECK(rel_error(arma::cx_fvec(xg.getArma() / 1e3f), xcpu) < 5e-3);
+    xg.get_from_gpu();
+    CHECK(rel_error(arma::cx_fvec(xg.to_arma() / 1e3f), xcpu) < 5e-3);
     // maps x1e18 on the device: ||S d||^2 leaves float; an error, never a quiet stop
     SENSE<float, Gdft<float>> Sh(G, arma::cx_fvec(s.maps * 1e18f), s.nc);
     CHECK_THROWS_AS(solve_pwls_pcg<float>(gx0, Sh, gW, gy, R, 5), forge::overflow_error);

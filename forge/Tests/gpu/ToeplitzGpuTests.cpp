@@ -6,11 +6,11 @@
 
 #include "TestHelpers.h"
 #include "forge/Core/DeviceMemory.h"
-#include "forge/Operators/Gdft.h"
+#include "forge/Operators/dft/Gdft.h"
 #include "forge/Operators/SENSE.h"
-#include "forge/Operators/ToeplitzNormal.h"
+#include "forge/Operators/toeplitz/ToeplitzNormal.h"
 #include "forge/Penalties/QuadPenalty.h"
-#include "forge/Solvers/solve_pwls_pcg.hpp"
+#include "forge/Solvers/solve_pwls_pcg.h"
 
 using namespace forge_test;
 using arma::uword;
@@ -48,11 +48,11 @@ Case make_case(uword Nx, uword Ny, uword Nz, uword n1) {
 
 arma::cx_fvec on_device(const forge::ToeplitzNormal<float>& N, const arma::cx_fvec& x, uword nbatch = 1) {
     FVec d(x);
-    d.putOnGPU();
+    d.put_on_gpu();
     FVec r = N.forward(d, nbatch);
     REQUIRE(r.on_gpu());
-    r.getFromGPU();
-    return r.getArma();
+    r.get_from_gpu();
+    return r.to_arma();
 }
 }  // namespace
 
@@ -161,8 +161,8 @@ TEST_CASE("PCG on the Toeplitz normal of field-corrected SENSE: GPU equals host,
     const arma::cx_fvec xhost = forge::solve_pwls_pcg_normal<float>(x0, N, b, R, niter);
 
     FVec gx0(x0), gb(b);
-    gx0.putOnGPU();
-    gb.putOnGPU();
+    gx0.put_on_gpu();
+    gb.put_on_gpu();
     N.prepare_device();
     forge::device::reset_transfer_stats();
     FVec xg = forge::solve_pwls_pcg_normal<float>(gx0, N, gb, R, niter);
@@ -170,6 +170,6 @@ TEST_CASE("PCG on the Toeplitz normal of field-corrected SENSE: GPU equals host,
     CHECK(st.host_to_device_count == 0);
     CHECK(st.device_to_host_count == 0);
     REQUIRE(xg.on_gpu());
-    xg.getFromGPU();
-    CHECK(rel_error(xg.getArma(), xhost) <= 1e-3);
+    xg.get_from_gpu();
+    CHECK(rel_error(xg.to_arma(), xhost) <= 1e-3);
 }

@@ -17,17 +17,25 @@ fail() {
 # A tree that respects the layers, with one file per module.
 make_clean_tree() {
     local t=$1
-    mkdir -p "$t"/forge/{Core,CUDA,Penalties,Operators,Solvers,Sim,Recon,IO,Tests} "$t"/apps "$t"/benchmarks
+    mkdir -p "$t"/forge/{Core,CUDA,Penalties,Operators,Solvers,Sim,Recon,IO,Tests} "$t"/forge/Operators/{dft,nufft}/cuda \
+        "$t"/apps "$t"/benchmarks
     printf '#pragma once\n#include <cstddef>\n' >"$t/forge/Core/Config.h"
     printf '#include "forge/Core/Config.h"\n' >"$t/forge/CUDA/Kernels.h"
     printf '#include "forge/CUDA/Kernels.h"\n#include "forge/Penalties/Quad.h"\n' >"$t/forge/Penalties/Quad.h"
-    printf '#include "forge/CUDA/Kernels.h"\n#include <forge/Core/Config.h>\n' >"$t/forge/Operators/Gdft.h"
-    printf '#include "forge/Operators/Gdft.h"\n#include "forge/Penalties/Quad.h"\n' >"$t/forge/Solvers/pcg.hpp"
+    printf '#include "forge/CUDA/Kernels.h"\n#include <forge/Core/Config.h>\n' >"$t/forge/Operators/dft/Gdft.h"
+    printf '#include "forge/Operators/dft/Gdft.h"\n#include "forge/Penalties/Quad.h"\n' >"$t/forge/Solvers/pcg.hpp"
     printf '#include "forge/Core/Config.h"\n' >"$t/forge/Sim/Phantoms.h"
+    # Private kernel headers: included from their own subject, the tests and the CPU-only stub file.
+    printf '#include "forge/Core/Config.h"\n' >"$t/forge/Operators/dft/cuda/Kernels.h"
+    printf '#include "forge/Core/Config.h"\n' >"$t/forge/Operators/nufft/cuda/Spread.h"
+    printf '#include "forge/Operators/dft/cuda/Kernels.h"\n' >"$t/forge/Operators/dft/cuda/Plan.cu"
+    printf '#include "forge/Operators/dft/cuda/Kernels.h"\n' >"$t/forge/Operators/dft/Gdft.cpp"
+    printf '#include "forge/Operators/nufft/cuda/Spread.h"\n#include "forge/Operators/dft/cuda/Kernels.h"\n' >"$t/forge/CUDA/NoCuda.cpp"
     printf '#include "forge/Solvers/pcg.hpp"\n' >"$t/forge/Recon/Reconstruct.h"
     printf '#include "forge/Recon/Reconstruct.h"\n' >"$t/forge/IO/Mrd.h"
     printf '#include "forge/IO/Mrd.h"\n#include "forge/Sim/Phantoms.h"\n' >"$t/apps/recon.cpp"
-    printf '#include "forge/Sim/Phantoms.h"\n#include "TestHelpers.h"\n' >"$t/forge/Tests/T.cpp"
+    printf '#include "forge/Sim/Phantoms.h"\n#include "TestHelpers.h"\n#include "forge/Operators/dft/cuda/Kernels.h"\n' \
+        >"$t/forge/Tests/T.cpp"
     printf '#include "forge/Tests/TestHelpers.h"\n' >"$t/benchmarks/b.cpp"
     # A commented-out include is not an include.
     printf '// #include "forge/Solvers/pcg.hpp"\n#include "forge/Core/Config.h"\n' >"$t/forge/Core/Types.h"
@@ -40,17 +48,20 @@ fi
 
 # Each case: file (relative), the include line it gains; the checker must fail and name file:line.
 cases=(
-    'forge/Core/Config.h|#include "forge/Operators/Gdft.h"'
+    'forge/Core/Config.h|#include "forge/Operators/dft/Gdft.h"'
     'forge/CUDA/Kernels.h|#include "forge/Penalties/Quad.h"'
-    'forge/Penalties/Quad.h|#include "forge/Operators/Gdft.h"'
-    'forge/Operators/Gdft.h|#include "forge/Penalties/Quad.h"'
-    'forge/Operators/Gdft.h|  #  include <forge/Solvers/pcg.hpp>'
+    'forge/Penalties/Quad.h|#include "forge/Operators/dft/Gdft.h"'
+    'forge/Operators/dft/Gdft.h|#include "forge/Penalties/Quad.h"'
+    'forge/Operators/dft/Gdft.h|  #  include <forge/Solvers/pcg.hpp>'
     'forge/Solvers/pcg.hpp|#include "forge/Recon/Reconstruct.h"'
-    'forge/Sim/Phantoms.h|#include "forge/Operators/Gdft.h"'
+    'forge/Sim/Phantoms.h|#include "forge/Operators/dft/Gdft.h"'
     'forge/Recon/Reconstruct.h|#include "forge/IO/Mrd.h"'
     'forge/IO/Mrd.h|#include "forge/Sim/Phantoms.h"'
     'apps/recon.cpp|#include "forge/Tests/TestHelpers.h"'
     'forge/Core/Config.h|#include "forge/Nowhere/X.h"'
+    'forge/Operators/dft/Gdft.h|#include "forge/Operators/nufft/cuda/Spread.h"'
+    'forge/Operators/nufft/cuda/Spread.h|#include <forge/Operators/dft/cuda/Kernels.h>'
+    'forge/Recon/Reconstruct.h|#include "forge/Operators/dft/cuda/Kernels.h"'
 )
 i=0
 for c in "${cases[@]}"; do

@@ -1,5 +1,5 @@
 #include <cstdio>
-#include "forge/Operators/Gdft.h"
+#include "forge/Operators/dft/Gdft.h"
 int main() {  // 8x8 image, 64 Cartesian k-space samples (cycles/FOV), pixel positions in FOV units
     arma::uword N = 8, n = N * N;
     arma::fvec kx(n), ky(n), kz(n, arma::fill::zeros), ix(n), iy(n), iz(n, arma::fill::zeros);

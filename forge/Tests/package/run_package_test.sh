@@ -27,7 +27,7 @@ echo "README example matches readme_example.cpp ($(wc -l < "$HERE/readme_example
 
 # 2. Install the build tree.
 cmake --install "$BUILD_DIR" --prefix "$TMP/prefix" > "$TMP/install.log" || { cat "$TMP/install.log"; exit 1; }
-test -f "$TMP/prefix/include/forge/Operators/Gdft.h"
+test -f "$TMP/prefix/include/forge/Operators/dft/Gdft.h"
 
 # 3. Configure, build and run the outside project against the install tree only.
 cmake -S "$HERE" -B "$TMP/build" -DCMAKE_PREFIX_PATH="$TMP/prefix" -DCMAKE_BUILD_TYPE=Release

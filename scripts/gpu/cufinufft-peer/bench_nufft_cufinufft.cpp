@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "forge/Core/DeviceMemory.h"
-#include "forge/Operators/Gnufft.h"
+#include "forge/Operators/nufft/Gnufft.h"
 
 namespace {
 constexpr double kPi = 3.14159265358979323846;

@@ -1,0 +1,353 @@
+// The CPU-only build's one answer to every device entry point: forge was built without CUDA.
+//
+// A build without CUDA compiles the same operator sources as a CUDA build (no #ifdef in them); they reach the
+// device only after device::available(), which is false here, or through a device-resident vector, which
+// cannot exist here (forgeCol::putOnGPU throws first). The definitions below exist so that those sources link;
+// constructing a plan throws forge::cuda_error, and any other entry point fails loudly if it is ever reached.
+#include "forge/Core/Exceptions.h"
+#include "forge/CUDA/CudaFft.h"
+#include "forge/CUDA/DeviceOpsInstantiations.h"
+#include "forge/Core/DeviceMemory.h"
+#include "forge/Operators/cuda/SenseKernels.h"
+#include "forge/Operators/dft/CudaDftPipeline.h"
+#include "forge/Operators/dft/CudaMultiDft.h"
+#include "forge/Operators/nufft/CudaNufftPipeline.h"
+#include "forge/Operators/cuda/GridSelectKernels.h"
+#include "forge/Operators/toeplitz/cuda/ToeplitzKernels.h"
+#include "forge/Penalties/cuda/PenaltyKernels.h"
+
+// ---------------------------------------------------------------- CudaDftPipeline
+namespace forge {
+namespace cuda {
+namespace {
+[[noreturn]] void no_cuda_CudaDftPipeline() {
+    throw cuda_error("CudaDftPipeline: forge was built without CUDA (configure with -DFORGE_CUDA=ON to use the GPU)");
+}
+}  // namespace
+
+CudaDftPipeline::CudaDftPipeline(const DftGeometry& geom, const PlanOptions&) {
+    check_sizes("CudaDftPipeline", geom.n1, geom.n2);
+    no_cuda_CudaDftPipeline();
+}
+CudaDftPipeline::~CudaDftPipeline() = default;
+void CudaDftPipeline::set_points(const float*, const float*, const float*, const float*, uword) { no_cuda_CudaDftPipeline(); }
+std::shared_ptr<const DftPoints> CudaDftPipeline::upload_points(const float*, const float*, const float*, const float*,
+                                                                uword) const {
+    no_cuda_CudaDftPipeline();
+}
+void CudaDftPipeline::set_points(std::shared_ptr<const DftPoints>) { no_cuda_CudaDftPipeline(); }
+std::shared_ptr<const DftPoints> CudaDftPipeline::points() const { no_cuda_CudaDftPipeline(); }
+void CudaDftPipeline::execute(Direction, const float*, float*, uword) { no_cuda_CudaDftPipeline(); }
+void CudaDftPipeline::execute(const DftPoints&, Direction, const float*, float*, uword) const { no_cuda_CudaDftPipeline(); }
+void CudaDftPipeline::execute_host(Direction, const float*, float*, uword) { no_cuda_CudaDftPipeline(); }
+void CudaDftPipeline::synchronize() const { no_cuda_CudaDftPipeline(); }
+uword CudaDftPipeline::numSamples() const { no_cuda_CudaDftPipeline(); }
+uword CudaDftPipeline::point_uploads() const { no_cuda_CudaDftPipeline(); }
+const char* CudaDftPipeline::batch_kernel() const { no_cuda_CudaDftPipeline(); }
+
+}  // namespace cuda
+}  // namespace forge
+
+// ---------------------------------------------------------------- CudaFft
+namespace forge {
+namespace cuda {
+namespace {
+[[noreturn]] void no_cuda_CudaFft() {
+    throw cuda_error("CudaFftPlan: forge was built without CUDA (configure with -DFORGE_CUDA=ON to use cuFFT)");
+}
+}  // namespace
+template <typename T1>
+CudaFftPlan<T1>::CudaFftPlan(int, int, int, CUstream_st*) : Nx_(0), Ny_(0), Nz_(0) {
+    no_cuda_CudaFft();
+}
+template <typename T1>
+CudaFftPlan<T1>::~CudaFftPlan() = default;
+template <typename T1>
+void CudaFftPlan<T1>::exec(T1*, bool, uword) const {
+    no_cuda_CudaFft();
+}
+template <typename T1>
+void CudaFftPlan<T1>::centred(const T1*, T1*, bool, uword) const {
+    no_cuda_CudaFft();
+}
+template <typename T1>
+uword CudaFftPlan<T1>::max_pass() const {
+    no_cuda_CudaFft();
+}
+template <typename T1>
+int CudaFftPlan<T1>::handle_for(int) const {
+    no_cuda_CudaFft();
+}
+template class CudaFftPlan<float>;
+template class CudaFftPlan<double>;
+}  // namespace cuda
+}  // namespace forge
+
+// ---------------------------------------------------------------- CudaMultiDft
+namespace forge {
+namespace cuda {
+namespace {
+[[noreturn]] void no_cuda_CudaMultiDft(const char* where) {
+    throw cuda_error(std::string(where) +
+                     ": forge was built without CUDA (configure with -DFORGE_CUDA=ON to use the GPU)");
+}
+}  // namespace
+
+struct CudaMultiDft::Part {};
+struct CudaMultiDft::Home {};
+
+void CudaMultiDft::check_devices(const char* where, const std::vector<int>& devices) {
+    if (devices.empty())
+        throw invalid_argument(std::string(where) + ": the device list is empty; give one or more device numbers");
+    no_cuda_CudaMultiDft(where);
+}
+CudaMultiDft::CudaMultiDft(const DftGeometry&, const std::vector<int>& devices) {
+    check_devices("CudaMultiDft", devices);
+}
+CudaMultiDft::~CudaMultiDft() = default;
+CudaMultiDft::Home& CudaMultiDft::home(int) const { no_cuda_CudaMultiDft("CudaMultiDft"); }
+void CudaMultiDft::execute(Direction, const float*, float*, uword) const { no_cuda_CudaMultiDft("CudaMultiDft::execute"); }
+void CudaMultiDft::synchronize() const { no_cuda_CudaMultiDft("CudaMultiDft::synchronize"); }
+
+}  // namespace cuda
+}  // namespace forge
+
+// ---------------------------------------------------------------- CudaNufftPipeline
+namespace forge {
+namespace cuda {
+namespace {
+[[noreturn]] void no_cuda_CudaNufftPipeline() {
+    throw cuda_error("CudaNufftPipeline: forge was built without CUDA (configure with -DFORGE_CUDA=ON)");
+}
+}  // namespace
+struct CudaNufftPipeline::Impl {};
+CudaNufftPipeline::CudaNufftPipeline(const NufftGeometry&, const PlanOptions&) { no_cuda_CudaNufftPipeline(); }
+CudaNufftPipeline::~CudaNufftPipeline() = default;
+void CudaNufftPipeline::set_points(uword, const float*, const float*, const float*) { no_cuda_CudaNufftPipeline(); }
+void CudaNufftPipeline::set_points(uword, const int* const[3], const float* const[3]) { no_cuda_CudaNufftPipeline(); }
+void CudaNufftPipeline::execute(Direction, const float*, float*, uword) const { no_cuda_CudaNufftPipeline(); }
+void CudaNufftPipeline::synchronize() const { no_cuda_CudaNufftPipeline(); }
+uword CudaNufftPipeline::n1() const { return 0; }
+uword CudaNufftPipeline::pass_size(uword) const { return 0; }
+CUstream_st* CudaNufftPipeline::stream() const { return nullptr; }
+int CudaNufftPipeline::device() const { return -1; }
+uword CudaNufftPipeline::max_batch() const { return 0; }
+long long CudaNufftPipeline::num_sectors() const { return 0; }
+long long CudaNufftPipeline::sector_entries() const { return 0; }
+}  // namespace cuda
+}  // namespace forge
+
+// ---------------------------------------------------------------- DeviceMemory
+namespace forge {
+namespace device {
+namespace {
+[[noreturn]] void no_cuda_DeviceMemory(const char* what) {
+    throw cuda_error(std::string(what) + ": forge was built without CUDA (configure with -DFORGE_CUDA=ON "
+                                         "on a machine with nvcc to use the GPU)");
+}
+}  // namespace
+
+bool built_with_cuda() { return false; }
+bool available() { return false; }
+const char* device_name() { return "none"; }
+int device_count() { return 0; }
+int current_device() { no_cuda_DeviceMemory("current device"); }
+void set_device(int) { no_cuda_DeviceMemory("set device"); }
+void* allocate(uword) { no_cuda_DeviceMemory("device allocation"); }
+void release(void*) noexcept {}
+void copy_to_device(void*, const void*, uword) { no_cuda_DeviceMemory("copy to device"); }
+void copy_to_host(void*, const void*, uword) { no_cuda_DeviceMemory("copy to host"); }
+void copy_on_device(void*, const void*, uword) { no_cuda_DeviceMemory("device copy"); }
+void synchronize() {}
+TransferStats transfer_stats() { return {}; }
+void reset_transfer_stats() {}
+
+}  // namespace device
+}  // namespace forge
+
+// ---------------------------------------------------------------- DeviceOps
+namespace forge {
+namespace device {
+namespace {
+[[noreturn]] void no_cuda_DeviceOps() { throw cuda_error("forge was built without CUDA: device arithmetic is unavailable"); }
+}  // namespace
+
+template <typename TO, typename TA, typename TB>
+void binary(BinOp, const TA*, const TB*, TO*, uword) {
+    no_cuda_DeviceOps();
+}
+template <typename T>
+void binary_scalar(BinOp, const T*, T, T*, uword, bool) {
+    no_cuda_DeviceOps();
+}
+template <typename T>
+void fill(T*, T, uword) {
+    no_cuda_DeviceOps();
+}
+template <typename T>
+void axpby(T, const T*, T, T*, uword) {
+    no_cuda_DeviceOps();
+}
+template <typename T>
+void conj(const T*, T*, uword) {
+    no_cuda_DeviceOps();
+}
+template <typename T>
+void real_part(const T*, real_t<T>*, uword) {
+    no_cuda_DeviceOps();
+}
+template <typename T>
+void imag_part(const T*, real_t<T>*, uword) {
+    no_cuda_DeviceOps();
+}
+template <typename T>
+void abs(const T*, real_t<T>*, uword) {
+    no_cuda_DeviceOps();
+}
+template <typename T>
+T dot(const T*, const T*, uword) {
+    no_cuda_DeviceOps();
+}
+template <typename T>
+real_t<T> norm2_squared(const T*, uword) {
+    no_cuda_DeviceOps();
+}
+template <typename T>
+T sum(const T*, uword) {
+    no_cuda_DeviceOps();
+}
+
+FORGE_DEVICE_OPS_INSTANTIATE_ALL
+
+}  // namespace device
+}  // namespace forge
+
+// ---------------------------------------------------------------- GridSelectKernels
+namespace forge {
+namespace cuda {
+namespace {
+[[noreturn]] void no_cuda_GridSelectKernels() {
+    throw cuda_error("forge was built without CUDA: device GfftSampled kernels are unavailable");
+}
+}  // namespace
+
+template <typename T1>
+void box_pad(const forgeComplex<T1>*, forgeComplex<T1>*, const BoxGeometry&, uword) {
+    no_cuda_GridSelectKernels();
+}
+template <typename T1>
+void box_crop(const forgeComplex<T1>*, forgeComplex<T1>*, const BoxGeometry&, uword) {
+    no_cuda_GridSelectKernels();
+}
+template <typename T1>
+void gather(const forgeComplex<T1>*, uword, const uword*, forgeComplex<T1>*, uword, uword) {
+    no_cuda_GridSelectKernels();
+}
+template <typename T1>
+void scatter_sorted(const forgeComplex<T1>*, uword, const uword*, const uword*, const uword*, uword, forgeComplex<T1>*,
+                    uword, uword) {
+    no_cuda_GridSelectKernels();
+}
+
+#define FORGE_GRID_SELECT_INSTANTIATE(T1)                                                                             \
+    template void box_pad<T1>(const forgeComplex<T1>*, forgeComplex<T1>*, const BoxGeometry&, uword);                 \
+    template void box_crop<T1>(const forgeComplex<T1>*, forgeComplex<T1>*, const BoxGeometry&, uword);                \
+    template void gather<T1>(const forgeComplex<T1>*, uword, const uword*, forgeComplex<T1>*, uword, uword);          \
+    template void scatter_sorted<T1>(const forgeComplex<T1>*, uword, const uword*, const uword*, const uword*, uword, \
+                                     forgeComplex<T1>*, uword, uword);
+FORGE_GRID_SELECT_INSTANTIATE(float)
+FORGE_GRID_SELECT_INSTANTIATE(double)
+
+}  // namespace cuda
+}  // namespace forge
+
+// ---------------------------------------------------------------- PenaltyKernels
+namespace forge {
+namespace cuda {
+namespace {
+[[noreturn]] void no_cuda_PenaltyKernels() {
+    throw cuda_error("forge was built without CUDA: device penalty kernels are unavailable");
+}
+}  // namespace
+
+template <typename T1>
+void fd_penalty_values(const forgeComplex<T1>*, T1*, fd::Grid, fd::Potential, T1) {
+    no_cuda_PenaltyKernels();
+}
+template <typename T1>
+void fd_penalty_gradient(const forgeComplex<T1>*, forgeComplex<T1>*, fd::Grid, fd::Potential, T1, T1) {
+    no_cuda_PenaltyKernels();
+}
+template <typename T1>
+void fd_penalty_denoms(const forgeComplex<T1>*, const forgeComplex<T1>*, T1*, fd::Grid, fd::Potential, T1) {
+    no_cuda_PenaltyKernels();
+}
+
+#define FORGE_PENALTY_KERNELS_INSTANTIATE(T1)                                                                      \
+    template void fd_penalty_values<T1>(const forgeComplex<T1>*, T1*, fd::Grid, fd::Potential, T1);                \
+    template void fd_penalty_gradient<T1>(const forgeComplex<T1>*, forgeComplex<T1>*, fd::Grid, fd::Potential, T1, \
+                                          T1);                                                                     \
+    template void fd_penalty_denoms<T1>(const forgeComplex<T1>*, const forgeComplex<T1>*, T1*, fd::Grid,           \
+                                        fd::Potential, T1);
+FORGE_PENALTY_KERNELS_INSTANTIATE(float)
+FORGE_PENALTY_KERNELS_INSTANTIATE(double)
+
+}  // namespace cuda
+}  // namespace forge
+
+// ---------------------------------------------------------------- SenseKernels
+namespace forge {
+namespace cuda {
+namespace {
+[[noreturn]] void no_cuda_SenseKernels() { throw cuda_error("forge was built without CUDA: device SENSE kernels are unavailable"); }
+}  // namespace
+
+template <typename T1>
+void sense_expand(const forgeComplex<T1>*, const forgeComplex<T1>*, forgeComplex<T1>*, uword, uword) {
+    no_cuda_SenseKernels();
+}
+template <typename T1>
+void sense_combine(const forgeComplex<T1>*, const forgeComplex<T1>*, forgeComplex<T1>*, uword, uword, bool) {
+    no_cuda_SenseKernels();
+}
+
+template void sense_expand<float>(const forgeComplex<float>*, const forgeComplex<float>*, forgeComplex<float>*, uword,
+                                  uword);
+template void sense_expand<double>(const forgeComplex<double>*, const forgeComplex<double>*, forgeComplex<double>*,
+                                   uword, uword);
+template void sense_combine<float>(const forgeComplex<float>*, const forgeComplex<float>*, forgeComplex<float>*, uword,
+                                   uword, bool);
+template void sense_combine<double>(const forgeComplex<double>*, const forgeComplex<double>*, forgeComplex<double>*,
+                                    uword, uword, bool);
+
+}  // namespace cuda
+}  // namespace forge
+
+// ---------------------------------------------------------------- ToeplitzKernels
+namespace forge {
+namespace cuda {
+
+template <typename T1>
+void toeplitz_mix(const forgeComplex<T1>*, const long long*, const forgeComplex<T1>*, forgeComplex<T1>*, uword,
+                  uword, uword) {
+    throw cuda_error("forge was built without CUDA: the Toeplitz kernel product on the GPU is unavailable");
+}
+
+template void toeplitz_mix<float>(const forgeComplex<float>*, const long long*, const forgeComplex<float>*,
+                                  forgeComplex<float>*, uword, uword, uword);
+template void toeplitz_mix<double>(const forgeComplex<double>*, const long long*, const forgeComplex<double>*,
+                                   forgeComplex<double>*, uword, uword, uword);
+
+template <typename T1>
+void toeplitz_expand_axis(const forgeComplex<T1>*, const forgeComplex<T1>*, forgeComplex<T1>*, uword, uword, uword,
+                          uword, uword) {
+    throw cuda_error("forge was built without CUDA: the Toeplitz kernel expansion on the GPU is unavailable");
+}
+
+template void toeplitz_expand_axis<float>(const forgeComplex<float>*, const forgeComplex<float>*, forgeComplex<float>*,
+                                          uword, uword, uword, uword, uword);
+template void toeplitz_expand_axis<double>(const forgeComplex<double>*, const forgeComplex<double>*,
+                                           forgeComplex<double>*, uword, uword, uword, uword, uword);
+
+}  // namespace cuda
+}  // namespace forge

@@ -1,0 +1,153 @@
+#pragma once
+// Gnufft<T1>: non-uniform FFT by Kaiser-Bessel gridding (Beatty et al., IEEE TMI 2005), 2D and 3D.
+// It approximates the field-free Gdft on the Cartesian image grid of Gfft:
+//
+//   forward  s_j = sum_r m(r) exp(-i 2 pi k_j . r)     (unnormalised, as Gdft)
+//   adjoint  m(r) = sum_j s_j exp(+i 2 pi k_j . r)     (the exact adjoint of the approximate forward)
+//
+//   Gnufft<float> G(n1, Nx, Ny, Nz, kx, ky, kz);             // defaults: oversampling 2, kernel width 5
+//   Gnufft<float> G(n1, Nx, Ny, Nz, kx, ky, kz, {1.5, 6});   // NufftOptions{oversampling, kernel_width}
+//   Gnufft<float> G(n1, Nx, Ny, Nz, kx, ky, kz, NufftOptions::for_tolerance(1e-4));  // requested rel. error
+//   y = G * x;  x = G / y;
+//
+// Units and layout: k in cycles/FOV with every component in [-N/2, N/2] for its axis (the grid is
+// periodic in k: +N/2 is the same sample as -N/2; an axis of length 1 takes k in [-1/2, 1/2], which it
+// ignores); the image is Nx x Ny x Nz, x fastest, pixel r = ((x - Nx/2)/Nx, ...) in FOV units (see Gfft.h,
+// Gfft::image_coords()). Each axis longer than 1 must be even. n1 = samples, n2 = Nx*Ny*Nz pixels.
+//
+// Pipeline: forward = deapodize, zero-pad to the oversampled grid (alpha*N per axis, rounded up to even),
+// FFT, KB interpolation; adjoint = KB gridding, inverse FFT, crop, deapodize. Beatty's kernel shape
+// beta = pi sqrt(W^2/alpha^2 (alpha - 1/2)^2 - 0.8) (it measures as accurate as FINUFFT's
+// exponential-of-semicircle kernel or better at every width). The kernel is evaluated by a per-tap
+// polynomial (Horner, degree W + 3) of the sample's offset within a grid cell, W values per axis and
+// sample; positions are kept as an integer first cell and a fraction, so float positions lose no
+// accuracy on large grids. The CPU path uses FFTW and OpenMP; gridding is race-free (samples are
+// presorted into slabs at least W cells thick; even and odd slabs run in two passes) and the inner loops
+// over the contiguous x taps are compiled per width. On CUDA builds a Gnufft<float> given a forgeCol already on the GPU
+// runs on its CudaNufftPipeline (sector-based shared-memory gridding, a plan shared by copies) and the result stays on
+// the GPU. A batch of nbatch vectors back to back runs on the GPU as one plan execution (the vector in every
+// kernel's blockIdx.y, one cuFFT plan-many per pass); on the host one vector after another.
+#include <complex>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <armadillo>
+
+#include "forge/Operators/LinearOperator.h"
+
+namespace forge {
+
+namespace detail {
+template <typename T1>
+class FftwPlan;
+}
+namespace cuda {
+class CudaNufftPipeline;
+}
+
+// Accuracy of a Gnufft: either explicit (oversampling, kernel_width) or a requested relative error
+// (tolerance > 0), from which the constructor picks oversampling 2 and the narrowest kernel whose measured
+// error (docs/nufft.md, tolerance table) is within it; for_tolerance(tol) fills in both forms.
+struct NufftOptions {
+    double oversampling = 2.0;  // grid oversampling factor alpha (>= 1.25)
+    uword kernel_width = 5;      // Kaiser-Bessel kernel width W in oversampled grid cells (2..16)
+    double tolerance = 0;       // > 0: requested relative error; overrides oversampling and kernel_width
+
+    // Options for a requested relative error tol: float reaches [1e-6, 1e-1], double [1e-12, 1e-1].
+    // kernel_width is the double-precision choice; Gnufft<float> picks its own from tolerance.
+    static NufftOptions for_tolerance(double tol);
+    // Narrowest kernel width at oversampling 2 whose expected error (plus float's rounding, about 5e-7,
+    // when singlePrecision) is within tol; tol in [1e-12, 1e-1] ([1e-6, 1e-1] when singlePrecision).
+    static uword width_for_tolerance(double tol, bool singlePrecision = false);
+    // Measured relative error (the largest over 2D/3D, random and spiral trajectories, forward and adjoint,
+    // in double precision, rounded up) of a kernel of width W at oversampling 2.
+    static double expected_error(uword W);
+};
+
+template <typename T1>
+class Gnufft : public LinearOperator<T1> {
+public:
+    using typename LinearOperator<T1>::Elem;
+    using typename LinearOperator<T1>::ArmaVec;
+    using typename LinearOperator<T1>::ForgeVec;
+    using complex_type = std::complex<T1>;
+    static constexpr int kMaxTaps = 16;  // widest kernel
+
+    Gnufft(uword n1, uword Nx, uword Ny, uword Nz, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
+           const arma::Col<T1>& kz, NufftOptions options = NufftOptions());
+
+    uword n1() const { return n1_; }  // k-space samples
+    uword Nx() const { return N_[0]; }
+    uword Ny() const { return N_[1]; }
+    uword Nz() const { return N_[2]; }
+    // Oversampled grid size per axis (0 = x, 1 = y, 2 = z) and its total.
+    uword grid_size(int axis) const { return G_[axis]; }
+    uword grid_elems() const { return G_[0] * G_[1] * G_[2]; }
+    uword kernel_width() const { return W_; }
+    double oversampling() const { return alpha_; }
+    // Requested relative error (0 when the options gave oversampling and kernel_width explicitly).
+    double tolerance() const { return tol_; }
+    double beta() const { return beta_; }
+    bool gpu_enabled() const { return static_cast<bool>(pipeline_); }
+    // The GPU plan device input runs on (null without one); copies of the operator share it.
+    const cuda::CudaNufftPipeline* gpu_plan() const { return pipeline_.get(); }
+
+    // Building blocks on the oversampled grid (grid_elems() entries, x fastest, unshifted FFT layout),
+    // for gridding of other quantities. interpolate: s_j = sum_g K(u_j - g) grid_g;
+    // spread (its adjoint): grid_g = sum_j K(u_j - g) s_j, overwriting grid.
+    void interpolate(const std::complex<T1>* grid, std::complex<T1>* samples) const;
+    void spread(const std::complex<T1>* samples, std::complex<T1>* grid) const;
+    // Integral of the 1D kernel (= its Fourier transform at 0), for normalising gridded sums.
+    double kernel_integral() const;
+    // Sample positions along an axis in grid cells, wrapped into [0, grid_size(axis)) (0 on axes of length 1).
+    const std::vector<T1>& grid_positions(int axis) const { return u_[axis]; }
+    // The kernel as the polynomials the transforms evaluate: tap a (0..W-1) of a sample whose stencil
+    // starts at cell ceil(u - W/2) weighs K(u - first - a) = sum_k kernel_coefficients()[k * kMaxTaps + a] y^k
+    // with y = 2 (u - first) - (W - 1) in [-1, 1], k = 0..kernel_degree().
+    const std::vector<T1>& kernel_coefficients() const { return coef_; }
+    int kernel_degree() const { return degree_; }
+
+protected:
+    void apply_host(const forgeComplex<T1>* in, forgeComplex<T1>* out, uword nbatch, bool forward) const override;
+    void apply_device(const forgeComplex<T1>* in, forgeComplex<T1>* out, uword nbatch, bool forward) const override;
+
+private:
+    void forward_host(const std::complex<T1>* image, std::complex<T1>* kdata) const;
+    void adjoint_host(const std::complex<T1>* kdata, std::complex<T1>* image) const;
+
+    uword n1_, n2_;
+    uword N_[3], G_[3];
+    uword W_;
+    double alpha_, beta_, tol_ = 0;
+    int dims_;  // axes longer than 1
+    // Sample positions in grid units (wrapped into [0, G)), per axis.
+    std::vector<T1> u_[3];
+    // Samples in slab order (slowest axis) for race-free gridding; slabStart_ has nslab+1 entries.
+    std::vector<uword> order_;
+    std::vector<uword> slabStart_;
+    // Per axis, in slab order: first grid cell of the sample's stencil (unwrapped, ceil(u - W/2)) and
+    // the offset y = 2 (u - first) - (W - 1) in [-1, 1] (0 / 0 on axes of length 1).
+    std::vector<int> first_[3];
+    std::vector<T1> offset_[3];
+    // Kernel K(t) = I0(beta sqrt(1 - (2t/W)^2)) / I0(beta) at tap a of a stencil, as a polynomial in y:
+    // coef_[k * kMaxTaps + a] multiplies y^k, k = 0..degree_.
+    std::vector<T1> coef_;
+    int degree_ = 0;
+    // 1/D per axis for the image pixels (deapodization).
+    std::vector<T1> deapod_[3];
+    std::shared_ptr<detail::FftwPlan<T1>> plan_;
+    std::shared_ptr<cuda::CudaNufftPipeline> pipeline_;
+    // Why there is no pipeline although a device is present (sizes the kernels cannot index); else empty.
+    std::string gpuRefusal_;
+};
+
+extern template class Gnufft<float>;
+extern template class Gnufft<double>;
+
+}  // namespace forge
+
+#ifndef FORGE_NO_GLOBAL_NAMES
+using forge::Gnufft;
+using forge::NufftOptions;
+#endif

@@ -40,50 +40,28 @@ struct Units {
     double image = 1, cost = 1;
 };
 
-// normal: A's normal() is fast (the Toeplitz path): the right-hand side A^H y once with the exact operator, then
-// solve_pwls_pcg_normal, one A.normal() per iteration, told ||y||^2 so that it reports the same cost
-// ||y - A x||^2 + R(x) as the other operators. Otherwise recon_solve (A and A^H per iteration). The callback and
-// the report see the caller's units.
+// normal: A's normal() is fast (the Toeplitz path): recon_solve's normal-equations path on NormalOf(A), the
+// right-hand side A^H y once with the exact operator. Otherwise recon_solve's path with A and A^H per iteration.
+// The callback and the report see the caller's units.
 template <typename Op>
 arma::cx_fvec solve(const std::shared_ptr<const Op>& A, const arma::cx_fvec& y, const Robject<float>& R,
                     const ReconSettings& S, const std::string& label, bool normal, const Units& u) {
     SolverReport rep;
     const std::size_t niter = static_cast<std::size_t>(S.iterations);
     const double gradientUnit = u.cost / u.image;  // ||grad Phi|| per ||grad Phi'||
-    PcgOptions<float> pcg;
-    pcg.tolerance = static_cast<float>(S.tolerance);
+    ReconOptions<float> opts;
+    opts.device = S.gpu ? ReconDevice::GPU : ReconDevice::Host;
+    opts.pcg.tolerance = static_cast<float>(S.tolerance);
+    opts.report = &rep;
     if (S.on_iteration)
-        pcg.callback = [&](const PcgIterationInfo& i) {
+        opts.pcg.callback = [&](const PcgIterationInfo& i) {
             PcgIterationInfo c = i;
             c.cost *= u.cost;
             c.gradient_norm *= gradientUnit;
             S.on_iteration(label, c, niter);
         };
-    arma::cx_fvec x;
-    if (!normal) {
-        ReconOptions<float> opts;
-        opts.device = S.gpu ? ReconDevice::GPU : ReconDevice::Host;
-        opts.pcg = pcg;
-        opts.report = &rep;
-        x = recon_solve<float>(y, *A, R, niter, opts);
-    } else {
-        using V = forgeCol<forgeComplex<float>>;
-        V fy(y), x0(arma::cx_fvec(A->n2(), arma::fill::zeros));
-        if (S.gpu) {
-            if (!device::available())
-                throw cuda_error("reconstruct: the GPU was requested but no CUDA device is usable");
-            fy.put_on_gpu();
-            x0.put_on_gpu();
-            A->prepare_device();
-        }
-        const double ynorm = solver_detail::robust_norm(fy);
-        pcg.data_norm2 = ynorm * ynorm;  // y^H W y, W = 1
-        const V b = A->adjoint(fy);
-        const NormalOf<float> N(A);
-        V fx = solve_pwls_pcg_normal<float>(x0, N, b, R, niter, pcg, &rep);
-        if (fx.on_gpu()) fx.get_from_gpu();
-        x = fx.to_arma();
-    }
+    arma::cx_fvec x = normal ? recon_solve<float>(y, *A, NormalOf<float>(A), R, niter, opts)
+                             : recon_solve<float>(y, *A, R, niter, opts);
     rep.initial_gradient_norm *= gradientUnit;
     rep.final_gradient_norm *= gradientUnit;
     if (S.on_solve_end) S.on_solve_end(label, rep, niter);

@@ -1,10 +1,12 @@
 // ToeplitzNormal: the normal operator G^H W G by FFTs on a 2x grid against the exact Gdft (float64 reference sums)
-// and the time-segmented normal; its host apply (pruned FFTs, threads, batches); Hermitian and positive semidefinite.
+// and the time-segmented normal; its host apply (pruned FFTs, threads, batches); Hermitian and positive semidefinite,
+// and the operator checks (OperatorChecks.h).
 #include <atomic>
 #include <cmath>
 #include <complex>
 #include <thread>
 
+#include "OperatorChecks.h"
 #include "ToeplitzTestProblem.h"
 
 using namespace toeplitz_test;
@@ -25,9 +27,8 @@ TEST_CASE("ToeplitzNormal without a field map equals Gdft^H W Gdft", "[Toeplitz]
         CHECK(Nf.padded_size(2) == (g.Nz > 1 ? 2 * g.Nz : 1));
         CHECK(normal_error(Nf, ref) <= 1e-5);
         CHECK(normal_error(Nd, ref) <= 1e-11);
-        // The operator's own normal() is N N.
-        const arma::cx_vec x = complex_normal<double>(g.n2());
-        CHECK(rel_error(Nd.normal(x), arma::cx_vec(Nd * arma::cx_vec(Nd * x))) <= 1e-12);
+        // The operator's own normal() is N N (the adjoint is the forward).
+        check_normal(Nd, 1e-12);
     }
 }
 
@@ -204,15 +205,10 @@ TEST_CASE("ToeplitzNormal is Hermitian and positive semidefinite", "[Toeplitz]")
     for (const auto* N : {&free, &field}) {
         INFO((N == &free ? "field-free" : "field map, L = 5"));
         for (int i = 0; i < 3; ++i) {
-            const arma::cx_fvec x = complex_normal<float>(g.n2()), y = complex_normal<float>(g.n2());
-            const arma::cx_fvec Nx = *N * x, Ny = *N * y;
-            const std::complex<double> xNy =
-                arma::cdot(arma::cx_vec(arma::conv_to<arma::cx_vec>::from(x)), arma::conv_to<arma::cx_vec>::from(Ny));
-            const std::complex<double> yNx =
-                arma::cdot(arma::conv_to<arma::cx_vec>::from(y), arma::conv_to<arma::cx_vec>::from(Nx));
-            const double scale =
-                arma::norm(arma::conv_to<arma::cx_vec>::from(x)) * arma::norm(arma::conv_to<arma::cx_vec>::from(Ny));
-            CHECK(std::abs(xNy - std::conj(yNx)) <= 1e-6 * scale);
+            // Hermitian: |<N x, y> - <x, N y>| / (||x|| ||N y||), N y = N^H y bit for bit (checked below).
+            check_adjoint(*N, 1e-6, DotScale::AdjointNorms);
+            const arma::cx_fvec x = complex_normal<float>(g.n2());
+            const arma::cx_fvec Nx = *N * x;
             const std::complex<double> xNx =
                 arma::cdot(arma::conv_to<arma::cx_vec>::from(x), arma::conv_to<arma::cx_vec>::from(Nx));
             const double xscale =
@@ -222,5 +218,8 @@ TEST_CASE("ToeplitzNormal is Hermitian and positive semidefinite", "[Toeplitz]")
             // The adjoint is the forward.
             CHECK(arma::norm(arma::conv_to<arma::cx_vec>::from(arma::cx_fvec(*N / x) - Nx)) == 0.0);
         }
+        // normal() is N N by the default path; a batch of vectors equals the vectors one by one.
+        check_normal(*N, 0.0);
+        check_batch(*N, 3, 0.0);
     }
 }

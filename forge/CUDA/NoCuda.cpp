@@ -2,7 +2,7 @@
 //
 // A build without CUDA compiles the same operator sources as a CUDA build (no #ifdef in them); they reach the
 // device only after device::available(), which is false here, or through a device-resident vector, which
-// cannot exist here (forgeCol::putOnGPU throws first). The definitions below exist so that those sources link;
+// cannot exist here (forgeCol::put_on_gpu throws first). The definitions below exist so that those sources link;
 // constructing a plan throws forge::cuda_error, and any other entry point fails loudly if it is ever reached.
 #include "forge/Core/Exceptions.h"
 #include "forge/CUDA/CudaFft.h"

@@ -49,6 +49,7 @@ const char* CudaDftPipeline::batch_kernel() const { no_cuda_CudaDftPipeline(); }
 }  // namespace forge
 
 // ---------------------------------------------------------------- CudaFft
+// FftPlan (FftPlan.cpp, compiled in both builds) makes a CudaFftPlan only for device data.
 namespace forge {
 namespace cuda {
 namespace {
@@ -57,7 +58,7 @@ namespace {
 }
 }  // namespace
 template <typename T1>
-CudaFftPlan<T1>::CudaFftPlan(int, int, int, CUstream_st*) : Nx_(0), Ny_(0), Nz_(0) {
+CudaFftPlan<T1>::CudaFftPlan(int, int, int, CUstream_st*, int) : Nx_(0), Ny_(0), Nz_(0) {
     no_cuda_CudaFft();
 }
 template <typename T1>
@@ -80,6 +81,10 @@ int CudaFftPlan<T1>::handle_for(int) const {
 }
 template class CudaFftPlan<float>;
 template class CudaFftPlan<double>;
+bool stream_is_blocking(CUstream_st* stream) {
+    if (!stream) return true;
+    no_cuda_CudaFft();
+}
 }  // namespace cuda
 }  // namespace forge
 
@@ -113,6 +118,7 @@ void CudaMultiDft::synchronize() const { no_cuda_CudaMultiDft("CudaMultiDft::syn
 }  // namespace forge
 
 // ---------------------------------------------------------------- CudaNufftPipeline
+// Gnufft makes a pipeline only after device::available(); a pipeline cannot exist here, so no accessor is reached.
 namespace forge {
 namespace cuda {
 namespace {
@@ -127,13 +133,13 @@ void CudaNufftPipeline::set_points(uword, const float*, const float*, const floa
 void CudaNufftPipeline::set_points(uword, const int* const[3], const float* const[3]) { no_cuda_CudaNufftPipeline(); }
 void CudaNufftPipeline::execute(Direction, const float*, float*, uword) const { no_cuda_CudaNufftPipeline(); }
 void CudaNufftPipeline::synchronize() const { no_cuda_CudaNufftPipeline(); }
-uword CudaNufftPipeline::n1() const { return 0; }
-uword CudaNufftPipeline::pass_size(uword) const { return 0; }
-CUstream_st* CudaNufftPipeline::stream() const { return nullptr; }
-int CudaNufftPipeline::device() const { return -1; }
-uword CudaNufftPipeline::max_batch() const { return 0; }
-long long CudaNufftPipeline::num_sectors() const { return 0; }
-long long CudaNufftPipeline::sector_entries() const { return 0; }
+uword CudaNufftPipeline::n1() const { no_cuda_CudaNufftPipeline(); }
+uword CudaNufftPipeline::pass_size(uword) const { no_cuda_CudaNufftPipeline(); }
+CUstream_st* CudaNufftPipeline::stream() const { no_cuda_CudaNufftPipeline(); }
+int CudaNufftPipeline::device() const { no_cuda_CudaNufftPipeline(); }
+uword CudaNufftPipeline::max_batch() const { no_cuda_CudaNufftPipeline(); }
+long long CudaNufftPipeline::num_sectors() const { no_cuda_CudaNufftPipeline(); }
+long long CudaNufftPipeline::sector_entries() const { no_cuda_CudaNufftPipeline(); }
 }  // namespace cuda
 }  // namespace forge
 

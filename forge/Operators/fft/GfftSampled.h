@@ -19,7 +19,7 @@
 // Each axis: N = 1 or even, M = N (when N = 1) or even and >= N.
 // Host data runs on FFTW, batches (coils) in parallel with OpenMP, the centring signs folded into the
 // pad/crop and the selection (no extra pass over the grid); a forgeCol on the GPU runs on cuFFT (a batch as
-// one plan-many over its grids, through Gfft) and the result stays there.
+// one plan-many over its grids) and the result stays there. Both sides share one FftPlan (forge/CUDA/FftPlan.h).
 #include <complex>
 #include <memory>
 #include <vector>
@@ -63,12 +63,11 @@ private:
 
     uword n1_, n2_;
     uword N_[3], M_[3], off_[3];
-    std::shared_ptr<detail::FftwPlan<T1>> plan_;  // host: one in-place FFT of the grid
+    std::shared_ptr<const FftPlan<T1>> plan_;     // the FFT grid's: FFTW, and cuFFT with a device
     std::vector<uword> sel_;                      // n1: grid point of each sample
     std::vector<T1> sign_;                        // n1: the centring sign of each sample's grid point
     std::vector<uword> dest_, start_, src_;       // S^T: distinct grid points, and their samples in order
-    std::shared_ptr<Gfft<T1>> gpuFft_;            // GPU: cuFFT (CUDA builds with a device)
-    std::shared_ptr<DeviceIndex> dev_;            // GPU: the index arrays
+    std::shared_ptr<DeviceIndex> dev_;            // GPU: the index arrays (a device was present)
 };
 
 extern template class GfftSampled<float>;

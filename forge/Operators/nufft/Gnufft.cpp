@@ -7,7 +7,6 @@
 #include "forge/Core/Exceptions.h"
 #include "forge/Core/Parallel.h"
 #include "forge/Core/Validation.h"
-#include "forge/Operators/fft/Gfft.h"
 
 #ifdef FORGE_HAS_CUDA
 #include "forge/Operators/nufft/CudaNufftPipeline.h"
@@ -512,7 +511,7 @@ Gnufft<T1>::Gnufft(uword n1, uword Nx, uword Ny, uword Nz, const arma::Col<T1>& 
         }
     }
 
-    plan_ = std::make_shared<detail::FftwPlan<T1>>(G_[0], G_[1], G_[2]);
+    plan_ = std::make_shared<FftPlan<T1>>(G_[0], G_[1], G_[2]);
 
 #ifdef FORGE_HAS_CUDA
     if constexpr (std::is_same<T1, float>::value) {
@@ -649,7 +648,7 @@ void Gnufft<T1>::forward_host(const std::complex<T1>* image, std::complex<T1>* k
                 out[gx] = in[x] * (dzy * deapod_[0][x]);
             }
         }
-    plan_->forward(grid.data());
+    plan_->execute(FftMemory::host, reinterpret_cast<forgeComplex<T1>*>(grid.data()), true);
     interpolate(grid.data(), kdata);
 }
 
@@ -658,7 +657,7 @@ void Gnufft<T1>::adjoint_host(const std::complex<T1>* kdata, std::complex<T1>* i
     const uword Gx = G_[0], Gy = G_[1];
     GridBuffer<T1> grid(grid_elems());
     spread(kdata, grid.data());
-    plan_->backward(grid.data());
+    plan_->execute(FftMemory::host, reinterpret_cast<forgeComplex<T1>*>(grid.data()), false);
     constexpr std::size_t elemBytes = sizeof(std::complex<T1>);
 #pragma omp parallel for collapse(2) if (detail::parallel_elementwise(n2_, 2 * elemBytes))
     for (long long z = 0; z < (long long)N_[2]; ++z)

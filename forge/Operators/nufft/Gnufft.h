@@ -34,14 +34,11 @@
 
 #include <armadillo>
 
+#include "forge/CUDA/FftPlan.h"
 #include "forge/Operators/LinearOperator.h"
 
 namespace forge {
 
-namespace detail {
-template <typename T1>
-class FftwPlan;
-}
 namespace cuda {
 class CudaNufftPipeline;
 }
@@ -136,7 +133,7 @@ private:
     int degree_ = 0;
     // 1/D per axis for the image pixels (deapodization).
     std::vector<T1> deapod_[3];
-    std::shared_ptr<detail::FftwPlan<T1>> plan_;
+    std::shared_ptr<const FftPlan<T1>> plan_;  // host FFTs of the oversampled grid (the GPU plan has its own)
     std::shared_ptr<cuda::CudaNufftPipeline> pipeline_;
     // Why there is no pipeline although a device is present (sizes the kernels cannot index); else empty.
     std::string gpuRefusal_;

@@ -1,7 +1,5 @@
 #include "forge/Operators/toeplitz/ToeplitzNormal.h"
 
-#include <fftw3.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -24,9 +22,7 @@
 #include "forge/Operators/dft/Gdft.h"
 #include "forge/Operators/fft/Gfft.h"
 
-#ifdef FORGE_HAS_CUDA
-#include "forge/CUDA/CudaFft.h"
-#endif
+#include "forge/CUDA/FftPlan.h"
 
 namespace forge {
 
@@ -272,76 +268,14 @@ forgeCol<forgeComplex<T1>> host_kernels_from(forgeCol<forgeComplex<TB>> basis, c
     using CB = std::complex<TB>;
     const uword P = Pd[0] * Pd[1] * Pd[2], nb = V.n_cols, npairs = V.n_rows;
     auto* b = reinterpret_cast<CB*>(basis.memptr());
-    detail::FftwPlan<TB> fft(Pd[0], Pd[1], Pd[2]);
-    detail::for_each_in_batch(nb, [&](std::size_t r) { fft.forward(b + r * P); });
+    const FftPlan<TB> fft(Pd[0], Pd[1], Pd[2]);
+    fft.execute(FftMemory::host, reinterpret_cast<forgeComplex<TB>*>(b), true, nb);  // the kernels on the threads
     const arma::Mat<CB> basisMat(b, P, nb, false, true);
     const arma::Mat<CB> K = basisMat * arma::conv_to<arma::Mat<CB>>::from(V.t() / double(P));  // column p: pair p
     forgeCol<forgeComplex<T1>> out(npairs * P);
     to_host_layout(K.memptr(), reinterpret_cast<T1*>(out.memptr()), npairs, Pd);
     return out;
 }
-
-// FFTW's guru64 interface in precision T1.
-template <typename T1>
-struct Fftw;
-template <>
-struct Fftw<float> {
-    using plan = fftwf_plan;
-    using iodim = fftwf_iodim64;
-    using cpx = fftwf_complex;
-    static plan make(int rank, const iodim* dims, int loops, const iodim* loop, cpx* data, int sign, unsigned flags) {
-        return fftwf_plan_guru64_dft(rank, dims, loops, loop, data, data, sign, flags);
-    }
-    static void run(plan p, cpx* data) { fftwf_execute_dft(p, data, data); }
-    static void destroy(plan p) { fftwf_destroy_plan(p); }
-};
-template <>
-struct Fftw<double> {
-    using plan = fftw_plan;
-    using iodim = fftw_iodim64;
-    using cpx = fftw_complex;
-    static plan make(int rank, const iodim* dims, int loops, const iodim* loop, cpx* data, int sign, unsigned flags) {
-        return fftw_plan_guru64_dft(rank, dims, loops, loop, data, data, sign, flags);
-    }
-    static void run(plan p, cpx* data) { fftw_execute_dft(p, data, data); }
-    static void destroy(plan p) { fftw_destroy_plan(p); }
-};
-
-// In-place 1D FFTs of length n at element stride 'stride', over up to two loops {count, step} (cells): the lines
-// of one axis of the padded grid that a stage of the pruned transform touches. Single-threaded (the apply runs
-// many at once); none when n = 1. Planned on 'data'; run on any array of the same alignment.
-template <typename T1>
-class LineFft {
-public:
-    struct Loop {
-        uword count, step;
-    };
-    LineFft(uword n, uword stride, std::initializer_list<Loop> loops, int sign, std::complex<T1>* data,
-            unsigned flags) {
-        if (n < 2) return;
-        typename Fftw<T1>::iodim dim{std::ptrdiff_t(n), std::ptrdiff_t(stride), std::ptrdiff_t(stride)};
-        std::vector<typename Fftw<T1>::iodim> loop;
-        for (const Loop& l : loops)
-            if (l.count > 1) loop.push_back({std::ptrdiff_t(l.count), std::ptrdiff_t(l.step), std::ptrdiff_t(l.step)});
-        std::lock_guard<std::mutex> lock(detail::fftw_planner_mutex());
-        plan_ = Fftw<T1>::make(1, &dim, int(loop.size()), loop.data(), reinterpret_cast<typename Fftw<T1>::cpx*>(data),
-                               sign, flags);
-        if (!plan_) throw invalid_argument(std::string(kName) + ": FFTW could not plan a transform of the padded grid");
-    }
-    ~LineFft() {
-        if (!plan_) return;
-        std::lock_guard<std::mutex> lock(detail::fftw_planner_mutex());
-        Fftw<T1>::destroy(plan_);
-    }
-    LineFft(const LineFft&) = delete;
-    LineFft& operator=(const LineFft&) = delete;
-    void run(forgeComplex<T1>* data) const {
-        if (plan_) Fftw<T1>::run(plan_, reinterpret_cast<typename Fftw<T1>::cpx*>(data));
-    }
-
-private:
-    typename Fftw<T1>::plan plan_ = nullptr;
-};
 
 // Scratch of the host apply: 64-byte aligned (so every line the plans run on has the alignment they were planned on).
 template <typename T1>
@@ -397,24 +331,30 @@ struct HostFft {
     uword slab;    // a slab in a grid: Nz rows of Ny cells
     uword cells;   // a grid: Px slabs
     uword thread;  // a thread's scratch: its work plane, its S padded slabs, its kernel product rows
-    std::unique_ptr<LineFft<T1>> xF, xB, yF, yB, zF, zB;
+    std::unique_ptr<FftLines<T1>> xF, xB, yF, yB, zF, zB;
     HostFft(const uword* N, const uword* P, uword segments, GridBuffer<T1>& buf)
         : Nx(N[0]), Ny(N[1]), Nz(N[2]), Px(P[0]), Py(P[1]), Pz(P[2]), S(segments), Rx(odd_pitch(P[0])),
           Ry(odd_pitch(P[1])), seg(odd_pitch(P[2] * Ry)), slab(odd_pitch(N[1] * N[2])), cells(P[0] * slab),
           thread(round8(N[1] * Rx) + S * seg + round8(2 * S * P[1])) {
         buf.reserve(thread);
-        auto* d = reinterpret_cast<std::complex<T1>*>(buf.data.get());
-        using L = std::initializer_list<typename LineFft<T1>::Loop>;
-        const unsigned flags = FFTW_ESTIMATE;
-        xF = std::make_unique<LineFft<T1>>(Px, 1, L{{Ny, Rx}}, FFTW_FORWARD, d, flags);
-        xB = std::make_unique<LineFft<T1>>(Px, 1, L{{Ny, Rx}}, FFTW_BACKWARD, d, flags);
-        yF = std::make_unique<LineFft<T1>>(Py, 1, L{{Nz, Ry}, {S, seg}}, FFTW_FORWARD, d, flags);
-        yB = std::make_unique<LineFft<T1>>(Py, 1, L{{Nz, Ry}, {S, seg}}, FFTW_BACKWARD, d, flags);
-        zF = std::make_unique<LineFft<T1>>(Pz, Ry, L{{Py, 1}, {S, seg}}, FFTW_FORWARD, d, flags);
-        zB = std::make_unique<LineFft<T1>>(Pz, Ry, L{{Py, 1}, {S, seg}}, FFTW_BACKWARD, d, flags);
+        forgeComplex<T1>* d = buf.data.get();
+        using L = std::initializer_list<typename FftLines<T1>::Loop>;
+        xF = std::make_unique<FftLines<T1>>(Px, 1, L{{Ny, Rx}}, true, d);
+        xB = std::make_unique<FftLines<T1>>(Px, 1, L{{Ny, Rx}}, false, d);
+        yF = std::make_unique<FftLines<T1>>(Py, 1, L{{Nz, Ry}, {S, seg}}, true, d);
+        yB = std::make_unique<FftLines<T1>>(Py, 1, L{{Nz, Ry}, {S, seg}}, false, d);
+        zF = std::make_unique<FftLines<T1>>(Pz, Ry, L{{Py, 1}, {S, seg}}, true, d);
+        zB = std::make_unique<FftLines<T1>>(Pz, Ry, L{{Py, 1}, {S, seg}}, false, d);
     }
     static uword round8(uword n) { return (n + 7) / 8 * 8; }
 };
+
+// The device apply's FFT plan: cuFFT only (the host apply has its line plans).
+[[maybe_unused]] FftPlanOptions device_fft_options() {
+    FftPlanOptions o;
+    o.host = false;
+    return o;
+}
 
 }  // namespace
 
@@ -427,9 +367,7 @@ struct ToeplitzNormal<T1>::Cache {
     ForgeVec host;       // npairs x P on the host in the host apply's layout (empty until built or copied)
     ForgeVec device;     // npairs x P on the GPU (empty until built or uploaded)
     DeviceBuffer table;  // table_ on the GPU
-#ifdef FORGE_HAS_CUDA
-    std::unique_ptr<cuda::CudaFftPlan<T1>> fft;
-#endif
+    std::unique_ptr<FftPlan<T1>> fft;  // the device apply's: cuFFT only
     std::unique_ptr<HostFft<T1>> hostFft;
     std::vector<std::unique_ptr<GridBuffer<T1>>> pool;
     bool deviceReady = false;
@@ -681,8 +619,8 @@ void ToeplitzNormal<T1>::build(const arma::Col<T1>& kx, const arma::Col<T1>& ky,
                     times_.dft = since(tDft);
                     step(dftSteps);
                     // The apply's plan, made once here.
-                    cache_->fft = std::make_unique<cuda::CudaFftPlan<T1>>(int(P_[0]), int(P_[1]), int(P_[2]));
-                    cache_->fft->exec(reinterpret_cast<float*>(basis.device_memptr()), true, ndft_);
+                    cache_->fft = std::make_unique<FftPlan<T1>>(P_[0], P_[1], P_[2], device_fft_options());
+                    cache_->fft->execute(FftMemory::device, basis.device_memptr(), true, ndft_);
                     ForgeVec K = ForgeVec::device_uninitialized(npairs_ * P);
                     forgeComplex<float>* kk = K.device_memptr();
                     const forgeComplex<float>* b = basis.device_memptr();
@@ -755,7 +693,8 @@ void ToeplitzNormal<T1>::prepare_device() const {
     DeviceBuffer table(table_.size() * sizeof(long long));
     device::copy_to_device(table.get(), table_.data(), table_.size() * sizeof(long long));
     cache_->table = std::move(table);
-    if (!cache_->fft) cache_->fft = std::make_unique<cuda::CudaFftPlan<T1>>(int(P_[0]), int(P_[1]), int(P_[2]));
+    if (!cache_->fft) cache_->fft = std::make_unique<FftPlan<T1>>(P_[0], P_[1], P_[2], device_fft_options());
+    cache_->fft->prepare_device();
     if (phases_) phases_->prepare_device();
     cache_->deviceReady = true;
 #endif
@@ -999,10 +938,10 @@ void ToeplitzNormal<T1>::apply_device(const forgeComplex<T1>* in, forgeComplex<T
     }
     ForgeVec z = this->scratch(Residency::Device, grids * P), u = this->scratch(Residency::Device, grids * P);
     cuda::box_pad<T1>(src, z.device_memptr(), box, grids);
-    cache_->fft->exec(reinterpret_cast<T1*>(z.device_memptr()), true, grids);
+    cache_->fft->execute(FftMemory::device, z.device_memptr(), true, grids);
     cuda::toeplitz_mix<T1>(cache_->device.device_memptr(), cache_->table.template as<long long>(),
                            z.device_memptr(), u.device_memptr(), P, S, nbatch);
-    cache_->fft->exec(reinterpret_cast<T1*>(u.device_memptr()), false, grids);
+    cache_->fft->execute(FftMemory::device, u.device_memptr(), false, grids);
     if (phases_) {
         cuda::box_crop<T1>(u.device_memptr(), images.device_memptr(), box, grids);
         phases_->apply(images.device_memptr(), out, nbatch, false, Residency::Device);

@@ -1,17 +1,20 @@
 // Gnufft's plan: the Kaiser-Bessel kernel and its polynomials, the grid sizes and deapodization, the sample
-// positions sorted for gridding, the FFT plans and the GPU plan, and the device apply. The host transforms
-// (spreading, interpolation, pad and crop) are in cpu/Gridding.cpp.
+// positions sorted for gridding (constructor and set_points), the FFT plans and the GPU plan, and the device
+// apply. The host transforms (spreading, interpolation, pad and crop) are in cpu/Gridding.cpp.
 #include "forge/Operators/nufft/Gnufft.h"
 
 #include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <string>
+#include <type_traits>
+#include <utility>
 
-#include "forge/Core/Exceptions.h"
-#include "forge/Core/Parallel.h"
-#include "forge/Core/Validation.h"
-
+#include "forge/CUDA/CudaFft.h"
+#include "forge/CUDA/PlanOptions.h"
 #include "forge/Core/DeviceMemory.h"
+#include "forge/Core/Exceptions.h"
+#include "forge/Core/Validation.h"
 #include "forge/Operators/nufft/CudaNufftPipeline.h"
 
 namespace forge {
@@ -117,15 +120,26 @@ NufftOptions NufftOptions::for_tolerance(double tol) {
     return o;
 }
 
+// Sample positions in the forms the transforms read (see the members of the same names in Gnufft.h).
+template <typename T1>
+struct Gnufft<T1>::Points {
+    uword n1 = 0;
+    std::vector<T1> u[3];
+    std::vector<uword> order, slabStart;
+    std::vector<int> first[3];
+    std::vector<T1> offset[3];
+};
+
 template <typename T1>
 Gnufft<T1>::Gnufft(uword n1, uword Nx, uword Ny, uword Nz, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
                    const arma::Col<T1>& kz, NufftOptions options)
     : LinearOperator<T1>("Gnufft", n1, 0), n1_(n1), n2_(0), N_{Nx, Ny, Nz}, W_(options.kernel_width),
-      alpha_(options.oversampling) {
+      alpha_(options.oversampling), stream_(options.stream), device_(options.device) {
     const char* where = "Gnufft";
     require_positive(where, "n1 (number of k-space samples)", n1);
     n2_ = detail::require_centred_grid(where, Nx, Ny, Nz);
     this->set_sizes(n1, n2_);
+    this->set_domain_shape(ImageGrid(Nx, Ny, Nz));
     require_length(where, "kx", kx.n_elem, n1, "n1");
     require_length(where, "ky", ky.n_elem, n1, "n1");
     require_length(where, "kz", kz.n_elem, n1, "n1");
@@ -178,30 +192,6 @@ Gnufft<T1>::Gnufft(uword n1, uword Nx, uword Ny, uword Nz, const arma::Col<T1>& 
         } else {
             G_[d] = 1;
         }
-        // Both band edges are accepted: the image grid is periodic in k with period N (the pixels sit at
-        // integer multiples of 1/N), so k = +N/2 and k = -N/2 are the same sample and land on the same
-        // grid position u = G/2 below (radial spokes from SigPy and BART end at +N/2).
-        const double lo = N_[d] > 1 ? -double(N_[d] / 2) : -0.5, hi = N_[d] > 1 ? double(N_[d] / 2) : 0.5;
-        u_[d].resize(n1);
-        for (uword j = 0; j < n1; ++j) {
-            const double v = double((*k[d])[j]);
-            if (!(v >= lo && v <= hi)) {
-                std::ostringstream m;
-                m << where << ": " << kn[d] << "[" << j << "] = " << v << " is outside [" << lo << ", " << hi
-                  << "] cycles/FOV (grid size "
-                  << "xyz"[d] << " = " << N_[d] << ")";
-                throw invalid_argument(m.str());
-            }
-            if (N_[d] > 1) {
-                double u = v * double(G_[d]) / double(N_[d]);
-                if (u < 0) u += double(G_[d]);
-                T1 uf = T1(u);
-                if (uf >= T1(G_[d])) uf = T1(0);  // rounding of tiny negative positions
-                u_[d][j] = uf;
-            } else {
-                u_[d][j] = T1(0);
-            }
-        }
     }
 
     checked_product(where, {{"oversampled grid x", G_[0]}, {"y", G_[1]}, {"z", G_[2]}});
@@ -221,6 +211,48 @@ Gnufft<T1>::Gnufft(uword n1, uword Nx, uword Ny, uword Nz, const arma::Col<T1>& 
         }
     }
 
+    Points points = sort_points(where, kx, ky, kz);
+    plan_ = std::make_shared<FftPlan<T1>>(G_[0], G_[1], G_[2]);
+    update_gpu_plan(where, points);
+    take_points(std::move(points));
+}
+
+template <typename T1>
+typename Gnufft<T1>::Points Gnufft<T1>::sort_points(const char* where, const arma::Col<T1>& kx,
+                                                    const arma::Col<T1>& ky, const arma::Col<T1>& kz) const {
+    const uword n1 = kx.n_elem;
+    Points P;
+    P.n1 = n1;
+    const arma::Col<T1>* k[3] = {&kx, &ky, &kz};
+    const char* kn[3] = {"kx", "ky", "kz"};
+    for (int d = 0; d < 3; ++d) {
+        require_finite(where, kn[d], k[d]->memptr(), n1);
+        // Both band edges are accepted: the image grid is periodic in k with period N (the pixels sit at
+        // integer multiples of 1/N), so k = +N/2 and k = -N/2 are the same sample and land on the same
+        // grid position u = G/2 below (radial spokes from SigPy and BART end at +N/2).
+        const double lo = N_[d] > 1 ? -double(N_[d] / 2) : -0.5, hi = N_[d] > 1 ? double(N_[d] / 2) : 0.5;
+        P.u[d].resize(n1);
+        for (uword j = 0; j < n1; ++j) {
+            const double v = double((*k[d])[j]);
+            if (!(v >= lo && v <= hi)) {
+                std::ostringstream m;
+                m << where << ": " << kn[d] << "[" << j << "] = " << v << " is outside [" << lo << ", " << hi
+                  << "] cycles/FOV (grid size "
+                  << "xyz"[d] << " = " << N_[d] << ")";
+                throw invalid_argument(m.str());
+            }
+            if (N_[d] > 1) {
+                double u = v * double(G_[d]) / double(N_[d]);
+                if (u < 0) u += double(G_[d]);
+                T1 uf = T1(u);
+                if (uf >= T1(G_[d])) uf = T1(0);  // rounding of tiny negative positions
+                P.u[d][j] = uf;
+            } else {
+                P.u[d][j] = T1(0);
+            }
+        }
+    }
+
     // Presort samples into slabs along the slowest non-trivial axis (race-free gridding) and, inside a
     // slab, by 8-cell tiles of the other axes (cache locality for both directions).
     const int sa = N_[2] > 1 ? 2 : (N_[1] > 1 ? 1 : 0);
@@ -228,43 +260,43 @@ Gnufft<T1>::Gnufft(uword n1, uword Nx, uword Ny, uword Nz, const arma::Col<T1>& 
     uword nslab = Gs / W_;
     nslab -= nslab & 1;
     if (nslab < 2) nslab = 1;
-    slabStart_.assign(nslab + 1, 0);
+    P.slabStart.assign(nslab + 1, 0);
     std::vector<std::pair<unsigned long long, uword>> key(n1);
     const int a1 = sa == 2 ? 1 : 0;  // middle axis (y in 3D, x in 2D)
     const int a0 = 0;
     const unsigned long long t1n = G_[a1] / 8 + 1, t0n = G_[a0] / 8 + 1;
     for (uword j = 0; j < n1; ++j) {
-        uword s = uword(double(u_[sa][j]) * double(nslab) / double(Gs));
+        uword s = uword(double(P.u[sa][j]) * double(nslab) / double(Gs));
         if (s >= nslab) s = nslab - 1;
         // Slab s covers [floor(s*Gs/nslab), floor((s+1)*Gs/nslab)); fix rounding at the borders.
-        while (s > 0 && double(u_[sa][j]) < double((s * Gs) / nslab)) --s;
-        while (s + 1 < nslab && double(u_[sa][j]) >= double(((s + 1) * Gs) / nslab)) ++s;
-        const unsigned long long t1 = sa == a1 ? 0 : (unsigned long long)(u_[a1][j] / 8);
-        const unsigned long long t0 = sa == a0 ? 0 : (unsigned long long)(u_[a0][j] / 8);
+        while (s > 0 && double(P.u[sa][j]) < double((s * Gs) / nslab)) --s;
+        while (s + 1 < nslab && double(P.u[sa][j]) >= double(((s + 1) * Gs) / nslab)) ++s;
+        const unsigned long long t1 = sa == a1 ? 0 : (unsigned long long)(P.u[a1][j] / 8);
+        const unsigned long long t0 = sa == a0 ? 0 : (unsigned long long)(P.u[a0][j] / 8);
         key[j] = {(s * t1n + t1) * t0n + t0, j};
-        slabStart_[s + 1]++;
+        P.slabStart[s + 1]++;
     }
-    order_.resize(n1);
+    P.order.resize(n1);
     const unsigned long long nkeys = nslab * t1n * t0n;
     if (nkeys <= 4 * (unsigned long long)n1 + (1u << 20)) {
         // Counting sort (linear; stable, so samples keep their order inside a tile).
         std::vector<uword> count(nkeys + 1, 0);
         for (uword j = 0; j < n1; ++j) count[key[j].first + 1]++;
         for (unsigned long long q = 0; q < nkeys; ++q) count[q + 1] += count[q];
-        for (uword j = 0; j < n1; ++j) order_[count[key[j].first]++] = j;
+        for (uword j = 0; j < n1; ++j) P.order[count[key[j].first]++] = j;
     } else {
         std::sort(key.begin(), key.end());
-        for (uword j = 0; j < n1; ++j) order_[j] = key[j].second;
+        for (uword j = 0; j < n1; ++j) P.order[j] = key[j].second;
     }
     std::vector<uword> pos(n1);  // sample j's place in slab order
-    for (uword idx = 0; idx < n1; ++idx) pos[order_[idx]] = idx;
-    for (uword s = 0; s < nslab; ++s) slabStart_[s + 1] += slabStart_[s];
+    for (uword idx = 0; idx < n1; ++idx) pos[P.order[idx]] = idx;
+    for (uword s = 0; s < nslab; ++s) P.slabStart[s + 1] += P.slabStart[s];
 
     // Stencil starts and offsets in slab order, from the positions in double (u < 2^31 cells, so the
     // float offset keeps its full precision however large the grid).
     for (int d = 0; d < 3; ++d) {
-        first_[d].assign(n1, 0);
-        offset_[d].assign(n1, T1(0));
+        P.first[d].assign(n1, 0);
+        P.offset[d].assign(n1, T1(0));
         if (N_[d] == 1) continue;
         // Read in sample order, written in slab order (scattered stores do not stall like scattered loads).
         for (uword j = 0; j < n1; ++j) {
@@ -272,47 +304,103 @@ Gnufft<T1>::Gnufft(uword n1, uword Nx, uword Ny, uword Nz, const arma::Col<T1>& 
             if (u < 0) u += double(G_[d]);
             if (u >= double(G_[d])) u = 0;
             const double f = std::ceil(u - double(W_) / 2);
-            first_[d][pos[j]] = int(f);
-            offset_[d][pos[j]] = T1(std::min(1.0, std::max(-1.0, 2 * (u - f) - double(W_ - 1))));
+            P.first[d][pos[j]] = int(f);
+            P.offset[d][pos[j]] = T1(std::min(1.0, std::max(-1.0, 2 * (u - f) - double(W_ - 1))));
         }
     }
 
-    plan_ = std::make_shared<FftPlan<T1>>(G_[0], G_[1], G_[2]);
+    return P;
+}
 
+template <typename T1>
+void Gnufft<T1>::take_points(Points&& p) {
+    n1_ = p.n1;
+    for (int d = 0; d < 3; ++d) {
+        u_[d] = std::move(p.u[d]);
+        first_[d] = std::move(p.first[d]);
+        offset_[d] = std::move(p.offset[d]);
+    }
+    order_ = std::move(p.order);
+    slabStart_ = std::move(p.slabStart);
+    this->set_sizes(n1_, n2_);
+}
+
+template <typename T1>
+void Gnufft<T1>::set_points(const Trajectory<T1>& k) {
+    set_points(k.kx, k.ky, k.kz);
+}
+
+template <typename T1>
+void Gnufft<T1>::set_points(const arma::Col<T1>& kx, const arma::Col<T1>& ky, const arma::Col<T1>& kz) {
+    const char* where = "Gnufft::set_points";
+    const uword n1 = kx.n_elem;
+    require_positive(where, "n1 (number of k-space samples: the length of kx)", n1);
+    require_length(where, "ky", ky.n_elem, n1, "the length of kx");
+    require_length(where, "kz", kz.n_elem, n1, "the length of kx");
+    Points points = sort_points(where, kx, ky, kz);
+    update_gpu_plan(where, points);
+    take_points(std::move(points));
+}
+
+template <typename T1>
+void Gnufft<T1>::update_gpu_plan(const char* where, const Points& P) {
     if constexpr (std::is_same<T1, float>::value) {
-        if (device::available()) {
-            cuda::NufftGeometry g{};
-            for (int d = 0; d < 3; ++d) {
-                g.N[d] = N_[d];
-                g.G[d] = G_[d];
-                g.deapod[d] = deapod_[d].data();
-            }
-            g.W = W_;
-            g.n1 = n1_;
-            // Stencil starts and offsets in sample order (the pipeline sorts them into its own sectors).
-            std::vector<int> first[3];
-            std::vector<float> offset[3];
-            for (int d = 0; d < 3; ++d) {
-                first[d].resize(n1_);
-                offset[d].resize(n1_);
-                for (uword idx = 0; idx < n1_; ++idx) {
-                    first[d][order_[idx]] = first_[d][idx];
-                    offset[d][order_[idx]] = float(offset_[d][idx]);
-                }
-                g.first[d] = first[d].data();
-                g.offset[d] = offset[d].data();
-            }
-            std::vector<float> coef(coef_.begin(), coef_.end());
-            g.coef = coef.data();
-            g.degree = degree_;
-            // Sizes the kernels cannot index leave the operator host-only; device input then gets this reason.
-            try {
-                cuda::CudaNufftPipeline::check_sizes(where, g);
-            } catch (const invalid_argument& e) {
-                gpuRefusal_ = e.what();
-            }
-            if (gpuRefusal_.empty()) pipeline_ = std::make_shared<cuda::CudaNufftPipeline>(g);
+        if (!device::available()) return;
+        cuda::NufftGeometry g{};
+        for (int d = 0; d < 3; ++d) {
+            g.N[d] = N_[d];
+            g.G[d] = G_[d];
+            g.deapod[d] = deapod_[d].data();
         }
+        g.W = W_;
+        g.n1 = P.n1;
+        // Stencil starts and offsets in sample order (the pipeline sorts them into its own sectors).
+        std::vector<int> first[3];
+        std::vector<float> offset[3];
+        for (int d = 0; d < 3; ++d) {
+            first[d].resize(P.n1);
+            offset[d].resize(P.n1);
+            for (uword idx = 0; idx < P.n1; ++idx) {
+                first[d][P.order[idx]] = P.first[d][idx];
+                offset[d][P.order[idx]] = float(P.offset[d][idx]);
+            }
+            g.first[d] = first[d].data();
+            g.offset[d] = offset[d].data();
+        }
+        std::vector<float> coef(coef_.begin(), coef_.end());
+        g.coef = coef.data();
+        g.degree = degree_;
+        // Sizes the kernels cannot index leave the operator host-only; device input then gets this reason.
+        std::string refusal;
+        try {
+            cuda::CudaNufftPipeline::check_sizes(where, g);
+        } catch (const invalid_argument& e) {
+            refusal = e.what();
+        }
+        if (!refusal.empty()) {
+            pipeline_.reset();
+            gpuRefusal_ = refusal;
+            return;
+        }
+        if (pipeline_ && pipeline_.use_count() == 1) {
+            // The plan is this operator's alone: new points, same FFT plan, deapodization and workspace.
+            pipeline_->set_points(P.n1, g.first, g.offset);
+        } else {
+            // First plan, or one shared with copies of the operator (which keep their points): a plan of its own.
+            if (stream_ && !cuda::stream_is_blocking(stream_)) {
+                throw invalid_argument(std::string(where) +
+                                       ": options.stream was made with cudaStreamNonBlocking; the operator's "
+                                       "input comes from forgeCol arithmetic on the legacy default stream, which "
+                                       "such a stream does not wait for (use a stream made by cudaStreamCreate)");
+            }
+            cuda::PlanOptions options;
+            options.stream = stream_;
+            options.device = device_;
+            pipeline_ = std::make_shared<cuda::CudaNufftPipeline>(g, options);
+        }
+        gpuRefusal_.clear();
+    } else {
+        (void)where, (void)P;
     }
 }
 

@@ -233,16 +233,17 @@ namespace forge {
 namespace cuda {
 namespace {
 [[noreturn]] void no_cuda_GridSelectKernels() {
-    throw cuda_error("forge was built without CUDA: device GfftSampled kernels are unavailable");
+    throw cuda_error("forge was built without CUDA: the device grid kernels (GfftSampled, ToeplitzNormal) are "
+                     "unavailable");
 }
 }  // namespace
 
 template <typename T1>
-void box_pad(const forgeComplex<T1>*, forgeComplex<T1>*, const BoxGeometry&, uword) {
+void box_pad(const forgeComplex<T1>*, forgeComplex<T1>*, const BoxGeometry&, uword, CUstream_st*) {
     no_cuda_GridSelectKernels();
 }
 template <typename T1>
-void box_crop(const forgeComplex<T1>*, forgeComplex<T1>*, const BoxGeometry&, uword) {
+void box_crop(const forgeComplex<T1>*, forgeComplex<T1>*, const BoxGeometry&, uword, CUstream_st*) {
     no_cuda_GridSelectKernels();
 }
 template <typename T1>
@@ -256,8 +257,8 @@ void scatter_sorted(const forgeComplex<T1>*, uword, const uword*, const uword*, 
 }
 
 #define FORGE_GRID_SELECT_INSTANTIATE(T1)                                                                             \
-    template void box_pad<T1>(const forgeComplex<T1>*, forgeComplex<T1>*, const BoxGeometry&, uword);                 \
-    template void box_crop<T1>(const forgeComplex<T1>*, forgeComplex<T1>*, const BoxGeometry&, uword);                \
+    template void box_pad<T1>(const forgeComplex<T1>*, forgeComplex<T1>*, const BoxGeometry&, uword, CUstream_st*);   \
+    template void box_crop<T1>(const forgeComplex<T1>*, forgeComplex<T1>*, const BoxGeometry&, uword, CUstream_st*);  \
     template void gather<T1>(const forgeComplex<T1>*, uword, const uword*, forgeComplex<T1>*, uword, uword);          \
     template void scatter_sorted<T1>(const forgeComplex<T1>*, uword, const uword*, const uword*, const uword*, uword, \
                                      forgeComplex<T1>*, uword, uword);
@@ -332,24 +333,27 @@ template void sense_combine<double>(const forgeComplex<double>*, const forgeComp
 // ---------------------------------------------------------------- ToeplitzKernels
 namespace forge {
 namespace cuda {
+namespace {
+[[noreturn]] void no_cuda_ToeplitzKernels(const char* what) {
+    throw cuda_error(std::string("forge was built without CUDA: the Toeplitz ") + what + " on the GPU is unavailable");
+}
+}  // namespace
 
 template <typename T1>
 void toeplitz_mix(const forgeComplex<T1>*, const long long*, const forgeComplex<T1>*, forgeComplex<T1>*, uword,
-                  uword, uword) {
-    throw cuda_error("forge was built without CUDA: the Toeplitz kernel product on the GPU is unavailable");
+                  uword, uword, CUstream_st*) {
+    no_cuda_ToeplitzKernels("kernel product");
 }
-
-template void toeplitz_mix<float>(const forgeComplex<float>*, const long long*, const forgeComplex<float>*,
-                                  forgeComplex<float>*, uword, uword, uword);
-template void toeplitz_mix<double>(const forgeComplex<double>*, const long long*, const forgeComplex<double>*,
-                                   forgeComplex<double>*, uword, uword, uword);
-
 template <typename T1>
 void toeplitz_expand_axis(const forgeComplex<T1>*, const forgeComplex<T1>*, forgeComplex<T1>*, uword, uword, uword,
                           uword, uword) {
-    throw cuda_error("forge was built without CUDA: the Toeplitz kernel expansion on the GPU is unavailable");
+    no_cuda_ToeplitzKernels("kernel expansion");
 }
 
+template void toeplitz_mix<float>(const forgeComplex<float>*, const long long*, const forgeComplex<float>*,
+                                  forgeComplex<float>*, uword, uword, uword, CUstream_st*);
+template void toeplitz_mix<double>(const forgeComplex<double>*, const long long*, const forgeComplex<double>*,
+                                   forgeComplex<double>*, uword, uword, uword, CUstream_st*);
 template void toeplitz_expand_axis<float>(const forgeComplex<float>*, const forgeComplex<float>*, forgeComplex<float>*,
                                           uword, uword, uword, uword, uword);
 template void toeplitz_expand_axis<double>(const forgeComplex<double>*, const forgeComplex<double>*,

@@ -237,8 +237,10 @@ forgeCol<forgeComplex<T1>> host_kernels_from(forgeCol<forgeComplex<TB>> basis, c
 
 template <typename T1>
 void ToeplitzNormal<T1>::build(const arma::Col<T1>& kx, const arma::Col<T1>& ky, const arma::Col<T1>& kz,
-                               const arma::Col<T1>& W, const arma::cx_mat& a, KernelBuild where,
-                               AxisGrouping grouping, const ToeplitzBuildProgress& progress) {
+                               const arma::Col<T1>& W, const arma::cx_mat& a, const ToeplitzOptions& options) {
+    const KernelBuild where = options.build;
+    const AxisGrouping grouping = options.grouping;
+    const ToeplitzBuildProgress& progress = options.progress;
     const auto t0 = std::chrono::steady_clock::now();
     auto since = [](std::chrono::steady_clock::time_point a) {
         return std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count();
@@ -332,6 +334,7 @@ void ToeplitzNormal<T1>::build(const arma::Col<T1>& kx, const arma::Col<T1>& ky,
     bool onGpu = false;
     if constexpr (std::is_same<T1, float>::value) {  // double: always on the host
         if (where == KernelBuild::Auto && device::available()) try {
+                const toeplitz::DeviceScope scope(device_);
                 using FC = forgeCol<forgeComplex<float>>;
                 const auto tDft = std::chrono::steady_clock::now();
                 FC basis;
@@ -390,7 +393,7 @@ void ToeplitzNormal<T1>::build(const arma::Col<T1>& kx, const arma::Col<T1>& ky,
                     step(dftSteps);
                     // The apply's plan, made once here.
                     cache_->fft = std::make_unique<FftPlan<T1>>(P_[0], P_[1], P_[2],
-                                                                toeplitz::device_fft_options());
+                                                                toeplitz::device_fft_options(stream_, device_));
                     cache_->fft->execute(FftMemory::device, basis.device_memptr(), true, ndft_);
                     ForgeVec K = ForgeVec::device_uninitialized(npairs_ * P);
                     forgeComplex<float>* kk = K.device_memptr();
@@ -404,6 +407,7 @@ void ToeplitzNormal<T1>::build(const arma::Col<T1>& kx, const arma::Col<T1>& ky,
                         }
                     }
                     cache_->device = std::move(K);
+                    device::synchronize();  // on the operator's device, which may not be the caller's
                     onGpu = true;
                 }
             } catch (const cuda_error& e) {
@@ -433,8 +437,7 @@ void ToeplitzNormal<T1>::build(const arma::Col<T1>& kx, const arma::Col<T1>& ky,
 
 #define FORGE_TOEPLITZ_BUILD_INSTANTIATE(T1)                                                                    \
     template void ToeplitzNormal<T1>::build(const arma::Col<T1>&, const arma::Col<T1>&, const arma::Col<T1>&, \
-                                            const arma::Col<T1>&, const arma::cx_mat&, KernelBuild, AxisGrouping, \
-                                            const ToeplitzBuildProgress&);
+                                            const arma::Col<T1>&, const arma::cx_mat&, const ToeplitzOptions&);
 FORGE_TOEPLITZ_BUILD_INSTANTIATE(float)
 FORGE_TOEPLITZ_BUILD_INSTANTIATE(double)
 

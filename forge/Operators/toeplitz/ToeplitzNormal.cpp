@@ -7,7 +7,9 @@
 #include <sstream>
 #include <string>
 
+#include "forge/CUDA/CudaFft.h"
 #include "forge/CUDA/FftPlan.h"
+#include "forge/Core/DeviceMemory.h"
 #include "forge/Core/Parallel.h"
 #include "forge/Core/Validation.h"
 #include "forge/Operators/toeplitz/cpu/HostApply.h"
@@ -17,6 +19,18 @@ namespace forge {
 using toeplitz::gib;
 using toeplitz::kName;
 using toeplitz::pair_count;
+
+namespace {
+// k.t of a field-corrected geometry constructor (it needs the readout times).
+template <typename T1>
+const arma::Col<T1>& readout_times(const Trajectory<T1>& k) {
+    if (!k.has_times())
+        throw invalid_argument(std::string(kName) +
+                               ": the trajectory has no readout times (k.t is empty); the field-corrected operator "
+                               "needs one time per sample");
+    return k.t;
+}
+}  // namespace
 
 template <typename T1>
 void ToeplitzNormal<T1>::set_grid(uword Nx, uword Ny, uword Nz, uword L) {
@@ -54,6 +68,7 @@ void ToeplitzNormal<T1>::set_grid(uword Nx, uword Ny, uword Nz, uword L) {
         throw invalid_argument(m.str());
     }
     this->set_sizes(n2, n2);
+    this->set_domain_shape(ImageGrid(Nx, Ny, Nz));
     cell_.resize(n2);
     for (uword z = 0; z < Nz; ++z)
         for (uword y = 0; y < Ny; ++y)
@@ -62,22 +77,45 @@ void ToeplitzNormal<T1>::set_grid(uword Nx, uword Ny, uword Nz, uword L) {
 }
 
 template <typename T1>
+void ToeplitzNormal<T1>::set_device_options(const ToeplitzOptions& options) {
+    if (options.device < -1) {
+        throw invalid_argument(std::string(kName) + ": options.device = " + std::to_string(options.device) +
+                               "; expected -1 (the current device) or a device number");
+    }
+    stream_ = options.stream;
+    device_ = options.device;
+    if (!device::available()) return;  // the operator runs on the host; the device options have nothing to do
+    if (device_ >= device::device_count()) {
+        throw invalid_argument(std::string(kName) + ": options.device = " + std::to_string(device_) +
+                               "; expected -1 (the current device) or a device number in [0, " +
+                               std::to_string(device::device_count()) + ")");
+    }
+    if (stream_ && !cuda::stream_is_blocking(stream_)) {
+        throw invalid_argument(std::string(kName) +
+                               ": options.stream was made with cudaStreamNonBlocking; the operator's input and its "
+                               "segment phases run on the legacy default stream, which such a stream does not wait "
+                               "for (use a stream made by cudaStreamCreate)");
+    }
+}
+
+template <typename T1>
 ToeplitzNormal<T1>::ToeplitzNormal(uword Nx, uword Ny, uword Nz, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
-                                   const arma::Col<T1>& kz, const arma::Col<T1>& W, KernelBuild where,
-                                   AxisGrouping grouping, const ToeplitzBuildProgress& progress)
+                                   const arma::Col<T1>& kz, const arma::Col<T1>& W, const ToeplitzOptions& options)
     : LinearOperator<T1>(kName, 0, 0) {
     set_grid(Nx, Ny, Nz, 0);
+    set_device_options(options);
     S_ = 1;
-    build(kx, ky, kz, W, arma::ones<arma::cx_mat>(kx.n_elem, 1), where, grouping, progress);
+    build(kx, ky, kz, W, arma::ones<arma::cx_mat>(kx.n_elem, 1), options);
 }
 
 template <typename T1>
 ToeplitzNormal<T1>::ToeplitzNormal(uword Nx, uword Ny, uword Nz, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
                                    const arma::Col<T1>& kz, const arma::Col<T1>& W, const arma::Col<T1>& fieldMap,
-                                   const arma::Col<T1>& timeVec, uword L, TSInterp type, KernelBuild where,
-                                   AxisGrouping grouping, const ToeplitzBuildProgress& progress)
+                                   const arma::Col<T1>& timeVec, uword L, TSInterp type,
+                                   const ToeplitzOptions& options)
     : LinearOperator<T1>(kName, 0, 0) {
     set_grid(Nx, Ny, Nz, L);
+    set_device_options(options);
     const uword n2 = this->domain_size();
     require_length(kName, "fieldMap", fieldMap.n_elem, n2, "Nx * Ny * Nz");
     require_length(kName, "timeVec", timeVec.n_elem, kx.n_elem, "the number of samples (length of kx)");
@@ -91,8 +129,44 @@ ToeplitzNormal<T1>::ToeplitzNormal(uword Nx, uword Ny, uword Nz, const arma::Col
         phase[uword(i)] = std::complex<T1>(std::polar(1.0, -double(fieldMap[k]) * f.tau(l)));
     }
     phases_ = std::make_shared<StackedDiagonal<T1>>(phase, S_, "ToeplitzNormal segment phases");
-    build(kx, ky, kz, W, f.a, where, grouping, progress);
+    build(kx, ky, kz, W, f.a, options);
 }
+
+template <typename T1>
+ToeplitzNormal<T1>::ToeplitzNormal(const ImageGrid& grid, const Trajectory<T1>& k, const arma::Col<T1>& W,
+                                   const ToeplitzOptions& options)
+    : ToeplitzNormal(grid.nx, grid.ny, grid.nz, k.kx, k.ky, k.kz, W, options) {}
+
+template <typename T1>
+ToeplitzNormal<T1>::ToeplitzNormal(const ImageGrid& grid, const Trajectory<T1>& k, const arma::Col<T1>& W,
+                                   const arma::Col<T1>& field_map, uword L, TSInterp type,
+                                   const ToeplitzOptions& options)
+    : ToeplitzNormal(grid.nx, grid.ny, grid.nz, k.kx, k.ky, k.kz, W, field_map, readout_times(k), L, type,
+                     options) {}
+
+namespace {
+ToeplitzOptions positional_options(KernelBuild where, AxisGrouping grouping, const ToeplitzBuildProgress& progress) {
+    ToeplitzOptions o;
+    o.build = where;
+    o.grouping = grouping;
+    o.progress = progress;
+    return o;
+}
+}  // namespace
+
+template <typename T1>
+ToeplitzNormal<T1>::ToeplitzNormal(uword Nx, uword Ny, uword Nz, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
+                                   const arma::Col<T1>& kz, const arma::Col<T1>& W, KernelBuild where,
+                                   AxisGrouping grouping, const ToeplitzBuildProgress& progress)
+    : ToeplitzNormal(Nx, Ny, Nz, kx, ky, kz, W, positional_options(where, grouping, progress)) {}
+
+template <typename T1>
+ToeplitzNormal<T1>::ToeplitzNormal(uword Nx, uword Ny, uword Nz, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
+                                   const arma::Col<T1>& kz, const arma::Col<T1>& W, const arma::Col<T1>& fieldMap,
+                                   const arma::Col<T1>& timeVec, uword L, TSInterp type, KernelBuild where,
+                                   AxisGrouping grouping, const ToeplitzBuildProgress& progress)
+    : ToeplitzNormal(Nx, Ny, Nz, kx, ky, kz, W, fieldMap, timeVec, L, type,
+                     positional_options(where, grouping, progress)) {}
 
 template <typename T1>
 uword ToeplitzNormal<T1>::choose_segments(const arma::Col<T1>& fieldMap, const arma::Col<T1>& timeVec,

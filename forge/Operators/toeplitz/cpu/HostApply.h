@@ -138,9 +138,35 @@ struct HostApplyLayout {
     static uword round8(uword n) { return (n + 7) / 8 * 8; }
 };
 
-// The device apply's FFT plan: cuFFT only (the host apply has its line plans).
-inline FftPlanOptions device_fft_options() {
+// Makes 'device' current for the scope (the caller's restored after); -1: leaves the current device.
+class DeviceScope {
+public:
+    explicit DeviceScope(int device) {
+        if (device < 0) return;
+        const int current = device::current_device();
+        if (current == device) return;
+        device::set_device(device);
+        previous_ = current;
+    }
+    ~DeviceScope() {
+        if (previous_ < 0) return;
+        try {
+            device::set_device(previous_);
+        } catch (...) {  // nothing may leave a destructor; the device stays switched
+        }
+    }
+    DeviceScope(const DeviceScope&) = delete;
+    DeviceScope& operator=(const DeviceScope&) = delete;
+
+private:
+    int previous_ = -1;
+};
+
+// The device apply's FFT plan: cuFFT only (the host apply has its line plans), on the operator's stream and device.
+inline FftPlanOptions device_fft_options(CUstream_st* stream, int device) {
     FftPlanOptions o;
+    o.stream = stream;
+    o.device = device;
     o.host = false;
     return o;
 }

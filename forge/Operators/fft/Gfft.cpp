@@ -10,6 +10,7 @@ Gfft<T1>::Gfft(uword Nx, uword Ny, uword Nz)
     : LinearOperator<T1>("Gfft", 0, 0), Nx_(Nx), Ny_(Ny), Nz_(Nz),
       n_(detail::require_centred_grid("Gfft", Nx, Ny, Nz)) {
     this->set_sizes(n_, n_);
+    this->set_domain_shape(ImageGrid(Nx, Ny, Nz));
     auto plan = std::make_shared<FftPlan<T1>>(Nx, Ny, Nz);
     if (device::available()) plan->prepare_device();
     plan_ = std::move(plan);

@@ -1,7 +1,7 @@
 #pragma once
 // Gfft<T1>: centred Cartesian FFT operator (2D or 3D), the Cartesian special case of Gdft.
 //
-//   Gfft<float> G(Nx, Ny, Nz);      // Nz = 1 for 2D
+//   Gfft<float> G(ImageGrid{Nx, Ny, Nz});   // or Gfft<float> G(Nx, Ny, Nz); Nz = 1 for 2D
 //   y = G * x;   // forward: y(k) = sum_r x(r) exp(-i 2 pi k . r)          (unnormalised)
 //   x = G / y;   // adjoint: x(r) = sum_k y(k) exp(+i 2 pi k . r)          (exact adjoint, unnormalised)
 //
@@ -12,13 +12,14 @@
 // So G equals Gdft built from image_coords() and kspace_coords() with a zero field map, and G / (G * x)
 // = Nx*Ny*Nz * x. Both sides run on one FftPlan (forge/CUDA/FftPlan.h): host data on FFTW (plans made once, in
 // the constructor); a forgeCol already on the GPU on cuFFT (planned in the constructor when a device is present)
-// and the result stays on the GPU; a batch there is one cuFFT plan-many over its grids.
+// and the result stays on the GPU; a batch there is one cuFFT plan-many over its grids. domain_shape() is the grid.
 #include <complex>
 #include <memory>
 
 #include <armadillo>
 
 #include "forge/CUDA/FftPlan.h"
+#include "forge/Core/Geometry.h"
 #include "forge/Operators/LinearOperator.h"
 
 namespace forge {
@@ -32,6 +33,7 @@ public:
     using complex_type = std::complex<T1>;
 
     Gfft(uword Nx, uword Ny, uword Nz = 1);
+    explicit Gfft(const ImageGrid& grid) : Gfft(grid.nx, grid.ny, grid.nz) {}
 
     uword n1() const { return n_; }  // k-space samples (= Nx*Ny*Nz = n2, the pixels)
     uword Nx() const { return Nx_; }

@@ -125,6 +125,7 @@ GfftSampled<T1>::GfftSampled(uword Nx, uword Ny, uword Nz, uword Mx, uword My, u
         dest_.push_back(sel_[src_[p]]);
     }
     start_.push_back(n1_);
+    this->set_domain_shape(ImageGrid(Nx, Ny, Nz));
     auto plan = std::make_shared<FftPlan<T1>>(M_[0], M_[1], M_[2]);
     if (device::available()) {
         plan->prepare_device();

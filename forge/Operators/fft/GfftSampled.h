@@ -8,7 +8,9 @@
 //   A^H = P^T F^H S^T   crop after the inverse FFT of the samples added onto their grid points: the exact
 //                       adjoint by construction.
 //
-//   GfftSampled<float> G(Nx, Ny, Nz, Mx, My, Mz, kx, ky, kz);   y = G * x;   x = G / y;
+//   GfftSampled<float> G(ImageGrid{Nx, Ny, Nz}, ImageGrid{Mx, My, Mz}, Trajectory<float>{kx, ky, kz});
+//   GfftSampled<float> G(Nx, Ny, Nz, Mx, My, Mz, kx, ky, kz);   // the same, positional
+//   y = G * x;   x = G / y;   G.domain_shape() == ImageGrid{Nx, Ny, Nz}
 //
 // Units as Gdft: k in cycles per image FOV, pixel r = ((x - Nx/2)/Nx, ...) in image-FOV units (Gfft.h).
 // The FFT grid has the image's pixel size and an FOV M/N times larger, so its k-space step is N/M cycles
@@ -40,6 +42,9 @@ public:
 
     GfftSampled(uword Nx, uword Ny, uword Nz, uword Mx, uword My, uword Mz, const arma::Col<T1>& kx,
                 const arma::Col<T1>& ky, const arma::Col<T1>& kz);
+    // The same from the geometry: the image grid, the FFT grid and the samples (their times t are ignored).
+    GfftSampled(const ImageGrid& image, const ImageGrid& fft_grid, const Trajectory<T1>& k)
+        : GfftSampled(image.nx, image.ny, image.nz, fft_grid.nx, fft_grid.ny, fft_grid.nz, k.kx, k.ky, k.kz) {}
 
     // True when every sample lies on the k-space lattice of the Mx x My x Mz grid (see above).
     static bool on_grid(uword Nx, uword Ny, uword Nz, uword Mx, uword My, uword Mz, const arma::Col<T1>& kx,

@@ -74,18 +74,19 @@ void bind_composite_classes(nb::module_& m, const std::string& sfx) {
             "__init__",
             [](Toeplitz* self, uword nx, uword ny, uword nz, RH kx, RH ky, RH kz, RH W, RH fm, RH t, uword L,
                int interp, bool host_build, bool grouping) {
-                const forge::KernelBuild where = host_build ? forge::KernelBuild::Host : forge::KernelBuild::Auto;
-                const forge::AxisGrouping g = grouping ? forge::AxisGrouping::Auto : forge::AxisGrouping::Off;
+                forge::ToeplitzOptions options;
+                options.build = host_build ? forge::KernelBuild::Host : forge::KernelBuild::Auto;
+                options.grouping = grouping ? forge::AxisGrouping::Auto : forge::AxisGrouping::Off;
                 // The build is long (adjoint DFTs): other Python threads run meanwhile.
                 const arma::Col<T1> ckx = to_col(kx), cky = to_col(ky), ckz = to_col(kz), cW = to_col(W);
                 const arma::Col<T1> cfm = to_col(fm), ct = to_col(t);
                 try {
                     nb::gil_scoped_release release;
                     if (cfm.n_elem == 0) {
-                        new (self) Toeplitz(nx, ny, nz, ckx, cky, ckz, cW, where, g);
+                        new (self) Toeplitz(nx, ny, nz, ckx, cky, ckz, cW, options);
                     } else {
                         new (self) Toeplitz(nx, ny, nz, ckx, cky, ckz, cW, cfm, ct, L,
-                                            interp ? forge::TSInterp::MinMax : forge::TSInterp::Hanning, where, g);
+                                            interp ? forge::TSInterp::MinMax : forge::TSInterp::Hanning, options);
                     }
                 } catch (const std::bad_alloc&) {
                     // The constructor refuses kernels larger than half the memory; this is what remains (the

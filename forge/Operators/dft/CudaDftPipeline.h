@@ -23,11 +23,14 @@
 // tiles, the phase in radians into the hardware sine/cosine (__sincosf). Four or more vectors of a Gdft
 // (compute capability 8 and later): the sum over inputs is a matrix product, phase factors (generated in
 // registers) times the vectors, on the tensor cores with FP16 operands split in two parts each, which
-// keeps float32 accuracy (CudaDftPipeline.cu explains): with Hopper's asynchronous warpgroup MMA (wgmma)
+// keeps float32 accuracy (cuda/mma.cu explains): with Hopper's asynchronous warpgroup MMA (wgmma)
 // on compute capability 9.0 when the library was built for sm_90a, with mma.sync otherwise;
 // batch_kernel() says which. When there are too few outputs to fill the GPU the
 // inner sum is split across blocks and the partial sums added in a fixed order (deterministic; also more
 // accurate than one long float sum).
+//
+// Kernels: cuda/fp32.cu (1-3 vectors, GdftR2), cuda/mma.cu (mma.sync), cuda/wgmma.cu (wgmma); the plan and
+// its launches: cuda/plan.cu.
 //
 // execute returns once the work is queued on the plan's stream (PlanOptions.h); execute_host uploads,
 // runs, synchronises and downloads. The header includes no CUDA header.

@@ -5,8 +5,8 @@ namespace forge {
 template <typename T1>
 Gdft<T1>::Gdft(uword n1, uword n2, const arma::Col<T1>& kx, const arma::Col<T1>& ky, const arma::Col<T1>& kz,
                const arma::Col<T1>& ix, const arma::Col<T1>& iy, const arma::Col<T1>& iz, const arma::Col<T1>& FM,
-               const arma::Col<T1>& t)
-    : DftOperator<T1>("Gdft", n1, n2, kx, ky, kz, ix, iy, iz, FM, t) {
+               const arma::Col<T1>& t, const DftOptions& options)
+    : DftOperator<T1>("Gdft", n1, n2, kx, ky, kz, ix, iy, iz, FM, t, options) {
     this->make_pipeline();
 }
 

@@ -49,8 +49,8 @@ void require_grid(uword n2, uword numX, uword numY, uword numZ) {
 template <typename T1>
 GdftR2<T1>::GdftR2(uword n1, uword n2, const arma::Col<T1>& kx, const arma::Col<T1>& ky, const arma::Col<T1>& kz,
                    const arma::Col<T1>& ix, const arma::Col<T1>& iy, const arma::Col<T1>& iz, const arma::Col<T1>& FM,
-                   const arma::Col<T1>& t, uword numX, uword numY, uword numZ)
-    : DftOperator<T1>("GdftR2", n1, n2, kx, ky, kz, ix, iy, iz, FM, t) {
+                   const arma::Col<T1>& t, uword numX, uword numY, uword numZ, const DftOptions& options)
+    : DftOperator<T1>("GdftR2", n1, n2, kx, ky, kz, ix, iy, iz, FM, t, options) {
     require_grid(n2, numX, numY, numZ);
     arma::Col<T1> Gx, Gy, Gz;
     field_map_gradients(FM, numX, numY, numZ, Gx, Gy, Gz);
@@ -62,8 +62,8 @@ template <typename T1>
 GdftR2<T1>::GdftR2(uword n1, uword n2, const arma::Col<T1>& kx, const arma::Col<T1>& ky, const arma::Col<T1>& kz,
                    const arma::Col<T1>& ix, const arma::Col<T1>& iy, const arma::Col<T1>& iz, const arma::Col<T1>& FM,
                    const arma::Col<T1>& t, const arma::Col<T1>& Gx, const arma::Col<T1>& Gy, const arma::Col<T1>& Gz,
-                   uword numX, uword numY, uword numZ)
-    : DftOperator<T1>("GdftR2", n1, n2, kx, ky, kz, ix, iy, iz, FM, t) {
+                   uword numX, uword numY, uword numZ, const DftOptions& options)
+    : DftOperator<T1>("GdftR2", n1, n2, kx, ky, kz, ix, iy, iz, FM, t, options) {
     require_grid(n2, numX, numY, numZ);
     this->set_gradients("GdftR2", Gx, Gy, Gz, numX, numY, numZ);
     this->make_pipeline();

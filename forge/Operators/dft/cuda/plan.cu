@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -12,6 +11,7 @@
 
 #include "forge/CUDA/CudaCheck.h"
 #include "forge/Core/Validation.h"
+#include "forge/Operators/dft/DftOptions.h"
 #include "forge/Operators/dft/cuda/kernels.cuh"
 
 namespace forge {
@@ -92,29 +92,24 @@ const char* batch_kernel_name(CudaDftPipeline::BatchKernel k) {
     return k == K::wgmma ? "wgmma" : k == K::mma ? "mma.sync" : "fp32";
 }
 
-
-// The fastest batch kernel the device and the build have, or the one FORGE_CUDA_BATCH_KERNEL names.
-CudaDftPipeline::BatchKernel choose_batch_kernel(int device, int major, int minor) {
+// The fastest batch kernel the device and the build have, or the one options.dft_kernel names.
+CudaDftPipeline::BatchKernel choose_batch_kernel(int device, int major, int minor, DftKernel want) {
     using K = CudaDftPipeline::BatchKernel;
     // mma.sync needs sm_80 code (compute_75 PTX on an 8.x GPU has none: dft_mma_kernel traps there).
     const BuiltCode code = built_code(device);
     const K best = major == 9 && minor == 0 && code.wgmma      ? K::wgmma
                    : major >= 8 && code.arch >= 800 ? K::mma
                                                     : K::fp32;
-    const char* env = std::getenv("FORGE_CUDA_BATCH_KERNEL");
-    if (!env || !*env) return best;
-    const std::string want(env);
-    for (K k : {K::fp32, K::mma, K::wgmma}) {
-        if (want != batch_kernel_name(k)) continue;
-        if (int(k) > int(best)) {  // the enumerators are in order of speed
-            throw invalid_argument("FORGE_CUDA_BATCH_KERNEL: '" + want + "' does not run on device " +
-                                   std::to_string(device) + " (compute capability " + std::to_string(major) + "." +
-                                   std::to_string(minor) + ") with this build; the fastest here is " +
-                                   batch_kernel_name(best));
-        }
-        return k;
+    if (want == DftKernel::automatic) return best;
+    const K k = want == DftKernel::wgmma ? K::wgmma : want == DftKernel::mma_sync ? K::mma : K::fp32;
+    if (int(k) > int(best)) {  // the enumerators are in order of speed
+        throw invalid_argument(std::string("CudaDftPipeline: options.dft_kernel (DftOptions::kernel) = DftKernel::") +
+                               dft_kernel_name(want) + " does not run on device " + std::to_string(device) +
+                               " (compute capability " + std::to_string(major) + "." + std::to_string(minor) +
+                               ") with this build; the fastest here is " + batch_kernel_name(best) +
+                               " (DftKernel::automatic takes it)");
     }
-    throw invalid_argument("FORGE_CUDA_BATCH_KERNEL: '" + want + "' is not wgmma, mma.sync or fp32");
+    return k;
 }
 
 void require_pointer(const void* p, const char* name) {
@@ -125,6 +120,7 @@ void require_pointer(const void* p, const char* name) {
 
 CudaDftPipeline::CudaDftPipeline(const DftGeometry& geom, const PlanOptions& options) : maxBatch_(options.max_batch) {
     const char* where = "CudaDftPipeline";
+    check_kernel("CudaDftPipeline: options.dft_kernel", options.dft_kernel);
     check_sizes(where, geom.n1, geom.n2);
     if (geom.n2 < 1) throw invalid_argument("CudaDftPipeline: geometry.n2 (pixels) must be at least 1, got 0");
     for (auto [p, name] : {std::pair{geom.ix, "geometry.ix"},
@@ -178,7 +174,7 @@ CudaDftPipeline::CudaDftPipeline(const DftGeometry& geom, const PlanOptions& opt
     FORGE_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device_));
     int minor = 0;
     FORGE_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device_));
-    batchKernel_ = choose_batch_kernel(device_, major, minor);
+    batchKernel_ = choose_batch_kernel(device_, major, minor, options.dft_kernel);
 
     // Padded to whole pairs of tiles: batched kernels read two tiles of outputs per block.
     const int pp = round_up(numPixels_, 2 * kTile);

@@ -97,16 +97,33 @@ DftOperator<T1>::DftOperator(const char* name, uword n1, uword n2, const arma::C
     fmTurns_ = arma::conv_to<arma::Col<T1>>::from(arma::conv_to<arma::vec>::from(FM) / dftcpu::kTwoPi);
 }
 
+namespace {
+// The length of k (checked against pixels): the geometry constructors' n1.
+template <typename T1>
+uword checked_samples(const char* name, const Trajectory<T1>& k, const PixelGeometry<T1>& pixels, bool times_required) {
+    k.check(name, times_required);
+    pixels.check(name);
+    return k.n_samples();
+}
+}  // namespace
+
+template <typename T1>
+DftOperator<T1>::DftOperator(const char* name, const Trajectory<T1>& k, const PixelGeometry<T1>& pixels,
+                             bool times_required, const DftOptions& options)
+    : DftOperator(name, checked_samples(name, k, pixels, times_required), pixels.n_pixels(), k.kx, k.ky, k.kz, pixels.x,
+                  pixels.y, pixels.z, pixels.field_map_or_zeros(), k.times_or_zeros(), options) {}
+
 template <typename T1>
 void DftOperator<T1>::set_gradients(const char* name, const arma::Col<T1>& Gx, const arma::Col<T1>& Gy,
-                                    const arma::Col<T1>& Gz, uword numX, uword numY, uword numZ) {
+                                    const arma::Col<T1>& Gz, uword numX, uword numY, uword numZ,
+                                    const char* const (&names)[3]) {
     // The grid (numX*numY*numZ == n2) was checked by the caller before the gradients were formed.
-    require_length(name, "Gx", Gx.n_elem, n2_, "n2");
-    require_length(name, "Gy", Gy.n_elem, n2_, "n2");
-    require_length(name, "Gz", Gz.n_elem, n2_, "n2");
-    require_finite(name, "Gx", Gx.memptr(), n2_);
-    require_finite(name, "Gy", Gy.memptr(), n2_);
-    require_finite(name, "Gz", Gz.memptr(), n2_);
+    require_length(name, names[0], Gx.n_elem, n2_, "n2");
+    require_length(name, names[1], Gy.n_elem, n2_, "n2");
+    require_length(name, names[2], Gz.n_elem, n2_, "n2");
+    require_finite(name, names[0], Gx.memptr(), n2_);
+    require_finite(name, names[1], Gy.memptr(), n2_);
+    require_finite(name, names[2], Gz.memptr(), n2_);
     // sincPG(x) = sin(pi x) / (pi x): its phase is x / 2 turns.
     const double tmax = max_abs(t_);
     require_phase_bound<T1>(name, "the sinc phase pi (kx/numX + Gx t) (bound: (max|kx|/numX + max|Gx| max|t|) / 2)",
@@ -132,6 +149,24 @@ DftOperator<T1>::DftOperator(const char* name, const DftOperator& pixels, uword 
     if (pixels.hasGradients_) {
         set_gradients(name, pixels.Gx_, pixels.Gy_, pixels.Gz_, pixels.numX_, pixels.numY_, pixels.numZ_);
     }
+}
+
+namespace {
+template <typename T1>
+uword checked_samples(const char* name, const Trajectory<T1>& k, bool times_required) {
+    k.check(name, times_required);
+    return k.n_samples();
+}
+}  // namespace
+
+template <typename T1>
+DftOperator<T1>::DftOperator(const char* name, const DftOperator& pixels, const Trajectory<T1>& k)
+    : DftOperator(name, pixels, checked_samples(name, k, pixels.needs_times()), k.kx, k.ky, k.kz, k.times_or_zeros()) {}
+
+template <typename T1>
+bool DftOperator<T1>::needs_times() const {
+    auto nonzero = [](const arma::Col<T1>& v) { return arma::any(v != T1(0)); };
+    return nonzero(FM_) || (hasGradients_ && (nonzero(Gx_) || nonzero(Gy_) || nonzero(Gz_)));
 }
 
 template <typename T1>

@@ -19,6 +19,7 @@
 
 #include <armadillo>
 
+#include "forge/Core/Geometry.h"
 #include "forge/Operators/LinearOperator.h"
 #include "forge/Operators/dft/DftOptions.h"
 
@@ -74,12 +75,19 @@ protected:
     DftOperator(const char* name, uword n1, uword n2, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
                 const arma::Col<T1>& kz, const arma::Col<T1>& ix, const arma::Col<T1>& iy, const arma::Col<T1>& iz,
                 const arma::Col<T1>& FM, const arma::Col<T1>& t, const DftOptions& options);
+    // The same from geometry values: k.check and pixels.check name a vector of the wrong length; an empty
+    // field map is zero, and empty readout times are zero unless times_required.
+    DftOperator(const char* name, const Trajectory<T1>& k, const PixelGeometry<T1>& pixels, bool times_required,
+                const DftOptions& options);
+    // names: how the caller calls Gx, Gy, Gz in messages.
     void set_gradients(const char* name, const arma::Col<T1>& Gx, const arma::Col<T1>& Gy, const arma::Col<T1>& Gz,
-                       uword numX, uword numY, uword numZ);
+                       uword numX, uword numY, uword numZ, const char* const (&names)[3] = kGradientNames);
     // The pixels (ix, iy, iz, FM and any gradient maps) and options of 'pixels' with a new sample set (n1
     // entries each).
     DftOperator(const char* name, const DftOperator& pixels, uword n1, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
                 const arma::Col<T1>& kz, const arma::Col<T1>& t);
+    // The same from a trajectory: its times may be empty where the pixel side has no field map and no gradients.
+    DftOperator(const char* name, const DftOperator& pixels, const Trajectory<T1>& k);
     void make_pipeline();
     // Runs on the GPU plan of 'pixels' (same pixel geometry) with this operator's samples, uploaded once.
     void share_pipeline(const DftOperator& pixels);
@@ -88,10 +96,13 @@ protected:
     void apply_device(const forgeComplex<T1>* in, forgeComplex<T1>* out, uword nbatch, bool forward) const override;
 
 private:
+    static constexpr const char* kGradientNames[3] = {"Gx", "Gy", "Gz"};
     dftcpu::DftGeometryView<T1> cpu_view() const;
     void fill_geometry(cuda::DftGeometry& g) const;  // the host arrays of the GPU plans
     // The plan over several GPUs for devices (empty: none); 'where' names the caller in messages.
     void use_devices(const std::string& where, const std::vector<int>& devices);
+    // Whether the phase depends on t: a field map or gradient maps that are not all zero.
+    bool needs_times() const;
 
     const char* name_;
     uword n1_, n2_;

@@ -6,7 +6,7 @@
 // device-resident data at once (same geometries), with the float64 error of the batch's first and last
 // vector (the larger is printed) and the kernel that ran (CudaDftPipeline::batch_kernel; 1-3 coils always
 // run on the FP32 kernel). Where the plan picks wgmma, the batches of 4 or more are timed a second time
-// with FORGE_CUDA_BATCH_KERNEL=mma.sync, for the ratio between the two tensor-core kernels.
+// on a plan made with DftOptions::kernel = DftKernel::mma_sync, for the ratio between the two tensor-core kernels.
 //
 //   bench_gdft_gpu [--sizes large|small] [--samples N] [--reps R] [--cpu-samples M]
 //                  [--coils LIST] [--no-batches]
@@ -110,12 +110,12 @@ struct Row {
 };
 
 template <typename Op>
-Op build(const Geometry& g, uword n1) {
+Op build(const Geometry& g, uword n1, const DftOptions& options = {}) {
     const arma::span s(0, n1 - 1);
     if constexpr (std::is_same<Op, GdftR2<float>>::value) {
-        return Op(n1, g.n2, g.kx(s), g.ky(s), g.kz(s), g.ix, g.iy, g.iz, g.FM, g.t(s), g.nx, g.ny, g.nz);
+        return Op(n1, g.n2, g.kx(s), g.ky(s), g.kz(s), g.ix, g.iy, g.iz, g.FM, g.t(s), g.nx, g.ny, g.nz, options);
     } else {
-        return Op(n1, g.n2, g.kx(s), g.ky(s), g.kz(s), g.ix, g.iy, g.iz, g.FM, g.t(s));
+        return Op(n1, g.n2, g.kx(s), g.ky(s), g.kz(s), g.ix, g.iy, g.iz, g.FM, g.t(s), options);
     }
 }
 
@@ -162,12 +162,12 @@ struct BatchRow {
 // Gdft<float> on nb vectors at once (images n2*nb <-> k-space n1*nb), device-resident, fresh random data
 // per coil count. Error: float64 reference on 'errRows' outputs of the first and of the last vector of
 // the batch (vector b occupies [b*len, (b+1)*len)); the larger of the two is kept.
-// kernel: the FORGE_CUDA_BATCH_KERNEL to make the plan with (nullptr: the plan's choice).
+// kernel: the DftOptions::kernel to make the plan with (automatic: the plan's choice).
 void bench_batches(const Geometry& g, int reps, const std::vector<uword>& coils, uword errRows,
-                   std::vector<BatchRow>& rows, const char* kernel = nullptr) {
-    if (kernel) setenv("FORGE_CUDA_BATCH_KERNEL", kernel, 1);
-    const Gdft<float> G = build<Gdft<float>>(g, g.n1);
-    if (kernel) unsetenv("FORGE_CUDA_BATCH_KERNEL");
+                   std::vector<BatchRow>& rows, DftKernel kernel = DftKernel::automatic) {
+    DftOptions options;
+    options.kernel = kernel;
+    const Gdft<float> G = build<Gdft<float>>(g, g.n1, options);
     const std::string batchKernel = G.gpu_plan()->batch_kernel();
     for (const uword nb : coils) {
         arma::arma_rng::set_seed(99 + nb);
@@ -294,7 +294,7 @@ int main(int argc, char** argv) {
             std::vector<uword> tensorCoils;
             for (const uword nb : coils)
                 if (nb >= 4) tensorCoils.push_back(nb);
-            bench_batches(g, reps, tensorCoils, std::max<uword>(8, errRows / 2), brows, "mma.sync");
+            bench_batches(g, reps, tensorCoils, std::max<uword>(8, errRows / 2), brows, DftKernel::mma_sync);
         }
     }
     std::printf("\nCoil batches: Gdft<float> forward_batch / adjoint_batch on nb device-resident vectors | median of "

@@ -1,4 +1,4 @@
-// Benchmark of one large exact DFT over several GPUs of one machine (Gdft::set_devices,
+// Benchmark of one large exact DFT over several GPUs of one machine (DftOptions::devices,
 // forge/Operators/dft/CudaMultiDft.h) against the same Gdft on one GPU: forward (split by samples) and adjoint (split
 // by pixels) on device-resident data, seconds per call, pair evaluations per second, the speed-up and the
 // relative difference of the results.
@@ -107,8 +107,7 @@ int main(int argc, char** argv) {
             }
     device::set_device(0);
     const Gdft<float> one(n1, n2, kx, ky, kz, ix, iy, iz, fm, t);
-    Gdft<float> multi = one;
-    multi.set_devices(devices);
+    const Gdft<float> multi(n1, n2, kx, ky, kz, ix, iy, iz, fm, t, DftOptions{nullptr, devices});
     const arma::cx_fvec x = arma::randn<arma::cx_fvec>(n2), y = arma::randn<arma::cx_fvec>(n1);
     cvec dx(x), dy(y);
     dx.put_on_gpu();

@@ -20,30 +20,38 @@
 namespace forge {
 namespace cuda {
 namespace {
-[[noreturn]] void no_cuda_CudaDftPipeline() {
-    throw cuda_error("CudaDftPipeline: forge was built without CUDA (configure with -DFORGE_CUDA=ON to use the GPU)");
+// The exact DFT's plans (CudaDftPipeline, CudaMultiDft): 'what' names the entry point.
+[[noreturn]] void no_cuda_dft(const char* what) {
+    throw cuda_error(std::string(what) + ": forge was built without CUDA (configure with -DFORGE_CUDA=ON to use the GPU)");
 }
 }  // namespace
 
-CudaDftPipeline::CudaDftPipeline(const DftGeometry& geom, const PlanOptions&) {
+CudaDftPipeline::CudaDftPipeline(const DftGeometry& geom, const PlanOptions& options) {
+    check_kernel("CudaDftPipeline: options.dft_kernel", options.dft_kernel);
     check_sizes("CudaDftPipeline", geom.n1, geom.n2);
-    no_cuda_CudaDftPipeline();
+    no_cuda_dft("CudaDftPipeline");
 }
 CudaDftPipeline::~CudaDftPipeline() = default;
-void CudaDftPipeline::set_points(const float*, const float*, const float*, const float*, uword) { no_cuda_CudaDftPipeline(); }
+void CudaDftPipeline::set_points(const float*, const float*, const float*, const float*, uword) {
+    no_cuda_dft("CudaDftPipeline::set_points");
+}
 std::shared_ptr<const DftPoints> CudaDftPipeline::upload_points(const float*, const float*, const float*, const float*,
                                                                 uword) const {
-    no_cuda_CudaDftPipeline();
+    no_cuda_dft("CudaDftPipeline::upload_points");
 }
-void CudaDftPipeline::set_points(std::shared_ptr<const DftPoints>) { no_cuda_CudaDftPipeline(); }
-std::shared_ptr<const DftPoints> CudaDftPipeline::points() const { no_cuda_CudaDftPipeline(); }
-void CudaDftPipeline::execute(Direction, const float*, float*, uword) { no_cuda_CudaDftPipeline(); }
-void CudaDftPipeline::execute(const DftPoints&, Direction, const float*, float*, uword) const { no_cuda_CudaDftPipeline(); }
-void CudaDftPipeline::execute_host(Direction, const float*, float*, uword) { no_cuda_CudaDftPipeline(); }
-void CudaDftPipeline::synchronize() const { no_cuda_CudaDftPipeline(); }
-uword CudaDftPipeline::num_samples() const { no_cuda_CudaDftPipeline(); }
-uword CudaDftPipeline::point_uploads() const { no_cuda_CudaDftPipeline(); }
-const char* CudaDftPipeline::batch_kernel() const { no_cuda_CudaDftPipeline(); }
+void CudaDftPipeline::set_points(std::shared_ptr<const DftPoints>) { no_cuda_dft("CudaDftPipeline::set_points"); }
+std::shared_ptr<const DftPoints> CudaDftPipeline::points() const { no_cuda_dft("CudaDftPipeline::points"); }
+void CudaDftPipeline::execute(Direction, const float*, float*, uword) { no_cuda_dft("CudaDftPipeline::execute"); }
+void CudaDftPipeline::execute(const DftPoints&, Direction, const float*, float*, uword) const {
+    no_cuda_dft("CudaDftPipeline::execute");
+}
+void CudaDftPipeline::execute_host(Direction, const float*, float*, uword) {
+    no_cuda_dft("CudaDftPipeline::execute_host");
+}
+void CudaDftPipeline::synchronize() const { no_cuda_dft("CudaDftPipeline::synchronize"); }
+uword CudaDftPipeline::num_samples() const { no_cuda_dft("CudaDftPipeline::num_samples"); }
+uword CudaDftPipeline::point_uploads() const { no_cuda_dft("CudaDftPipeline::point_uploads"); }
+const char* CudaDftPipeline::batch_kernel() const { no_cuda_dft("CudaDftPipeline::batch_kernel"); }
 
 }  // namespace cuda
 }  // namespace forge
@@ -91,28 +99,24 @@ bool stream_is_blocking(CUstream_st* stream) {
 // ---------------------------------------------------------------- CudaMultiDft
 namespace forge {
 namespace cuda {
-namespace {
-[[noreturn]] void no_cuda_CudaMultiDft(const char* where) {
-    throw cuda_error(std::string(where) +
-                     ": forge was built without CUDA (configure with -DFORGE_CUDA=ON to use the GPU)");
-}
-}  // namespace
 
 struct CudaMultiDft::Part {};
 struct CudaMultiDft::Home {};
 
+// The list's own checks first (as with CUDA), then "built without CUDA" (no_cuda_dft: the CudaDftPipeline section).
 void CudaMultiDft::check_devices(const char* where, const std::vector<int>& devices) {
     if (devices.empty())
         throw invalid_argument(std::string(where) + ": the device list is empty; give one or more device numbers");
-    no_cuda_CudaMultiDft(where);
+    no_cuda_dft(where);
 }
-CudaMultiDft::CudaMultiDft(const DftGeometry&, const std::vector<int>& devices) {
+CudaMultiDft::CudaMultiDft(const DftGeometry&, const std::vector<int>& devices, DftKernel kernel) {
     check_devices("CudaMultiDft", devices);
+    CudaDftPipeline::check_kernel("CudaMultiDft: kernel", kernel);
 }
 CudaMultiDft::~CudaMultiDft() = default;
-CudaMultiDft::Home& CudaMultiDft::home(int) const { no_cuda_CudaMultiDft("CudaMultiDft"); }
-void CudaMultiDft::execute(Direction, const float*, float*, uword) const { no_cuda_CudaMultiDft("CudaMultiDft::execute"); }
-void CudaMultiDft::synchronize() const { no_cuda_CudaMultiDft("CudaMultiDft::synchronize"); }
+CudaMultiDft::Home& CudaMultiDft::home(int) const { no_cuda_dft("CudaMultiDft"); }
+void CudaMultiDft::execute(Direction, const float*, float*, uword) const { no_cuda_dft("CudaMultiDft::execute"); }
+void CudaMultiDft::synchronize() const { no_cuda_dft("CudaMultiDft::synchronize"); }
 
 }  // namespace cuda
 }  // namespace forge

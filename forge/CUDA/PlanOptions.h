@@ -6,6 +6,9 @@
 struct CUstream_st;
 
 namespace forge {
+// The exact DFT's batch kernel (forge/Operators/dft/DftOptions.h defines the enumerators; 0 is automatic).
+enum class DftKernel;
+
 namespace cuda {
 
 enum class Direction {
@@ -24,6 +27,10 @@ struct PlanOptions {
     // Largest batch one execute call takes; 0: no limit. A plan that keeps per-vector workspace (the
     // NUFFT's oversampled grids) allocates it for max_batch vectors up front.
     uword max_batch = 0;
+    // CudaDftPipeline only: the kernel for batches of 4 or more vectors (DftOptions::kernel). The default,
+    // DftKernel::automatic, takes the fastest the device and the build have; one the device or the build
+    // cannot run is refused when the plan is made. Other plans ignore it.
+    DftKernel dft_kernel{};
 };
 
 }  // namespace cuda

@@ -23,20 +23,25 @@
 // tiles, the phase in radians into the hardware sine/cosine (__sincosf). Four or more vectors of a Gdft
 // (compute capability 8 and later): the sum over inputs is a matrix product, phase factors (generated in
 // registers) times the vectors, on the tensor cores with FP16 operands split in two parts each, which
-// keeps float32 accuracy (CudaDftPipeline.cu explains): with Hopper's asynchronous warpgroup MMA (wgmma)
+// keeps float32 accuracy (cuda/mma.cu explains): with Hopper's asynchronous warpgroup MMA (wgmma)
 // on compute capability 9.0 when the library was built for sm_90a, with mma.sync otherwise;
-// batch_kernel() says which. When there are too few outputs to fill the GPU the
-// inner sum is split across blocks and the partial sums added in a fixed order (deterministic; also more
-// accurate than one long float sum).
+// batch_kernel() says which, and PlanOptions::dft_kernel picks a slower one. When there are too few outputs
+// to fill the GPU the inner sum is split across blocks and the partial sums added in a fixed order
+// (deterministic; also more accurate than one long float sum).
+//
+// Kernels: cuda/fp32.cu (1-3 vectors, GdftR2), cuda/mma.cu (mma.sync), cuda/wgmma.cu (wgmma); the plan and
+// its launches: cuda/plan.cu.
 //
 // execute returns once the work is queued on the plan's stream (PlanOptions.h); execute_host uploads,
 // runs, synchronises and downloads. The header includes no CUDA header.
 #include <memory>
 #include <mutex>
+#include <string>
 
 #include "forge/CUDA/PlanOptions.h"
 #include "forge/Core/DeviceMemory.h"
 #include "forge/Core/Validation.h"
+#include "forge/Operators/dft/DftOptions.h"
 
 namespace forge {
 namespace cuda {
@@ -93,6 +98,14 @@ public:
         checked_product(where, {{"n2 (pixels)", numPixels}}, kMaxLength, why);
     }
 
+    // Throws forge::invalid_argument unless kernel is one of DftKernel's enumerators; 'what' names the option.
+    static void check_kernel(const char* what, DftKernel kernel) {
+        if (!dft_kernel_name(kernel)) {
+            throw invalid_argument(std::string(what) + " = DftKernel(" + std::to_string(int(kernel)) +
+                                   "): not a DftKernel (automatic, wgmma, mma_sync or fp32)");
+        }
+    }
+
     // Uploads the pixel side and the sample set of geom (host arrays, read during the call only).
     explicit CudaDftPipeline(const DftGeometry& geom, const PlanOptions& options = PlanOptions());
     ~CudaDftPipeline();
@@ -132,9 +145,8 @@ public:
     uword max_batch() const { return maxBatch_; }
     // The kernel that transforms batches of 4 or more Gdft vectors: "wgmma" (compute capability 9.0 and
     // sm_90a code in the build), "mma.sync" (compute capability 8 and later) or "fp32" (the kernel of
-    // 1-3 vectors). The environment variable FORGE_CUDA_BATCH_KERNEL (wgmma, mma.sync or fp32), read when
-    // a plan is made, asks for a slower one (for comparisons); asking for one the device or build lacks
-    // throws forge::invalid_argument.
+    // 1-3 vectors). PlanOptions::dft_kernel asks for a slower one (for comparisons); asking for one the
+    // device or build lacks throws forge::invalid_argument when the plan is made.
     const char* batch_kernel() const;
     enum class BatchKernel { fp32, mma, wgmma };  // in order of speed
     // Sample sets uploaded from the host so far (by the constructor, set_points and upload_points) and

@@ -34,8 +34,9 @@ public:
     // caller in the message.
     static void check_devices(const char* where, const std::vector<int>& devices);
 
-    // Uploads geom's pixel side and sample set (host arrays, read during the call only) to every device.
-    CudaMultiDft(const DftGeometry& geom, const std::vector<int>& devices);
+    // Uploads geom's pixel side and sample set (host arrays, read during the call only) to every device; every
+    // part's plans run kernel (PlanOptions::dft_kernel).
+    CudaMultiDft(const DftGeometry& geom, const std::vector<int>& devices, DftKernel kernel = DftKernel::automatic);
     ~CudaMultiDft();
     CudaMultiDft(const CudaMultiDft&) = delete;
     CudaMultiDft& operator=(const CudaMultiDft&) = delete;

@@ -4,11 +4,11 @@
 #include <sstream>
 #include <vector>
 
+#include "forge/Core/DeviceMemory.h"
 #include "forge/Core/Validation.h"
-#include "forge/Operators/dft/cpu/DftCpuKernels.h"
-
 #include "forge/Operators/dft/CudaDftPipeline.h"
 #include "forge/Operators/dft/CudaMultiDft.h"
+#include "forge/Operators/dft/cpu/DftCpuKernels.h"
 
 namespace forge {
 
@@ -33,13 +33,34 @@ void require_phase_bound(const char* name, const char* what, double turns) {
     if (std::is_same<T1, float>::value) m << " or use double (up to 2^41 turns)";
     throw invalid_argument(m.str());
 }
+
+// What can be checked of the options without a GPU (the plans check the rest: the kernel against the device,
+// the device numbers against the machine).
+template <typename T1>
+void check_options(const char* name, const DftOptions& options) {
+    const std::string w(name);
+    cuda::CudaDftPipeline::check_kernel((w + ": options.kernel (DftOptions::kernel)").c_str(), options.kernel);
+    if (options.devices.empty()) return;
+    if (!std::is_same<T1, float>::value)
+        throw invalid_argument(w + ": options.devices: the GPU path exists only for float operators (this one is "
+                                   "double); leave the device list empty");
+    for (std::size_t i = 0; i < options.devices.size(); ++i)
+        if (options.devices[i] < 0)
+            throw invalid_argument(w + ": options.devices[" + std::to_string(i) + "] = " +
+                                   std::to_string(options.devices[i]) + "; expected a CUDA device number (0 or more)");
+    if (options.stream)
+        throw invalid_argument(w + ": options.stream and options.devices: give one or the other (the transform over "
+                                   "several devices runs on streams of its own, one per device)");
+}
 }  // namespace
 
 template <typename T1>
 DftOperator<T1>::DftOperator(const char* name, uword n1, uword n2, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
                              const arma::Col<T1>& kz, const arma::Col<T1>& ix, const arma::Col<T1>& iy,
-                             const arma::Col<T1>& iz, const arma::Col<T1>& FM, const arma::Col<T1>& t)
-    : LinearOperator<T1>(name, n1, n2), name_(name), n1_(n1), n2_(n2) {
+                             const arma::Col<T1>& iz, const arma::Col<T1>& FM, const arma::Col<T1>& t,
+                             const DftOptions& options)
+    : LinearOperator<T1>(name, n1, n2), name_(name), n1_(n1), n2_(n2), options_(options) {
+    check_options<T1>(name, options);
     require_positive(name, "n1 (number of k-space samples)", n1);
     require_positive(name, "n2 (number of pixels)", n2);
     require_length(name, "kx", kx.n_elem, n1, "n1");
@@ -76,16 +97,33 @@ DftOperator<T1>::DftOperator(const char* name, uword n1, uword n2, const arma::C
     fmTurns_ = arma::conv_to<arma::Col<T1>>::from(arma::conv_to<arma::vec>::from(FM) / dftcpu::kTwoPi);
 }
 
+namespace {
+// The length of k (checked against pixels): the geometry constructors' n1.
+template <typename T1>
+uword checked_samples(const char* name, const Trajectory<T1>& k, const PixelGeometry<T1>& pixels, bool times_required) {
+    k.check(name, times_required);
+    pixels.check(name);
+    return k.n_samples();
+}
+}  // namespace
+
+template <typename T1>
+DftOperator<T1>::DftOperator(const char* name, const Trajectory<T1>& k, const PixelGeometry<T1>& pixels,
+                             bool times_required, const DftOptions& options)
+    : DftOperator(name, checked_samples(name, k, pixels, times_required), pixels.n_pixels(), k.kx, k.ky, k.kz, pixels.x,
+                  pixels.y, pixels.z, pixels.field_map_or_zeros(), k.times_or_zeros(), options) {}
+
 template <typename T1>
 void DftOperator<T1>::set_gradients(const char* name, const arma::Col<T1>& Gx, const arma::Col<T1>& Gy,
-                                    const arma::Col<T1>& Gz, uword numX, uword numY, uword numZ) {
+                                    const arma::Col<T1>& Gz, uword numX, uword numY, uword numZ,
+                                    const char* const (&names)[3]) {
     // The grid (numX*numY*numZ == n2) was checked by the caller before the gradients were formed.
-    require_length(name, "Gx", Gx.n_elem, n2_, "n2");
-    require_length(name, "Gy", Gy.n_elem, n2_, "n2");
-    require_length(name, "Gz", Gz.n_elem, n2_, "n2");
-    require_finite(name, "Gx", Gx.memptr(), n2_);
-    require_finite(name, "Gy", Gy.memptr(), n2_);
-    require_finite(name, "Gz", Gz.memptr(), n2_);
+    require_length(name, names[0], Gx.n_elem, n2_, "n2");
+    require_length(name, names[1], Gy.n_elem, n2_, "n2");
+    require_length(name, names[2], Gz.n_elem, n2_, "n2");
+    require_finite(name, names[0], Gx.memptr(), n2_);
+    require_finite(name, names[1], Gy.memptr(), n2_);
+    require_finite(name, names[2], Gz.memptr(), n2_);
     // sincPG(x) = sin(pi x) / (pi x): its phase is x / 2 turns.
     const double tmax = max_abs(t_);
     require_phase_bound<T1>(name, "the sinc phase pi (kx/numX + Gx t) (bound: (max|kx|/numX + max|Gx| max|t|) / 2)",
@@ -106,10 +144,29 @@ void DftOperator<T1>::set_gradients(const char* name, const arma::Col<T1>& Gx, c
 template <typename T1>
 DftOperator<T1>::DftOperator(const char* name, const DftOperator& pixels, uword n1, const arma::Col<T1>& kx,
                              const arma::Col<T1>& ky, const arma::Col<T1>& kz, const arma::Col<T1>& t)
-    : DftOperator(name, n1, pixels.n2_, kx, ky, kz, pixels.ix_, pixels.iy_, pixels.iz_, pixels.FM_, t) {
+    : DftOperator(name, n1, pixels.n2_, kx, ky, kz, pixels.ix_, pixels.iy_, pixels.iz_, pixels.FM_, t,
+                  pixels.options_) {
     if (pixels.hasGradients_) {
         set_gradients(name, pixels.Gx_, pixels.Gy_, pixels.Gz_, pixels.numX_, pixels.numY_, pixels.numZ_);
     }
+}
+
+namespace {
+template <typename T1>
+uword checked_samples(const char* name, const Trajectory<T1>& k, bool times_required) {
+    k.check(name, times_required);
+    return k.n_samples();
+}
+}  // namespace
+
+template <typename T1>
+DftOperator<T1>::DftOperator(const char* name, const DftOperator& pixels, const Trajectory<T1>& k)
+    : DftOperator(name, pixels, checked_samples(name, k, pixels.needs_times()), k.kx, k.ky, k.kz, k.times_or_zeros()) {}
+
+template <typename T1>
+bool DftOperator<T1>::needs_times() const {
+    auto nonzero = [](const arma::Col<T1>& v) { return arma::any(v != T1(0)); };
+    return nonzero(FM_) || (hasGradients_ && (nonzero(Gx_) || nonzero(Gy_) || nonzero(Gz_)));
 }
 
 template <typename T1>
@@ -140,31 +197,36 @@ void DftOperator<T1>::fill_geometry(cuda::DftGeometry& g) const {
 
 template <typename T1>
 void DftOperator<T1>::make_pipeline() {
-#ifdef FORGE_HAS_CUDA
     if constexpr (std::is_same<T1, float>::value) {
-        // Only when a device is present: a CUDA build must still work on a machine without a GPU.
-        if (!device::available()) return;
-        // Sizes the kernels cannot index leave the operator host-only; device input then gets this reason.
-        try {
-            cuda::CudaDftPipeline::check_sizes(name_, n1_, n2_);
-        } catch (const invalid_argument& e) {
-            gpuRefusal_ = e.what();
-            return;
+        // Only when a device is present: a CUDA build must still work on a machine without a GPU (and a CPU-only
+        // build has none).
+        if (device::available()) {
+            // Sizes the kernels cannot index leave the operator host-only; device input then gets this reason.
+            try {
+                cuda::CudaDftPipeline::check_sizes(name_, n1_, n2_);
+            } catch (const invalid_argument& e) {
+                gpuRefusal_ = e.what();
+            }
+            if (gpuRefusal_.empty()) {
+                cuda::DftGeometry g;
+                fill_geometry(g);
+                cuda::PlanOptions o;
+                o.stream = options_.stream;
+                o.dft_kernel = options_.kernel;
+                pipeline_ = std::make_shared<cuda::CudaDftPipeline>(g, o);
+                points_ = pipeline_->points();
+            }
         }
-        cuda::DftGeometry g;
-        fill_geometry(g);
-        pipeline_ = std::make_shared<cuda::CudaDftPipeline>(g);
-        points_ = pipeline_->points();
     }
-#endif
+    // Without a device too: the list then gets "no CUDA device" (or "built without CUDA").
+    use_devices(std::string(name_) + ": options.devices", options_.devices);
 }
 
 template <typename T1>
-void DftOperator<T1>::set_devices(const std::vector<int>& devices) {
-    const std::string where = std::string(name_) + "::set_devices";
+void DftOperator<T1>::use_devices(const std::string& where, const std::vector<int>& devices) {
     if (devices.empty()) {
         multi_.reset();
-        devices_.clear();
+        options_.devices.clear();
         return;
     }
     if (!std::is_same<T1, float>::value)
@@ -173,13 +235,17 @@ void DftOperator<T1>::set_devices(const std::vector<int>& devices) {
     if (!gpuRefusal_.empty()) throw invalid_argument(gpuRefusal_ + "; the operator runs on host data only");
     cuda::DftGeometry g;
     fill_geometry(g);
-    multi_ = std::make_shared<cuda::CudaMultiDft>(g, devices);
-    devices_ = devices;
+    multi_ = std::make_shared<cuda::CudaMultiDft>(g, devices, options_.kernel);
+    options_.devices = devices;
+}
+
+template <typename T1>
+void DftOperator<T1>::set_devices(const std::vector<int>& devices) {
+    use_devices(std::string(name_) + "::set_devices", devices);
 }
 
 template <typename T1>
 void DftOperator<T1>::share_pipeline(const DftOperator& pixels) {
-#ifdef FORGE_HAS_CUDA
     if constexpr (std::is_same<T1, float>::value) {
         if (!pixels.pipeline_) {  // no device, or pixel counts the kernels cannot index: same outcome here
             make_pipeline();
@@ -189,14 +255,16 @@ void DftOperator<T1>::share_pipeline(const DftOperator& pixels) {
             cuda::CudaDftPipeline::check_sizes(name_, n1_, n2_);
         } catch (const invalid_argument& e) {
             gpuRefusal_ = e.what();
-            return;
         }
-        pipeline_ = pixels.pipeline_;
-        points_ = pipeline_->upload_points(kx_.memptr(), ky_.memptr(), kz_.memptr(), t_.memptr(), n1_);
+        if (gpuRefusal_.empty()) {
+            pipeline_ = pixels.pipeline_;
+            points_ = pipeline_->upload_points(kx_.memptr(), ky_.memptr(), kz_.memptr(), t_.memptr(), n1_);
+        }
+        // The pixels' devices, for this operator's samples.
+        use_devices(std::string(name_) + ": options.devices", options_.devices);
+    } else {
+        (void)pixels;
     }
-#else
-    (void)pixels;
-#endif
 }
 
 template <typename T1>
@@ -308,8 +376,8 @@ void DftOperator<T1>::apply_host(const forgeComplex<T1>* in, forgeComplex<T1>* o
 template <typename T1>
 void DftOperator<T1>::apply_device(const forgeComplex<T1>* in, forgeComplex<T1>* out, uword nbatch,
                                    bool forward) const {
-#ifdef FORGE_HAS_CUDA
     if constexpr (std::is_same<T1, float>::value) {
+        // Reached only with device-resident input, which needs a CUDA build and a device.
         if (multi_) {
             multi_->execute(forward ? cuda::Direction::forward : cuda::Direction::adjoint,
                             reinterpret_cast<const float*>(in), reinterpret_cast<float*>(out), nbatch);
@@ -323,12 +391,11 @@ void DftOperator<T1>::apply_device(const forgeComplex<T1>* in, forgeComplex<T1>*
         }
         pipeline_->execute(*points_, forward ? cuda::Direction::forward : cuda::Direction::adjoint,
                            reinterpret_cast<const float*>(in), reinterpret_cast<float*>(out), nbatch);
-        return;
+    } else {
+        (void)in, (void)out, (void)nbatch, (void)forward;
+        throw residency_error(std::string(name_) + ": input is on the GPU, but the GPU path exists only for float "
+                                                   "operators; call get_from_gpu() first");
     }
-#endif
-    (void)in, (void)out, (void)nbatch, (void)forward;
-    throw residency_error(std::string(name_) + ": input is on the GPU, but the GPU path exists only for float "
-                                               "operators on CUDA builds; call get_from_gpu() first");
 }
 
 template class DftOperator<float>;

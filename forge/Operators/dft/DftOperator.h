@@ -8,9 +8,9 @@
 //
 // Units: k in cycles per FOV, r in FOV units, FM in rad/s, t in seconds, Gx/Gy/Gz in cycles/s per voxel.
 // Host data (arma::Col or host forgeCol) runs on the CPU with OpenMP; on CUDA float builds a
-// forgeCol already on the GPU runs on the operator's CudaDftPipeline (its GPU plan) and its result stays
-// there. Copies share the plan; an operator made from another's pixels (Gdft's pixels-sharing constructor)
-// shares it too and only adds its own sample set on the device.
+// forgeCol already on the GPU runs on the operator's CudaDftPipeline (its GPU plan, made with the operator's
+// DftOptions) and its result stays there. Copies share the plan; an operator made from another's pixels (the
+// pixels-sharing constructors) shares it too, with its options, and only adds its own sample set on the device.
 #include <complex>
 #include <memory>
 #include <string>
@@ -19,7 +19,9 @@
 
 #include <armadillo>
 
+#include "forge/Core/Geometry.h"
 #include "forge/Operators/LinearOperator.h"
+#include "forge/Operators/dft/DftOptions.h"
 
 namespace forge {
 namespace cuda {
@@ -56,24 +58,36 @@ public:
     // The GPU plan device input runs on (null without one). Operators that share pixels share it.
     const cuda::CudaDftPipeline* gpu_plan() const { return pipeline_.get(); }
 
-    // Runs device-resident input on several GPUs of this machine (forge/Operators/dft/CudaMultiDft.h): the forward
-    // transform split by samples, the adjoint by pixels, in equal parts, one per entry, and the result gathered
-    // on the input's device. An entry may repeat ({0, 0}: two parts on one GPU). Empty: one GPU (the default).
-    // Float operators only. Throws forge::invalid_argument for a device number that does not exist (or a double
-    // operator) and forge::cuda_error without a CUDA device or on a CPU build. Copies made afterwards (SENSE's)
-    // run on the same devices.
+    // The options the operator was made with (an operator made from another's pixels: that operator's).
+    const DftOptions& options() const { return options_; }
+    // options().devices: the GPUs one transform of device-resident input is split over (empty: one GPU).
+    const std::vector<int>& devices() const { return options_.devices; }
+
+    // Runs device-resident input on several GPUs of this machine, as options().devices = devices would have
+    // from the constructor (DftOptions.h); empty: one GPU. Throws forge::invalid_argument for a device number
+    // that does not exist (or a double operator) and forge::cuda_error without a CUDA device or on a CPU
+    // build. Copies made afterwards (SENSE's) run on the same devices.
+    FORGE_DEPRECATED("DftOptions::devices, given to the constructor")
     void set_devices(const std::vector<int>& devices);
-    const std::vector<int>& devices() const { return devices_; }
 
 protected:
+    // Checks the options (DftOptions.h) and the geometry; make_pipeline() then makes the GPU plans.
     DftOperator(const char* name, uword n1, uword n2, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
                 const arma::Col<T1>& kz, const arma::Col<T1>& ix, const arma::Col<T1>& iy, const arma::Col<T1>& iz,
-                const arma::Col<T1>& FM, const arma::Col<T1>& t);
+                const arma::Col<T1>& FM, const arma::Col<T1>& t, const DftOptions& options);
+    // The same from geometry values: k.check and pixels.check name a vector of the wrong length; an empty
+    // field map is zero, and empty readout times are zero unless times_required.
+    DftOperator(const char* name, const Trajectory<T1>& k, const PixelGeometry<T1>& pixels, bool times_required,
+                const DftOptions& options);
+    // names: how the caller calls Gx, Gy, Gz in messages.
     void set_gradients(const char* name, const arma::Col<T1>& Gx, const arma::Col<T1>& Gy, const arma::Col<T1>& Gz,
-                       uword numX, uword numY, uword numZ);
-    // The pixels (ix, iy, iz, FM and any gradient maps) of 'pixels' with a new sample set (n1 entries each).
+                       uword numX, uword numY, uword numZ, const char* const (&names)[3] = kGradientNames);
+    // The pixels (ix, iy, iz, FM and any gradient maps) and options of 'pixels' with a new sample set (n1
+    // entries each).
     DftOperator(const char* name, const DftOperator& pixels, uword n1, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
                 const arma::Col<T1>& kz, const arma::Col<T1>& t);
+    // The same from a trajectory: its times may be empty where the pixel side has no field map and no gradients.
+    DftOperator(const char* name, const DftOperator& pixels, const Trajectory<T1>& k);
     void make_pipeline();
     // Runs on the GPU plan of 'pixels' (same pixel geometry) with this operator's samples, uploaded once.
     void share_pipeline(const DftOperator& pixels);
@@ -82,8 +96,13 @@ protected:
     void apply_device(const forgeComplex<T1>* in, forgeComplex<T1>* out, uword nbatch, bool forward) const override;
 
 private:
+    static constexpr const char* kGradientNames[3] = {"Gx", "Gy", "Gz"};
     dftcpu::DftGeometryView<T1> cpu_view() const;
     void fill_geometry(cuda::DftGeometry& g) const;  // the host arrays of the GPU plans
+    // The plan over several GPUs for devices (empty: none); 'where' names the caller in messages.
+    void use_devices(const std::string& where, const std::vector<int>& devices);
+    // Whether the phase depends on t: a field map or gradient maps that are not all zero.
+    bool needs_times() const;
 
     const char* name_;
     uword n1_, n2_;
@@ -98,9 +117,9 @@ private:
     std::shared_ptr<const cuda::DftPoints> points_;
     // Why there is no pipeline although a device is present (sizes the kernels cannot index); else empty.
     std::string gpuRefusal_;
-    // set_devices(): the plan over several GPUs (shared by copies), and its device list.
+    // options_.devices: the plan over several GPUs (shared by copies).
     std::shared_ptr<cuda::CudaMultiDft> multi_;
-    std::vector<int> devices_;
+    DftOptions options_;
 };
 
 extern template class DftOperator<float>;

@@ -31,6 +31,14 @@ void GdftR2<T1>::field_map_gradients(const arma::Col<T1>& FM, uword numX, uword 
             }
 }
 
+template <typename T1>
+FieldMapGradients<T1> GdftR2<T1>::field_map_gradients(const arma::Col<T1>& FM, const ImageGrid& grid) {
+    grid.check("GdftR2::field_map_gradients");
+    FieldMapGradients<T1> g;
+    field_map_gradients(FM, grid.nx, grid.ny, grid.nz, g.gx, g.gy, g.gz);
+    return g;
+}
+
 namespace {
 // The grid check must come before the gradients are computed from FM, so it names the grid, not FM.
 void require_grid(uword n2, uword numX, uword numY, uword numZ) {
@@ -44,13 +52,57 @@ void require_grid(uword n2, uword numX, uword numY, uword numZ) {
                                " pixels, expected n2 = " + std::to_string(n2));
     }
 }
+
+// The same for the geometry constructors: the grid against the pixel geometry.
+void require_grid(const ImageGrid& grid, uword pixels) {
+    grid.check("GdftR2");
+    if (grid.n_pixels() != pixels) {
+        throw invalid_argument("GdftR2: grid " + grid.to_string() + " = " + std::to_string(grid.n_pixels()) +
+                               " pixels, but the pixel geometry has " + std::to_string(pixels) +
+                               " (the length of pixels.x)");
+    }
+}
+
+template <typename T1>
+bool any_nonzero(const FieldMapGradients<T1>& g) {
+    auto nz = [](const arma::Col<T1>& v) { return arma::any(v != T1(0)); };
+    return nz(g.gx) || nz(g.gy) || nz(g.gz);
+}
+
+constexpr const char* kGeometryGradientNames[3] = {"gradients.gx", "gradients.gy", "gradients.gz"};
 }  // namespace
+
+template <typename T1>
+GdftR2<T1>::GdftR2(const Trajectory<T1>& k, const PixelGeometry<T1>& pixels, const ImageGrid& grid,
+                   const DftOptions& options)
+    : DftOperator<T1>("GdftR2", k, pixels, pixels.has_field_map(), options) {
+    require_grid(grid, pixels.n_pixels());
+    arma::Col<T1> Gx, Gy, Gz;
+    field_map_gradients(pixels.field_map_or_zeros(), grid.nx, grid.ny, grid.nz, Gx, Gy, Gz);
+    this->set_gradients("GdftR2", Gx, Gy, Gz, grid.nx, grid.ny, grid.nz);
+    this->make_pipeline();
+}
+
+template <typename T1>
+GdftR2<T1>::GdftR2(const Trajectory<T1>& k, const PixelGeometry<T1>& pixels, const ImageGrid& grid,
+                   const FieldMapGradients<T1>& gradients, const DftOptions& options)
+    : DftOperator<T1>("GdftR2", k, pixels, pixels.has_field_map() || any_nonzero(gradients), options) {
+    require_grid(grid, pixels.n_pixels());
+    this->set_gradients("GdftR2", gradients.gx, gradients.gy, gradients.gz, grid.nx, grid.ny, grid.nz,
+                        kGeometryGradientNames);
+    this->make_pipeline();
+}
+
+template <typename T1>
+GdftR2<T1>::GdftR2(const GdftR2& pixels, const Trajectory<T1>& k) : DftOperator<T1>("GdftR2", pixels, k) {
+    this->share_pipeline(pixels);
+}
 
 template <typename T1>
 GdftR2<T1>::GdftR2(uword n1, uword n2, const arma::Col<T1>& kx, const arma::Col<T1>& ky, const arma::Col<T1>& kz,
                    const arma::Col<T1>& ix, const arma::Col<T1>& iy, const arma::Col<T1>& iz, const arma::Col<T1>& FM,
-                   const arma::Col<T1>& t, uword numX, uword numY, uword numZ)
-    : DftOperator<T1>("GdftR2", n1, n2, kx, ky, kz, ix, iy, iz, FM, t) {
+                   const arma::Col<T1>& t, uword numX, uword numY, uword numZ, const DftOptions& options)
+    : DftOperator<T1>("GdftR2", n1, n2, kx, ky, kz, ix, iy, iz, FM, t, options) {
     require_grid(n2, numX, numY, numZ);
     arma::Col<T1> Gx, Gy, Gz;
     field_map_gradients(FM, numX, numY, numZ, Gx, Gy, Gz);
@@ -62,8 +114,8 @@ template <typename T1>
 GdftR2<T1>::GdftR2(uword n1, uword n2, const arma::Col<T1>& kx, const arma::Col<T1>& ky, const arma::Col<T1>& kz,
                    const arma::Col<T1>& ix, const arma::Col<T1>& iy, const arma::Col<T1>& iz, const arma::Col<T1>& FM,
                    const arma::Col<T1>& t, const arma::Col<T1>& Gx, const arma::Col<T1>& Gy, const arma::Col<T1>& Gz,
-                   uword numX, uword numY, uword numZ)
-    : DftOperator<T1>("GdftR2", n1, n2, kx, ky, kz, ix, iy, iz, FM, t) {
+                   uword numX, uword numY, uword numZ, const DftOptions& options)
+    : DftOperator<T1>("GdftR2", n1, n2, kx, ky, kz, ix, iy, iz, FM, t, options) {
     require_grid(n2, numX, numY, numZ);
     this->set_gradients("GdftR2", Gx, Gy, Gz, numX, numY, numZ);
     this->make_pipeline();

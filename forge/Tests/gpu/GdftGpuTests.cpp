@@ -191,39 +191,31 @@ TEST_CASE("GPU coil batches (tensor cores) match float64 for any vector scale", 
 }
 
 namespace {
-// Sets FORGE_CUDA_BATCH_KERNEL for the plans made in its scope (unset: the plan's own choice).
-struct BatchKernelRequest {
-    explicit BatchKernelRequest(const char* kernel) {
-        if (kernel) {
-            setenv("FORGE_CUDA_BATCH_KERNEL", kernel, 1);
-        } else {
-            unsetenv("FORGE_CUDA_BATCH_KERNEL");
-        }
-    }
-    ~BatchKernelRequest() { unsetenv("FORGE_CUDA_BATCH_KERNEL"); }
-};
+// Plan options asking for the batch kernel batch_kernel() names.
+cuda::PlanOptions batch_kernel_request(const std::string& k) {
+    cuda::PlanOptions o;
+    o.dft_kernel = k == "wgmma" ? DftKernel::wgmma : k == "mma.sync" ? DftKernel::mma_sync : DftKernel::fp32;
+    return o;
+}
 }  // namespace
 
 TEST_CASE("GPU coil batches: every batch kernel the device runs matches float64", "[gpu][batch][mma]") {
     FORGE_INFO_SEED();
     const Problem p = make_dft_problem(15, 16, 3, 1999);
     const arma::fvec fmTurns = p.FM / float(2 * M_PI);
-    std::string best;
-    {
-        BatchKernelRequest none(nullptr);
-        best = cuda::CudaDftPipeline(dft_geometry(p, fmTurns)).batch_kernel();
-    }
+    const std::string best = cuda::CudaDftPipeline(dft_geometry(p, fmTurns)).batch_kernel();
     INFO("fastest batch kernel here: " << best);
     const std::vector<std::string> all = {"wgmma", "mma.sync", "fp32"};
     const auto first = std::find(all.begin(), all.end(), best);
     REQUIRE(first != all.end());
     {
-        BatchKernelRequest bogus("tensor");
-        CHECK_THROWS_AS(cuda::CudaDftPipeline(dft_geometry(p, fmTurns)), forge::invalid_argument);
+        cuda::PlanOptions bogus;
+        bogus.dft_kernel = DftKernel(7);  // not a kernel
+        CHECK_THROWS_AS(cuda::CudaDftPipeline(dft_geometry(p, fmTurns), bogus), forge::invalid_argument);
     }
     if (first != all.begin()) {  // a faster kernel than the device or build has: refused
-        BatchKernelRequest faster(first[-1].c_str());
-        CHECK_THROWS_AS(cuda::CudaDftPipeline(dft_geometry(p, fmTurns)), forge::invalid_argument);
+        CHECK_THROWS_AS(cuda::CudaDftPipeline(dft_geometry(p, fmTurns), batch_kernel_request(first[-1])),
+                        forge::invalid_argument);
     }
     // 13 vectors: one launch of 8 and one of 4 on the tensor-core kernels, then one vector on the FP32 one.
     const uword nb = 13;
@@ -233,8 +225,7 @@ TEST_CASE("GPU coil batches: every batch kernel the device runs matches float64"
         ys.subvec(b * p.n1, (b + 1) * p.n1 - 1) *= std::pow(10.0f, float(int(b % 5) * 5 - 10));
     }
     for (auto k = first; k != all.end(); ++k) {
-        BatchKernelRequest request(k->c_str());
-        cuda::CudaDftPipeline plan(dft_geometry(p, fmTurns));
+        cuda::CudaDftPipeline plan(dft_geometry(p, fmTurns), batch_kernel_request(*k));
         CHECK(plan.batch_kernel() == *k);
         arma::cx_fvec fb(p.n1 * nb), ab(p.n2 * nb);
         plan.execute_host(cuda::Direction::forward, reinterpret_cast<const float*>(xs.memptr()),

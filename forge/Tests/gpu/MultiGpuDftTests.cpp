@@ -1,4 +1,4 @@
-// Gdft, GdftR2 and SENSE on several GPUs (DftOperator::set_devices, forge/Operators/dft/CudaMultiDft.h) against the
+// Gdft, GdftR2 and SENSE on several GPUs (DftOptions::devices, forge/Operators/dft/CudaMultiDft.h) against the
 // same operator on one GPU: forward and adjoint, single vectors and coil batches, with the device list
 // {0, 0} (two parts on one GPU: the split and gather logic on any machine) and {0, 1} when there are two
 // devices; input on device 0 and, with two devices, on device 1. Errors for device numbers that do not exist.
@@ -40,12 +40,12 @@ std::vector<std::vector<int>> device_lists() {
     return lists;
 }
 
-// Op on one GPU vs a copy on 'devices': forward and adjoint of one vector and of a batch of 3, input on
+// make(options): Op on one GPU vs Op on 'devices': forward and adjoint of one vector and of a batch of 3, input on
 // device 'home'.
-template <typename Op>
-void check_multi_vs_single(const Op& single, const std::vector<int>& devices, int home) {
-    Op multi = single;
-    multi.set_devices(devices);
+template <typename Make>
+void check_multi_vs_single(const Make& make, const std::vector<int>& devices, int home) {
+    const auto single = make(DftOptions{});
+    const auto multi = make(DftOptions{nullptr, devices});
     REQUIRE(multi.devices() == devices);
     const uword n1 = single.n1(), n2 = single.n2();
     for (uword batch : {uword(1), uword(3)}) {
@@ -84,10 +84,12 @@ TEST_CASE("Gdft on several GPUs equals Gdft on one", "[gpu][multigpu]") {
     const Problem p2 = make_dft_problem(31, 24, 1, 2999), p3 = make_dft_problem(16, 13, 6, 4001);
     for (const auto& devices : device_lists())
         for (int home : homes()) {
-            check_multi_vs_single(Gdft<float>(p2.n1, p2.n2, p2.kx, p2.ky, p2.kz, p2.ix, p2.iy, p2.iz, p2.FM, p2.t),
-                                  devices, home);
-            check_multi_vs_single(Gdft<float>(p3.n1, p3.n2, p3.kx, p3.ky, p3.kz, p3.ix, p3.iy, p3.iz, p3.FM, p3.t),
-                                  devices, home);
+            for (const Problem* p : {&p2, &p3})
+                check_multi_vs_single(
+                    [p](const DftOptions& o) {
+                        return Gdft<float>(p->n1, p->n2, p->kx, p->ky, p->kz, p->ix, p->iy, p->iz, p->FM, p->t, o);
+                    },
+                    devices, home);
         }
 }
 
@@ -95,9 +97,11 @@ TEST_CASE("GdftR2 on several GPUs equals GdftR2 on one", "[gpu][multigpu]") {
     FORGE_INFO_SEED();
     const Problem p = make_dft_problem(20, 17, 3, 2501);
     for (const auto& devices : device_lists())
-        check_multi_vs_single(GdftR2<float>(p.n1, p.n2, p.kx, p.ky, p.kz, p.ix, p.iy, p.iz, p.FM, p.t, p.nx, p.ny,
-                                            p.nz),
-                              devices, 0);
+        check_multi_vs_single(
+            [&p](const DftOptions& o) {
+                return GdftR2<float>(p.n1, p.n2, p.kx, p.ky, p.kz, p.ix, p.iy, p.iz, p.FM, p.t, p.nx, p.ny, p.nz, o);
+            },
+            devices, 0);
 }
 
 TEST_CASE("SENSE on a multi-GPU Gdft equals SENSE on one GPU", "[gpu][multigpu]") {
@@ -110,8 +114,7 @@ TEST_CASE("SENSE on a multi-GPU Gdft equals SENSE on one GPU", "[gpu][multigpu]"
     const arma::cx_fvec x = complex_normal<float>(p.n2), y = complex_normal<float>(p.n1 * nc);
     const arma::cx_fvec f1 = to_host(one * on_device0(x)), a1 = to_host(one / on_device0(y));
     for (const auto& devices : device_lists()) {
-        Gdft<float> Gm = G;
-        Gm.set_devices(devices);
+        const Gdft<float> Gm(p.n1, p.n2, p.kx, p.ky, p.kz, p.ix, p.iy, p.iz, p.FM, p.t, DftOptions{nullptr, devices});
         const SENSE<float, Gdft<float>> multi(Gm, maps, nc);
         const double ef = rel_error(to_host(multi * on_device0(x)), f1);
         const double ea = rel_error(to_host(multi / on_device0(y)), a1);
@@ -123,15 +126,14 @@ TEST_CASE("SENSE on a multi-GPU Gdft equals SENSE on one GPU", "[gpu][multigpu]"
 
 TEST_CASE("Multi-GPU Gdft refuses device numbers that do not exist", "[gpu][multigpu]") {
     const Problem p = make_dft_problem(8, 8, 1, 100);
-    Gdft<float> G(p.n1, p.n2, p.kx, p.ky, p.kz, p.ix, p.iy, p.iz, p.FM, p.t);
+    auto make = [&p](std::vector<int> devices) {
+        return Gdft<float>(p.n1, p.n2, p.kx, p.ky, p.kz, p.ix, p.iy, p.iz, p.FM, p.t, DftOptions{nullptr, devices});
+    };
     const int count = device::device_count();
-    CHECK_THROWS_WITH(G.set_devices({0, count}),
+    CHECK_THROWS_WITH(make({0, count}),
                       Catch::Matchers::Contains("devices[1] = " + std::to_string(count)) &&
                           Catch::Matchers::Contains("expected a device number in [0, " + std::to_string(count) + ")"));
-    CHECK_THROWS_AS(G.set_devices({-1}), invalid_argument);
-    CHECK(G.devices().empty());  // unchanged by the refused calls
-    G.set_devices({0});
-    CHECK(G.devices() == std::vector<int>{0});
-    G.set_devices({});
-    CHECK(G.devices().empty());
+    CHECK_THROWS_AS(make({-1}), invalid_argument);
+    CHECK(make({0}).devices() == std::vector<int>{0});
+    CHECK(make({}).devices().empty());
 }

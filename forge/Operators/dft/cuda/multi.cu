@@ -69,9 +69,10 @@ void CudaMultiDft::check_devices(const char* where, const std::vector<int>& devi
                                    " CUDA device(s) on this machine)");
 }
 
-CudaMultiDft::CudaMultiDft(const DftGeometry& geom, const std::vector<int>& devices)
+CudaMultiDft::CudaMultiDft(const DftGeometry& geom, const std::vector<int>& devices, DftKernel kernel)
     : devices_(devices), n1_(geom.n1), n2_(geom.n2) {
     check_devices("CudaMultiDft", devices);
+    CudaDftPipeline::check_kernel("CudaMultiDft: kernel", kernel);
     CudaDftPipeline::check_sizes("CudaMultiDft", geom.n1, geom.n2);
     for (int a : devices)
         for (int b : devices) enable_peer_access(a, b);
@@ -90,6 +91,7 @@ CudaMultiDft::CudaMultiDft(const DftGeometry& geom, const std::vector<int>& devi
         PlanOptions o;
         o.stream = part->stream;
         o.device = part->device;
+        o.dft_kernel = kernel;
         if (part->ns > 0) {
             DftGeometry g = geom;
             g.kx += part->s0;

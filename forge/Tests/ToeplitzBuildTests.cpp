@@ -36,16 +36,14 @@ TEST_CASE("ToeplitzNormal reports its kernel build's progress: steps 0 .. total,
     const Grid g{48, 44, 1};
     const Trajectory tr = random_trajectory(g, 2500, 8e-3);
     const forge::ToeplitzNormal<float> free(g.Nx, g.Ny, g.Nz, as<float>(tr.kx), as<float>(tr.ky), as<float>(tr.kz),
-                                            as<float>(tr.W), forge::KernelBuild::Host, forge::AxisGrouping::Auto,
-                                            record);
+                                            as<float>(tr.W), host_build(forge::AxisGrouping::Auto, record));
     check_calls(calls);
     CHECK(calls.size() == 5);  // start, pair data, two parts of the DFT, FFTs
     CHECK(normal_error(free, ExactNormal(g, tr, arma::zeros(g.n2()))) <= 1e-5);
     calls.clear();
     const arma::vec fm = smooth_field_map(g, 2 * kPi * 80);
     const forge::ToeplitzNormal<double> field(g.Nx, g.Ny, g.Nz, tr.kx, tr.ky, tr.kz, tr.W, fm, tr.t, 3,
-                                              forge::TSInterp::MinMax, forge::KernelBuild::Host,
-                                              forge::AxisGrouping::Auto, record);
+                                              forge::TSInterp::MinMax, host_build(forge::AxisGrouping::Auto, record));
     check_calls(calls);
     CHECK(batch_error(field, SegmentedNormal(g, tr, fm, 3, double()), 1) <= 1e-11);
 
@@ -54,8 +52,8 @@ TEST_CASE("ToeplitzNormal reports its kernel build's progress: steps 0 .. total,
     const Grid g3{10, 8, 6};
     const Trajectory stack = cartesian_along(g3, 2, 900, 0);
     const forge::ToeplitzNormal<float> grouped(g3.Nx, g3.Ny, g3.Nz, as<float>(stack.kx), as<float>(stack.ky),
-                                               as<float>(stack.kz), as<float>(stack.W), forge::KernelBuild::Host,
-                                               forge::AxisGrouping::Auto, record);
+                                               as<float>(stack.kz), as<float>(stack.W),
+                                               host_build(forge::AxisGrouping::Auto, record));
     CHECK(grouped.grouped_axis() == 2);
     check_calls(calls);
     CHECK(calls.size() == arma::uvec(arma::find_unique(stack.kz)).n_elem + 3);

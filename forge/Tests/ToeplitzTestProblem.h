@@ -1,7 +1,7 @@
 #pragma once
 // What the ToeplitzNormal tests share (ToeplitzTests.cpp, ToeplitzBuildTests.cpp, ToeplitzCompositeTests.cpp): image
-// grids, random trajectories, smooth field maps, and the references: the exact G^H W G by the float64 Gdft and the
-// time-segmented normal with ToeplitzNormal's own segmentation.
+// grids, random trajectories, smooth field maps, the options of a host kernel build, and the references: the exact
+// G^H W G by the float64 Gdft and the time-segmented normal with ToeplitzNormal's own segmentation.
 #include <algorithm>
 #include <cmath>
 #include <complex>
@@ -19,6 +19,16 @@ using namespace forge_test;
 using arma::uword;
 
 inline constexpr double kPi = 3.14159265358979323846;
+
+// Options that build the kernels on the host (the CPU build under test), with the given axis grouping and progress.
+inline forge::ToeplitzOptions host_build(forge::AxisGrouping grouping = forge::AxisGrouping::Auto,
+                                         const forge::ToeplitzBuildProgress& progress = nullptr) {
+    forge::ToeplitzOptions o;
+    o.build = forge::KernelBuild::Host;
+    o.grouping = grouping;
+    o.progress = progress;
+    return o;
+}
 
 // Pixel positions of an Nx x Ny x Nz grid, x fastest, spacing 1/N per axis, centred at N/2.
 struct Grid {

@@ -47,7 +47,7 @@ TEST_CASE("ToeplitzNormal groups a Cartesian axis: equal to Gdft^H W Gdft and to
         const Trajectory tr = cartesian_along(g, c.axis, 3 * g.n2(), 8e-3);
         const ExactNormal ref(g, tr, arma::zeros(g.n2()));
         const forge::ToeplitzNormal<float> Nf(g.Nx, g.Ny, g.Nz, as<float>(tr.kx), as<float>(tr.ky), as<float>(tr.kz),
-                                              as<float>(tr.W), forge::KernelBuild::Host);
+                                              as<float>(tr.W), host_build());
         const forge::ToeplitzNormal<double> Nd(g.Nx, g.Ny, g.Nz, tr.kx, tr.ky, tr.kz, tr.W);
         CHECK(Nf.grouped_axis() == uword(c.axis));
         CHECK(Nd.grouped_axis() == uword(c.axis));
@@ -59,11 +59,10 @@ TEST_CASE("ToeplitzNormal groups a Cartesian axis: equal to Gdft^H W Gdft and to
         const uword L = forge::ToeplitzNormal<float>::choose_segments(as<float>(fm), as<float>(tr.t), 1e-3);
         const forge::ToeplitzNormal<float> grouped(g.Nx, g.Ny, g.Nz, as<float>(tr.kx), as<float>(tr.ky),
                                                    as<float>(tr.kz), as<float>(tr.W), as<float>(fm), as<float>(tr.t), L,
-                                                   forge::TSInterp::MinMax, forge::KernelBuild::Host);
+                                                   forge::TSInterp::MinMax, host_build());
         const forge::ToeplitzNormal<float> full(g.Nx, g.Ny, g.Nz, as<float>(tr.kx), as<float>(tr.ky), as<float>(tr.kz),
                                                 as<float>(tr.W), as<float>(fm), as<float>(tr.t), L,
-                                                forge::TSInterp::MinMax, forge::KernelBuild::Host,
-                                                forge::AxisGrouping::Off);
+                                                forge::TSInterp::MinMax, host_build(forge::AxisGrouping::Off));
         CHECK(grouped.grouped_axis() == uword(c.axis));
         CHECK(full.grouped_axis() == 3);
         CHECK(grouped.dft_count() == full.dft_count());
@@ -73,8 +72,7 @@ TEST_CASE("ToeplitzNormal groups a Cartesian axis: equal to Gdft^H W Gdft and to
         CHECK(e <= 1e-5);
         const forge::ToeplitzNormal<double> groupedD(g.Nx, g.Ny, g.Nz, tr.kx, tr.ky, tr.kz, tr.W, fm, tr.t, L);
         const forge::ToeplitzNormal<double> fullD(g.Nx, g.Ny, g.Nz, tr.kx, tr.ky, tr.kz, tr.W, fm, tr.t, L,
-                                                  forge::TSInterp::MinMax, forge::KernelBuild::Host,
-                                                  forge::AxisGrouping::Off);
+                                                  forge::TSInterp::MinMax, host_build(forge::AxisGrouping::Off));
         const arma::cx_vec xd = arma::conv_to<arma::cx_vec>::from(x);
         CHECK(rel_error(arma::cx_vec(groupedD * xd), arma::cx_vec(fullD * xd)) <= 1e-12);
     }
@@ -151,11 +149,12 @@ TEST_CASE("ToeplitzNormal's host apply (pruned FFTs, threaded, batched) equals t
         auto make = [&](auto T) {
             using TN = forge::ToeplitzNormal<decltype(T)>;
             using Col = arma::Col<decltype(T)>;
-            if (c.L == 0) return TN(g.Nx, g.Ny, g.Nz, as<decltype(T)>(tr.kx), as<decltype(T)>(tr.ky),
-                                    as<decltype(T)>(tr.kz), as<decltype(T)>(tr.W), forge::KernelBuild::Host);
+            if (c.L == 0)
+                return TN(g.Nx, g.Ny, g.Nz, as<decltype(T)>(tr.kx), as<decltype(T)>(tr.ky), as<decltype(T)>(tr.kz),
+                          as<decltype(T)>(tr.W), host_build());
             return TN(g.Nx, g.Ny, g.Nz, as<decltype(T)>(tr.kx), as<decltype(T)>(tr.ky), as<decltype(T)>(tr.kz),
                       as<decltype(T)>(tr.W), Col(as<decltype(T)>(fm)), as<decltype(T)>(tr.t), c.L,
-                      forge::TSInterp::MinMax, forge::KernelBuild::Host);
+                      forge::TSInterp::MinMax, host_build());
         };
         const forge::ToeplitzNormal<float> Nf = make(float());
         const forge::ToeplitzNormal<double> Nd = make(double());
@@ -173,7 +172,7 @@ TEST_CASE("ToeplitzNormal: concurrent host applies on one operator give each its
     const arma::fvec fm = as<float>(smooth_field_map(g, 2 * kPi * 80));
     const forge::ToeplitzNormal<float> N(g.Nx, g.Ny, g.Nz, as<float>(tr.kx), as<float>(tr.ky), as<float>(tr.kz),
                                          as<float>(tr.W), fm, as<float>(tr.t), 4, forge::TSInterp::MinMax,
-                                         forge::KernelBuild::Host);
+                                         host_build());
     using FC = forgeCol<forgeComplex<float>>;
     const uword nv[2] = {4, 5};  // both on the threads (2^17 padded cells times segments and vectors, and more)
     const FC x[2] = {FC(complex_normal<float>(g.n2() * nv[0])), FC(complex_normal<float>(g.n2() * nv[1]))};

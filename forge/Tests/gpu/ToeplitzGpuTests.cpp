@@ -19,6 +19,14 @@ namespace {
 constexpr double kPi = 3.14159265358979323846;
 using FVec = forgeCol<forgeComplex<float>>;
 
+// Options that build the kernels on the host (the reference for the GPU build), with the given axis grouping.
+forge::ToeplitzOptions host_build(forge::AxisGrouping grouping = forge::AxisGrouping::Auto) {
+    forge::ToeplitzOptions o;
+    o.build = forge::KernelBuild::Host;
+    o.grouping = grouping;
+    return o;
+}
+
 struct Case {
     uword Nx, Ny, Nz, n1;
     arma::fvec kx, ky, kz, t, W, fm, ix, iy, iz;
@@ -61,7 +69,7 @@ TEST_CASE("ToeplitzNormal on the GPU equals the host operator, field-free and fi
     for (const Case& c : {make_case(32, 24, 1, 3000), make_case(15, 11, 7, 4000)}) {
         INFO("grid " << c.Nx << " x " << c.Ny << " x " << c.Nz);
         const forge::ToeplitzNormal<float> gpu(c.Nx, c.Ny, c.Nz, c.kx, c.ky, c.kz, c.W);
-        const forge::ToeplitzNormal<float> host(c.Nx, c.Ny, c.Nz, c.kx, c.ky, c.kz, c.W, forge::KernelBuild::Host);
+        const forge::ToeplitzNormal<float> host(c.Nx, c.Ny, c.Nz, c.kx, c.ky, c.kz, c.W, host_build());
         CHECK(gpu.kernels_built_on_gpu());
         CHECK_FALSE(host.kernels_built_on_gpu());
         const arma::cx_fvec x = complex_normal<float>(c.n2());
@@ -82,7 +90,7 @@ TEST_CASE("ToeplitzNormal on the GPU equals the host operator, field-free and fi
         const uword L = forge::ToeplitzNormal<float>::choose_segments(c.fm, c.t, 1e-3);
         const forge::ToeplitzNormal<float> fgpu(c.Nx, c.Ny, c.Nz, c.kx, c.ky, c.kz, c.W, c.fm, c.t, L);
         const forge::ToeplitzNormal<float> fhost(c.Nx, c.Ny, c.Nz, c.kx, c.ky, c.kz, c.W, c.fm, c.t, L,
-                                                 forge::TSInterp::MinMax, forge::KernelBuild::Host);
+                                                 forge::TSInterp::MinMax, host_build());
         CHECK(fgpu.kernels_built_on_gpu());
         const arma::cx_fvec fref = fhost * x;
         CHECK(rel_error(on_device(fgpu, x), fref) <= 1e-5);
@@ -113,8 +121,8 @@ TEST_CASE("ToeplitzNormal on the GPU: kernels grouped along a Cartesian axis equ
         k = arma::floor(uniform<float>(c.n1, 0, float(N[s.axis]) - 0.01f)) - float(N[s.axis] / 2);
         INFO("grid " << c.Nx << " x " << c.Ny << " x " << c.Nz << ", Cartesian along axis " << s.axis);
         const forge::ToeplitzNormal<float> gpu(c.Nx, c.Ny, c.Nz, c.kx, c.ky, c.kz, c.W);
-        const forge::ToeplitzNormal<float> host(c.Nx, c.Ny, c.Nz, c.kx, c.ky, c.kz, c.W, forge::KernelBuild::Host,
-                                                forge::AxisGrouping::Off);
+        const forge::ToeplitzNormal<float> host(c.Nx, c.Ny, c.Nz, c.kx, c.ky, c.kz, c.W,
+                                                host_build(forge::AxisGrouping::Off));
         CHECK(gpu.kernels_built_on_gpu());
         CHECK(gpu.grouped_axis() == uword(s.axis));
         CHECK(host.grouped_axis() == 3);
@@ -133,8 +141,7 @@ TEST_CASE("ToeplitzNormal on the GPU: kernels grouped along a Cartesian axis equ
         const uword L = forge::ToeplitzNormal<float>::choose_segments(c.fm, c.t, 1e-3);
         const forge::ToeplitzNormal<float> fgpu(c.Nx, c.Ny, c.Nz, c.kx, c.ky, c.kz, c.W, c.fm, c.t, L);
         const forge::ToeplitzNormal<float> fhost(c.Nx, c.Ny, c.Nz, c.kx, c.ky, c.kz, c.W, c.fm, c.t, L,
-                                                 forge::TSInterp::MinMax, forge::KernelBuild::Host,
-                                                 forge::AxisGrouping::Off);
+                                                 forge::TSInterp::MinMax, host_build(forge::AxisGrouping::Off));
         CHECK(fgpu.kernels_built_on_gpu());
         CHECK(fgpu.grouped_axis() == uword(s.axis));
         CHECK(rel_error(on_device(fgpu, x), arma::cx_fvec(fhost * x)) <= 1e-5);

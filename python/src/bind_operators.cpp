@@ -46,6 +46,18 @@ void apply(const forge::LinearOperator<T1>& op, const CIn<T1>& in, COut<T1>& out
     }
 }
 
+// Python's set_devices(list) on an operator already made: the front end of DftOptions::devices, which C++ code gives
+// to the constructor. It calls the C++ alias (deprecated there, kept one release), which sets the devices on this
+// operator and its GPU plan in place -- an operator rebuilt with new DftOptions would not be the object that SENSE
+// and the other composites already hold, and its errors would name options.devices instead of set_devices.
+template <typename Op>
+void set_devices(Op& op, const std::vector<int>& devices) {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    op.set_devices(devices);
+#pragma GCC diagnostic pop
+}
+
 // Seconds per call of `repeats` applications timed in a C++ loop (the reference for the Python overhead).
 template <typename T1>
 double time_apply(const forge::LinearOperator<T1>& op, const CIn<T1>& in, COut<T1>& out, uword nbatch, int mode,
@@ -95,7 +107,7 @@ void bind_operator_classes(nb::module_& m, const std::string& sfx) {
             },
             "kx"_a, "ky"_a, "kz"_a, "ix"_a, "iy"_a, "iz"_a, "field_map"_a, "t"_a)
         .def("gpu_enabled", &forge::Gdft<T1>::gpu_enabled)
-        .def("set_devices", &forge::Gdft<T1>::set_devices, "devices"_a)
+        .def("set_devices", &set_devices<forge::Gdft<T1>>, "devices"_a)
         .def("devices", &forge::Gdft<T1>::devices);
 
     nb::class_<forge::GdftR2<T1>, Op>(m, name("GdftR2").c_str())
@@ -108,7 +120,7 @@ void bind_operator_classes(nb::module_& m, const std::string& sfx) {
             },
             "kx"_a, "ky"_a, "kz"_a, "ix"_a, "iy"_a, "iz"_a, "field_map"_a, "t"_a, "nx"_a, "ny"_a, "nz"_a)
         .def("gpu_enabled", &forge::GdftR2<T1>::gpu_enabled)
-        .def("set_devices", &forge::GdftR2<T1>::set_devices, "devices"_a)
+        .def("set_devices", &set_devices<forge::GdftR2<T1>>, "devices"_a)
         .def("devices", &forge::GdftR2<T1>::devices);
 
     nb::class_<forge::Gnufft<T1>, Op>(m, name("Gnufft").c_str())

@@ -16,7 +16,7 @@
 #include "forge/Operators/toeplitz/ToeplitzNormal.h"
 #include "forge/Penalties/QuadPenalty.h"
 #include "forge/Penalties/TVPenalty.h"
-#include "forge/Solvers/recon_solve.hpp"
+#include "forge/Solvers/recon_solve.h"
 
 namespace forge {
 namespace recon {

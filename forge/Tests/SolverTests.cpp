@@ -10,7 +10,7 @@
 #include "forge/Operators/SENSE.h"
 #include "forge/Penalties/QuadPenalty.h"
 #include "forge/Penalties/TVPenalty.h"
-#include "forge/Solvers/recon_solve.hpp"
+#include "forge/Solvers/recon_solve.h"
 #include "forge/Solvers/solve_grad_desc.h"
 #include "forge/Sim/Coils.h"
 #include "forge/Sim/Phantoms.h"

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "forge/CUDA/CudaCheck.h"
+#include "forge/CUDA/detail/CudaCheck.h"
 #include "forge/Core/Validation.h"
 
 namespace forge {

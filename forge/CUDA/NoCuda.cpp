@@ -41,7 +41,6 @@ void CudaDftPipeline::execute(Direction, const float*, float*, uword) { no_cuda_
 void CudaDftPipeline::execute(const DftPoints&, Direction, const float*, float*, uword) const { no_cuda_CudaDftPipeline(); }
 void CudaDftPipeline::execute_host(Direction, const float*, float*, uword) { no_cuda_CudaDftPipeline(); }
 void CudaDftPipeline::synchronize() const { no_cuda_CudaDftPipeline(); }
-uword CudaDftPipeline::numSamples() const { no_cuda_CudaDftPipeline(); }
 uword CudaDftPipeline::point_uploads() const { no_cuda_CudaDftPipeline(); }
 const char* CudaDftPipeline::batch_kernel() const { no_cuda_CudaDftPipeline(); }
 

@@ -187,6 +187,6 @@ using OperatorPtr = std::shared_ptr<const LinearOperator<T1>>;
 
 }  // namespace forge
 
-#ifndef FORGE_NO_GLOBAL_NAMES
+#ifdef FORGE_GLOBAL_NAMES  // opt-in: these names at global scope too (docs/conventions.md)
 using forge::LinearOperator;
 #endif

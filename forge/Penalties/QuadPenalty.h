@@ -22,6 +22,6 @@ extern template class QuadPenalty<double>;
 
 }  // namespace forge
 
-#ifndef FORGE_NO_GLOBAL_NAMES
+#ifdef FORGE_GLOBAL_NAMES  // opt-in: these names at global scope too (docs/conventions.md)
 using forge::QuadPenalty;
 #endif

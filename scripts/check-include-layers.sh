@@ -3,7 +3,8 @@
 #
 #   Core  <-  CUDA  <-  Penalties, Operators  <-  Solvers  <-  Sim, Recon  <-  IO  <-  apps
 #
-# Penalties and Operators sit side by side and include neither each other; Sim includes only Core.
+# Penalties and Operators sit side by side and include neither each other; Sim includes Core, CUDA and Operators
+# (the demo's acquisition is simulated with the exact operator), never Penalties, Solvers, Recon or IO.
 # forge/Tests and benchmarks/ may include anything.
 #
 # Private headers: a header in a cuda/, cpu/ or detail/ folder (device kernels, per-ISA CPU loops, internal
@@ -35,7 +36,7 @@ declare -A allowed=(
     [Penalties]="Core CUDA Penalties"
     [Operators]="Core CUDA Operators"
     [Solvers]="Core CUDA Penalties Operators Solvers"
-    [Sim]="Core Sim"
+    [Sim]="Core CUDA Operators Sim"
     [Recon]="Core CUDA Penalties Operators Solvers Recon"
     [IO]="Core CUDA Penalties Operators Solvers Recon IO"
     [apps]="Core CUDA Penalties Operators Solvers Sim Recon IO"

@@ -4,7 +4,8 @@
 # needs no password, and else stops with the apt-get command to run. forge_python_env makes the Python
 # environment the Python package (python/) is built and tested with.
 FORGE_DEB_PACKAGES=(build-essential cmake pkg-config libarmadillo-dev libopenblas-dev libfftw3-dev catch2
-                    libismrmrd-dev ismrmrd-tools libpugixml-dev libhdf5-dev libpng-dev libcli11-dev python3-nibabel
+                    libismrmrd-dev ismrmrd-tools libpugixml-dev libhdf5-dev libpng-dev libcli11-dev nlohmann-json3-dev
+                    python3-nibabel
                     python3-h5py python3-dev python3-venv libopenmpi-dev openmpi-bin)
 
 # forge_python_env DIR: a virtual environment of python3 at DIR with nanobind (builds the extension), NumPy

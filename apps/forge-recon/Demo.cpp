@@ -1,31 +1,24 @@
-// forge-recon --demo: synthesises a multi-slice phantom with coil maps and a field map (forge/Sim),
-// simulates a spiral acquisition and a 2-echo Cartesian field-map scan with the exact field-corrected
-// operator, reconstructs the spiral without and with field correction (true maps), and field-corrected
-// with coil maps and a field map estimated from the raw data alone; writes the images, the comparison and
-// ISMRMRD files that reproduce the runs.
+// forge-recon --demo: the acquisition forge::sim::demo_acquisition() simulates (a multi-slice phantom with coil
+// maps and a field map, a spiral scan and a 2-echo Cartesian field-map scan, forge/Sim/DemoAcquisition.h) goes
+// through the same MRD-to-problem path as a file; the spiral is reconstructed without and with field correction
+// (true maps), and field-corrected with coil maps and a field map estimated from the raw data alone. Writes the
+// images, the comparison figure and ISMRMRD files that reproduce the runs.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <complex>
 #include <cstdio>
-#include <random>
 
 #include <sys/stat.h>
 
 #include "DemoFigure.h"
 #include "ReconApp.h"
-#include "forge/Core/forgeCol.h"
 #include "forge/IO/Mrd.h"
 #include "forge/IO/MrdProblem.h"
 #include "forge/IO/Nifti.h"
-#include "forge/Operators/dft/Gdft.h"
-#include "forge/Operators/SENSE.h"
 #include "forge/Recon/CoilMaps.h"
 #include "forge/Recon/Metrics.h"
-#include "forge/Sim/Coils.h"
-#include "forge/Sim/FieldMaps.h"
-#include "forge/Sim/Phantoms.h"
-#include "forge/Sim/Trajectories.h"
+#include "forge/Sim/DemoAcquisition.h"
 
 namespace forge_recon {
 
@@ -95,10 +88,8 @@ Figure comparison_figure(std::size_t N, std::size_t nc, const std::vector<arma::
     return fig;
 }
 
-}  // namespace
-
-int run_demo(Settings& S) {
-    const auto tStart = std::chrono::steady_clock::now();
+// The demo's output prefix (default forge_demo/demo, its folder made when missing) and its size options.
+void prepare_demo(Settings& S) {
     if (S.output.empty()) {  // a folder of its own, not the current one (often the repository root)
         S.output = "forge_demo/demo";
         // (every rank of an MPI run gets here: one of them may have made it meanwhile)
@@ -110,260 +101,229 @@ int run_demo(Settings& S) {
         throw UsageError("--demo-size must be an even number in [16, 256], got " + std::to_string(S.demoSize));
     if (S.demoSlices < 1 || S.demoSlices > 16) throw UsageError("--demo-slices must be in [1, 16]");
     if (S.demoCoils < 1 || S.demoCoils > 32) throw UsageError("--demo-coils must be in [1, 32]");
-    resolve_device(S);
-    const std::size_t N = static_cast<std::size_t>(S.demoSize), ns = static_cast<std::size_t>(S.demoSlices),
-                      nc = static_cast<std::size_t>(S.demoCoils);
-    const double fov_mm = 240.0, thick_mm = 5.0;
+    std::vector<std::string> outputs;
+    for (const char* suffix :
+         {"_truth.nii", "_uncorrected.nii", "_corrected.nii", "_estimated.nii", "_estimated_smaps.nii",
+          "_estimated_fieldmap.nii", "_fieldmap.nii", "_comparison.png", "_corrected.png", ".h5", "_fieldmap_scan.h5"})
+        outputs.push_back(S.output + suffix);
+    check_report_path(S, outputs);
+}
 
-    // spiral: 2 interleaves, Archimedean, constant angular rate, spiral-out from k = 0
-    const std::size_t shots = 2, turns = N / (2 * shots), perTurn = 3 * N;
-    const std::size_t nsamp = turns * perTurn;
-    const double dwell_us = 16000.0 / double(nsamp);  // 16 ms readout
-    const double TE_ms = 1.0;
-    forge::io::MrdHeader H;
-    H.encodedMatrix = {N, N, 1};
-    H.reconMatrix = {N, N, 1};
-    H.encodedFov_mm = {fov_mm, fov_mm, thick_mm};
-    H.reconFov_mm = {fov_mm, fov_mm, thick_mm};
-    H.trajectory = "spiral";
-    H.hasTE = true;
-    H.TE_ms = TE_ms;
-    H.receiverChannels = nc;
-
-    std::vector<forge::io::MrdAcquisition> acqs;
-    std::mt19937 rng(12345);
-    std::normal_distribution<float> gauss(0.0f, 1.0f);
-
-    // geometry of the in-memory problem: built through the same path as a file
+// One simulated scan as an ISMRMRD file: the header of a 2D multi-slice acquisition on the demo's grid, one
+// acquisition per readout.
+forge::io::MrdFile mrd_file(const forge::sim::DemoAcquisition& d, const forge::sim::SimulatedScan& scan) {
     forge::io::MrdFile F;
-    F.header = H;
-    for (std::size_t s = 0; s < ns; ++s)
-        for (std::size_t sh = 0; sh < shots; ++sh) {
-            forge::io::MrdAcquisition a;
-            a.samples = static_cast<uint16_t>(nsamp);
-            a.channels = static_cast<uint16_t>(nc);
-            a.trajDims = 2;
-            a.centerSample = 0;
-            a.dwell_us = static_cast<float>(dwell_us);
-            a.e1 = static_cast<uint16_t>(sh);
-            a.slice = static_cast<uint16_t>(s);
-            a.readDir = {1, 0, 0};
-            a.phaseDir = {0, 1, 0};
-            a.sliceDir = {0, 0, 1};
-            a.position = {0, 0, float((double(s) - double(ns - 1) / 2) * thick_mm)};
-            const forge::sim::Trajectory2D k = forge::sim::spiral_interleave_normalised(nsamp, turns, sh, shots);
-            a.traj.resize(2 * nsamp);
-            for (std::size_t j = 0; j < nsamp; ++j) {
-                a.traj[2 * j] = float(k.kx[j]);
-                a.traj[2 * j + 1] = float(k.ky[j]);
-            }
-            a.data.assign(nsamp * nc, cxf(0, 0));
-            F.acquisitions.push_back(std::move(a));
-        }
-    ReconProblem P = forge::io::problem_from_mrd(F, "demo", problem_options(S));
-    // truth, maps
-    std::vector<arma::fvec> truth(ns), fms(ns);
-    std::vector<arma::cx_fvec> maps(ns);
-    for (std::size_t s = 0; s < ns; ++s) {
-        truth[s] = forge::sim::smooth_shepp_logan_slice(N, s, ns);
-        // scaled to sum_c |S_c|^2 = 1 (a prescan-normalised array): the receive field's overall shading is
-        // not in the data, and maps estimated from them follow the same normalisation
-        maps[s] = forge::sim::normalise_coil_maps(forge::sim::ring_coil_maps(N, nc, s), nc);
-        fms[s] = forge::sim::two_blob_fieldmap(N, s);
+    forge::io::MrdHeader& H = F.header;
+    H.encodedMatrix = {d.N, d.N, 1};
+    H.reconMatrix = {d.N, d.N, 1};
+    H.encodedFov_mm = {d.fov_mm, d.fov_mm, d.thickness_mm};
+    H.reconFov_mm = {d.fov_mm, d.fov_mm, d.thickness_mm};
+    H.trajectory = scan.cartesian ? "cartesian" : "spiral";
+    H.hasTE = true;
+    H.TE_ms = scan.echo_times_ms.front();
+    H.echoTimes_ms = scan.echo_times_ms;
+    H.hasCenterE1 = scan.cartesian;
+    H.centerE1 = scan.centre_line;
+    H.receiverChannels = d.coils;
+    for (const forge::sim::Readout& r : scan.readouts) {
+        forge::io::MrdAcquisition a;
+        a.samples = static_cast<uint16_t>(r.samples);
+        a.channels = static_cast<uint16_t>(d.coils);
+        a.trajDims = r.traj.empty() ? 0 : 2;
+        a.centerSample = static_cast<uint16_t>(r.center_sample);
+        a.dwell_us = r.dwell_us;
+        a.e1 = static_cast<uint16_t>(r.line);
+        a.slice = static_cast<uint16_t>(r.slice);
+        a.contrast = static_cast<uint16_t>(r.contrast);
+        a.readDir = {1, 0, 0};
+        a.phaseDir = {0, 1, 0};
+        a.sliceDir = {0, 0, 1};
+        a.position = {0, 0, d.slice_offset_mm[r.slice]};
+        a.traj = r.traj;
+        a.data = r.data;
+        F.acquisitions.push_back(std::move(a));
     }
-    // simulate with Gdft (true field map), per slice, all coils in one batch
-    const auto tSim0 = std::chrono::steady_clock::now();
-    for (auto& fr : P.frames) {
-        const std::size_t n1 = fr.kx.n_elem, n2 = P.n2();
-        forge::Gdft<float> G(n1, n2, fr.kx, fr.ky, fr.kz, P.ix, P.iy, P.iz, fms[fr.slice], fr.t);
-        forge::SENSE<float, forge::Gdft<float>> E(G, maps[fr.slice], nc);
-        arma::cx_fvec y;
-        if (S.gpu) {  // simulate where the reconstruction runs: one batched SENSE apply on the GPU
-            forge::forgeCol<forge::forgeComplex<float>> xg(arma::conv_to<arma::cx_fvec>::from(truth[fr.slice]));
-            xg.put_on_gpu();
-            forge::forgeCol<forge::forgeComplex<float>> yg = E * xg;
-            yg.get_from_gpu();
-            y = yg.to_arma();
-        } else {
-            y = E * arma::conv_to<arma::cx_fvec>::from(truth[fr.slice]);
-        }
-        const double rms = std::sqrt(double(arma::accu(arma::square(arma::abs(y)))) / double(y.n_elem));
-        const float sigma = float(S.demoNoise * rms / std::sqrt(2.0));
-        for (auto& v : y) v += cxf(sigma * gauss(rng), sigma * gauss(rng));
-        fr.y = y;
-        // back into the acquisitions (for the ISMRMRD file)
-        std::size_t off = 0;
-        for (auto& a : F.acquisitions) {
-            if (a.slice != fr.slice) continue;
-            for (std::size_t c = 0; c < nc; ++c)
-                for (std::size_t j = 0; j < a.samples; ++j) a.data[c * a.samples + j] = y[c * n1 + off + j];
-            off += a.samples;
-        }
-    }
-    // The field-map scan of the usual protocol: a fully sampled Cartesian 2-echo gradient echo on the same
-    // grid (short readouts: 4 us dwell), simulated with the same maps and the same Gdft.
-    forge::io::MrdHeader HF = H;
-    HF.trajectory = "cartesian";
-    HF.echoTimes_ms = {2.0, 4.5};
-    HF.TE_ms = HF.echoTimes_ms[0];
-    HF.hasCenterE1 = true;
-    HF.centerE1 = N / 2;
-    forge::io::MrdFile FF;
-    FF.header = HF;
-    for (std::size_t s = 0; s < ns; ++s)
-        for (uint16_t e = 0; e < HF.echoTimes_ms.size(); ++e)
-            for (std::size_t line = 0; line < N; ++line) {
-                forge::io::MrdAcquisition a;
-                a.samples = static_cast<uint16_t>(N);
-                a.channels = static_cast<uint16_t>(nc);
-                a.centerSample = static_cast<uint16_t>(N / 2);
-                a.dwell_us = 4.0f;
-                a.e1 = static_cast<uint16_t>(line);
-                a.slice = static_cast<uint16_t>(s);
-                a.contrast = e;
-                a.readDir = {1, 0, 0};
-                a.phaseDir = {0, 1, 0};
-                a.sliceDir = {0, 0, 1};
-                a.position = {0, 0, float((double(s) - double(ns - 1) / 2) * thick_mm)};
-                a.data.assign(N * nc, cxf(0, 0));
-                FF.acquisitions.push_back(std::move(a));
-            }
-    ReconProblem PF = forge::io::problem_from_mrd(FF, "demo field-map scan", problem_options(S));
-    for (auto& fr : PF.frames) {
-        const std::size_t n1 = fr.kx.n_elem;
-        forge::Gdft<float> G(n1, PF.n2(), fr.kx, fr.ky, fr.kz, PF.ix, PF.iy, PF.iz, fms[fr.slice], fr.t);
-        forge::SENSE<float, forge::Gdft<float>> E(G, maps[fr.slice], nc);
-        arma::cx_fvec y = E * arma::conv_to<arma::cx_fvec>::from(truth[fr.slice]);
-        const double rms = std::sqrt(double(arma::accu(arma::square(arma::abs(y)))) / double(y.n_elem));
-        const float sigma = float(S.demoNoise * rms / std::sqrt(2.0));
-        for (auto& v : y) v += cxf(sigma * gauss(rng), sigma * gauss(rng));
-        fr.y = y;
-        std::size_t off = 0;
-        for (auto& a : FF.acquisitions) {
-            if (a.slice != fr.slice || a.contrast != fr.contrast) continue;
-            for (std::size_t c = 0; c < nc; ++c)
-                for (std::size_t j = 0; j < a.samples; ++j) a.data[c * a.samples + j] = y[c * n1 + off + j];
-            off += a.samples;
-        }
-    }
-    const double tSim = std::chrono::duration<double>(std::chrono::steady_clock::now() - tSim0).count();
-    P.fieldmap = fms;
-    P.smaps = maps;
-    P.reference = truth;
-    resolve_operator(P, S);
+    return F;
+}
 
-    note("forge-recon --demo: " + std::to_string(N) + "x" + std::to_string(N) + " x " + std::to_string(ns) +
-             " slices, " + std::to_string(nc) + " coils, spiral " + std::to_string(shots) + " x " +
-             std::to_string(nsamp) + " samples (" + std::to_string(int(std::lround(dwell_us * nsamp / 1000))) +
+// The spiral's problem with the true maps and the truth as its reference.
+ReconProblem true_maps_problem(const forge::sim::DemoAcquisition& d, const forge::io::MrdFile& F, Settings& S) {
+    ReconProblem P = forge::io::problem_from_mrd(F, "demo", problem_options(S));
+    P.fieldmap = d.fieldmap;
+    P.smaps = d.smaps;
+    P.reference = d.truth;
+    resolve_operator(P, S);
+    const forge::sim::Readout& r = d.spiral.readouts.front();
+    const std::vector<arma::fvec>& fms = d.fieldmap;
+    note("forge-recon --demo: " + std::to_string(d.N) + "x" + std::to_string(d.N) + " x " + std::to_string(d.slices) +
+             " slices, " + std::to_string(d.coils) + " coils, spiral " + std::to_string(d.shots) + " x " +
+             std::to_string(r.samples) + " samples (" +
+             std::to_string(int(std::lround(double(r.dwell_us) * double(r.samples) / 1000))) +
              " ms readout), field map up to " +
              std::to_string(
                  int(std::lround(double(arma::max(arma::abs(arma::join_cols(fms[0], fms.back())))) / (2 * M_PI)))) +
-             " Hz, simulated with Gdft in " + std::to_string(tSim).substr(0, 5) + " s on " + device_description(S),
+             " Hz, simulated with Gdft in " + std::to_string(d.simulation_seconds).substr(0, 5) + " s on " +
+             device_description(S),
          S.quiet);
     note("forge-recon: operator " + S.op + (S.opReason.empty() ? "" : " (auto: " + S.opReason + ")") + " + SENSE",
          S.quiet);
-    notice_long_run(P, S, 2);
+    return P;
+}
 
-    // From the raw data alone: coil maps from the spiral's central k-space, the field map from the 2-echo scan
-    const auto tEst0 = std::chrono::steady_clock::now();
+// P with coil maps and a field map estimated from the raw data alone: the coil maps from the fully sampled
+// field-map scan's first echo, the field map from its two echoes (on rank 0, for every rank).
+ReconProblem estimated_maps_problem(const ReconProblem& P, ReconProblem PF, const Settings& S, StageTimes& times) {
     ReconProblem PE = P;
-    if (dist::root()) {  // estimated once, on rank 0, for every rank
+    if (dist::root()) {
+        const auto t0 = std::chrono::steady_clock::now();
         PE.smaps = forge::recon::estimate_coil_maps(PF, coil_map_options(S));
+        times.coil_maps += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         note("forge-recon: demo field-map scan: estimated the coil maps from its first echo (fully sampled)", S.quiet);
         PF.smaps = PE.smaps;
-        PE.fieldmap = fieldmap_from_echoes(PF, S, "demo field-map scan");
+        PE.fieldmap = fieldmap_from_echoes(PF, S, "demo field-map scan", times);
     }
     dist::checkpoint();
     dist::broadcast_maps(PE, false);
-    const double tEst = std::chrono::duration<double>(std::chrono::steady_clock::now() - tEst0).count();
-    double fmErr = 0;  // RMS field-map error (Hz) where the object gives signal (above 10% of its maximum)
+    return PE;
+}
+
+// RMS field-map error (Hz) where the object gives signal (above 10% of its maximum).
+double fieldmap_error_hz(const forge::sim::DemoAcquisition& d, const std::vector<arma::fvec>& estimated) {
+    double err = 0;
+    std::size_t n = 0;
+    for (std::size_t s = 0; s < d.slices; ++s)
+        for (std::size_t k = 0; k < d.N * d.N; ++k)
+            if (d.truth[s][k] > 0.1f * d.truth[s].max()) {
+                const double e = double(estimated[s][k] - d.fieldmap[s][k]) / (2 * M_PI);
+                err += e * e;
+                ++n;
+            }
+    return std::sqrt(err / double(std::max<std::size_t>(n, 1)));
+}
+
+// The images, the comparison figure, the corrected montage, and the ISMRMRD files (with the maps and the truth,
+// so that 'forge-recon <prefix>.h5' reproduces the corrected image) of the demo's three reconstructions (U, C, X).
+void write_demo_outputs(const forge::sim::DemoAcquisition& d, const ReconProblem& P, const ReconProblem& PE,
+                        const forge::io::MrdFile& F, const forge::io::MrdFile& FF, const Settings& S,
+                        const std::vector<const forge::recon::ReconResult*>& r,
+                        const std::vector<forge::recon::Quality>& q, forge::io::OutputSet& outs) {
+    const std::size_t N = d.N, ns = d.slices, nc = d.coils;
+    std::vector<arma::cx_fvec> truthC;
+    for (std::size_t s = 0; s < ns; ++s) truthC.push_back(arma::conv_to<arma::cx_fvec>::from(d.truth[s]));
+    write_image(S.output + "_truth.nii", P, truthC, false, outs, "forge demo truth");
+    write_image(S.output + "_uncorrected.nii", P, r[0]->complexImage, S.complexOut, outs, "forge demo uncorrected");
+    write_image(S.output + "_corrected.nii", P, r[1]->complexImage, S.complexOut, outs, "forge demo field-corrected");
+    write_image(S.output + "_estimated.nii", P, r[2]->complexImage, S.complexOut, outs,
+                "forge demo field-corrected, estimated maps");
+    write_maps(S.output + "_estimated", PE, outs);
     {
-        std::size_t n = 0;
+        std::vector<float> v;
+        for (auto& f : d.fieldmap) v.insert(v.end(), f.begin(), f.end());
+        forge::io::write_nifti(outs.stage(S.output + "_fieldmap.nii"), v, {{N, N, ns, 1}}, P.affine, "field map rad/s");
+    }
+    const float scale = display_scale(d.truth);
+    {
+        std::size_t w = 0, h = 0;
+        const std::vector<std::uint8_t> px =
+            render_figure(comparison_figure(N, nc, d.truth, d.fieldmap, r, q, scale), w, h);
+        forge::io::write_png_gray8(outs.stage(S.output + "_comparison.png"), w, h, px);
+    }
+    forge::io::write_png_montage(outs.stage(S.output + "_corrected.png"), montage(P, {r[1]->magnitude}), scale);
+    std::vector<forge::io::MrdNamedArray> arrays(3);
+    arrays[0].name = "csm";
+    arrays[0].dims = {N, N, ns, nc};
+    arrays[0].data.resize(N * N * ns * nc);
+    for (std::size_t c = 0; c < nc; ++c)
         for (std::size_t s = 0; s < ns; ++s)
             for (std::size_t k = 0; k < N * N; ++k)
-                if (truth[s][k] > 0.1f * truth[s].max()) {
-                    const double e = double(PE.fieldmap[s][k] - fms[s][k]) / (2 * M_PI);
-                    fmErr += e * e;
-                    ++n;
-                }
-        fmErr = std::sqrt(fmErr / double(std::max<std::size_t>(n, 1)));
-    }
+                arrays[0].data[(c * ns + s) * N * N + k] = d.smaps[s][c * N * N + k];
+    arrays[1].name = "fieldmap";
+    arrays[1].dims = {N, N, ns};
+    arrays[2].name = "phantom";
+    arrays[2].dims = {N, N, ns};
+    for (std::size_t s = 0; s < ns; ++s)
+        for (std::size_t k = 0; k < N * N; ++k) {
+            arrays[1].data.push_back(cxf(d.fieldmap[s][k], 0));
+            arrays[2].data.push_back(cxf(d.truth[s][k], 0));
+        }
+    forge::io::write_mrd(outs.stage(S.output + ".h5"), forge::io::make_mrd_header_xml(F.header, "forge-demo"),
+                         F.acquisitions, arrays, S.group);
+    forge::io::write_mrd(outs.stage(S.output + "_fieldmap_scan.h5"),
+                         forge::io::make_mrd_header_xml(FF.header, "forge-demo"), FF.acquisitions, {}, S.group);
+}
+
+}  // namespace
+
+int run_demo(Settings& S) {
+    const auto tStart = std::chrono::steady_clock::now();
+    auto since = [](std::chrono::steady_clock::time_point t) {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+    };
+    prepare_demo(S);
+    resolve_device(S);
+    forge::sim::DemoOptions o;
+    o.size = std::size_t(S.demoSize);
+    o.slices = std::size_t(S.demoSlices);
+    o.coils = std::size_t(S.demoCoils);
+    o.noise = S.demoNoise;
+    o.gpu = S.gpu;  // simulated where the reconstruction runs
+    const forge::sim::DemoAcquisition d = forge::sim::demo_acquisition(o);
+    RunReport report;
+    report.mode = "demo";
+    StageTimes& times = report.stages;
+    times.simulation = d.simulation_seconds;
+    const forge::io::MrdFile F = mrd_file(d, d.spiral), FF = mrd_file(d, d.fieldmap_scan);
+    const ReconProblem P = true_maps_problem(d, F, S);
+    notice_long_run(P, S, 2);
+
+    const auto tEst0 = std::chrono::steady_clock::now();
+    const ReconProblem PE =
+        estimated_maps_problem(P, forge::io::problem_from_mrd(FF, "demo field-map scan", problem_options(S)), S, times);
+    const double tEst = since(tEst0), fmErr = fieldmap_error_hz(d, PE.fieldmap);
 
     const std::vector<std::size_t> mine = my_share(P);
     Progress prog(3 * solves_per_recon(P, S, mine.size()), S.quiet);
-    forge::recon::ReconResult U = reconstruct_share(P, false, S, prog, mine, "uncorrected");
-    forge::recon::ReconResult C = reconstruct_share(P, true, S, prog, mine, "field-corrected");
-    forge::recon::ReconResult X = reconstruct_share(PE, true, S, prog, mine, "estimated maps");
+    std::vector<double> costs[3];
+    forge::recon::ReconResult U = reconstruct_share(P, false, S, prog, mine, "uncorrected", &costs[0]);
+    forge::recon::ReconResult C = reconstruct_share(P, true, S, prog, mine, "field-corrected", &costs[1]);
+    forge::recon::ReconResult X = reconstruct_share(PE, true, S, prog, mine, "estimated maps", &costs[2]);
     const double tMine = U.seconds + C.seconds + X.seconds;
     dist::checkpoint();
-    for (forge::recon::ReconResult* r : {&U, &C, &X}) {
-        dist::gather_images(P, mine, *r);
-        r->seconds = dist::max_over_ranks(r->seconds);  // the slowest rank's share
+    const char* names[3] = {"uncorrected", "field-corrected", "estimated maps"};
+    forge::recon::ReconResult* results[3] = {&U, &C, &X};
+    for (int i = 0; i < 3; ++i) {
+        report.reconstructions.push_back(
+            gather_reconstruction(P, mine, *results[i], std::move(costs[i]), names[i], i > 0));
+        results[i]->seconds = dist::max_over_ranks(results[i]->seconds);  // the slowest rank's share
+        report.reconstructions.back().seconds = results[i]->seconds;
+        times.operator_setup += report.reconstructions.back().setup_seconds;
+        times.solve += report.reconstructions.back().solve_seconds;
     }
     const std::vector<dist::RankReport> reports = dist::gather_reports(mine.size(), tMine, device_description(S));
     if (!dist::root()) {
         dist::checkpoint();  // rank 0 writes the outputs
         return 0;
     }
-    const forge::recon::Quality qu = forge::recon::magnitude_quality(U.magnitude, truth),
-                                qc = forge::recon::magnitude_quality(C.magnitude, truth),
-                                qx = forge::recon::magnitude_quality(X.magnitude, truth);
+    const forge::recon::Quality qu = report.reconstructions[0].quality[0], qc = report.reconstructions[1].quality[0],
+                                qx = report.reconstructions[2].quality[0];
 
-    // outputs
+    const auto tWrite = std::chrono::steady_clock::now();
     forge::io::OutputSet outs;
-    std::vector<arma::cx_fvec> truthC, fmC;
-    for (std::size_t s = 0; s < ns; ++s) {
-        truthC.push_back(arma::conv_to<arma::cx_fvec>::from(truth[s]));
-        fmC.push_back(arma::conv_to<arma::cx_fvec>::from(fms[s] / float(2 * M_PI)));
-    }
-    write_image(S.output + "_truth.nii", P, truthC, false, outs, "forge demo truth");
-    write_image(S.output + "_uncorrected.nii", P, U.complexImage, S.complexOut, outs, "forge demo uncorrected");
-    write_image(S.output + "_corrected.nii", P, C.complexImage, S.complexOut, outs, "forge demo field-corrected");
-    write_image(S.output + "_estimated.nii", P, X.complexImage, S.complexOut, outs,
-                "forge demo field-corrected, estimated maps");
-    write_maps(S.output + "_estimated", PE, outs);
-    {
-        std::vector<float> v;
-        for (auto& f : fms) v.insert(v.end(), f.begin(), f.end());
-        forge::io::write_nifti(outs.stage(S.output + "_fieldmap.nii"), v, {{N, N, ns, 1}}, P.affine, "field map rad/s");
-    }
-    const float scale = display_scale(truth);
-    {
-        std::size_t w = 0, h = 0;
-        const std::vector<std::uint8_t> px =
-            render_figure(comparison_figure(N, nc, truth, fms, {&U, &C, &X}, {qu, qc, qx}, scale), w, h);
-        forge::io::write_png_gray8(outs.stage(S.output + "_comparison.png"), w, h, px);
-    }
-    forge::io::write_png_montage(outs.stage(S.output + "_corrected.png"), montage(P, {C.magnitude}), scale);
-    // ISMRMRD file with the maps and the truth, so 'forge-recon <prefix>.h5' reproduces the corrected image
-    {
-        std::vector<forge::io::MrdNamedArray> arrays(3);
-        arrays[0].name = "csm";
-        arrays[0].dims = {N, N, ns, nc};
-        arrays[0].data.resize(N * N * ns * nc);
-        for (std::size_t c = 0; c < nc; ++c)
-            for (std::size_t s = 0; s < ns; ++s)
-                for (std::size_t k = 0; k < N * N; ++k)
-                    arrays[0].data[(c * ns + s) * N * N + k] = maps[s][c * N * N + k];
-        arrays[1].name = "fieldmap";
-        arrays[1].dims = {N, N, ns};
-        arrays[2].name = "phantom";
-        arrays[2].dims = {N, N, ns};
-        for (std::size_t s = 0; s < ns; ++s)
-            for (std::size_t k = 0; k < N * N; ++k) {
-                arrays[1].data.push_back(cxf(fms[s][k], 0));
-                arrays[2].data.push_back(cxf(truth[s][k], 0));
-            }
-        forge::io::write_mrd(outs.stage(S.output + ".h5"), forge::io::make_mrd_header_xml(H, "forge-demo"),
-                             F.acquisitions, arrays, S.group);
-        forge::io::write_mrd(outs.stage(S.output + "_fieldmap_scan.h5"),
-                             forge::io::make_mrd_header_xml(HF, "forge-demo"), FF.acquisitions, {}, S.group);
+    write_demo_outputs(d, P, PE, F, FF, S, {&U, &C, &X}, {qu, qc, qx}, outs);
+    if (!S.report.empty()) {
+        report.device = device_description(S);
+        report.operator_description = S.op;
+        report.sense = true;
+        report.data = reported_data(P, F, true);
+        times.write = since(tWrite);
+        report.total_seconds = since(tStart);
+        write_report(outs, S.report, report, S);
     }
     outs.commit();
     dist::checkpoint();
 
     print_rank_reports(reports);
-    const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - tStart).count();
+    const double total = since(tStart);
     std::printf("forge-recon --demo results (%s, operator %s, %d iterations, penalty %s beta %g)\n",
                 device_description(S).c_str(), S.op.c_str(), S.iterations, S.penalty.c_str(), S.beta);
     std::printf("  uncorrected      NRMSE %.6f  PSNR %6.2f dB  time %6.2f s\n", qu.nrmse, qu.psnr, U.seconds);
@@ -371,7 +331,7 @@ int run_demo(Settings& S) {
     std::printf("  estimated maps   NRMSE %.6f  PSNR %6.2f dB  time %6.2f s  (estimation %.2f s)\n", qx.nrmse, qx.psnr,
                 X.seconds, tEst);
     std::printf("  NRMSE improvement %.2fx   simulation %.2f s   total %.2f s\n",
-                qc.nrmse > 0 ? qu.nrmse / qc.nrmse : 0.0, tSim, total);
+                qc.nrmse > 0 ? qu.nrmse / qc.nrmse : 0.0, d.simulation_seconds, total);
     std::printf("  estimated maps: NRMSE %.2fx the true maps', %.2fx better than uncorrected; field map RMS error "
                 "%.2f Hz in the object\n",
                 qc.nrmse > 0 ? qx.nrmse / qc.nrmse : 0.0, qx.nrmse > 0 ? qu.nrmse / qx.nrmse : 0.0, fmErr);

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -187,6 +188,69 @@ void gather_images(const ReconProblem& P, const std::vector<std::size_t>& frames
     for (const auto& c : R.complexImage) R.magnitude.push_back(arma::abs(c));
 #else
     (void)P, (void)frames, (void)R;
+#endif
+}
+
+void gather_solves(std::vector<forge::recon::SolveRecord>& solves, std::vector<double>& costs) {
+#ifdef FORGE_HAS_MPI
+    if (g_size < 2) return;
+    // One record as kFields doubles (its numbers; the label stays with its rank).
+    constexpr int kFields = 12;
+    costs.resize(solves.size(), NAN);
+    std::vector<double> mine;
+    for (std::size_t i = 0; i < solves.size(); ++i) {
+        const auto& s = solves[i];
+        const forge::SolverReport& r = s.report;
+        const double v[kFields] = {double(s.frame_index),
+                                   double(s.slice),
+                                   double(s.frame),
+                                   double(s.coil),
+                                   double(s.segments),
+                                   double(r.iterations),
+                                   double(int(r.stop_reason)),
+                                   r.converged ? 1.0 : 0.0,
+                                   r.initial_gradient_norm,
+                                   r.final_gradient_norm,
+                                   s.seconds,
+                                   costs[i]};
+        mine.insert(mine.end(), v, v + kFields);
+    }
+    const int myCount = int(mine.size());
+    std::vector<int> counts(static_cast<std::size_t>(g_size)), displs(static_cast<std::size_t>(g_size));
+    MPI_Gather(&myCount, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+    std::vector<double> all;
+    if (g_rank == 0) {
+        int total = 0;
+        for (int r = 0; r < g_size; ++r) {
+            displs[std::size_t(r)] = total;
+            total += counts[std::size_t(r)];
+        }
+        all.resize(std::size_t(total));
+    }
+    MPI_Gatherv(mine.data(), myCount, MPI_DOUBLE, all.data(), counts.data(), displs.data(), MPI_DOUBLE, 0,
+                MPI_COMM_WORLD);
+    if (g_rank != 0) return;
+    solves.clear();
+    costs.clear();
+    for (std::size_t k = 0; k + kFields <= all.size(); k += kFields) {
+        const double* v = all.data() + k;
+        forge::recon::SolveRecord s;
+        s.frame_index = std::size_t(v[0]);
+        s.slice = std::size_t(v[1]);
+        s.frame = std::size_t(v[2]);
+        s.coil = long(v[3]);
+        s.segments = std::size_t(v[4]);
+        s.report.iterations = forge::uword(v[5]);
+        s.report.stop_reason = forge::StopReason(int(v[6]));
+        s.report.converged = v[7] != 0;
+        s.report.initial_gradient_norm = v[8];
+        s.report.final_gradient_norm = v[9];
+        s.seconds = v[10];
+        solves.push_back(s);
+        costs.push_back(v[11]);
+    }
+#else
+    (void)solves, (void)costs;
 #endif
 }
 

@@ -57,6 +57,10 @@ std::vector<std::size_t> my_frames(std::size_t nframes);
 void gather_images(const forge::recon::ReconProblem& P, const std::vector<std::size_t>& frames,
                    forge::recon::ReconResult& R);
 
+// Rank 0 receives every rank's solve records and the costs beside them (one per record; the blocks in rank
+// order, so in the order of the problem's frames); the other ranks keep theirs.
+void gather_solves(std::vector<forge::recon::SolveRecord>& solves, std::vector<double>& costs);
+
 // Rank 0's coil count, coil maps and field map (per slice) to every rank, and with 'data' (rank 0's value
 // counts) every frame's k-space data too: what rank 0 alone computed (coil transforms, estimated maps)
 // reaches the others as rank 0 has it.

@@ -1,17 +1,50 @@
 // forge-recon's map estimation steps: noise pre-whitening, coil compression, coil maps and field maps
 // from the data (forge/Recon/CoilPreprocessing.h, CoilMaps.h, FieldMapEstimation.h; docs/map-estimation.md).
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <complex>
 #include <cstdio>
 
 #include "ReconApp.h"
+#include "forge/IO/Mrd.h"
+#include "forge/IO/MrdProblem.h"
 #include "forge/IO/Nifti.h"
 #include "forge/Recon/CoilPreprocessing.h"
 
 namespace forge_recon {
 
 using cxf = std::complex<float>;
+
+void attach_maps(ReconProblem& P, const Settings& S, const std::string& mrdPath) {
+    const std::string g = "/" + S.group + "/";
+    using forge::io::DimsCheck;
+    auto from_spec = [](const std::string& spec, const std::string& what) {
+        return [spec, what](const DimsCheck& c) { return forge::io::load_map(spec, what, c); };
+    };
+    auto from_input = [&mrdPath](const std::string& object) {
+        return [&mrdPath, object](const DimsCheck& c) { return forge::io::read_hdf5_array(mrdPath, object, c); };
+    };
+    // 'none': neither a file nor the map stored in the input
+    if (S.smaps == "none" || S.smaps == "estimate") {
+    } else if (!S.smaps.empty()) {
+        forge::io::attach_smaps(P, from_spec(S.smaps, "sensitivity maps"), "'" + S.smaps + "'", problem_options(S));
+    } else if (!mrdPath.empty() && forge::io::hdf5_has_object(mrdPath, g + "csm")) {
+        forge::io::attach_smaps(P, from_input(g + "csm"), "(" + g + "csm in the input)", problem_options(S));
+    }
+    if (S.fieldmap == "none" || S.fieldmap == "estimate" || !S.fieldmapScan.empty()) {
+    } else if (!S.fieldmap.empty()) {
+        forge::io::attach_fieldmap(P, from_spec(S.fieldmap, "field map"), "'" + S.fieldmap + "'");
+    } else if (!mrdPath.empty() && forge::io::hdf5_has_object(mrdPath, g + "fieldmap")) {
+        forge::io::attach_fieldmap(P, from_input(g + "fieldmap"), "(" + g + "fieldmap in the input)");
+    }
+    if (S.reference == "none") {
+    } else if (!S.reference.empty()) {
+        forge::io::attach_reference(P, from_spec(S.reference, "reference image"), "'" + S.reference + "'");
+    } else if (!mrdPath.empty() && forge::io::hdf5_has_object(mrdPath, g + "phantom")) {
+        forge::io::attach_reference(P, from_input(g + "phantom"), "(" + g + "phantom in the input)");
+    }
+}
 
 arma::cx_mat preprocess_coils(ReconProblem& P, const forge::io::MrdFile& F, const Settings& S, const std::string& what,
                               const arma::cx_mat* fallback) {
@@ -82,7 +115,12 @@ forge::recon::FieldMapOptions fieldmap_options(const Settings& S) {
 }
 
 namespace {
-void estimate_smaps(ReconProblem& P, const Settings& S, const std::string& what) {
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void estimate_smaps(ReconProblem& P, const Settings& S, const std::string& what, StageTimes& times) {
+    const auto t0 = std::chrono::steady_clock::now();
     check_memory(P, S, true, true);
     std::array<double, 3> width{};
     std::vector<arma::uvec> masks;
@@ -96,11 +134,14 @@ void estimate_smaps(ReconProblem& P, const Settings& S, const std::string& what)
                   width[0], width[1], P.Nz > 1 ? ("x" + std::to_string(int(width[2]))).c_str() : "", S.smapsKernel,
                   S.smapsKernel, 100.0 * double(inside) / double(P.n2() * P.nslices));
     note("forge-recon: " + what + buf, S.quiet);
+    times.coil_maps += seconds_since(t0);
 }
 }  // namespace
 
-std::vector<arma::fvec> fieldmap_from_echoes(ReconProblem E, const Settings& S, const std::string& what) {
-    if (E.smaps.empty()) estimate_smaps(E, S, what);
+std::vector<arma::fvec> fieldmap_from_echoes(ReconProblem E, const Settings& S, const std::string& what,
+                                             StageTimes& times) {
+    if (E.smaps.empty()) estimate_smaps(E, S, what, times);
+    const auto t0 = std::chrono::steady_clock::now();
     E.fftGrid = forge::recon::fft_grid(E);
     forge::recon::ReconSettings R;
     R.op = forge::recon::choose_operator(E, S.iterations, S.gpu).op;
@@ -135,6 +176,7 @@ std::vector<arma::fvec> fieldmap_from_echoes(ReconProblem E, const Settings& S, 
                   tes.size(), te.c_str(), forge::recon::operator_name(R.op), S.fieldmapBeta, S.fieldmapIterations,
                   lo / (2 * M_PI), hi / (2 * M_PI));
     note("forge-recon: " + what + buf, S.quiet);
+    times.field_map += seconds_since(t0);
     return maps;
 }
 
@@ -158,9 +200,9 @@ void write_maps(const std::string& prefix, const ReconProblem& P, forge::io::Out
 
 // Coil maps for the file mode: an explicit --smaps estimate that cannot be done is an error; maps estimated
 // because the input has none fall back to coil-by-coil root-sum-of-squares with a warning.
-void estimate_smaps_or_fall_back(ReconProblem& P, const Settings& S, const std::string& what) {
+void estimate_smaps_or_fall_back(ReconProblem& P, const Settings& S, const std::string& what, StageTimes& times) {
     try {
-        estimate_smaps(P, S, what);
+        estimate_smaps(P, S, what, times);
     } catch (const forge::invalid_argument& e) {
         if (S.smaps == "estimate") throw;
         P.smaps.clear();
@@ -170,17 +212,18 @@ void estimate_smaps_or_fall_back(ReconProblem& P, const Settings& S, const std::
 
 // Coil maps and field map for the file mode, after the maps named on the command line or stored in the input
 // were attached.
-void estimate_maps(ReconProblem& P, const Settings& S, const arma::cx_mat& coilTransform) {
+void estimate_maps(ReconProblem& P, const Settings& S, const arma::cx_mat& coilTransform, StageTimes& times) {
     const bool wantMaps = P.smaps.empty() && S.smaps != "none";
     if (S.fieldmap == "estimate") {
-        if (wantMaps) estimate_smaps_or_fall_back(P, S, P.source);
-        P.fieldmap = fieldmap_from_echoes(P, S, P.source);
+        if (wantMaps) estimate_smaps_or_fall_back(P, S, P.source, times);
+        P.fieldmap = fieldmap_from_echoes(P, S, P.source, times);
         return;
     }
     if (S.fieldmapScan.empty()) {
-        if (wantMaps) estimate_smaps_or_fall_back(P, S, P.source);
+        if (wantMaps) estimate_smaps_or_fall_back(P, S, P.source, times);
         return;
     }
+    const auto tScan = std::chrono::steady_clock::now();  // reading and preparing the scan: field-map time
     forge::io::MrdFile F;
     try {
         F = forge::io::read_mrd(S.fieldmapScan, S.group);
@@ -209,16 +252,17 @@ void estimate_maps(ReconProblem& P, const Settings& S, const arma::cx_mat& coilT
     if (E.nc != P.nc)
         throw UsageError("--fieldmap-scan '" + S.fieldmapScan + "' has " + std::to_string(E.nc) +
                          " coils but the data " + std::to_string(P.nc));
+    times.field_map += seconds_since(tScan);
     if (wantMaps) {
         if (S.smapsSource == "input") {
-            estimate_smaps_or_fall_back(P, S, P.source);
+            estimate_smaps_or_fall_back(P, S, P.source, times);
         } else {  // the field-map scan is a fully sampled calibration: its first echo gives the coil maps
-            estimate_smaps_or_fall_back(E, S, S.fieldmapScan + " (first echo)");
+            estimate_smaps_or_fall_back(E, S, S.fieldmapScan + " (first echo)", times);
             P.smaps = E.smaps;
         }
     }
     if (E.smaps.empty()) E.smaps = P.smaps;
-    P.fieldmap = fieldmap_from_echoes(E, S, S.fieldmapScan);
+    P.fieldmap = fieldmap_from_echoes(E, S, S.fieldmapScan, times);
 }
 
 }  // namespace forge_recon

@@ -145,6 +145,19 @@ void check_output_prefix(std::string& prefix, const std::string& defaultName) {
     if (::access(dir.c_str(), W_OK) != 0) throw UsageError("output folder '" + dir + "' is not writable");
 }
 
+void check_report_path(const Settings& S, const std::vector<std::string>& outputs) {
+    if (S.report.empty()) return;
+    const auto slash = S.report.rfind('/');
+    std::string dir = slash == std::string::npos ? "." : S.report.substr(0, slash);
+    if (dir.empty()) dir = "/";
+    if (!is_dir(dir)) throw UsageError("--report '" + S.report + "': folder '" + dir + "' does not exist");
+    if (::access(dir.c_str(), W_OK) != 0)
+        throw UsageError("--report '" + S.report + "': folder '" + dir + "' is not writable");
+    for (const auto& o : outputs)
+        if (o == S.report) throw UsageError("--report '" + S.report + "' is also an image output of this run");
+    forge::io::OutputSet::check_paths({S.report});
+}
+
 namespace {
 // Volume (x, y, slices*Nz, frames) of magnitudes or complex values.
 template <typename T>
@@ -231,14 +244,54 @@ std::vector<std::size_t> my_share(const ReconProblem& P) { return dist::my_frame
 
 forge::recon::ReconResult reconstruct_share(const ReconProblem& P, bool fieldCorrection, const Settings& S,
                                             Progress& prog, const std::vector<std::size_t>& frames,
-                                            const std::string& tag) {
+                                            const std::string& tag, std::vector<double>* finalCosts) {
     if (frames.empty()) {  // more processes than frames: nothing to do here (an empty list would mean all)
         forge::recon::ReconResult R;
         R.complexImage.assign(P.nslices * P.nframes, arma::cx_fvec(P.n2(), arma::fill::zeros));
         for (const auto& c : R.complexImage) R.magnitude.push_back(arma::abs(c));
         return R;
     }
-    return forge::recon::reconstruct(P, fieldCorrection, recon_settings(S, prog, frames), rank_tag(tag));
+    return forge::recon::reconstruct(P, fieldCorrection, recon_settings(S, prog, frames, finalCosts), rank_tag(tag));
+}
+
+ReportedReconstruction gather_reconstruction(const ReconProblem& P, const std::vector<std::size_t>& mine,
+                                             forge::recon::ReconResult& R, std::vector<double> finalCosts,
+                                             const std::string& name, bool fieldCorrection) {
+    ReportedReconstruction rec;
+    rec.name = name;
+    rec.field_correction = fieldCorrection;
+    dist::gather_images(P, mine, R);
+    rec.solves = R.solves;
+    rec.final_costs = std::move(finalCosts);
+    dist::gather_solves(rec.solves, rec.final_costs);
+    rec.setup_seconds = dist::max_over_ranks(R.setup_seconds);
+    rec.solve_seconds = dist::max_over_ranks(R.solve_seconds);
+    if (dist::root()) rec.quality = frame_quality(P, R);
+    return rec;
+}
+
+ReportedData reported_data(const ReconProblem& P, const forge::io::MrdFile& F, bool kFromAcquisitions) {
+    ReportedData d;
+    d.acquisitions = F.acquisitions.size();
+    d.coils = P.nc;
+    d.slices = P.nslices;
+    d.frames = P.nframes;
+    d.matrix = {{P.Nx, P.Ny, P.Nz}};
+    d.trajectory = F.header.trajectory;
+    d.k_from = kFromAcquisitions ? "acquisitions" : "encoding counters";
+    d.field_map = !P.fieldmap.empty();
+    return d;
+}
+
+std::vector<forge::recon::Quality> frame_quality(const ReconProblem& P, const forge::recon::ReconResult& R) {
+    std::vector<forge::recon::Quality> q;
+    if (P.reference.empty()) return q;
+    for (std::size_t f = 0; f < P.nframes; ++f) {
+        const std::vector<arma::fvec> frame(R.magnitude.begin() + f * P.nslices,
+                                            R.magnitude.begin() + (f + 1) * P.nslices);
+        q.push_back(forge::recon::magnitude_quality(frame, P.reference));
+    }
+    return q;
 }
 
 std::string rank_tag(const std::string& tag) {
@@ -274,7 +327,8 @@ std::size_t solves_per_recon(const ReconProblem& P, const Settings& S, std::size
     return forge::recon::solves_per_reconstruction(P, r);
 }
 
-forge::recon::ReconSettings recon_settings(const Settings& S, Progress& prog, const std::vector<std::size_t>& frames) {
+forge::recon::ReconSettings recon_settings(const Settings& S, Progress& prog, const std::vector<std::size_t>& frames,
+                                           std::vector<double>* finalCosts) {
     forge::recon::ReconSettings R;
     R.frames = frames;
     R.op = encoding_operator(S.op);
@@ -286,9 +340,12 @@ forge::recon::ReconSettings recon_settings(const Settings& S, Progress& prog, co
     R.iterations = S.iterations;
     R.tolerance = S.tolerance;
     R.gpu = S.gpu;
-    auto last = std::make_shared<std::size_t>(0);  // the last iteration reported in the current solve
-    R.on_iteration = [&prog, last](const std::string& label, const forge::PcgIterationInfo& i, std::size_t niter) {
+    auto last = std::make_shared<std::size_t>(0);   // the last iteration reported in the current solve
+    auto lastCost = std::make_shared<double>(NAN);  // and its cost
+    R.on_iteration = [&prog, last, lastCost](const std::string& label, const forge::PcgIterationInfo& i,
+                                             std::size_t niter) {
         *last = i.iteration;
+        *lastCost = i.cost;
         prog.iteration(label, i.iteration, niter, i.cost, i.gradient_norm);
     };
     R.on_build = [&prog](const std::string& label, std::size_t done, std::size_t total, double seconds) {
@@ -296,10 +353,12 @@ forge::recon::ReconSettings recon_settings(const Settings& S, Progress& prog, co
     };
     const double tol = S.tolerance;
     const bool quiet = S.quiet;
-    R.on_solve_end = [&prog, last, tol, quiet](const std::string& label, const forge::SolverReport& rep,
-                                               std::size_t niter) {
+    R.on_solve_end = [&prog, last, lastCost, tol, quiet,
+                      finalCosts](const std::string& label, const forge::SolverReport& rep, std::size_t niter) {
         prog.finish_solve(*last, niter);
         *last = 0;
+        if (finalCosts) finalCosts->push_back(*lastCost);
+        *lastCost = NAN;
         if (!quiet) std::fprintf(stderr, "%s\n", stop_message(label, rep, tol).c_str());
     };
     return R;
@@ -356,6 +415,7 @@ void resolve_operator(ReconProblem& P, Settings& S) {
     if (S.op == "fft" && !onGrid)
         throw UsageError("--operator fft: the samples are not on the k-space grid of an FFT (neither the recon grid "
                          "nor the encoded FOV's grid); use --operator dft, toeplitz, timeseg or nufft");
+    if (S.opRequested.empty()) S.opRequested = S.op;
     if (S.op != "auto") return;
     const forge::recon::OperatorChoice c =
         forge::recon::choose_operator(P, S.iterations, S.gpu, !P.fieldmap.empty() && !S.noFieldCorrection);

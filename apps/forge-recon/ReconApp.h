@@ -11,13 +11,19 @@
 
 #include "Distributed.h"
 #include "Progress.h"
+#include "Report.h"
 #include "forge/IO/MrdProblem.h"
 #include "forge/IO/OutputSet.h"
 #include "forge/IO/Png.h"
 #include "forge/Recon/CoilMaps.h"
 #include "forge/Recon/FieldMapEstimation.h"
+#include "forge/Recon/Metrics.h"
 #include "forge/Recon/ReconProblem.h"
 #include "forge/Recon/Reconstruct.h"
+
+namespace CLI {
+class App;
+}
 
 namespace forge_recon {
 
@@ -36,6 +42,7 @@ struct Settings {
     std::string output;
     bool demo = false;
     std::string op = "auto";      // resolved to dft, fft, nufft or timeseg by resolve_operator()
+    std::string opRequested;      // --operator as given (resolve_operator() keeps it)
     std::string opReason;         // why auto chose it
     int segments = 0;             // timeseg: L (0 = smallest L with estimated RMS error <= 1%); toeplitz: L
     double toeplitzError = 1e-3;  // toeplitz: requested relative error of the normal operator (chooses L)
@@ -61,6 +68,7 @@ struct Settings {
     bool cartesian = false;
     std::string group = "dataset";
     bool quiet = false;
+    std::string report;  // --report FILE.json (empty: none)
     // demo
     int demoSize = 64;
     int demoSlices = 2;
@@ -69,11 +77,17 @@ struct Settings {
     bool gpu = false;  // resolved from 'device'
 };
 
+// forge-recon's command line (Options.cpp).
+void add_options(CLI::App& app, Settings& S);
+
 bool is_dir(const std::string& p);
 // Checks that the folder of the -o prefix exists and is writable. A prefix naming an existing folder ("out"
 // or "out/") becomes that folder plus 'defaultName', the name the outputs get without -o ("<input
 // stem>_recon"; the demo's "demo").
 void check_output_prefix(std::string& prefix, const std::string& defaultName = "demo");
+// --report FILE: refuses a file whose folder does not exist or is not writable, that exists as something other
+// than a file, or that is one of the run's other outputs.
+void check_report_path(const Settings& S, const std::vector<std::string>& outputs);
 // Refuses a reconstruction that cannot fit before anything of its size is allocated; 'estimatingMaps' counts
 // coil-map estimation from the data too (checked before it starts).
 void check_memory(const ReconProblem& P, const Settings& S, bool withMaps, bool estimatingMaps = false);
@@ -93,8 +107,10 @@ std::size_t solves_per_recon(const ReconProblem& P, const Settings& S, std::size
 
 // The library's settings for S, reporting every iteration and the end of every solve to 'prog'; 'frames'
 // (indices into P.frames; empty: all) is the share of this process (Distributed.h).
+// 'finalCosts' (optional) receives the cost after each solve's last iteration (NaN: it ran none).
 forge::recon::ReconSettings recon_settings(const Settings& S, Progress& prog,
-                                           const std::vector<std::size_t>& frames = {});
+                                           const std::vector<std::size_t>& frames = {},
+                                           std::vector<double>* finalCosts = nullptr);
 // The line forge-recon prints when a solve ends: why it stopped (tolerance, iteration limit, ...), after how many
 // iterations, at which relative gradient.
 std::string stop_message(const std::string& label, const forge::SolverReport& rep, double tolerance);
@@ -107,9 +123,19 @@ std::string operator_description(const ReconProblem& P, const Settings& S);
 std::vector<std::size_t> my_share(const ReconProblem& P);
 // Reconstructs the frames 'frames' of P (my_share()); the other frames' images stay zero until gathered
 // (dist::gather_images). Solves are labelled rank_tag(tag).
+// 'finalCosts' as recon_settings() fills it.
 forge::recon::ReconResult reconstruct_share(const ReconProblem& P, bool fieldCorrection, const Settings& S,
                                             Progress& prog, const std::vector<std::size_t>& frames,
-                                            const std::string& tag);
+                                            const std::string& tag, std::vector<double>* finalCosts = nullptr);
+// Gathers every rank's share of a reconstruction on rank 0 (images, solve records, final costs; the slowest
+// rank's seconds), as --report describes it: name, field correction and, with a reference, each frame's quality.
+ReportedReconstruction gather_reconstruction(const ReconProblem& P, const std::vector<std::size_t>& mine,
+                                             forge::recon::ReconResult& R, std::vector<double> finalCosts,
+                                             const std::string& name, bool fieldCorrection);
+// What --report says of the data of P (read from F; 'kFromAcquisitions': k from stored trajectories).
+ReportedData reported_data(const ReconProblem& P, const forge::io::MrdFile& F, bool kFromAcquisitions);
+// Each frame's magnitude quality against P.reference (all slices of the frame together); empty without one.
+std::vector<forge::recon::Quality> frame_quality(const ReconProblem& P, const forge::recon::ReconResult& R);
 // 'tag' with this process's rank in a distributed run ("recon [rank 2/4]"), else 'tag'.
 std::string rank_tag(const std::string& tag);
 // Rank 0 of a distributed run: one line per rank (frames, seconds, device); nothing in a run of one process.
@@ -131,10 +157,16 @@ forge::recon::CoilMapOptions coil_map_options(const Settings& S);
 forge::recon::FieldMapOptions fieldmap_options(const Settings& S);
 // The field map of a multi-echo problem (its own coil maps estimated when it has none), reconstructing
 // its echoes quietly with S's solver settings.
-std::vector<arma::fvec> fieldmap_from_echoes(ReconProblem echoes, const Settings& S, const std::string& what);
+// Its seconds go to times.field_map (those of the coil maps it estimates to times.coil_maps).
+std::vector<arma::fvec> fieldmap_from_echoes(ReconProblem echoes, const Settings& S, const std::string& what,
+                                             StageTimes& times);
 // The file mode's estimation: coil maps when the problem has none (and S.smaps is not "none"), the field
-// map from the input's echoes (--fieldmap estimate) or from --fieldmap-scan.
-void estimate_maps(ReconProblem& P, const Settings& S, const arma::cx_mat& coilTransform);
+// map from the input's echoes (--fieldmap estimate) or from --fieldmap-scan; timed into 'times'.
+void estimate_maps(ReconProblem& P, const Settings& S, const arma::cx_mat& coilTransform, StageTimes& times);
+// Loads maps and the reference named on the command line or stored in the ISMRMRD file 'mrdPath' itself
+// (<group>/csm, <group>/fieldmap, <group>/phantom: the layout ismrmrd_generate_cartesian_shepp_logan and
+// forge-recon --demo write).
+void attach_maps(ReconProblem& P, const Settings& S, const std::string& mrdPath);
 // Writes PREFIX_smaps.nii (complex, x, y, slices, coils) and PREFIX_fieldmap.nii (rad/s) when present.
 void write_maps(const std::string& prefix, const ReconProblem& P, forge::io::OutputSet& outs);
 

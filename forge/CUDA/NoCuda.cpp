@@ -2,7 +2,7 @@
 //
 // A build without CUDA compiles the same operator sources as a CUDA build (no #ifdef in them); they reach the
 // device only after device::available(), which is false here, or through a device-resident vector, which
-// cannot exist here (forgeCol::putOnGPU throws first). The definitions below exist so that those sources link;
+// cannot exist here (forgeCol::put_on_gpu throws first). The definitions below exist so that those sources link;
 // constructing a plan throws forge::cuda_error, and any other entry point fails loudly if it is ever reached.
 #include "forge/Core/Exceptions.h"
 #include "forge/CUDA/CudaFft.h"
@@ -41,6 +41,7 @@ void CudaDftPipeline::execute(Direction, const float*, float*, uword) { no_cuda_
 void CudaDftPipeline::execute(const DftPoints&, Direction, const float*, float*, uword) const { no_cuda_CudaDftPipeline(); }
 void CudaDftPipeline::execute_host(Direction, const float*, float*, uword) { no_cuda_CudaDftPipeline(); }
 void CudaDftPipeline::synchronize() const { no_cuda_CudaDftPipeline(); }
+uword CudaDftPipeline::num_samples() const { no_cuda_CudaDftPipeline(); }
 uword CudaDftPipeline::point_uploads() const { no_cuda_CudaDftPipeline(); }
 const char* CudaDftPipeline::batch_kernel() const { no_cuda_CudaDftPipeline(); }
 

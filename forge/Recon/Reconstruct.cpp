@@ -8,11 +8,11 @@
 #include <memory>
 
 #include "forge/Core/Exceptions.h"
+#include "forge/Operators/SENSE.h"
+#include "forge/Operators/TimeSegmentation.h"
 #include "forge/Operators/dft/Gdft.h"
 #include "forge/Operators/fft/GfftSampled.h"
 #include "forge/Operators/nufft/Gnufft.h"
-#include "forge/Operators/SENSE.h"
-#include "forge/Operators/TimeSegmentation.h"
 #include "forge/Operators/toeplitz/ToeplitzNormal.h"
 #include "forge/Penalties/QuadPenalty.h"
 #include "forge/Penalties/TVPenalty.h"
@@ -40,52 +40,50 @@ struct Units {
     double image = 1, cost = 1;
 };
 
-// normal: A's normal() is fast (the Toeplitz path): the right-hand side A^H y once with the exact operator, then
-// solve_pwls_pcg_normal, one A.normal() per iteration, told ||y||^2 so that it reports the same cost
-// ||y - A x||^2 + R(x) as the other operators. Otherwise recon_solve (A and A^H per iteration). The callback and
-// the report see the caller's units.
+// Where the records of one frame's solves go.
+struct FrameSolves {
+    std::size_t index = 0;  // into P.frames
+    const ReconFrame* frame = nullptr;
+    std::size_t segments = 0;  // L, once the operator is built
+    std::vector<SolveRecord>* records = nullptr;
+};
+
+// normal: A's normal() is fast (the Toeplitz path): recon_solve's normal-equations path on NormalOf(A), the
+// right-hand side A^H y once with the exact operator. Otherwise recon_solve's path with A and A^H per iteration.
+// The callback and the report see the caller's units; the solve is recorded in 'fs' (coil -1: SENSE).
 template <typename Op>
 arma::cx_fvec solve(const std::shared_ptr<const Op>& A, const arma::cx_fvec& y, const Robject<float>& R,
-                    const ReconSettings& S, const std::string& label, bool normal, const Units& u) {
+                    const ReconSettings& S, const std::string& label, bool normal, const Units& u, FrameSolves& fs,
+                    long coil = -1) {
+    const auto t0 = std::chrono::steady_clock::now();
     SolverReport rep;
     const std::size_t niter = static_cast<std::size_t>(S.iterations);
     const double gradientUnit = u.cost / u.image;  // ||grad Phi|| per ||grad Phi'||
-    PcgOptions<float> pcg;
-    pcg.tolerance = static_cast<float>(S.tolerance);
+    ReconOptions<float> opts;
+    opts.device = S.gpu ? ReconDevice::GPU : ReconDevice::Host;
+    opts.pcg.tolerance = static_cast<float>(S.tolerance);
+    opts.report = &rep;
     if (S.on_iteration)
-        pcg.callback = [&](const PcgIterationInfo& i) {
+        opts.pcg.callback = [&](const PcgIterationInfo& i) {
             PcgIterationInfo c = i;
             c.cost *= u.cost;
             c.gradient_norm *= gradientUnit;
             S.on_iteration(label, c, niter);
         };
-    arma::cx_fvec x;
-    if (!normal) {
-        ReconOptions<float> opts;
-        opts.device = S.gpu ? ReconDevice::GPU : ReconDevice::Host;
-        opts.pcg = pcg;
-        opts.report = &rep;
-        x = recon_solve<float>(y, *A, R, niter, opts);
-    } else {
-        using V = forgeCol<forgeComplex<float>>;
-        V fy(y), x0(arma::cx_fvec(A->n2(), arma::fill::zeros));
-        if (S.gpu) {
-            if (!device::available())
-                throw cuda_error("reconstruct: the GPU was requested but no CUDA device is usable");
-            fy.put_on_gpu();
-            x0.put_on_gpu();
-            A->prepare_device();
-        }
-        const double ynorm = solver_detail::robust_norm(fy);
-        pcg.data_norm2 = ynorm * ynorm;  // y^H W y, W = 1
-        const V b = A->adjoint(fy);
-        const NormalOf<float> N(A);
-        V fx = solve_pwls_pcg_normal<float>(x0, N, b, R, niter, pcg, &rep);
-        if (fx.on_gpu()) fx.get_from_gpu();
-        x = fx.to_arma();
-    }
+    arma::cx_fvec x = normal ? recon_solve<float>(y, *A, NormalOf<float>(A), R, niter, opts)
+                             : recon_solve<float>(y, *A, R, niter, opts);
     rep.initial_gradient_norm *= gradientUnit;
     rep.final_gradient_norm *= gradientUnit;
+    SolveRecord rec;
+    rec.label = label;
+    rec.frame_index = fs.index;
+    rec.slice = fs.frame->slice;
+    rec.frame = fs.frame->frame;
+    rec.coil = coil;
+    rec.segments = fs.segments;
+    rec.report = rep;
+    rec.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    fs.records->push_back(rec);
     if (S.on_solve_end) S.on_solve_end(label, rep, niter);
     return x;
 }
@@ -158,7 +156,7 @@ double image_scale(const Op& A, const arma::cx_fvec& y, double curvature) {
 // to the curvature) and delta (relative to the image scale) scale with them, so the minimiser is the same.
 template <typename Enc>
 arma::cx_fvec recon_frame(const ReconProblem& P, const ReconFrame& fr, std::shared_ptr<const Enc> G,
-                          const ReconSettings& S, const std::string& label, bool normal = false) {
+                          const ReconSettings& S, const std::string& label, FrameSolves& fs, bool normal = false) {
     const std::size_t n1 = fr.kx.n_elem, n2 = P.n2();
     const bool tv = S.penalty == PenaltyKind::TV;
     double ys = 1;
@@ -178,7 +176,7 @@ arma::cx_fvec recon_frame(const ReconProblem& P, const ReconFrame& fr, std::shar
         const double scale = tv ? image_scale(*E, y, curvature) : 1.0;
         auto R = make_penalty(P, S, curvature, scale);
         const Units u{ys / ms, ys * ys};
-        return unscaled(solve(E, y, *R, S, label, normal, u), u.image, label);
+        return unscaled(solve(E, y, *R, S, label, normal, u, fs), u.image, label);
     }
     arma::fvec sos(n2, arma::fill::zeros);
     for (std::size_t c = 0; c < P.nc; ++c) {
@@ -186,7 +184,8 @@ arma::cx_fvec recon_frame(const ReconProblem& P, const ReconFrame& fr, std::shar
         const double curvature = double(n1);
         const double scale = tv ? image_scale(*G, yc, curvature) : 1.0;
         auto R = make_penalty(P, S, curvature, scale);
-        arma::cx_fvec xc = solve(G, yc, *R, S, label + " coil " + std::to_string(c + 1), normal, Units{ys, ys * ys});
+        arma::cx_fvec xc =
+            solve(G, yc, *R, S, label + " coil " + std::to_string(c + 1), normal, Units{ys, ys * ys}, fs, long(c));
         sos += arma::square(arma::abs(xc));
     }
     return unscaled(arma::conv_to<arma::cx_fvec>::from(arma::sqrt(sos)), ys, label);
@@ -195,17 +194,18 @@ arma::cx_fvec recon_frame(const ReconProblem& P, const ReconFrame& fr, std::shar
 // Time-segmented field correction around the encoding operator G.
 template <typename Base>
 arma::cx_fvec recon_time_segmented(const ReconProblem& P, const ReconFrame& fr, const Base& G, const ReconSettings& S,
-                                   const std::string& label) {
+                                   const std::string& label, FrameSolves& fs) {
     using TS = TimeSegmentation<float, Base>;
     const arma::fvec& fmap = P.fieldmap[fr.slice];
     uword L = static_cast<uword>(S.segments);
     if (L == 0) L = TS::choose_segments(fmap, fr.t, 0.01, TSInterp::MinMax, 64).L;
     auto T = std::make_shared<const TS>(G, fmap, fr.t, L, TSInterp::MinMax);
-    return recon_frame(P, fr, T, S, label + " (L=" + std::to_string(L) + ")");
+    fs.segments = L;
+    return recon_frame(P, fr, T, S, label + " (L=" + std::to_string(L) + ")", fs);
 }
 
 arma::cx_fvec recon_one(const ReconProblem& P, const ReconFrame& fr, bool fieldCorrection, const ReconSettings& S,
-                        const std::string& label) {
+                        const std::string& label, FrameSolves& fs) {
     const std::size_t n1 = fr.kx.n_elem, n2 = P.n2();
     const bool correct = fieldCorrection && !P.fieldmap.empty();
     switch (S.op) {
@@ -215,24 +215,24 @@ arma::cx_fvec recon_one(const ReconProblem& P, const ReconFrame& fr, bool fieldC
                     "reconstruct: EncodingOperator::Fft needs the problem's fftGrid (fft_grid() found "
                     "no FFT grid holding every sample)");
             GfftSampled<float> G(P.Nx, P.Ny, P.Nz, P.fftGrid[0], P.fftGrid[1], P.fftGrid[2], fr.kx, fr.ky, fr.kz);
-            if (!correct) return recon_frame(P, fr, share(G), S, label);
-            return recon_time_segmented(P, fr, G, S, label);
+            if (!correct) return recon_frame(P, fr, share(G), S, label, fs);
+            return recon_time_segmented(P, fr, G, S, label, fs);
         }
         case EncodingOperator::Nufft: {
             Gnufft<float> G(n1, P.Nx, P.Ny, P.Nz, fr.kx, fr.ky, fr.kz);
-            return recon_frame(P, fr, share(G), S, label);
+            return recon_frame(P, fr, share(G), S, label, fs);
         }
         case EncodingOperator::TimeSeg: {
             Gnufft<float> G(n1, P.Nx, P.Ny, P.Nz, fr.kx, fr.ky, fr.kz);
-            if (!correct) return recon_frame(P, fr, share(G), S, label);
-            return recon_time_segmented(P, fr, G, S, label);
+            if (!correct) return recon_frame(P, fr, share(G), S, label, fs);
+            return recon_time_segmented(P, fr, G, S, label, fs);
         }
         case EncodingOperator::Dft:
         case EncodingOperator::Toeplitz: break;
     }
     arma::fvec fm = correct ? P.fieldmap[fr.slice] : arma::fvec(n2, arma::fill::zeros);
     auto G = std::make_shared<const Gdft<float>>(n1, n2, fr.kx, fr.ky, fr.kz, P.ix, P.iy, P.iz, fm, fr.t);
-    if (S.op == EncodingOperator::Dft) return recon_frame(P, fr, G, S, label);
+    if (S.op == EncodingOperator::Dft) return recon_frame(P, fr, G, S, label, fs);
     // Toeplitz: G's normal by FFTs on the 2x grid (P.ix etc. are the grid ToeplitzNormal assumes), G exact for
     // the right-hand side. Unit weights, as recon_solve's.
     std::shared_ptr<ToeplitzNormal<float>> T;
@@ -243,13 +243,14 @@ arma::cx_fvec recon_one(const ReconProblem& P, const ReconFrame& fr, bool fieldC
         const uword L =
             S.segments > 0 ? uword(S.segments) : ToeplitzNormal<float>::choose_segments(fm, fr.t, S.toeplitzError);
         segments = " (L=" + std::to_string(L) + ")";
+        fs.segments = L;
         T = std::make_shared<ToeplitzNormal<float>>(P.Nx, P.Ny, P.Nz, fr.kx, fr.ky, fr.kz, arma::fvec(), fm, fr.t, L,
                                                     TSInterp::MinMax, KernelBuild::Auto, AxisGrouping::Auto, progress);
     } else {
         T = std::make_shared<ToeplitzNormal<float>>(P.Nx, P.Ny, P.Nz, fr.kx, fr.ky, fr.kz, arma::fvec(),
                                                     KernelBuild::Auto, AxisGrouping::Auto, progress);
     }
-    return recon_frame<LinearOperator<float>>(P, fr, with_normal<float>(G, T), S, label + segments, true);
+    return recon_frame<LinearOperator<float>>(P, fr, with_normal<float>(G, T), S, label + segments, fs, true);
 }
 
 }  // namespace
@@ -275,11 +276,19 @@ ReconResult reconstruct(const ReconProblem& P, bool fieldCorrection, const Recon
             throw invalid_argument("reconstruct: settings.frames names frame " + std::to_string(i) + " twice");
     }
     for (std::size_t i : order) {
+        const auto tFrame = std::chrono::steady_clock::now();
         const ReconFrame& fr = P.frames[i];
         std::string label = tag;
         if (P.nslices > 1) label += " slice " + std::to_string(fr.slice + 1) + "/" + std::to_string(P.nslices);
         if (P.nframes > 1) label += " frame " + std::to_string(fr.frame + 1) + "/" + std::to_string(P.nframes);
-        out.complexImage[fr.frame * P.nslices + fr.slice] = recon_one(P, fr, fieldCorrection, S, label);
+        FrameSolves fs{i, &fr, 0, &out.solves};
+        const std::size_t first = out.solves.size();
+        out.complexImage[fr.frame * P.nslices + fr.slice] = recon_one(P, fr, fieldCorrection, S, label, fs);
+        double solving = 0;
+        for (std::size_t k = first; k < out.solves.size(); ++k) solving += out.solves[k].seconds;
+        out.solve_seconds += solving;
+        out.setup_seconds +=
+            std::max(0.0, std::chrono::duration<double>(std::chrono::steady_clock::now() - tFrame).count() - solving);
     }
     for (const auto& c : out.complexImage) out.magnitude.push_back(arma::abs(c));
     out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -39,11 +39,11 @@ struct ReconSettings {
                                   // Toeplitz: L (0 = chosen for toeplitzError)
     double toeplitzError = 1e-3;  // Toeplitz with a field map: relative error of the normal operator
     PenaltyKind penalty = PenaltyKind::Quad;
-    double beta = 1e-3;   // relative to the data term's curvature
-    double delta = 0.05;  // TV: relative to the image scale
+    double beta = 1e-3;                    // relative to the data term's curvature
+    double delta = 0.05;                   // TV: relative to the image scale
     int iterations = kDefaultIterations;   // PCG: at most this many iterations per solve
     double tolerance = kDefaultTolerance;  // PCG: stop at ||gradient|| <= tolerance * initial (0 = off)
-    bool gpu = false;      // solve on the GPU (forgeCol device residency)
+    bool gpu = false;                      // solve on the GPU (forgeCol device residency)
     // Indices into P.frames to reconstruct, each at most once (empty: all). The images of the other frames
     // stay zero: a process of a distributed run reconstructs its share and the shares are gathered after.
     std::vector<std::size_t> frames;
@@ -56,10 +56,26 @@ struct ReconSettings {
     std::function<void(const std::string& label, const SolverReport& report, std::size_t niter)> on_solve_end;
 };
 
+// One PCG solve of a reconstruction: its frame (and coil, without maps), its time segments, what the solver did.
+struct SolveRecord {
+    std::string label;                 // as the callbacks name the solve
+    std::size_t frame_index = 0;       // index into P.frames
+    std::size_t slice = 0, frame = 0;  // that frame's slice and frame
+    long coil = -1;                    // coil by coil (no maps): the coil, 0-based; -1: SENSE, every coil at once
+    std::size_t segments = 0;          // L: time segments of TimeSeg/Fft, or of the Toeplitz kernels; 0: none
+    SolverReport report;               // iterations, stop reason, gradient norms, in the problem's units
+    double seconds = 0;                // the solve: right-hand side (Toeplitz), PCG loop, transfers
+};
+
 struct ReconResult {
     std::vector<arma::fvec> magnitude;        // per image, ordered slice-fastest then frame
     std::vector<arma::cx_fvec> complexImage;  // the same, complex
     double seconds = 0;
+    // Every solve, in the order run (frames in S.frames order; coils in order within a frame).
+    std::vector<SolveRecord> solves;
+    // seconds split: in the solves (the sum of solves[i].seconds), and in setting them up (the operators with
+    // their Toeplitz kernels and time segmentation, the scaling, the penalty).
+    double solve_seconds = 0, setup_seconds = 0;
 };
 
 // Reconstructs every frame; images ordered x, y, (z,) slice, frame. 'fieldCorrection' false ignores the

@@ -1,6 +1,6 @@
 #pragma once
 // recon_solve: the high-level entry point. Give it the measured data, an encoding operator and a penalty;
-// it picks where to run, prepares x0 and the weights, runs solve_pwls_pcg and returns the image.
+// it picks where to run, prepares x0 and the weights, runs the solver and returns the image.
 //
 //   template <typename T1, typename Op>
 //   arma::Col<std::complex<T1>> recon_solve(const arma::Col<std::complex<T1>>& data, const Op& G,
@@ -10,12 +10,31 @@
 //   data   measured samples, length = length of G * x (for SENSE: n1 * ncoils, coil-major)
 //   G      operator with G * x, G / y and n2() (number of image pixels): Gdft, GdftR2, SENSE, pcSENSE, ...
 //   R      penalty (QuadPenalty, TVPenalty)
-//   niter  PCG iterations
+//   niter  PCG iterations (at most)
 //   opts   device: Auto (GPU when forge was built with CUDA, a device is present and T1 = float), Host, GPU;
 //          weights (empty = all ones), x0 (empty = zeros), pcg (tolerance, callback), report (optional).
+//   Runs solve_pwls_pcg: every iteration applies G and G^H.
 //
-// On the GPU the data, weights and x0 are uploaded once, the whole PCG loop runs on the device, and the
-// image is downloaded once at the end.
+// The normal-equations path, for an operator whose normal operator N = G^H W G is cheaper than G and G^H
+// (ToeplitzNormal: FFTs on a 2x grid; NormalOf(A) for an A built with with_normal(G, ToeplitzNormal)):
+//
+//   template <typename T1, typename Op, typename NormalOp>
+//   arma::Col<std::complex<T1>> recon_solve(const arma::Col<std::complex<T1>>& data, const Op& G,
+//                                          const NormalOp& N, const Robject<T1>& R, uword niter,
+//                                          const ReconOptions<T1>& opts = {});
+//
+//   N      square operator with N * x on forgeCol (n2 pixels in and out): G^H W G, exactly or approximately
+//   Forms b = G^H W y once with G (exact), then runs solve_pwls_pcg_normal on (N, b): one N per iteration. The
+//   callback's cost is ||W^{1/2} (y - G x)||^2 + R(x), as on the other path (y^H W y is passed as
+//   PcgOptions::data_norm2 unless the caller set it), and equal to it where N = G^H W G.
+//
+// Device (both paths): decided here, once. On the GPU the data, weights and x0 are uploaded once (and on the
+// normal path every operator's device data with prepare_device(), where it has one), the whole PCG loop runs on
+// the device, and the image is downloaded once at the end.
+#include <cmath>
+#include <type_traits>
+#include <utility>
+
 #include "forge/Core/DeviceMemory.h"
 #include "forge/Solvers/solve_pwls_pcg.h"
 
@@ -32,24 +51,42 @@ struct ReconOptions {
     SolverReport* report = nullptr;
 };
 
+namespace solver_detail {
+
+// Whether recon_solve runs on the GPU for 'device'. Throws cuda_error naming 'name' when the GPU is asked for and
+// none is usable.
+template <typename T1>
+bool recon_on_gpu(ReconDevice device, const char* name) {
+    if (device == ReconDevice::GPU) {
+        if (!device::available())
+            throw cuda_error(std::string(name) +
+                             ": device = GPU was requested but no CUDA device is usable (built with CUDA: " +
+                             std::string(device::built_with_cuda() ? "yes" : "no") + ")");
+        return true;
+    }
+    return device == ReconDevice::Auto && std::is_same<T1, float>::value && device::available();
+}
+
+// op.prepare_device() where the operator has one (LinearOperator does); nothing otherwise.
+template <typename Op>
+auto prepare_device_of(const Op& op, int) -> decltype(op.prepare_device(), void()) {
+    op.prepare_device();
+}
+template <typename Op>
+void prepare_device_of(const Op&, long) {}
+
+}  // namespace solver_detail
+
 template <typename T1, typename Op>
 arma::Col<std::complex<T1>> recon_solve(const arma::Col<std::complex<T1>>& data, const Op& G, const Robject<T1>& R,
-                                       uword niter, const ReconOptions<T1>& opts = {}) {
+                                        uword niter, const ReconOptions<T1>& opts = {}) {
     const uword n2 = G.n2();
     arma::Col<std::complex<T1>> x0 = opts.x0.is_empty() ? arma::Col<std::complex<T1>>(n2, arma::fill::zeros) : opts.x0;
     arma::Col<T1> W = opts.weights.is_empty() ? arma::Col<T1>(data.n_elem, arma::fill::ones) : opts.weights;
     solver_detail::require_len("recon_solve", "x0", x0.n_elem, n2, "G.n2()");
     solver_detail::require_len("recon_solve", "weights", W.n_elem, data.n_elem, "the length of data");
 
-    bool gpu = false;
-    if (opts.device == ReconDevice::GPU) {
-        if (!device::available())
-            throw cuda_error("recon_solve: device = GPU was requested but no CUDA device is usable (built with CUDA: " +
-                             std::string(device::built_with_cuda() ? "yes" : "no") + ")");
-        gpu = true;
-    } else if (opts.device == ReconDevice::Auto) {
-        gpu = std::is_same<T1, float>::value && device::available();
-    }
+    const bool gpu = solver_detail::recon_on_gpu<T1>(opts.device, "recon_solve");
     if (!gpu) return solve_pwls_pcg<T1>(x0, G, W, data, R, niter, opts.pcg, opts.report);
 
     forgeCol<forgeComplex<T1>> fx0(x0), fy(data);
@@ -59,6 +96,44 @@ arma::Col<std::complex<T1>> recon_solve(const arma::Col<std::complex<T1>>& data,
     fW.put_on_gpu();
     forgeCol<forgeComplex<T1>> x = solve_pwls_pcg<T1>(fx0, G, fW, fy, R, niter, opts.pcg, opts.report);
     x.get_from_gpu();
+    return x.to_arma();
+}
+
+template <typename T1, typename Op, typename NormalOp>
+arma::Col<std::complex<T1>> recon_solve(const arma::Col<std::complex<T1>>& data, const Op& G, const NormalOp& N,
+                                        const Robject<T1>& R, uword niter, const ReconOptions<T1>& opts = {}) {
+    using V = forgeCol<forgeComplex<T1>>;
+    const uword n2 = G.n2();
+    solver_detail::require_len("recon_solve", "N.n2()", N.n2(), n2, "G.n2()");
+    const arma::Col<std::complex<T1>> x0 =
+        opts.x0.is_empty() ? arma::Col<std::complex<T1>>(n2, arma::fill::zeros) : opts.x0;
+    solver_detail::require_len("recon_solve", "x0", x0.n_elem, n2, "G.n2()");
+    const bool weighted = !opts.weights.is_empty();
+    if (weighted) {
+        solver_detail::require_len("recon_solve", "weights", opts.weights.n_elem, data.n_elem, "the length of data");
+        solver_detail::require_valid_weights<T1>("recon_solve", opts.weights);
+    }
+
+    const bool gpu = solver_detail::recon_on_gpu<T1>(opts.device, "recon_solve");
+    V fy(data), fx0(x0);
+    forgeCol<T1> fW;
+    if (weighted) fW = forgeCol<T1>(opts.weights);
+    if (gpu) {
+        fy.put_on_gpu();
+        fx0.put_on_gpu();
+        if (weighted) fW.put_on_gpu();
+        solver_detail::prepare_device_of(G, 0);
+        solver_detail::prepare_device_of(N, 0);
+    }
+    const double ynorm = solver_detail::robust_norm(fy);
+    if (!std::isfinite(ynorm)) throw invalid_argument("recon_solve: data has a NaN or Inf entry (data must be finite)");
+    PcgOptions<T1> pcg = opts.pcg;
+    if (pcg.data_norm2 < 0)  // y^H W y: the callback then reports the cost of the other path
+        pcg.data_norm2 = weighted ? solver_detail::weighted_norm2<T1>(fy, fW) : ynorm * ynorm;
+    // Unit weights multiply nothing: b = G^H y exactly as G^H W y would give it.
+    const V b = weighted ? V(G / solver_detail::times_w<T1>(fW, fy)) : V(G / fy);
+    V x = solve_pwls_pcg_normal<T1>(fx0, N, b, R, niter, pcg, opts.report);
+    if (x.on_gpu()) x.get_from_gpu();
     return x.to_arma();
 }
 
@@ -72,8 +147,8 @@ arma::Col<std::complex<T1>> reconSolve(const arma::Col<std::complex<T1>>& data, 
 }  // namespace forge
 
 #ifdef FORGE_GLOBAL_NAMES  // opt-in: these names at global scope too (docs/conventions.md)
+using forge::recon_solve;
 using forge::ReconDevice;
 using forge::ReconOptions;
-using forge::recon_solve;
 using forge::reconSolve;
 #endif

@@ -1,6 +1,8 @@
 // forge::io::problem_from_mrd against an MRD file written here with the ISMRMRD C++ API: the trajectory
 // in cycles per FOV, the sample times, the data's coil-major order and the sizes must be those the file
-// holds; malformed input must be refused by name.
+// holds; malformed input must be refused by name. forge::sim::demo_acquisition (forge-recon --demo's
+// simulation): its frames against problem_from_mrd of its readouts, its data against the forward model summed
+// out in double precision.
 #include <cmath>
 #include <complex>
 #include <cstdio>
@@ -18,6 +20,7 @@
 #include "forge/Core/Exceptions.h"
 #include "forge/IO/Mrd.h"
 #include "forge/IO/MrdProblem.h"
+#include "forge/Sim/DemoAcquisition.h"
 
 namespace {
 
@@ -138,4 +141,155 @@ TEST_CASE("problem_from_mrd refuses malformed input by name", "[recon][io][mrd]"
         REQUIRE_THROWS_WITH(forge::io::problem_from_mrd(channels, path),
                             Catch::Contains("acquisition 1 has 4 channels but acquisition 0 has 3"));
     }
+}
+
+// ---------------------------------------------------------------- forge::sim::demo_acquisition
+
+namespace {
+
+// The ISMRMRD file of one simulated scan, as forge-recon --demo writes it: a 2D multi-slice header on the demo's
+// grid (encoded = recon FOV), one acquisition per readout.
+forge::io::MrdFile demo_mrd(const forge::sim::DemoAcquisition& d, const forge::sim::SimulatedScan& scan) {
+    forge::io::MrdFile F;
+    F.header.encodedMatrix = F.header.reconMatrix = {d.N, d.N, 1};
+    F.header.encodedFov_mm = F.header.reconFov_mm = {d.fov_mm, d.fov_mm, d.thickness_mm};
+    F.header.trajectory = scan.cartesian ? "cartesian" : "spiral";
+    F.header.hasTE = true;
+    F.header.TE_ms = scan.echo_times_ms.front();
+    F.header.echoTimes_ms = scan.echo_times_ms;
+    F.header.hasCenterE1 = scan.cartesian;
+    F.header.centerE1 = scan.centre_line;
+    for (const forge::sim::Readout& r : scan.readouts) {
+        forge::io::MrdAcquisition a;
+        a.samples = uint16_t(r.samples);
+        a.channels = uint16_t(d.coils);
+        a.trajDims = r.traj.empty() ? 0 : 2;
+        a.centerSample = uint16_t(r.center_sample);
+        a.dwell_us = r.dwell_us;
+        a.e1 = uint16_t(r.line);
+        a.slice = uint16_t(r.slice);
+        a.contrast = uint16_t(r.contrast);
+        a.readDir = {1, 0, 0};
+        a.phaseDir = {0, 1, 0};
+        a.sliceDir = {0, 0, 1};
+        a.position = {0, 0, d.slice_offset_mm[r.slice]};
+        a.traj = r.traj;
+        a.data = r.data;
+        F.acquisitions.push_back(a);
+    }
+    return F;
+}
+
+// y = S_c x exp(-i (2 pi k.r + field map t)) summed over the pixels in double precision: the forward model of
+// docs/conventions.md written out, independently of Gdft.
+arma::cx_vec explicit_sense_dft(const forge::sim::DemoAcquisition& d, const forge::sim::SimulatedFrame& fr) {
+    const std::size_t N = d.N, n2 = N * N, n1 = fr.k.kx.n_elem;
+    arma::cx_vec y(n1 * d.coils, arma::fill::zeros);
+    for (std::size_t j = 0; j < n1; ++j)
+        for (std::size_t py = 0; py < N; ++py)
+            for (std::size_t px = 0; px < N; ++px) {
+                const std::size_t p = px + N * py;
+                const double x = (double(px) - double(N / 2)) / double(N), yy = (double(py) - double(N / 2)) / double(N);
+                const double phase = 2 * M_PI * (double(fr.k.kx[j]) * x + double(fr.k.ky[j]) * yy) +
+                                     double(d.fieldmap[fr.slice][p]) * double(fr.k.t[j]);
+                const std::complex<double> e = double(d.truth[fr.slice][p]) * std::polar(1.0, -phase);
+                for (std::size_t c = 0; c < d.coils; ++c)
+                    y[c * n1 + j] += std::complex<double>(d.smaps[fr.slice][c * n2 + p]) * e;
+            }
+    return y;
+}
+
+}  // namespace
+
+TEST_CASE("demo_acquisition: its frames are what problem_from_mrd makes of its readouts, bit for bit",
+          "[sim][demo][io][mrd]") {
+    forge::sim::DemoOptions o;
+    o.size = 16;
+    o.slices = 2;
+    o.coils = 3;
+    const forge::sim::DemoAcquisition d = forge::sim::demo_acquisition(o);
+    REQUIRE(d.truth.size() == 2);
+    REQUIRE(d.smaps.size() == 2);
+    REQUIRE(d.fieldmap.size() == 2);
+    CHECK(d.spiral.readouts.size() == 2 * d.shots);
+    CHECK(d.spiral.frames.size() == 2);                  // one per slice
+    CHECK(d.fieldmap_scan.frames.size() == 2 * 2);       // two echoes x two slices
+    CHECK(d.fieldmap_scan.readouts.size() == 2 * 2 * 16);  // every line of every echo and slice
+    for (const forge::sim::SimulatedScan* scan : {&d.spiral, &d.fieldmap_scan}) {
+        INFO((scan->cartesian ? "field-map scan" : "spiral"));
+        const forge::recon::ReconProblem P = forge::io::problem_from_mrd(demo_mrd(d, *scan), "demo");
+        CHECK(P.Nx == 16);
+        CHECK(P.nc == 3);
+        CHECK(P.nslices == 2);
+        const forge::PixelGeometry<float> px = forge::PixelGeometry<float>::on_grid(forge::ImageGrid(16, 16));
+        CHECK(arma::all(P.ix == px.x));
+        CHECK(arma::all(P.iy == px.y));
+        CHECK(arma::all(P.iz == px.z));
+        REQUIRE(P.frames.size() == scan->frames.size());
+        for (std::size_t i = 0; i < P.frames.size(); ++i) {
+            const forge::recon::ReconFrame& a = P.frames[i];
+            const forge::sim::SimulatedFrame& b = scan->frames[i];
+            INFO("frame " << i);
+            CHECK(a.slice == b.slice);
+            CHECK(a.contrast == b.contrast);
+            CHECK(a.echo_time == b.echo_time);
+            REQUIRE(a.kx.n_elem == b.k.kx.n_elem);
+            CHECK(arma::all(a.kx == b.k.kx));
+            CHECK(arma::all(a.ky == b.k.ky));
+            CHECK(arma::all(a.kz == b.k.kz));
+            CHECK(arma::all(a.t == b.k.t));
+            REQUIRE(a.y.n_elem == b.y.n_elem);
+            CHECK(arma::all(a.y == b.y));
+        }
+    }
+}
+
+TEST_CASE("demo_acquisition simulates the exact field-corrected SENSE model plus the noise asked for",
+          "[sim][demo]") {
+    forge::sim::DemoOptions o;
+    o.size = 16;
+    o.slices = 1;
+    o.coils = 2;
+    o.noise = 0;
+    const forge::sim::DemoAcquisition clean = forge::sim::demo_acquisition(o);
+    // the maps are normalised (sum_c |S_c|^2 = 1 wherever they are not all zero)
+    arma::vec rss(16 * 16, arma::fill::zeros);
+    for (std::size_t c = 0; c < 2; ++c)
+        rss += arma::square(arma::abs(arma::conv_to<arma::cx_vec>::from(clean.smaps[0].subvec(c * 256, c * 256 + 255))));
+    CHECK(arma::abs(rss - 1).max() < 1e-5);
+    for (const forge::sim::SimulatedFrame* fr : {&clean.spiral.frames[0], &clean.fieldmap_scan.frames[1]}) {
+        INFO("echo time " << fr->echo_time);
+        const arma::cx_vec ref = explicit_sense_dft(clean, *fr);
+        CHECK(forge_test::rel_error(arma::cx_vec(arma::conv_to<arma::cx_vec>::from(fr->y)), ref) < 1e-4);
+    }
+    // k inside [-N/2, N/2), times from the echo: the spiral starts at TE 1 ms and lasts 16 ms
+    const forge::sim::SimulatedFrame& s = clean.spiral.frames[0];
+    CHECK(arma::abs(s.k.kx).max() < 8.0f);
+    CHECK(s.k.t.min() == Approx(1e-3));
+    CHECK(s.k.t.max() < 17e-3f);
+    CHECK(s.k.t.max() > 16.9e-3f);
+    CHECK(clean.fieldmap_scan.frames[1].echo_time == Approx(4.5e-3));
+
+    o.noise = 0.01;
+    const forge::sim::DemoAcquisition noisy = forge::sim::demo_acquisition(o);
+    for (std::size_t i = 0; i < noisy.fieldmap_scan.frames.size(); ++i) {
+        const arma::cx_fvec& y0 = clean.fieldmap_scan.frames[i].y;
+        const double e = double(arma::norm(noisy.fieldmap_scan.frames[i].y - y0)) / double(arma::norm(y0));
+        INFO("field-map frame " << i << ": noise " << e << " of the data's RMS");
+        CHECK(e > 0.009);  // 2 x 16 x 16 complex samples: the estimate's spread is about 1%
+        CHECK(e < 0.011);
+    }
+
+    forge::sim::DemoOptions bad;
+    bad.size = 15;
+    CHECK_THROWS_WITH(forge::sim::demo_acquisition(bad), Catch::Matchers::Contains("size is 15"));
+    bad = {};
+    bad.coils = 0;
+    CHECK_THROWS_WITH(forge::sim::demo_acquisition(bad), Catch::Matchers::Contains("coils is 0"));
+    bad = {};
+    bad.slices = 17;
+    CHECK_THROWS_WITH(forge::sim::demo_acquisition(bad), Catch::Matchers::Contains("slices is 17"));
+    bad = {};
+    bad.noise = -1;
+    CHECK_THROWS_AS(forge::sim::demo_acquisition(bad), forge::invalid_argument);
 }

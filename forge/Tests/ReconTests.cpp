@@ -267,3 +267,81 @@ TEST_CASE("reconstruct's default stopping rule converges on undersampled radial 
     CHECK(ten > 0.025);
     CHECK(stop.stop_reason == StopReason::Tolerance);
 }
+
+TEST_CASE("reconstruct records every solve: its frame, coil, time segments and solver report", "[recon][solves]") {
+    FORGE_INFO_SEED();
+    ReconProblem P = radial_problem(16, 2, 12, 0.01);
+    // a field map of up to 50 Hz over an 8 ms readout, so that time segmentation needs several segments
+    forge::recon::ReconFrame& fr = P.frames[0];
+    fr.t = arma::linspace<arma::fvec>(0.0f, 8e-3f, fr.kx.n_elem);
+    P.fieldmap.push_back(arma::fvec(float(2 * kPi * 50) * (P.ix + P.iy)));
+    ReconSettings S;
+    S.iterations = 4;
+    S.tolerance = 0;
+    std::vector<std::string> labels;
+    std::vector<SolverReport> ends;
+    S.on_solve_end = [&](const std::string& label, const SolverReport& r, std::size_t) {
+        labels.push_back(label);
+        ends.push_back(r);
+    };
+    auto check_against_callbacks = [&](const forge::recon::ReconResult& R) {
+        REQUIRE(R.solves.size() == ends.size());
+        double solving = 0;
+        for (std::size_t i = 0; i < R.solves.size(); ++i) {
+            const forge::recon::SolveRecord& s = R.solves[i];
+            INFO("solve " << i << ": " << labels[i]);
+            CHECK(s.label == labels[i]);
+            CHECK(s.frame_index == 0);
+            CHECK(s.slice == 0);
+            CHECK(s.frame == 0);
+            CHECK(s.report.iterations == ends[i].iterations);
+            CHECK(s.report.stop_reason == ends[i].stop_reason);
+            CHECK(s.report.final_gradient_norm == ends[i].final_gradient_norm);
+            CHECK(s.seconds >= 0);
+            solving += s.seconds;
+            // the label names L where the operator is time-segmented
+            if (s.segments)
+                CHECK_THAT(s.label, Catch::Matchers::Contains("(L=" + std::to_string(s.segments) + ")"));
+            else
+                CHECK_THAT(s.label, !Catch::Matchers::Contains("(L="));
+        }
+        CHECK(R.solve_seconds == Approx(solving));
+        CHECK(R.setup_seconds >= 0);
+        CHECK(R.solve_seconds + R.setup_seconds <= R.seconds + 1e-3);
+    };
+    for (EncodingOperator op : {EncodingOperator::TimeSeg, EncodingOperator::Toeplitz, EncodingOperator::Dft}) {
+        INFO("operator " << forge::recon::operator_name(op));
+        S.op = op;
+        labels.clear();
+        ends.clear();
+        const forge::recon::ReconResult R = forge::recon::reconstruct(P, true, S);
+        check_against_callbacks(R);
+        REQUIRE(R.solves.size() == 1);
+        CHECK(R.solves[0].coil == -1);  // SENSE: every coil in one solve
+        CHECK(R.solves[0].report.iterations == 4);
+        CHECK(R.solves[0].report.stop_reason == StopReason::IterationLimit);
+        if (op == EncodingOperator::Dft)
+            CHECK(R.solves[0].segments == 0);  // exact: no segments
+        else
+            CHECK(R.solves[0].segments > 1);
+    }
+    // without maps: one solve per coil, in coil order; -L forces the segments
+    P.smaps.clear();
+    S.op = EncodingOperator::TimeSeg;
+    S.segments = 3;
+    labels.clear();
+    ends.clear();
+    const forge::recon::ReconResult R = forge::recon::reconstruct(P, true, S);
+    check_against_callbacks(R);
+    REQUIRE(R.solves.size() == P.nc);
+    for (std::size_t c = 0; c < P.nc; ++c) {
+        CHECK(R.solves[c].coil == long(c));
+        CHECK(R.solves[c].segments == 3);
+    }
+    // uncorrected: no segments
+    labels.clear();
+    ends.clear();
+    const forge::recon::ReconResult U = forge::recon::reconstruct(P, false, S);
+    check_against_callbacks(U);
+    for (const auto& s : U.solves) CHECK(s.segments == 0);
+}

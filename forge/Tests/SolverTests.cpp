@@ -506,3 +506,69 @@ TEST_CASE("solve_pwls_pcg_normal reports solve_pwls_pcg's cost when given y^H W 
     opts.data_norm2 = HUGE_VAL;
     CHECK_THROWS_AS(solve_pwls_pcg_normal<double>(x0, N, b, R, 12, opts), forge::invalid_argument);
 }
+
+TEST_CASE("recon_solve's normal-equations path: b = G^H W y once, then N per iteration, to the same minimiser",
+          "[solver][recon_solve][normal]") {
+    FORGE_INFO_SEED();
+    const Problem p = make_problem();
+    DenseOp<double> G{p.A};
+    // N = A^H W A, explicitly: recon_solve forms b = A^H W y from G and the weights itself
+    DenseOp<double> N{arma::cx_mat(p.A.t() * arma::diagmat(arma::conv_to<arma::cx_vec>::from(p.W)) * p.A)};
+    QuadPenalty<double> R(p.Nx, p.Ny, 1, p.beta);
+    ReconOptions<double> opts;
+    opts.device = ReconDevice::Host;
+    opts.weights = p.W;
+    opts.pcg.tolerance = 1e-11;
+    SolverReport rep;
+    opts.report = &rep;
+    const arma::cx_vec x = recon_solve<double>(p.y, G, N, R, 200, opts);
+    INFO("iterations " << rep.iterations << " rel error " << rel_error(x, p.xref));
+    CHECK(rel_error(x, p.xref) < 1e-8);  // Armadillo's solve of the normal equations
+    CHECK(rep.converged);
+    CHECK(rep.stop_reason == StopReason::Tolerance);
+
+    // The cost it reports is ||W^{1/2}(y - A x)||^2 + R(x), iteration by iteration as recon_solve's other path
+    // reports it (the same iterates up to rounding, since N = A^H W A exactly).
+    std::vector<double> exact, normal;
+    opts.pcg.tolerance = 0;
+    opts.report = nullptr;
+    opts.pcg.callback = [&](const PcgIterationInfo& i) { exact.push_back(i.cost); };
+    recon_solve<double>(p.y, G, R, 12, opts);
+    opts.pcg.callback = [&](const PcgIterationInfo& i) { normal.push_back(i.cost); };
+    recon_solve<double>(p.y, G, N, R, 12, opts);
+    REQUIRE(exact.size() == 12);
+    REQUIRE(normal.size() == 12);
+    for (std::size_t i = 0; i < exact.size(); ++i) {
+        INFO("iteration " << i + 1 << ": exact " << exact[i] << ", normal path " << normal[i]);
+        CHECK(std::fabs(normal[i] - exact[i]) <= 1e-9 * exact[i]);
+    }
+
+    // Unit weights (none given): the minimiser of ||y - A x||^2 + R(x), from N = A^H A.
+    DenseOp<double> N1{arma::cx_mat(p.A.t() * p.A)};
+    const arma::cx_mat C = difference_matrix(p.Nx, p.Ny);
+    const arma::cx_vec x1ref =
+        arma::solve(arma::cx_mat(p.A.t() * p.A + 0.5 * p.beta * C.t() * C), arma::cx_vec(p.A.t() * p.y));
+    ReconOptions<double> unit;
+    unit.device = ReconDevice::Host;
+    unit.pcg.tolerance = 1e-11;
+    CHECK(rel_error(recon_solve<double>(p.y, G, N1, R, 200, unit), x1ref) < 1e-8);
+
+    // Bad input, by name.
+    opts.pcg.callback = nullptr;
+    ReconOptions<double> bad = opts;
+    bad.weights = arma::vec(p.m - 1, arma::fill::ones);
+    CHECK_THROWS_AS(recon_solve<double>(p.y, G, N, R, 5, bad), forge::invalid_argument);
+    bad.weights = p.W;
+    bad.weights[3] = -1;
+    CHECK_THROWS_WITH(recon_solve<double>(p.y, G, N, R, 5, bad), Catch::Matchers::Contains("W[3]"));
+    arma::cx_vec ynan = p.y;
+    ynan[7] = NAN;
+    CHECK_THROWS_WITH(recon_solve<double>(ynan, G, N, R, 5, opts), Catch::Matchers::Contains("data"));
+    DenseOp<double> Nsmall{arma::cx_mat(p.n - 1, p.n - 1, arma::fill::eye)};
+    CHECK_THROWS_WITH(recon_solve<double>(p.y, G, Nsmall, R, 5, opts), Catch::Matchers::Contains("N.n2()"));
+    if (!forge::device::available()) {
+        ReconOptions<double> gpu = opts;
+        gpu.device = ReconDevice::GPU;
+        CHECK_THROWS_AS(recon_solve<double>(p.y, G, N, R, 5, gpu), forge::cuda_error);
+    }
+}

@@ -12,6 +12,8 @@ apt-get download -q libarmadillo-dev libarmadillo11 libarpack2 libsuperlu5 libop
   libopenblas-pthread-dev libopenblas-dev libopenblas0 libgfortran5 libquadmath0 libfftw3-dev \
   libfftw3-single3 libfftw3-double3 libfftw3-long3 libfftw3-quad3 libfftw3-bin catch2 libblas3 liblapack3 \
   libblas-dev liblapack-dev
+# forge-recon's --report (header-only), for FORGE_GPU_BUILD_APPS=ON beside ISMRMRD, HDF5 and CLI11
+apt-get download -q nlohmann-json3-dev
 mkdir -p wheels
 python3 -m pip download -q --disable-pip-version-check --no-deps --only-binary=:all: -d wheels \
   nanobind pytest iniconfig pluggy packaging pygments

@@ -5,21 +5,23 @@
 #   a noise scan (pre-whitened), in seconds;
 # - the demo: coil maps and field map estimated from the raw data reach 1.25x the true maps' NRMSE and beat
 #   the uncorrected image 3x; the same from the files alone; --fieldmap estimate; --save-maps; refusals.
+# NRMSEs and stage timings come from --report; the notes saying what was estimated are checked as printed.
 #   usage: test_map_estimation.sh FORGE_RECON WORKDIR        (exit 77 = skipped without ismrmrd-tools)
 source "$(dirname "$0")/common.sh"
 RECON=$1; W=$2
 workdir "$W"
 cd "$W" || fail "cd"
-nrmse() { sed -n 's/.*NRMSE vs reference \([0-9.]*\).*/\1/p' "$1" | head -n 1; }
+nrmse() { report_get "$1" reconstructions.0.quality.0.nrmse; }  # of a report
 ratio_ok() { awk -v a="$1" -v b="$2" -v r="$3" 'BEGIN { exit !(a <= r * b) }'; }
 
 # ---- demo: the whole path from raw data
-"$RECON" --demo --demo-size 32 --demo-slices 2 -n 10 -o "$W/demo" --device cpu >"$W/demo.stdout" 2>"$W/demo.stderr" \
-    || { cat "$W/demo.stderr" >&2; fail "demo failed"; }
+"$RECON" --demo --demo-size 32 --demo-slices 2 -n 10 -o "$W/demo" --device cpu --report "$W/demo.json" \
+    >"$W/demo.stdout" 2>"$W/demo.stderr" || { cat "$W/demo.stderr" >&2; fail "demo failed"; }
 cat "$W/demo.stdout"
-unc=$(sed -n 's/^ *uncorrected *NRMSE \([0-9.]*\).*/\1/p' "$W/demo.stdout")
-cor=$(sed -n 's/^ *field-corrected *NRMSE \([0-9.]*\).*/\1/p' "$W/demo.stdout")
-est=$(sed -n 's/^ *estimated maps *NRMSE \([0-9.]*\).*/\1/p' "$W/demo.stdout")
+unc=$(report_get "$W/demo.json" reconstructions.0.quality.0.nrmse)
+cor=$(report_get "$W/demo.json" reconstructions.1.quality.0.nrmse)
+est=$(report_get "$W/demo.json" reconstructions.2.quality.0.nrmse)
+[ "$(report_get "$W/demo.json" reconstructions.2.name)" = "estimated maps" ] || fail "the demo's third reconstruction"
 [ -n "$unc" ] && [ -n "$cor" ] && [ -n "$est" ] || fail "could not read the demo's NRMSE lines"
 ratio_ok "$est" "$cor" 1.25 || fail "estimated-maps NRMSE $est above 1.25x the true maps' $cor"
 ratio_ok "$(awk -v e="$est" 'BEGIN{print 3*e}')" "$unc" 1 || fail "estimated-maps NRMSE $est not 3x better than uncorrected $unc"
@@ -29,11 +31,15 @@ done
 echo "ok  demo: true maps $cor, estimated maps $est, uncorrected $unc"
 # the same from the files alone
 "$RECON" "$W/demo.h5" --smaps estimate --fieldmap-scan "$W/demo_fieldmap_scan.h5" --save-maps -n 10 -o "$W/raw" --device cpu \
-    >"$W/raw.stdout" 2>"$W/raw.stderr" || { cat "$W/raw.stderr" >&2; fail "recon from raw data failed"; }
+    --report "$W/raw.json" >"$W/raw.stdout" 2>"$W/raw.stderr" || { cat "$W/raw.stderr" >&2; fail "recon from raw data failed"; }
 cat "$W/raw.stdout"
 grep -q 'estimated coil sensitivity maps' "$W/raw.stdout" || fail "no note about the estimated coil maps"
 grep -q 'estimated the field map from 2 echoes' "$W/raw.stdout" || fail "no note about the estimated field map"
-raw=$(nrmse "$W/raw.stdout")
+awk -v a="$(report_get "$W/raw.json" stages_s.coil_maps)" -v b="$(report_get "$W/raw.json" stages_s.field_map)" \
+    'BEGIN { exit !(a > 0 && b > 0) }' || fail "the report times no coil-map and field-map estimation"
+[ "$(report_get "$W/raw.json" operator.sense) $(report_get "$W/raw.json" data.field_map)" = "true true" ] \
+    || fail "the estimated maps were not used"
+raw=$(nrmse "$W/raw.json")
 awk -v a="$raw" -v b="$est" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 1e-4 + 1e-3 * b) }' \
     || fail "raw-data NRMSE $raw differs from the demo's estimated-maps NRMSE $est"
 [ -s "$W/raw_smaps.nii" ] && [ -s "$W/raw_fieldmap.nii" ] || fail "--save-maps wrote no maps"
@@ -56,12 +62,14 @@ GEN=$(command -v ismrmrd_generate_cartesian_shepp_logan) || { echo "SKIP: ismrmr
 "$GEN" -m 128 -c 8 -o "$W/sl.h5" >/dev/null || fail "generator failed"
 "$GEN" -m 128 -c 8 -a 2 -w 16 -C -o "$W/sla.h5" >/dev/null || fail "generator -a 2 -w 16 -C failed"
 for f in sl sla; do
-    "$RECON" "$W/$f.h5" -n 10 -o "$W/${f}_file" --device cpu >"$W/${f}_file.stdout" 2>&1 || fail "$f with its csm failed"
+    "$RECON" "$W/$f.h5" -n 10 -o "$W/${f}_file" --device cpu --report "$W/${f}_file.json" >"$W/${f}_file.stdout" 2>&1 \
+        || fail "$f with its csm failed"
     start=$(date +%s.%N)
-    "$RECON" "$W/$f.h5" --smaps estimate -n 10 -o "$W/${f}_est" --device cpu >"$W/${f}_est.stdout" 2>&1 || fail "$f estimated failed"
+    "$RECON" "$W/$f.h5" --smaps estimate -n 10 -o "$W/${f}_est" --device cpu --report "$W/${f}_est.json" \
+        >"$W/${f}_est.stdout" 2>&1 || fail "$f estimated failed"
     secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN{print b - a}')
     cat "$W/${f}_est.stdout" | grep -v iteration
-    a=$(nrmse "$W/${f}_file.stdout"); b=$(nrmse "$W/${f}_est.stdout")
+    a=$(nrmse "$W/${f}_file.json"); b=$(nrmse "$W/${f}_est.json")
     ratio_ok "$b" "$a" 1.25 || fail "$f: NRMSE with estimated maps $b above 1.25x the file maps' $a"
     le "$secs" 60 || fail "$f: the reconstruction with estimated maps took $secs s"
     echo "ok  $f: csm $a, estimated $b ($secs s)"

@@ -25,15 +25,29 @@ same_outputs() {  # same_outputs DIR_A DIR_B FILE...
 }
 DEMO=(--demo --demo-size 32 --demo-slices 4 --demo-coils 4 -n 3 --fieldmap-iterations 50 --device cpu)
 mkdir -p "$W/one" "$W/two"
-"$RECON" "${DEMO[@]}" -o "$W/one/demo" >"$W/one.stdout" 2>"$W/one.stderr" || { cat "$W/one.stderr" >&2; fail "demo (one process) failed"; }
-"${MPI[@]}" -n 2 "$RECON" "${DEMO[@]}" -o "$W/two/demo" >"$W/two.stdout" 2>"$W/two.stderr" \
+"$RECON" "${DEMO[@]}" -o "$W/one/demo" --report "$W/one.json" >"$W/one.stdout" 2>"$W/one.stderr" \
+    || { cat "$W/one.stderr" >&2; fail "demo (one process) failed"; }
+"${MPI[@]}" -n 2 "$RECON" "${DEMO[@]}" -o "$W/two/demo" --report "$W/two.json" >"$W/two.stdout" 2>"$W/two.stderr" \
     || { cat "$W/two.stderr" "$W/two.stdout" >&2; fail "demo (2 ranks) failed"; }
 same_outputs "$W/one" "$W/two" demo_uncorrected.nii demo_corrected.nii demo_estimated.nii demo_estimated_smaps.nii \
     demo_estimated_fieldmap.nii demo_comparison.png demo_corrected.png
 grep -q "rank 2/2: 2 frame(s)" "$W/two.stdout" || fail "no per-rank line for rank 2 in the output"
 grep -q "\[rank 2/2\].*iteration" "$W/two.stderr" || fail "no progress lines of rank 2"
 [ "$(grep -c 'forge-recon --demo results' "$W/two.stdout")" = 1 ] || fail "results printed more than once"
-echo "ok  demo: 2 ranks write the same bytes as one process"
+# the report of 2 ranks holds every rank's solves, as one process reports them
+python3 - "$W/one.json" "$W/two.json" <<'PYEOF' || fail "the report of 2 ranks differs from one process's"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:])
+assert (a["processes"], b["processes"]) == (1, 2), (a["processes"], b["processes"])
+fields = ["slice", "frame", "coil", "segments", "iterations", "stop_reason", "relative_gradient", "final_cost"]
+for ra, rb in zip(a["reconstructions"], b["reconstructions"]):
+    sa = [[s[k] for k in fields] for s in ra["solves"]]
+    sb = [[s[k] for k in fields] for s in rb["solves"]]
+    assert len(sa) == 4 and sa == sb, (ra["name"], sa, sb)
+    assert ra["quality"] == rb["quality"], ra["name"]
+assert a["iterations"] == b["iterations"]
+PYEOF
+echo "ok  demo: 2 ranks write the same bytes as one process, and report the same solves"
 
 # file mode, maps estimated from the raw data (coil maps from the field-map scan, field map from its echoes)
 FILE=("$W/one/demo.h5" --smaps estimate --fieldmap-scan "$W/one/demo_fieldmap_scan.h5" --fieldmap-iterations 50

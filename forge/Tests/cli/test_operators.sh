@@ -3,26 +3,30 @@
 # FFT by default (GfftSampled on the encoded grid) and gives the exact DFT's image; so do its accelerated
 # interleaves with stored trajectories; with a field map the FFT runs inside time segmentation and stays
 # close to the field-corrected DFT. Spiral data (the demo's file) run on the exact DFT when that is cheap,
-# and --operator fft refuses them.
+# and --operator fft refuses them. What ran (operator, why auto chose it, L, NRMSE) is read from each run's
+# --report; the refusal is the one line it prints.
 #   usage: test_operators.sh FORGE_RECON WORKDIR        (exit 77 = skipped without ismrmrd-tools)
 source "$(dirname "$0")/common.sh"
 RECON=$1; W=$2
 GEN=$(command -v ismrmrd_generate_cartesian_shepp_logan) || { echo "SKIP: ismrmrd-tools not installed"; exit 77; }
 workdir "$W"
 cd "$W" || fail "cd"
-nrmses() { sed -n 's/.*NRMSE vs reference \([0-9.]*\).*/\1/p' "$W/$1.stdout"; }
-run() {  # name, forge-recon arguments
+run() {  # name, forge-recon arguments; the run's report is $W/name.json
     local name=$1; shift
-    "$RECON" "$@" -o "$W/$name" --device cpu >"$W/$name.stdout" 2>"$W/$name.stderr" \
+    "$RECON" "$@" -o "$W/$name" --device cpu --report "$W/$name.json" >"$W/$name.stdout" 2>"$W/$name.stderr" \
         || { cat "$W/$name.stderr" >&2; fail "$name: forge-recon failed"; }
 }
+rep() { report_get "$W/$1.json" "$2"; }     # run name, key path
+nrmses() { rep "$1" 'reconstructions.0.quality.*.nrmse'; }
+# operator name, what auto said and the L of every solve of run $1
+ran() { echo "$(rep "$1" operator.name) ($(rep "$1" operator.requested): $(rep "$1" operator.auto_reason)) L=$(rep "$1" 'reconstructions.0.solves.*.segments' | sort -u | tr '\n' ' ')"; }
 # a and b agree to 1e-4 relative (the same model, float rounding apart)
 same() { awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 1e-4 * b + 1e-6) }'; }
 
 "$GEN" -m 64 -c 4 -n 0.01 -o "$W/sl.h5" >/dev/null || fail "generator failed"
 run auto "$W/sl.h5"
-grep -q 'operator fft (auto: the samples lie on the 128x64x1 FFT grid)' "$W/auto.stdout" \
-    || { cat "$W/auto.stdout"; fail "auto did not choose fft on the 2x oversampled encoded grid"; }
+[ "$(ran auto)" = "fft (auto: the samples lie on the 128x64x1 FFT grid) L=null " ] \
+    || { ran auto; fail "auto did not choose fft on the 2x oversampled encoded grid"; }
 run dft "$W/sl.h5" --operator dft
 a=$(nrmses auto); d=$(nrmses dft)
 [ -n "$a" ] && [ -n "$d" ] || fail "no NRMSE printed"
@@ -32,7 +36,9 @@ echo "ok  Cartesian 64x64, 4 coils: auto = fft NRMSE $a, dft NRMSE $d"
 
 "$GEN" -m 64 -c 4 -n 0.01 -a 2 -k -o "$W/slk.h5" >/dev/null || fail "generator -a 2 -k failed"
 run autok "$W/slk.h5"
-grep -q 'operator fft (auto' "$W/autok.stdout" || fail "auto did not choose fft for stored Cartesian trajectories"
+[ "$(rep autok operator.name) $(rep autok operator.requested)" = "fft auto" ] \
+    || fail "auto did not choose fft for stored Cartesian trajectories: $(ran autok)"
+[ "$(rep autok data.k_from)" = acquisitions ] || fail "the stored trajectories were not used"
 run dftk "$W/slk.h5" --operator dft
 paste <(nrmses autok) <(nrmses dftk) >"$W/k.pairs"
 [ "$(wc -l <"$W/k.pairs")" -eq 2 ] || fail "expected 2 frames"
@@ -44,8 +50,9 @@ echo "ok  accelerated R=2 with stored trajectories: fft == dft per frame ($(tr '
     || { cat "$W/demo.stderr" >&2; fail "demo failed"; }
 "$GEN" -m 32 -c 4 -n 0.01 -o "$W/sl32.h5" >/dev/null || fail "generator -m 32 failed"
 run fmfft "$W/sl32.h5" --fieldmap "$W/demo.h5:/dataset/fieldmap"
-grep -q 'operator fft (auto' "$W/fmfft.stdout" || fail "auto did not choose fft with a field map"
-grep -q 'recon (L=[0-9]*): iteration 1/' "$W/fmfft.stderr" || fail "no time segmentation around the FFT"
+[ "$(rep fmfft operator.name) $(rep fmfft operator.requested)" = "fft auto" ] \
+    || fail "auto did not choose fft with a field map: $(ran fmfft)"
+rep fmfft 'reconstructions.0.solves.*.segments' | grep -qx '[0-9][0-9]*' || fail "no time segmentation around the FFT: $(ran fmfft)"
 run fmdft "$W/sl32.h5" --fieldmap "$W/demo.h5:/dataset/fieldmap" --operator dft
 f=$(nrmses fmfft); g=$(nrmses fmdft)
 awk -v a="$f" -v b="$g" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 0.02 * b) }' \
@@ -54,18 +61,21 @@ echo "ok  Cartesian with a field map: fft + time segmentation NRMSE $f, dft $g"
 
 # spiral: the exact DFT when cheap; fft refused
 run spiral "$W/demo.h5"
-grep -q 'operator dft (auto: non-Cartesian' "$W/spiral.stdout" || { cat "$W/spiral.stdout"; fail "auto did not choose dft for a small spiral"; }
+ran spiral | grep -q '^dft (auto: non-Cartesian' || fail "auto did not choose dft for a small spiral: $(ran spiral)"
 "$RECON" "$W/demo.h5" --operator fft -o "$W/spiral_fft" --device cpu >"$W/sf.stdout" 2>"$W/sf.stderr"
 rc=$?
 [ $rc -eq 2 ] || fail "--operator fft on spiral data: exit $rc, expected 2"
 grep -q 'not on the k-space grid of an FFT' "$W/sf.stderr" || { cat "$W/sf.stderr"; fail "no clear error for fft on spiral data"; }
 [ -e "$W/spiral_fft.nii" ] && fail "--operator fft on spiral data left an output"
+[ -e "$W/spiral_fft.json" ] && fail "--operator fft on spiral data left a report"
 echo "ok  spiral: auto = dft, --operator fft refused"
 
-# spiral with --operator toeplitz: the exact DFT's image (normal operator error 1e-3 by default), L chosen and
-# printed, -L forces it
+# spiral with --operator toeplitz: the exact DFT's image (normal operator error 1e-3 by default), L chosen,
+# printed in the progress lines and reported; -L forces it
 run spiral_toep "$W/demo.h5" --operator toeplitz
-grep -q 'recon (L=[0-9]*): iteration 1/' "$W/spiral_toep.stderr" || { cat "$W/spiral_toep.stderr"; fail "toeplitz did not report its L"; }
+L=$(rep spiral_toep 'reconstructions.0.solves.0.segments')
+echo "$L" | grep -qx '[0-9][0-9]*' || fail "toeplitz did not report its L: $(ran spiral_toep)"
+grep -q "recon (L=$L): iteration 1/" "$W/spiral_toep.stderr" || { cat "$W/spiral_toep.stderr"; fail "toeplitz did not print its L"; }
 s=$(nrmses spiral); t=$(nrmses spiral_toep)
 [ -n "$s" ] && [ -n "$t" ] || fail "no NRMSE printed for the spiral runs"
 paste <(nrmses spiral) <(nrmses spiral_toep) >"$W/toep.pairs"
@@ -81,7 +91,7 @@ i=$(first 'recon (L=[0-9]*): iteration 1/')
 [ -n "$b" ] && [ -n "$e" ] && [ -n "$i" ] && [ "$b" -lt "$e" ] && [ "$e" -lt "$i" ] \
     || { cat "$W/spiral_toep.stderr"; fail "toeplitz: no kernel build steps (first, last) before the first iteration"; }
 run spiral_toep3 "$W/demo.h5" --operator toeplitz -L 3
-grep -q 'recon (L=3): iteration 1/' "$W/spiral_toep3.stderr" || fail "-L 3 not used by toeplitz"
+[ "$(rep spiral_toep3 segments)" = "[3]" ] || fail "-L 3 not used by toeplitz: $(ran spiral_toep3)"
 echo "ok  spiral: toeplitz NRMSE $(tr '\n\t' '  ' <"$W/toep.pairs")(dft, toeplitz), -L forces L, kernel build steps before the first iteration"
 
 # one cost for every operator: toeplitz prints ||y - A x||^2 + R(x) as the DFT does: positive, and equal to it up to
@@ -99,15 +109,17 @@ echo "ok  spiral: toeplitz prints the dft's cost ($(head -n 1 "$W/cost.pairs" | 
 # without a field map to correct, auto's large-problem choice is the plain NUFFT it runs, and says so (-n 1000
 # puts the DFT over its 2e10 limit; the tolerance ends the solve after a few iterations)
 run nufft_auto "$W/demo.h5" --fieldmap none -n 1000 --tolerance 0.1
-grep -q 'operator nufft (auto: non-Cartesian, DFT cost [0-9.e+]* sample-pixel products > 2e+10, no field map)' \
-    "$W/nufft_auto.stdout" || { cat "$W/nufft_auto.stdout"; fail "auto without a field map did not name nufft"; }
+ran nufft_auto | grep -qx 'nufft (auto: non-Cartesian, DFT cost [0-9.e+]* sample-pixel products > 2e+10, no field map) L=null ' \
+    || fail "auto without a field map did not name nufft: $(ran nufft_auto)"
 run nufft_nocorr "$W/demo.h5" --no-field-correction -n 1000 --tolerance 0.1
-grep -q 'operator nufft (auto: .*, no field correction)' "$W/nufft_nocorr.stdout" \
-    || { cat "$W/nufft_nocorr.stdout"; fail "auto with --no-field-correction did not name nufft"; }
+ran nufft_nocorr | grep -q '^nufft (auto: .*, no field correction)' \
+    || fail "auto with --no-field-correction did not name nufft: $(ran nufft_nocorr)"
 run timeseg_auto "$W/demo.h5" -n 1000 --tolerance 0.1
-grep -q 'operator timeseg (auto: non-Cartesian, DFT cost [0-9.e+]* sample-pixel products > 2e+10)' \
-    "$W/timeseg_auto.stdout" || { cat "$W/timeseg_auto.stdout"; fail "auto with a field map did not name timeseg"; }
+ran timeseg_auto | grep -qx 'timeseg (auto: non-Cartesian, DFT cost [0-9.e+]* sample-pixel products > 2e+10) L=[0-9][0-9]* ' \
+    || fail "auto with a field map did not name timeseg: $(ran timeseg_auto)"
 run timeseg_none "$W/demo.h5" --operator timeseg --fieldmap none -n 2
+[ "$(rep timeseg_none operator.description)" = "timeseg (no field map to correct: plain nufft)" ] \
+    || fail "--operator timeseg without a field map did not say it runs nufft: $(rep timeseg_none operator.description)"
 grep -q 'operator timeseg (no field map to correct: plain nufft)' "$W/timeseg_none.stdout" \
-    || { cat "$W/timeseg_none.stdout"; fail "--operator timeseg without a field map did not say it runs nufft"; }
+    || { cat "$W/timeseg_none.stdout"; fail "--operator timeseg without a field map did not print that it runs nufft"; }
 echo "ok  auto names nufft without a field map to correct, timeseg with one"

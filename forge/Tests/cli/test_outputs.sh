@@ -23,9 +23,11 @@ grep -qF "mine.png" "$W/a.stderr" || { cat "$W/a.stderr" >&2; fail "a: the error
 echo "ok  existing mine.nii and folder mine.png: exit $rc, mine.nii byte-identical: $(cat "$W/a.stderr")"
 
 # 2. a failure while the outputs are written (the largest one exceeds a file-size limit) leaves all
-#    earlier files byte-identical and no temporary files. Whatever the demo writes is found by a first run.
+#    earlier files (the report too) byte-identical and no temporary files. Whatever the demo writes is found by
+#    a first run.
 mkdir -p "$W/b" || fail "setup b"
-run_demo() { "$RECON" --demo --demo-size 32 --demo-slices 1 --demo-coils 4 -n 2 -q --device cpu -o "$W/b/demo"; }
+run_demo() { "$RECON" --demo --demo-size 32 --demo-slices 1 --demo-coils 4 -n 2 -q --device cpu -o "$W/b/demo" \
+    --report "$W/b/demo.json"; }
 run_demo >"$W/b1.stdout" 2>"$W/b1.stderr" || { cat "$W/b1.stderr" >&2; fail "b: first demo run failed"; }
 mapfile -t files < <(cd "$W/b" && find . -type f | sort)
 [ ${#files[@]} -ge 2 ] || fail "b: the demo wrote ${#files[@]} files"
@@ -88,3 +90,27 @@ for spelling in missing/ missing/x; do
         || { cat "$W/d.stderr" >&2; fail "d: -o $spelling: exit $rc, expected 2 naming the missing folder"; }
 done
 echo "ok  -o DIR and -o DIR/ (existing) write DIR/good_recon.nii and .png, --demo -o DIR writes DIR/demo_*; a missing folder is refused"
+
+# 5. --report: written with the other outputs, replacing an earlier report; a report that cannot be written is
+#    refused before anything is computed (exit 2, one line, no output); a run that fails writes no report
+mkdir -p "$W/e/report.json.d" || fail "setup e"
+echo "earlier" >"$W/e/r.json"
+(cd "$W/e" && "$RECON" "$DATA" -n 2 -q --device cpu -o mine --report r.json) >"$W/e.stdout" 2>"$W/e.stderr" \
+    || { cat "$W/e.stderr" >&2; fail "e: run with --report failed"; }
+[ "$(report_get "$W/e/r.json" mode)" = file ] || fail "e: the report was not written over the earlier one"
+grep -q 'wrote r.json (replaced an existing file)' "$W/e.stdout" || { cat "$W/e.stdout" >&2; fail "e: no note that r.json was replaced"; }
+[ "$(ls -A "$W/e" | tr '\n' ' ')" = "mine.nii mine.png r.json report.json.d " ] || { ls -A "$W/e" >&2; fail "e: files left behind"; }
+for bad in "missing/r.json|folder 'missing' does not exist" "report.json.d|exists and is a folder" \
+           "mine.nii|is also an image output"; do
+    spec=${bad%%|*}; want=${bad#*|}
+    rm -f "$W/e/mine.nii" "$W/e/mine.png" "$W/e/r.json"
+    (cd "$W/e" && "$RECON" "$DATA" -n 2 -q --device cpu -o mine --report "$spec") >"$W/e.stdout" 2>"$W/e.stderr"
+    rc=$?
+    [ $rc -eq 2 ] && [ "$(wc -l <"$W/e.stderr")" -eq 1 ] && grep -qF -- "$want" "$W/e.stderr" \
+        || { cat "$W/e.stderr" >&2; fail "e: --report $spec: exit $rc, expected 2 and one line saying '$want'"; }
+    [ "$(ls -A "$W/e" | tr '\n' ' ')" = "report.json.d " ] || { ls -A "$W/e" >&2; fail "e: --report $spec left files"; }
+done
+(cd "$W/e" && "$RECON" "$DATA" -n 2 -q --device cpu -o mine --report r.json --operator fft --smaps missing.nii) \
+    >"$W/e.stdout" 2>"$W/e.stderr" && fail "e: a run with a missing map file succeeded"
+[ "$(ls -A "$W/e" | tr '\n' ' ')" = "report.json.d " ] || { ls -A "$W/e" >&2; fail "e: a failed run left a report"; }
+echo "ok  --report replaces an earlier report; an unwritable report is refused up front; a failed run writes none"

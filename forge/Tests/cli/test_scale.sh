@@ -12,12 +12,12 @@ workdir "$W"
 # 5 iterations: 1e5 and 1e8 are no powers of two, so the scaled file rounds differently, and CG in float amplifies
 # rounding differences as it nears convergence (on this spiral about 10x per 2 iterations from the 8th, 2e-4 at the
 # 10th, whatever the scale); at 5 they are 1e-6, so the comparison measures the scaling
-run() {  # name, forge-recon arguments
+run() {  # name, forge-recon arguments; the run's report is $W/name.json
     local name=$1; shift
-    "$RECON" "$@" -o "$W/$name" -n 5 --device cpu >"$W/$name.stdout" 2>"$W/$name.stderr" \
+    "$RECON" "$@" -o "$W/$name" -n 5 --device cpu --report "$W/$name.json" >"$W/$name.stdout" 2>"$W/$name.stderr" \
         || { cat "$W/$name.stderr" >&2; fail "$name: forge-recon failed"; }
 }
-nrmse() { sed -n 's/.*NRMSE vs reference \([0-9.]*\).*/\1/p' "$W/$1.stdout"; }
+nrmse() { report_get "$W/$1.json" reconstructions.0.quality.0.nrmse; }
 # the images of two runs agree to 1e-4 after the scale fit
 same_image() {
     local d

@@ -12,19 +12,24 @@ mkdir -p "$W/fixtures" && "$FIXTURES" "$W/fixtures" || fail "fixture program fai
 DATA=$W/fixtures/good.h5
 set -m  # background jobs in their own process group, SIGINT not ignored (as for a job run from a terminal)
 
-# signal NAME CODE DIR: a paused run in DIR (-o DIR/out) is sent the signal while its outputs are staged
+# signal NAME CODE DIR [report]: a paused run in DIR (-o DIR/out; with 'report', --report DIR/out.json too) is sent
+# the signal while its outputs are staged
 signal_during_write() {
-    local sig=$1 code=$2 dir=$3
+    local sig=$1 code=$2 dir=$3 report=()
+    [ "${4:-}" = report ] && report=(--report "$dir/out.json")
     local log=$W/$sig-$(basename "$dir")
-    FORGE_TEST_PAUSE_BEFORE_COMMIT=60 "$RECON" "$DATA" -n 2 -q --device cpu -o "$dir/out" >"$log.stdout" 2>"$log.stderr" &
+    FORGE_TEST_PAUSE_BEFORE_COMMIT=60 "$RECON" "$DATA" -n 2 -q --device cpu -o "$dir/out" "${report[@]}" \
+        >"$log.stdout" 2>"$log.stderr" &
     local pid=$! t=0
     until grep -q 'test hook: pausing' "$log.stderr" 2>/dev/null; do
         kill -0 $pid 2>/dev/null || { cat "$log.stderr" >&2; fail "$sig: the run ended before it paused (no test hook?)"; }
         sleep 0.1; t=$((t + 1))
         [ $t -lt 300 ] || { kill -KILL $pid; fail "$sig: no pause within 30 s"; }
     done
-    local staged; staged=$(cd "$dir" && ls -A | grep '\.part' | tr '\n' ' ')
-    [ "$staged" = "out.nii.part$pid out.png.part$pid " ] || fail "$sig: staged files '$staged' (expected out.nii.part$pid out.png.part$pid)"
+    local staged expected="out.nii.part$pid out.png.part$pid "
+    staged=$(cd "$dir" && ls -A | grep '\.part' | tr '\n' ' ')
+    [ ${#report[@]} -gt 0 ] && expected="out.json.part$pid $expected"
+    [ "$staged" = "$expected" ] || fail "$sig: staged files '$staged' (expected $expected)"
     kill -"$sig" $pid
     wait $pid
     local rc=$?
@@ -37,6 +42,11 @@ signal_during_write TERM 143 "$W/term"
 [ -z "$(ls -A "$W/term")" ] || { ls -A "$W/term" >&2; fail "TERM: files left behind"; }
 signal_during_write INT 130 "$W/int"
 [ -z "$(ls -A "$W/int")" ] || { ls -A "$W/int" >&2; fail "INT: files left behind"; }
+
+# with --report: the report is staged with the images and goes with them
+mkdir -p "$W/report" || fail "setup report"
+signal_during_write TERM 143 "$W/report" report
+[ -z "$(ls -A "$W/report")" ] || { ls -A "$W/report" >&2; fail "TERM with --report: files left behind"; }
 
 # an earlier out.nii survives byte for byte
 head -c 4096 /dev/urandom >"$W/replace/out.nii" && cp "$W/replace/out.nii" "$W/replace/earlier" || fail "setup replace"

@@ -1,11 +1,12 @@
 // GPU solver tests: solve_pwls_pcg on device-resident data with field-corrected SENSE equals the CPU
 // solve, keeps its result on the device, and makes no host/device vector copies (transfer counter);
-// TV on the device; recon_solve's GPU path.
+// TV on the device; recon_solve's GPU paths (A and A^H per iteration; the normal equations).
 #include <cmath>
 #include <complex>
 
 #include "TestHelpers.h"
 #include "forge/Core/DeviceMemory.h"
+#include "forge/Operators/Composition.h"
 #include "forge/Operators/dft/Gdft.h"
 #include "forge/Operators/SENSE.h"
 #include "forge/Penalties/QuadPenalty.h"
@@ -108,6 +109,24 @@ TEST_CASE("recon_solve runs on the GPU and matches the host", "[gpu][solver][rec
     const arma::cx_fvec a = recon_solve<float>(s.y, S, R, 8, host);
     const arma::cx_fvec b = recon_solve<float>(s.y, S, R, 8, gpu);
     CHECK(rel_error(b, a) < 5e-3);
+}
+
+TEST_CASE("recon_solve's normal-equations path runs on the GPU and matches the host and the other path",
+          "[gpu][solver][recon_solve][normal]") {
+    FORGE_INFO_SEED();
+    const Setup s = make_setup();
+    Gdft<float> G(s.n1, s.n2, s.kx, s.ky, s.kz, s.ix, s.iy, s.iz, s.FM, s.t);
+    const forge::OperatorPtr<float> S = forge::share(SENSE<float, Gdft<float>>(G, s.maps, s.nc));
+    const forge::NormalOf<float> N(S);  // S^H S exactly: the same minimiser as the other path
+    QuadPenalty<float> R(s.N, s.N, 1, 5.0f);
+    ReconOptions<float> host, gpu;
+    host.device = ReconDevice::Host;
+    gpu.device = ReconDevice::GPU;
+    const arma::cx_fvec a = recon_solve<float>(s.y, *S, N, R, 8, host);
+    const arma::cx_fvec b = recon_solve<float>(s.y, *S, N, R, 8, gpu);
+    const arma::cx_fvec c = recon_solve<float>(s.y, *S, R, 8, gpu);
+    CHECK(rel_error(b, a) < 5e-3);
+    CHECK(rel_error(b, c) < 5e-3);
 }
 
 TEST_CASE("Device solver refuses mixed host/device arguments", "[gpu][solver][errors]") {

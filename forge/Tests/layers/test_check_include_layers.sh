@@ -63,7 +63,7 @@ cases=(
     'forge/Operators/dft/Gdft.h|#include "forge/Penalties/Quad.h"'
     'forge/Operators/dft/Gdft.h|  #  include <forge/Solvers/pcg.hpp>'
     'forge/Solvers/pcg.hpp|#include "forge/Recon/Reconstruct.h"'
-    'forge/Sim/Phantoms.h|#include "forge/Operators/dft/Gdft.h"'
+    'forge/Sim/Phantoms.h|#include "forge/Recon/Reconstruct.h"'
     'forge/Recon/Reconstruct.h|#include "forge/IO/Mrd.h"'
     'forge/IO/Mrd.h|#include "forge/Sim/Phantoms.h"'
     'apps/recon.cpp|#include "forge/Tests/TestHelpers.h"'

@@ -1,0 +1,107 @@
+// forge-recon's command line: every option, its default and its check (docs/forge-recon.md).
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "ReconApp.h"
+
+namespace forge_recon {
+
+void add_options(CLI::App& app, Settings& S) {
+    app.add_option("input", S.input, "ISMRMRD (MRD) HDF5 raw data file");
+    app.add_flag(
+        "--demo", S.demo,
+        "synthesise a phantom, simulate spiral data with a field map, reconstruct with and without field correction");
+    app.add_option("-o,--output", S.output,
+                   "output prefix: writes PREFIX.nii and PREFIX.png (demo: PREFIX_*.nii/png and PREFIX.h5; default "
+                   "forge_demo/demo)");
+    app.add_option("--operator", S.op,
+                   "encoding operator: auto (default: fft for samples on an FFT grid, else dft when cheap, else "
+                   "timeseg), fft (Cartesian: exact at FFT cost; time-segmented field correction), dft (exact, "
+                   "field-corrected), nufft (no field correction), timeseg (NUFFT with time-segmented field "
+                   "correction) or toeplitz (the exact DFT once for G^H y, then every iteration by FFTs on a 2x "
+                   "grid with exact, time-segmented kernels: docs/toeplitz.md)")
+        ->check(CLI::IsMember({"auto", "fft", "dft", "nufft", "timeseg", "toeplitz"}));
+    app.add_option("-L,--segments", S.segments,
+                   "timeseg, toeplitz, and fft with a field map: number of time segments L (default: timeseg and "
+                   "fft the smallest L with an estimated RMS error of at most 1%, toeplitz the L for "
+                   "--toeplitz-error)")
+        ->check(CLI::Range(0, 256));
+    app.add_option("--toeplitz-error", S.toeplitzError,
+                   "toeplitz with a field map: relative error of the normal operator against the exact one that "
+                   "chooses L (default 1e-3; smaller costs more kernels: (L+1)(L+2)/2 of 8 bytes per cell of the "
+                   "2x grid)")
+        ->check(CLI::Range(1e-6, 0.5));
+    app.add_option("--penalty", S.penalty, "regulariser: quad (Tikhonov on finite differences) or tv")
+        ->check(CLI::IsMember({"quad", "tv"}));
+    app.add_option("--beta", S.beta, "penalty weight, relative to the data term's curvature (default 1e-3)")
+        ->check(CLI::NonNegativeNumber);
+    app.add_option("--delta", S.delta, "TV smoothing threshold, relative to the image scale (default 0.05)")
+        ->check(CLI::PositiveNumber);
+    app.add_option("-n,--iterations", S.iterations,
+                   "most conjugate-gradient iterations per solve (default " +
+                       std::to_string(forge::recon::kDefaultIterations) + ")")
+        ->check(CLI::Range(1, 10000));
+    app.add_option("--tolerance", S.tolerance,
+                   "stop a solve once ||gradient|| <= TOL * ||initial gradient|| (default 2e-4; 0: run all "
+                   "iterations)")
+        ->check(CLI::Range(0.0, 1.0));
+    app.add_option("--device", S.device, "cpu, gpu or auto (GPU when one is usable; default)")
+        ->check(CLI::IsMember({"cpu", "gpu", "auto"}));
+    app.add_option("--fieldmap", S.fieldmap,
+                   "field map in rad/s: FILE.nii or FILE.h5:/dataset (default: <group>/fieldmap in the input); "
+                   "estimate: from the input's own echoes (two or more contrasts); none: no field map");
+    app.add_option("--fieldmap-scan", S.fieldmapScan,
+                   "multi-echo ISMRMRD field-map scan on the same grid: the field map is estimated from it");
+    app.add_option("--smaps", S.smaps,
+                   "coil sensitivity maps: FILE.nii or FILE.h5:/dataset (default: <group>/csm in the input, else "
+                   "estimated from the data); estimate: from the data even when the input has maps; none: coil by "
+                   "coil, root-sum-of-squares");
+    app.add_option("--smaps-source", S.smapsSource,
+                   "where estimated coil maps come from: auto (default: the --fieldmap-scan's first echo when given, "
+                   "else the input) or input")
+        ->check(CLI::IsMember({"auto", "input"}));
+    app.add_flag(
+        "--save-maps", S.saveMaps,
+        "write the maps used: PREFIX_smaps.nii (complex; x, y, slices, coils) and PREFIX_fieldmap.nii (rad/s)");
+    app.add_option("--prewhiten", S.prewhiten,
+                   "noise pre-whitening from the input's noise scans: auto (default: when there are any) or off")
+        ->check(CLI::IsMember({"auto", "off"}));
+    app.add_option("--coil-compress", S.coilCompress,
+                   "compress the coils to N virtual coils (SVD of the data) before the reconstruction (0: off)")
+        ->check(CLI::Range(0, 1024));
+    app.add_option("--smaps-calibration", S.smapsCalibration,
+                   "coil-map estimation: width of the central k-space used, cycles/FOV (default 24; Cartesian data: "
+                   "at most the fully sampled centre)")
+        ->check(CLI::Range(4.0, 1e6));
+    app.add_option("--smaps-kernel", S.smapsKernel, "coil-map estimation: covariance window, pixels (odd; default 5)")
+        ->check(CLI::Range(1, 63));
+    app.add_option("--smaps-threshold", S.smapsThreshold,
+                   "coil-map estimation: mask threshold, fraction of the largest local coil amplitude (default 0.05)")
+        ->check(CLI::Range(0.0, 0.99));
+    app.add_option("--fieldmap-beta", S.fieldmapBeta,
+                   "field-map estimation: penalty weight relative to the brightest pixel's data (default 0.01)")
+        ->check(CLI::NonNegativeNumber);
+    app.add_option("--fieldmap-iterations", S.fieldmapIterations,
+                   "field-map estimation: surrogate iterations (default 200)")
+        ->check(CLI::Range(0, 100000));
+    app.add_option("--reference", S.reference,
+                   "reference image for NRMSE/PSNR: FILE.nii or FILE.h5:/dataset (default: <group>/phantom in the "
+                   "input); none: no comparison");
+    app.add_flag("--no-field-correction", S.noFieldCorrection, "ignore the field map");
+    app.add_flag("--complex", S.complexOut, "write complex64 NIfTI instead of magnitude float32");
+    app.add_flag("--cartesian", S.cartesian,
+                 "take k-space from the encoding counters even when the acquisitions carry trajectories");
+    app.add_option("--report", S.report,
+                   "write what the run did as JSON to FILE.json: the operator and why, time segments, iterations and "
+                   "stop reasons, per-frame NRMSE/PSNR against a reference, stage timings (docs/forge-recon.md)");
+    app.add_option("--dataset", S.group, "ISMRMRD group name in the HDF5 file (default: dataset)");
+    app.add_flag("-q,--quiet", S.quiet, "print only results and errors");
+    app.add_option("--demo-size", S.demoSize, "demo matrix size (default 64)");
+    app.add_option("--demo-slices", S.demoSlices, "demo slice count (default 2)");
+    app.add_option("--demo-coils", S.demoCoils, "demo coil count (default 8)");
+    app.add_option("--demo-noise", S.demoNoise, "demo noise level relative to the data RMS (default 0.01)")
+        ->check(CLI::NonNegativeNumber);
+}
+
+}  // namespace forge_recon

@@ -1,0 +1,139 @@
+// forge-recon --report: the run as JSON (docs/forge-recon.md, "The report").
+#include "Report.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+#include "Distributed.h"
+#include "ReconApp.h"
+
+#ifndef FORGE_RECON_VERSION
+#define FORGE_RECON_VERSION "unknown"
+#endif
+
+namespace forge_recon {
+
+using Json = nlohmann::ordered_json;  // keys in the order written: the schema's
+
+namespace {
+
+// Numbers JSON can hold; NaN and infinities (a PSNR of an exact image, a cost never computed) are null.
+Json number(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
+
+Json solve_json(const forge::recon::SolveRecord& s, double finalCost) {
+    const forge::SolverReport& r = s.report;
+    Json j;
+    j["slice"] = s.slice;
+    j["frame"] = s.frame;
+    j["coil"] = s.coil < 0 ? Json(nullptr) : Json(s.coil);
+    j["segments"] = s.segments ? Json(s.segments) : Json(nullptr);
+    j["iterations"] = r.iterations;
+    j["stop_reason"] = stop_reason_token(r.stop_reason);
+    j["converged"] = r.converged;
+    j["relative_gradient"] =
+        number(r.initial_gradient_norm > 0 ? r.final_gradient_norm / r.initial_gradient_norm : 0.0);
+    j["initial_gradient_norm"] = number(r.initial_gradient_norm);
+    j["final_gradient_norm"] = number(r.final_gradient_norm);
+    j["final_cost"] = number(finalCost);
+    j["seconds"] = s.seconds;
+    return j;
+}
+
+Json reconstruction_json(const ReportedReconstruction& rec) {
+    Json j;
+    j["name"] = rec.name;
+    j["field_correction"] = rec.field_correction;
+    j["seconds"] = rec.seconds;
+    std::size_t iterations = 0;
+    Json solves = Json::array();
+    for (std::size_t i = 0; i < rec.solves.size(); ++i) {
+        iterations += rec.solves[i].report.iterations;
+        solves.push_back(solve_json(rec.solves[i], i < rec.final_costs.size() ? rec.final_costs[i] : NAN));
+    }
+    j["iterations"] = iterations;
+    j["solves"] = solves;
+    Json quality = Json::array();
+    for (std::size_t f = 0; f < rec.quality.size(); ++f)
+        quality.push_back(
+            {{"frame", f}, {"nrmse", number(rec.quality[f].nrmse)}, {"psnr", number(rec.quality[f].psnr)}});
+    j["quality"] = quality;
+    return j;
+}
+
+}  // namespace
+
+const char* stop_reason_token(forge::StopReason r) {
+    switch (r) {
+        case forge::StopReason::IterationLimit: return "iteration_limit";
+        case forge::StopReason::Tolerance: return "tolerance";
+        case forge::StopReason::ZeroGradient: return "zero_gradient";
+        case forge::StopReason::FlatDirection: return "flat_direction";
+    }
+    return "unknown";
+}
+
+void write_report(forge::io::OutputSet& outs, const std::string& path, const RunReport& r, const Settings& S) {
+    Json j;
+    j["report_version"] = 1;
+    j["forge_version"] = FORGE_RECON_VERSION;
+    j["mode"] = r.mode;
+    j["input"] = r.input.empty() ? Json(nullptr) : Json(r.input);
+    const ReportedData& d = r.data;
+    j["data"] = {{"acquisitions", d.acquisitions},
+                 {"coils", d.coils},
+                 {"slices", d.slices},
+                 {"frames", d.frames},
+                 {"matrix", d.matrix},
+                 {"trajectory", d.trajectory},
+                 {"k_from", d.k_from},
+                 {"field_map", d.field_map}};
+    j["device"] = r.device;
+    j["processes"] = dist::size();
+    j["operator"] = {{"requested", S.opRequested.empty() ? S.op : S.opRequested},
+                     {"name", S.op},
+                     {"description", r.operator_description},
+                     {"auto_reason", S.opReason.empty() ? Json(nullptr) : Json(S.opReason)},
+                     {"sense", r.sense}};
+    std::vector<std::size_t> segments;
+    std::size_t iterations = 0;
+    for (const auto& rec : r.reconstructions)
+        for (const auto& s : rec.solves) {
+            iterations += s.report.iterations;
+            if (s.segments && std::find(segments.begin(), segments.end(), s.segments) == segments.end())
+                segments.push_back(s.segments);
+        }
+    std::sort(segments.begin(), segments.end());
+    j["segments"] = segments;
+    j["penalty"] = {{"kind", S.penalty},
+                    {"beta", S.beta},
+                    {"delta", S.penalty == "tv" ? Json(S.delta) : Json(nullptr)}};
+    j["solver"] = {{"iteration_limit", S.iterations}, {"tolerance", S.tolerance}};
+    j["iterations"] = iterations;
+    Json recs = Json::array();
+    for (const auto& rec : r.reconstructions) recs.push_back(reconstruction_json(rec));
+    j["reconstructions"] = recs;
+    const StageTimes& t = r.stages;
+    j["stages_s"] = {{"read", t.read},
+                     {"simulation", t.simulation},
+                     {"coil_maps", t.coil_maps},
+                     {"field_map", t.field_map},
+                     {"operator_setup", t.operator_setup},
+                     {"solve", t.solve},
+                     {"write", t.write},
+                     {"total", r.total_seconds}};
+    // (file names are bytes: one that is not UTF-8 is written with U+FFFD where JSON cannot hold it)
+    const std::string text = j.dump(2, ' ', false, Json::error_handler_t::replace);
+    const std::string tmp = outs.stage(path);
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (out) out << text << '\n';
+    out.flush();
+    if (!out) throw std::runtime_error("cannot write the report '" + path + "': " + std::strerror(errno));
+}
+
+}  // namespace forge_recon

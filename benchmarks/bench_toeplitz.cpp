@@ -82,9 +82,11 @@ void run(forge_bench::Table& table, arma::uword Nx, arma::uword Ny, arma::uword 
     std::shared_ptr<forge::ToeplitzNormal<float>> T;
     FVec b, fast, fastAtExactIters;
     double tBuild = seconds([&] {
-        T = std::make_shared<forge::ToeplitzNormal<float>>(Nx, Ny, Nz, p.kx, p.ky, p.kz, arma::fvec(), p.FM, p.t, L,
-                                                           forge::TSInterp::MinMax,
-                                                           gpu ? forge::KernelBuild::Auto : forge::KernelBuild::Host);
+        forge::ToeplitzOptions o;
+        o.build = gpu ? forge::KernelBuild::Auto : forge::KernelBuild::Host;
+        T = std::make_shared<forge::ToeplitzNormal<float>>(forge::ImageGrid(Nx, Ny, Nz),
+                                                           forge::Trajectory<float>(p.kx, p.ky, p.kz, p.t),
+                                                           arma::fvec(), p.FM, L, forge::TSInterp::MinMax, o);
         if (gpu) T->prepare_device();
     });
     const forge::SENSE<float> St(forge::with_normal<float>(G, T), p.maps, nc);

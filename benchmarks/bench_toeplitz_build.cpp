@@ -19,9 +19,13 @@ using TN = forge::ToeplitzNormal<float>;
 
 void row(forge_bench::Table& table, const forge_bench::Problem& p, arma::uword L) {
     auto make = [&](forge::AxisGrouping g) {
-        if (L == 0) return TN(p.Nx, p.Ny, p.Nz, p.kx, p.ky, p.kz, arma::fvec(), forge::KernelBuild::Host, g);
-        return TN(p.Nx, p.Ny, p.Nz, p.kx, p.ky, p.kz, arma::fvec(), p.FM, p.t, L, forge::TSInterp::MinMax,
-                  forge::KernelBuild::Host, g);
+        forge::ToeplitzOptions o;
+        o.build = forge::KernelBuild::Host;
+        o.grouping = g;
+        const forge::ImageGrid grid(p.Nx, p.Ny, p.Nz);
+        const forge::Trajectory<float> k(p.kx, p.ky, p.kz, p.t);
+        if (L == 0) return TN(grid, k, arma::fvec(), o);
+        return TN(grid, k, arma::fvec(), p.FM, L, forge::TSInterp::MinMax, o);
     };
     const TN full = make(forge::AxisGrouping::Off), grouped = make(forge::AxisGrouping::Auto);
     arma::arma_rng::set_seed(7);

@@ -1,4 +1,5 @@
-// cuFFT plans for the centred Cartesian transforms of Gfft (and the oversampled FFT of CudaNufftPipeline).
+// cuFFT plans: the device half of FftPlan (the centred transforms of Gfft, the padded grids of ToeplitzNormal and
+// the oversampled grids of CudaNufftPipeline).
 #include "forge/CUDA/CudaFft.h"
 
 #include <cuda_runtime.h>
@@ -9,6 +10,7 @@
 #include <string>
 #include <type_traits>
 
+#include "forge/CUDA/detail/CudaCheck.h"
 #include "forge/Core/Exceptions.h"
 
 namespace forge {
@@ -53,13 +55,18 @@ __global__ void kernel_checkerboard(const T1* in, T1* out, int Nx, int Ny, long 
 constexpr long long kPassEntries = 1LL << 27;
 
 template <typename T1>
-CudaFftPlan<T1>::CudaFftPlan(int Nx, int Ny, int Nz, CUstream_st* stream) : Nx_(Nx), Ny_(Ny), Nz_(Nz), stream_(stream) {
+CudaFftPlan<T1>::CudaFftPlan(int Nx, int Ny, int Nz, CUstream_st* stream, int device)
+    : Nx_(Nx), Ny_(Ny), Nz_(Nz), stream_(stream), device_(resolve_device("CudaFftPlan", device)) {
     handle_for(1);  // the single-grid plan now, so that a size cuFFT refuses fails here
 }
 
 template <typename T1>
 CudaFftPlan<T1>::~CudaFftPlan() {
+    int previous = 0;
+    const bool switched = cudaGetDevice(&previous) == cudaSuccess && previous != device_ &&
+                          cudaSetDevice(device_) == cudaSuccess;
     for (const auto& h : handles_) cufftDestroy(cufftHandle(h.second));
+    if (switched && cudaSetDevice(previous) != cudaSuccess) cudaGetLastError();
 }
 
 template <typename T1>
@@ -73,6 +80,7 @@ int CudaFftPlan<T1>::handle_for(int nbatch) const {
     std::lock_guard<std::mutex> lock(mutex_);
     const auto it = handles_.find(nbatch);
     if (it != handles_.end()) return it->second;
+    DeviceGuard guard(device_);
     const cufftType type = std::is_same<T1, float>::value ? CUFFT_C2C : CUFFT_Z2Z;
     // cuFFT dimensions are row-major (slowest first); forge stores x fastest. Null embeds: grids contiguous,
     // one after another.
@@ -101,6 +109,7 @@ int CudaFftPlan<T1>::handle_for(int nbatch) const {
 
 template <typename T1>
 void CudaFftPlan<T1>::exec(T1* d, bool forward, uword nbatch) const {
+    DeviceGuard guard(device_);
     const int dir = forward ? CUFFT_FORWARD : CUFFT_INVERSE;
     const long long n = (long long)Nx_ * Ny_ * Nz_;
     const uword pass = max_pass();
@@ -120,6 +129,7 @@ void CudaFftPlan<T1>::exec(T1* d, bool forward, uword nbatch) const {
 
 template <typename T1>
 void CudaFftPlan<T1>::centred(const T1* d_in, T1* d_out, bool forward, uword nbatch) const {
+    DeviceGuard guard(device_);
     const long long n = (long long)Nx_ * Ny_ * Nz_;
     const long long total = n * (long long)nbatch;
     const int threads = 256;
@@ -136,6 +146,13 @@ void CudaFftPlan<T1>::centred(const T1* d_in, T1* d_out, bool forward, uword nba
 
 template class CudaFftPlan<float>;
 template class CudaFftPlan<double>;
+
+bool stream_is_blocking(CUstream_st* stream) {
+    if (!stream) return true;
+    unsigned flags = 0;
+    FORGE_FFT_CUDA(cudaStreamGetFlags(cudaStream_t(stream), &flags));
+    return (flags & cudaStreamNonBlocking) == 0;
+}
 
 }  // namespace cuda
 }  // namespace forge

@@ -1,6 +1,7 @@
 #pragma once
-// cuFFT plans for forge's centred Cartesian transforms, declared without CUDA headers.
-// Implemented in CudaFft.cu (CUDA builds) and by throwing stubs in CudaFft_nocuda.cpp.
+// The device half of forge's FFT plan facade (FftPlan.h): cuFFT plans, declared without CUDA headers.
+// Implemented in CudaFft.cu (CUDA builds) and by throwing stubs in NoCuda.cpp (CPU-only builds, where FftPlan
+// reaches it only with device data, which cannot exist there). Operators use FftPlan; the .cu pipelines may too.
 // Data are interleaved complex device arrays [re0, im0, re1, im1, ...], x fastest; a batch is nbatch
 // grids back to back, transformed by one cuFFT plan-many call (cufftPlanMany's layout) per pass.
 #include <map>
@@ -16,10 +17,11 @@ namespace cuda {
 template <typename T1>
 class CudaFftPlan {
 public:
-    // A plan for an Nx x Ny x Nz grid (x fastest) on 'stream' (null: the legacy default stream). Plans for
-    // each batch count are made on first use and kept; a batch is split into passes of at most
-    // max_pass() grids so that cuFFT's workspace stays near 1 GiB.
-    CudaFftPlan(int Nx, int Ny, int Nz, CUstream_st* stream = nullptr);
+    // A plan for an Nx x Ny x Nz grid (x fastest) on 'stream' (null: the legacy default stream) and 'device'
+    // (-1: the current device; else forge::invalid_argument outside [0, device count)). Plans for each batch
+    // count are made on first use and kept; a batch is split into passes of at most max_pass() grids so that
+    // cuFFT's workspace stays near 1 GiB. Every call runs with the plan's device current.
+    CudaFftPlan(int Nx, int Ny, int Nz, CUstream_st* stream = nullptr, int device = -1);
     ~CudaFftPlan();
     CudaFftPlan(const CudaFftPlan&) = delete;
     CudaFftPlan& operator=(const CudaFftPlan&) = delete;
@@ -31,15 +33,22 @@ public:
 
     uword max_pass() const;
     CUstream_st* stream() const { return stream_; }
+    int device() const { return device_; }
 
 private:
     int handle_for(int nbatch) const;  // cufftHandle of the plan-many for nbatch grids
 
     int Nx_, Ny_, Nz_;
     CUstream_st* stream_ = nullptr;
+    int device_ = 0;
     mutable std::mutex mutex_;
     mutable std::map<int, int> handles_;  // batch count -> cufftHandle
 };
+
+// True when work on 'stream' is ordered with the legacy default stream, where forgeCol's arithmetic runs: the
+// legacy stream itself (null) and streams made without cudaStreamNonBlocking. An operator given a stream
+// (NufftOptions, ToeplitzOptions) requires it, so that its input is ready when its transforms start.
+bool stream_is_blocking(CUstream_st* stream);
 
 }  // namespace cuda
 }  // namespace forge

@@ -49,6 +49,7 @@ const char* CudaDftPipeline::batch_kernel() const { no_cuda_CudaDftPipeline(); }
 }  // namespace forge
 
 // ---------------------------------------------------------------- CudaFft
+// FftPlan (FftPlan.cpp, compiled in both builds) makes a CudaFftPlan only for device data.
 namespace forge {
 namespace cuda {
 namespace {
@@ -57,7 +58,7 @@ namespace {
 }
 }  // namespace
 template <typename T1>
-CudaFftPlan<T1>::CudaFftPlan(int, int, int, CUstream_st*) : Nx_(0), Ny_(0), Nz_(0) {
+CudaFftPlan<T1>::CudaFftPlan(int, int, int, CUstream_st*, int) : Nx_(0), Ny_(0), Nz_(0) {
     no_cuda_CudaFft();
 }
 template <typename T1>
@@ -80,6 +81,10 @@ int CudaFftPlan<T1>::handle_for(int) const {
 }
 template class CudaFftPlan<float>;
 template class CudaFftPlan<double>;
+bool stream_is_blocking(CUstream_st* stream) {
+    if (!stream) return true;
+    no_cuda_CudaFft();
+}
 }  // namespace cuda
 }  // namespace forge
 
@@ -113,6 +118,7 @@ void CudaMultiDft::synchronize() const { no_cuda_CudaMultiDft("CudaMultiDft::syn
 }  // namespace forge
 
 // ---------------------------------------------------------------- CudaNufftPipeline
+// Gnufft makes a pipeline only after device::available(); a pipeline cannot exist here, so no accessor is reached.
 namespace forge {
 namespace cuda {
 namespace {
@@ -127,13 +133,13 @@ void CudaNufftPipeline::set_points(uword, const float*, const float*, const floa
 void CudaNufftPipeline::set_points(uword, const int* const[3], const float* const[3]) { no_cuda_CudaNufftPipeline(); }
 void CudaNufftPipeline::execute(Direction, const float*, float*, uword) const { no_cuda_CudaNufftPipeline(); }
 void CudaNufftPipeline::synchronize() const { no_cuda_CudaNufftPipeline(); }
-uword CudaNufftPipeline::n1() const { return 0; }
-uword CudaNufftPipeline::pass_size(uword) const { return 0; }
-CUstream_st* CudaNufftPipeline::stream() const { return nullptr; }
-int CudaNufftPipeline::device() const { return -1; }
-uword CudaNufftPipeline::max_batch() const { return 0; }
-long long CudaNufftPipeline::num_sectors() const { return 0; }
-long long CudaNufftPipeline::sector_entries() const { return 0; }
+uword CudaNufftPipeline::n1() const { no_cuda_CudaNufftPipeline(); }
+uword CudaNufftPipeline::pass_size(uword) const { no_cuda_CudaNufftPipeline(); }
+CUstream_st* CudaNufftPipeline::stream() const { no_cuda_CudaNufftPipeline(); }
+int CudaNufftPipeline::device() const { no_cuda_CudaNufftPipeline(); }
+uword CudaNufftPipeline::max_batch() const { no_cuda_CudaNufftPipeline(); }
+long long CudaNufftPipeline::num_sectors() const { no_cuda_CudaNufftPipeline(); }
+long long CudaNufftPipeline::sector_entries() const { no_cuda_CudaNufftPipeline(); }
 }  // namespace cuda
 }  // namespace forge
 
@@ -227,16 +233,17 @@ namespace forge {
 namespace cuda {
 namespace {
 [[noreturn]] void no_cuda_GridSelectKernels() {
-    throw cuda_error("forge was built without CUDA: device GfftSampled kernels are unavailable");
+    throw cuda_error("forge was built without CUDA: the device grid kernels (GfftSampled, ToeplitzNormal) are "
+                     "unavailable");
 }
 }  // namespace
 
 template <typename T1>
-void box_pad(const forgeComplex<T1>*, forgeComplex<T1>*, const BoxGeometry&, uword) {
+void box_pad(const forgeComplex<T1>*, forgeComplex<T1>*, const BoxGeometry&, uword, CUstream_st*) {
     no_cuda_GridSelectKernels();
 }
 template <typename T1>
-void box_crop(const forgeComplex<T1>*, forgeComplex<T1>*, const BoxGeometry&, uword) {
+void box_crop(const forgeComplex<T1>*, forgeComplex<T1>*, const BoxGeometry&, uword, CUstream_st*) {
     no_cuda_GridSelectKernels();
 }
 template <typename T1>
@@ -250,8 +257,8 @@ void scatter_sorted(const forgeComplex<T1>*, uword, const uword*, const uword*, 
 }
 
 #define FORGE_GRID_SELECT_INSTANTIATE(T1)                                                                             \
-    template void box_pad<T1>(const forgeComplex<T1>*, forgeComplex<T1>*, const BoxGeometry&, uword);                 \
-    template void box_crop<T1>(const forgeComplex<T1>*, forgeComplex<T1>*, const BoxGeometry&, uword);                \
+    template void box_pad<T1>(const forgeComplex<T1>*, forgeComplex<T1>*, const BoxGeometry&, uword, CUstream_st*);   \
+    template void box_crop<T1>(const forgeComplex<T1>*, forgeComplex<T1>*, const BoxGeometry&, uword, CUstream_st*);  \
     template void gather<T1>(const forgeComplex<T1>*, uword, const uword*, forgeComplex<T1>*, uword, uword);          \
     template void scatter_sorted<T1>(const forgeComplex<T1>*, uword, const uword*, const uword*, const uword*, uword, \
                                      forgeComplex<T1>*, uword, uword);
@@ -326,24 +333,27 @@ template void sense_combine<double>(const forgeComplex<double>*, const forgeComp
 // ---------------------------------------------------------------- ToeplitzKernels
 namespace forge {
 namespace cuda {
+namespace {
+[[noreturn]] void no_cuda_ToeplitzKernels(const char* what) {
+    throw cuda_error(std::string("forge was built without CUDA: the Toeplitz ") + what + " on the GPU is unavailable");
+}
+}  // namespace
 
 template <typename T1>
 void toeplitz_mix(const forgeComplex<T1>*, const long long*, const forgeComplex<T1>*, forgeComplex<T1>*, uword,
-                  uword, uword) {
-    throw cuda_error("forge was built without CUDA: the Toeplitz kernel product on the GPU is unavailable");
+                  uword, uword, CUstream_st*) {
+    no_cuda_ToeplitzKernels("kernel product");
 }
-
-template void toeplitz_mix<float>(const forgeComplex<float>*, const long long*, const forgeComplex<float>*,
-                                  forgeComplex<float>*, uword, uword, uword);
-template void toeplitz_mix<double>(const forgeComplex<double>*, const long long*, const forgeComplex<double>*,
-                                   forgeComplex<double>*, uword, uword, uword);
-
 template <typename T1>
 void toeplitz_expand_axis(const forgeComplex<T1>*, const forgeComplex<T1>*, forgeComplex<T1>*, uword, uword, uword,
                           uword, uword) {
-    throw cuda_error("forge was built without CUDA: the Toeplitz kernel expansion on the GPU is unavailable");
+    no_cuda_ToeplitzKernels("kernel expansion");
 }
 
+template void toeplitz_mix<float>(const forgeComplex<float>*, const long long*, const forgeComplex<float>*,
+                                  forgeComplex<float>*, uword, uword, uword, CUstream_st*);
+template void toeplitz_mix<double>(const forgeComplex<double>*, const long long*, const forgeComplex<double>*,
+                                   forgeComplex<double>*, uword, uword, uword, CUstream_st*);
 template void toeplitz_expand_axis<float>(const forgeComplex<float>*, const forgeComplex<float>*, forgeComplex<float>*,
                                           uword, uword, uword, uword, uword);
 template void toeplitz_expand_axis<double>(const forgeComplex<double>*, const forgeComplex<double>*,

@@ -237,18 +237,17 @@ arma::cx_fvec recon_one(const ReconProblem& P, const ReconFrame& fr, bool fieldC
     // the right-hand side. Unit weights, as recon_solve's.
     std::shared_ptr<ToeplitzNormal<float>> T;
     std::string segments;
-    ToeplitzBuildProgress progress;
-    if (S.on_build) progress = [&](uword d, uword n, double s) { S.on_build(label + segments, d, n, s); };
+    ToeplitzOptions options;
+    if (S.on_build) options.progress = [&](uword d, uword n, double s) { S.on_build(label + segments, d, n, s); };
     if (correct) {
         const uword L =
             S.segments > 0 ? uword(S.segments) : ToeplitzNormal<float>::choose_segments(fm, fr.t, S.toeplitzError);
         segments = " (L=" + std::to_string(L) + ")";
         fs.segments = L;
         T = std::make_shared<ToeplitzNormal<float>>(P.Nx, P.Ny, P.Nz, fr.kx, fr.ky, fr.kz, arma::fvec(), fm, fr.t, L,
-                                                    TSInterp::MinMax, KernelBuild::Auto, AxisGrouping::Auto, progress);
+                                                    TSInterp::MinMax, options);
     } else {
-        T = std::make_shared<ToeplitzNormal<float>>(P.Nx, P.Ny, P.Nz, fr.kx, fr.ky, fr.kz, arma::fvec(),
-                                                    KernelBuild::Auto, AxisGrouping::Auto, progress);
+        T = std::make_shared<ToeplitzNormal<float>>(P.Nx, P.Ny, P.Nz, fr.kx, fr.ky, fr.kz, arma::fvec(), options);
     }
     return recon_frame<LinearOperator<float>>(P, fr, with_normal<float>(G, T), S, label + segments, fs, true);
 }

@@ -1,6 +1,8 @@
 // Gfft: the centred Cartesian FFT must equal the exact DFT (Gdft, float64 brute force) on its grid.
 #include <complex>
+#include <type_traits>
 
+#include "OperatorChecks.h"
 #include "TestHelpers.h"
 #include "forge/Operators/dft/Gdft.h"
 #include "forge/Operators/fft/Gfft.h"
@@ -43,9 +45,8 @@ TEST_CASE("Gfft equals Gdft on a Cartesian grid, 2D and 3D", "[Gfft][fft]") {
 TEST_CASE("Gfft adjointness and round trip G/(G*x) = N x", "[Gfft][fft]") {
     FORGE_INFO_SEED();
     forge::Gfft<double> G(32, 24, 6);
-    arma::cx_vec x = complex_normal<double>(G.n2()), y = complex_normal<double>(G.n1());
-    std::complex<double> lhs = arma::cdot(G * x, y), rhs = arma::cdot(x, G / y);
-    CHECK(std::abs(lhs - rhs) / std::abs(lhs) < 1e-12);
+    check_adjoint(G, 1e-12, DotScale::Value);
+    arma::cx_vec x = complex_normal<double>(G.n2());
     CHECK(rel_error(G / (G * x), arma::cx_vec(double(G.n2()) * x)) < 1e-12);
     // Batched transforms equal the single ones.
     forge::forgeCol<forge::forgeComplex<double>> xx(arma::join_cols(x, 2.0 * x));
@@ -103,4 +104,20 @@ TEST_CASE("Gfft host batch equals one transform per vector, float and double", "
     };
     check(float(), 16, 12, 1);
     check(double(), 8, 6, 4);
+}
+
+TEMPLATE_TEST_CASE("Gfft: adjoint, normal and batch checks", "[Gfft][fft][checks]", float, double) {
+    FORGE_INFO_SEED();
+    // The dot test's bound: the double one above; float as GfftSampled<float>'s.
+    const double tol = std::is_same<TestType, float>::value ? 1e-5 : 1e-12;
+    auto checks = [&](arma::uword Nx, arma::uword Ny, arma::uword Nz) {
+        INFO("grid " << Nx << " x " << Ny << " x " << Nz);
+        const forge::Gfft<TestType> G(Nx, Ny, Nz);
+        check_adjoint(G, tol, DotScale::Value);
+        check_normal(G, 0.0);
+        check_normal(G, 0.0, 3);
+        check_batch(G, 3, 0.0);
+    };
+    checks(16, 12, 1);
+    checks(8, 6, 4);
 }

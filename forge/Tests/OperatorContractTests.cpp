@@ -1,29 +1,37 @@
 // The LinearOperator contract: every operator's normal() equals adjoint(forward()), its adjoint is the adjoint,
-// a batch equals the vectors one by one; composites are right by construction; an operator written outside
-// the library works with SENSE, TimeSegmentation and solve_pwls_pcg; a PCG iteration converts no vectors.
+// a batch equals the vectors one by one (the checks of OperatorChecks.h, which must reject a broken operator);
+// composites are right by construction; an operator written outside the library works with SENSE, TimeSegmentation and
+// solve_pwls_pcg; a PCG iteration converts no vectors.
 #include <cmath>
 #include <complex>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "OperatorChecks.h"
 #include "TestHelpers.h"
 #include "UserOperator.h"
 #include "forge/Operators/Composition.h"
+#include "forge/Operators/SENSE.h"
+#include "forge/Operators/TimeSegmentation.h"
 #include "forge/Operators/dft/Gdft.h"
 #include "forge/Operators/dft/GdftR2.h"
 #include "forge/Operators/fft/Gfft.h"
 #include "forge/Operators/fft/GfftSampled.h"
 #include "forge/Operators/nufft/Gnufft.h"
-#include "forge/Operators/SENSE.h"
-#include "forge/Operators/TimeSegmentation.h"
 #include "forge/Operators/pcSENSE.h"
 #include "forge/Operators/pcSenseTimeSeg.h"
 #include "forge/Penalties/QuadPenalty.h"
 #include "forge/Solvers/solve_pwls_pcg.h"
 
+using forge_test::check_adjoint;
+using forge_test::check_batch;
+using forge_test::check_normal;
 using forge_test::complex_normal;
+using forge_test::DotScale;
 using forge_test::MatrixOperator;
 using forge_test::rel_error;
 using forge_test::uniform;
@@ -61,25 +69,57 @@ struct Problem {
     }
 };
 
-double re_inner(const FVec& a, const FVec& b) { return double(forge::cdot(a, b).re); }
+// The contract's bounds (double operators of a few dozen pixels: rounding is 1e-15 or so).
+constexpr double kAdjointTol = 1e-10;  // of |<A x, y>| + |<x, A^H y>|
+constexpr double kNormalTol = 1e-12;
+constexpr double kBatchTol = 1e-13;
 
-// normal == adjoint(forward), <A x, y> == <x, A^H y>, and a batch of two equals the vectors one by one.
+// normal == adjoint(forward) for one vector and a batch of two, <A x, y> == <x, A^H y>, and a batch of two equals
+// the vectors one by one (forward, adjoint and normal).
 void check_contract(const Op& A) {
     INFO(A.name());
-    const FVec x(complex_normal<double>(A.domain_size())), x2(complex_normal<double>(2 * A.domain_size()));
-    const FVec y(complex_normal<double>(A.codomain_size()));
-    const FVec Ax = A.forward(x), AHy = A.adjoint(y);
-    REQUIRE(Ax.n_elem == A.codomain_size());
-    REQUIRE(AHy.n_elem == A.domain_size());
-    CHECK(rel_error(A.normal(x).to_arma(), A.adjoint(Ax).to_arma()) < 1e-12);
-    const double lhs = re_inner(Ax, y), rhs = re_inner(x, AHy);
-    CHECK(std::abs(lhs - rhs) <= 1e-10 * (std::abs(lhs) + std::abs(rhs)) + 1e-300);
-    const arma::cx_vec both = A.forward(x2, 2).to_arma(), all = x2.to_arma();
-    const arma::uword d = A.domain_size(), c = A.codomain_size();
-    CHECK(rel_error(arma::cx_vec(both.head(c)), (A * arma::cx_vec(all.head(d)))) < 1e-13);
-    CHECK(rel_error(arma::cx_vec(both.tail(c)), (A * arma::cx_vec(all.tail(d)))) < 1e-13);
-    CHECK(rel_error(A.normal(x2, 2).to_arma(), A.adjoint(A.forward(x2, 2), 2).to_arma()) < 1e-12);
+    check_adjoint(A, kAdjointTol, DotScale::Sum);
+    check_normal(A, kNormalTol);
+    check_normal(A, kNormalTol, 2);
+    check_batch(A, 2, kBatchTol);
 }
+
+// An operator written outside the library with one deliberate defect of relative size 1e-6.
+enum class Defect { None, Adjoint, Normal, Batch };
+const char* defect_name(Defect d) {
+    return d == Defect::None      ? "none"
+           : d == Defect::Adjoint ? "adjoint scaled by 1 + 1e-6"
+           : d == Defect::Normal  ? "normal scaled by 1 + 1e-6"
+                                  : "vectors after the first of a batch scaled by 1 + 1e-6";
+}
+class BrokenOperator : public forge::LinearOperator<double> {
+public:
+    BrokenOperator(arma::cx_mat A, Defect d)
+        : forge::LinearOperator<double>("BrokenOperator", A.n_rows, A.n_cols), A_(std::move(A)), defect_(d) {}
+
+protected:
+    static constexpr double kScale = 1 + 1e-6;
+    void apply_host(const Elem* in, Elem* out, forge::uword nbatch, bool forward) const override {
+        const forge::uword nin = forward ? A_.n_cols : A_.n_rows, nout = forward ? A_.n_rows : A_.n_cols;
+        for (forge::uword b = 0; b < nbatch; ++b) {
+            const arma::cx_vec x(const_cast<std::complex<double>*>(
+                                     reinterpret_cast<const std::complex<double>*>(in + b * nin)),
+                                 nin, false, true);
+            arma::cx_vec y = forward ? arma::cx_vec(A_ * x) : arma::cx_vec(A_.t() * x);
+            if ((defect_ == Defect::Adjoint && !forward) || (defect_ == Defect::Batch && b > 0)) y *= kScale;
+            std::memcpy(static_cast<void*>(out + b * nout), y.memptr(), nout * sizeof(std::complex<double>));
+        }
+    }
+    void normal_impl(const Elem* in, Elem* out, forge::uword nbatch, forge::Residency where) const override {
+        forge::LinearOperator<double>::normal_impl(in, out, nbatch, where);
+        if (defect_ == Defect::Normal)
+            for (forge::uword i = 0; i < nbatch * domain_size(); ++i) out[i] = out[i] * kScale;
+    }
+
+private:
+    arma::cx_mat A_;
+    Defect defect_;
+};
 
 }  // namespace
 
@@ -113,7 +153,29 @@ TEST_CASE("normal() equals adjoint(forward()) for every operator, batched too", 
     ops.push_back(std::make_shared<forge::AdjointOf<double>>(user));
     ops.push_back(
         std::make_shared<forge::VerticalStack<double>>(std::vector<forge::OperatorPtr<double>>{user, ops[0]}));
+    // An operator and its normal as operators of their own: NormalOf(A) is Hermitian, WithNormal(A, NormalOf(A))
+    // has the normal A^H A computed once more.
+    const auto normalOfUser = std::make_shared<forge::NormalOf<double>>(user);
+    ops.push_back(normalOfUser);
+    ops.push_back(forge::with_normal<double>(user, normalOfUser));
     for (const auto& A : ops) check_contract(*A);
+}
+
+TEST_CASE("Each operator check rejects an operator broken in what it checks, and only that",
+          "[operators][contract][checks]") {
+    FORGE_INFO_SEED();
+    const Problem p;
+    const MatrixOperator<double> exact(p.dft_matrix());
+    for (Defect d : {Defect::None, Defect::Adjoint, Defect::Normal, Defect::Batch}) {
+        INFO("defect: " << defect_name(d));
+        const BrokenOperator A(p.dft_matrix(), d);
+        CHECK(forge_test::adjoint_test(A, DotScale::Sum).passes(kAdjointTol) == (d != Defect::Adjoint));
+        CHECK(forge_test::normal_test(A).passes(kNormalTol) == (d != Defect::Normal));
+        CHECK(forge_test::normal_test(A, 2).passes(kNormalTol) == (d != Defect::Normal));
+        CHECK(forge_test::batch_test(A, 2).passes(kBatchTol) == (d != Defect::Batch));
+        // Against the exact operator's normal, a wrong adjoint shows too.
+        CHECK(forge_test::normal_test(A, exact).passes(kNormalTol) == (d == Defect::None || d == Defect::Batch));
+    }
 }
 
 TEST_CASE("Composite operators equal their dense matrices", "[operators][composition]") {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <complex>
 
+#include "OperatorChecks.h"
 #include "TestHelpers.h"
 #include "UserOperator.h"
 #include "forge/Operators/dft/Gdft.h"
@@ -101,12 +102,17 @@ TEST_CASE("SENSE is adjoint: <S x, y> = <x, S^H y>", "[sense][adjoint]") {
     const arma::uword nc = 4;
     const arma::cx_fvec maps = complex_normal<float>(g.n2 * nc);
     SENSE<float, Gdft<float>> S(make_gdft<float>(g), maps, nc);
-    const arma::cx_fvec x = complex_normal<float>(g.n2), y = complex_normal<float>(g.n1 * nc);
-    const std::complex<double> lhs =
-        arma::cdot(arma::conv_to<arma::cx_vec>::from(arma::cx_fvec(S * x)), arma::conv_to<arma::cx_vec>::from(y));
-    const std::complex<double> rhs =
-        arma::cdot(arma::conv_to<arma::cx_vec>::from(x), arma::conv_to<arma::cx_vec>::from(arma::cx_fvec(S / y)));
-    CHECK(std::abs(lhs - rhs) / std::abs(lhs) < 1e-5);
+    check_adjoint(S, 1e-5, DotScale::Value);
+    check_normal(S, 0.0);
+    check_batch(S, 3, 0.0);
+    S.set_coil_batching(false);
+    check_adjoint(S, 1e-5, DotScale::Value);
+    check_batch(S, 3, 0.0);
+    // double, with the bound of the float64 brute-force comparison above
+    SENSE<double, Gdft<double>> Sd(make_gdft<double>(g), arma::conv_to<arma::cx_vec>::from(maps), nc);
+    check_adjoint(Sd, 1e-10, DotScale::Value);
+    check_normal(Sd, 0.0);
+    check_batch(Sd, 3, 0.0);
 }
 
 TEST_CASE("SENSE batched equals coil-by-coil on the host", "[sense][batch]") {
@@ -226,12 +232,13 @@ TEST_CASE("pcSENSE is adjoint and rejects bad shapes", "[pcsense][adjoint]") {
     FORGE_INFO_SEED();
     const PcSetup p = make_pc();
     pcSENSE<float> P = make_pcsense<float>(p);
-    const arma::cx_fvec x = complex_normal<float>(p.g.n2), y = complex_normal<float>(P.n_data());
-    const std::complex<double> lhs =
-        arma::cdot(arma::conv_to<arma::cx_vec>::from(arma::cx_fvec(P * x)), arma::conv_to<arma::cx_vec>::from(y));
-    const std::complex<double> rhs =
-        arma::cdot(arma::conv_to<arma::cx_vec>::from(x), arma::conv_to<arma::cx_vec>::from(arma::cx_fvec(P / y)));
-    CHECK(std::abs(lhs - rhs) / std::abs(lhs) < 1e-5);
+    check_adjoint(P, 1e-5, DotScale::Value);
+    check_normal(P, 0.0);
+    check_batch(P, 3, 0.0);
+    const pcSENSE<double> Pd = make_pcsense<double>(p);
+    check_adjoint(Pd, 1e-10, DotScale::Value);
+    check_normal(Pd, 0.0);
+    check_batch(Pd, 3, 0.0);
 
     auto m = [](const arma::mat& a) { return arma::conv_to<arma::fmat>::from(a); };
     CHECK_THROWS_WITH(pcSENSE<float>(m(p.kx), m(p.ky), m(p.kz), m(arma::mat(p.t.rows(1, p.nsamp - 1))),

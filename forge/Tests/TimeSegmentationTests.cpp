@@ -7,6 +7,7 @@
 
 #include <omp.h>
 
+#include "OperatorChecks.h"
 #include "TestHelpers.h"
 #include "forge/Operators/dft/Gdft.h"
 #include "forge/Operators/fft/Gfft.h"
@@ -134,11 +135,12 @@ TEST_CASE("TimeSegmentation(Gnufft) with auto-chosen L meets the requested error
             }
         }
     }
-    // Adjointness of the time-segmented operator.
+    // The operator checks of the time-segmented operator (adjointness: the bound of its former dot test).
     TS A(G, fm, t, 5, forge::TSInterp::MinMax);
-    arma::cx_vec x = complex_normal<double>(A.n2()), y = complex_normal<double>(A.n1());
-    std::complex<double> lhs = arma::cdot(A * x, y), rhs = arma::cdot(x, A / y);
-    CHECK(std::abs(lhs - rhs) / std::abs(lhs) < 1e-11);
+    check_adjoint(A, 1e-11, DotScale::Value);
+    check_normal(A, 0.0);
+    check_batch(A, 3, 0.0);
+    arma::cx_vec x = complex_normal<double>(A.n2());
     // float operators work too.
     forge::Gnufft<float> Gf(n1, N, N, 1, arma::conv_to<arma::fvec>::from(kx), arma::conv_to<arma::fvec>::from(ky),
                             arma::conv_to<arma::fvec>::from(kz));
@@ -147,6 +149,9 @@ TEST_CASE("TimeSegmentation(Gnufft) with auto-chosen L meets the requested error
                                                             forge::TSInterp::MinMax);
     arma::cx_fvec xf = arma::conv_to<arma::cx_fvec>::from(x);
     CHECK(rel_error(Af * xf, ref * x) < 1e-3);
+    check_adjoint(Af, 1e-5, DotScale::Value);
+    check_normal(Af, 0.0);
+    check_batch(Af, 3, 0.0);
 }
 
 TEST_CASE("TimeSegmentation gives the same result on any number of threads", "[TimeSegmentation][ts][threads]") {
@@ -172,7 +177,7 @@ TEST_CASE("TimeSegmentation gives the same result on any number of threads", "[T
     }
     omp_set_num_threads(saved);
     // And the adjoint is still the adjoint of the forward.
-    CHECK(std::abs(arma::cdot(f1, y) - arma::cdot(x, a1)) / std::abs(arma::cdot(f1, y)) < 1e-11);
+    check_adjoint(A, 1e-11, DotScale::Value);
 }
 
 TEST_CASE("TimeSegmentation rejects bad inputs", "[TimeSegmentation][ts][errors]") {
@@ -266,8 +271,9 @@ TEST_CASE("pcSenseTimeSeg approximates pcSENSE (exact DFT) and is adjoint", "[Ti
     INFO("forward " << ef << " adjoint " << ea);
     CHECK(ef < 2e-3);
     CHECK(ea < 2e-3);
-    std::complex<double> lhs = arma::cdot(A * x, y), rhs = arma::cdot(x, A / y);
-    CHECK(std::abs(lhs - rhs) / std::abs(lhs) < 1e-11);
+    check_adjoint(A, 1e-11, DotScale::Value);
+    check_normal(A, 0.0);
+    check_batch(A, 2, 0.0);
     CHECK_THROWS_AS(forge::pcSenseTimeSeg<double>(kx, ky, kz, t, N, N, 1, fm, maps, phases, nc, 0),
                     forge::invalid_argument);
     CHECK_THROWS_AS(forge::pcSenseTimeSeg<double>(kx, ky, kz, t, N, N, 1, arma::vec(10), maps, phases, nc, 4),

@@ -61,18 +61,20 @@ __global__ void k_scatter_sorted(const forgeComplex<T1>* __restrict__ in, uword 
 }  // namespace
 
 template <typename T1>
-void box_pad(const forgeComplex<T1>* image, forgeComplex<T1>* grid, const BoxGeometry& g, uword nbatch) {
+void box_pad(const forgeComplex<T1>* image, forgeComplex<T1>* grid, const BoxGeometry& g, uword nbatch,
+             CUstream_st* stream) {
     const uword total = g.Mx * g.My * g.Mz * nbatch;
     if (total == 0) return;
-    k_box_pad<T1><<<blocks_for(total), kThreads>>>(image, grid, g, total);
+    k_box_pad<T1><<<blocks_for(total), kThreads, 0, cudaStream_t(stream)>>>(image, grid, g, total);
     FORGE_CUDA_CHECK_LAUNCH("box_pad");
 }
 
 template <typename T1>
-void box_crop(const forgeComplex<T1>* grid, forgeComplex<T1>* image, const BoxGeometry& g, uword nbatch) {
+void box_crop(const forgeComplex<T1>* grid, forgeComplex<T1>* image, const BoxGeometry& g, uword nbatch,
+              CUstream_st* stream) {
     const uword total = g.Nx * g.Ny * g.Nz * nbatch;
     if (total == 0) return;
-    k_box_crop<T1><<<blocks_for(total), kThreads>>>(grid, image, g, total);
+    k_box_crop<T1><<<blocks_for(total), kThreads, 0, cudaStream_t(stream)>>>(grid, image, g, total);
     FORGE_CUDA_CHECK_LAUNCH("box_crop");
 }
 
@@ -96,8 +98,8 @@ void scatter_sorted(const forgeComplex<T1>* in, uword nIn, const uword* dest, co
 }
 
 #define FORGE_GRID_SELECT_INSTANTIATE(T1)                                                                             \
-    template void box_pad<T1>(const forgeComplex<T1>*, forgeComplex<T1>*, const BoxGeometry&, uword);                 \
-    template void box_crop<T1>(const forgeComplex<T1>*, forgeComplex<T1>*, const BoxGeometry&, uword);                \
+    template void box_pad<T1>(const forgeComplex<T1>*, forgeComplex<T1>*, const BoxGeometry&, uword, CUstream_st*);   \
+    template void box_crop<T1>(const forgeComplex<T1>*, forgeComplex<T1>*, const BoxGeometry&, uword, CUstream_st*);  \
     template void gather<T1>(const forgeComplex<T1>*, uword, const uword*, forgeComplex<T1>*, uword, uword);          \
     template void scatter_sorted<T1>(const forgeComplex<T1>*, uword, const uword*, const uword*, const uword*, uword, \
                                      forgeComplex<T1>*, uword, uword);

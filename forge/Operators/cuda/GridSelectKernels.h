@@ -1,10 +1,13 @@
 #pragma once
 // Device kernels of GfftSampled (declarations free of CUDA headers): zero-pad an image into the centre of
 // a larger grid and crop it back, keep selected grid points, and add samples back onto their grid points.
-// Implemented in forge/Operators/cuda/GridSelectKernels.cu; on CPU builds GridSelectKernels_nocuda.cpp throws
-// forge::cuda_error. nbatch vectors are stored back to back. Default stream; no atomics (deterministic).
+// Implemented in forge/Operators/cuda/GridSelectKernels.cu; on CPU builds NoCuda.cpp throws forge::cuda_error.
+// Also ToeplitzNormal's pad and crop of its 2x grid. nbatch vectors are stored back to back. Queued on 'stream'
+// (null: the legacy default stream); no atomics (deterministic).
 #include "forge/Core/Config.h"
 #include "forge/Core/forgeComplex.h"
+
+struct CUstream_st;  // the type behind cudaStream_t
 
 namespace forge {
 namespace cuda {
@@ -16,10 +19,12 @@ struct BoxGeometry {
 
 // grid = image inside the box, 0 elsewhere
 template <typename T1>
-void box_pad(const forgeComplex<T1>* image, forgeComplex<T1>* grid, const BoxGeometry& g, uword nbatch);
+void box_pad(const forgeComplex<T1>* image, forgeComplex<T1>* grid, const BoxGeometry& g, uword nbatch,
+             CUstream_st* stream = nullptr);
 // image = grid inside the box
 template <typename T1>
-void box_crop(const forgeComplex<T1>* grid, forgeComplex<T1>* image, const BoxGeometry& g, uword nbatch);
+void box_crop(const forgeComplex<T1>* grid, forgeComplex<T1>* image, const BoxGeometry& g, uword nbatch,
+              CUstream_st* stream = nullptr);
 // out[b*nOut + i] = in[b*nIn + idx[i]]
 template <typename T1>
 void gather(const forgeComplex<T1>* in, uword nIn, const uword* idx, forgeComplex<T1>* out, uword nOut, uword nbatch);

@@ -1,7 +1,7 @@
 #pragma once
 // Gfft<T1>: centred Cartesian FFT operator (2D or 3D), the Cartesian special case of Gdft.
 //
-//   Gfft<float> G(Nx, Ny, Nz);      // Nz = 1 for 2D
+//   Gfft<float> G(ImageGrid{Nx, Ny, Nz});   // or Gfft<float> G(Nx, Ny, Nz); Nz = 1 for 2D
 //   y = G * x;   // forward: y(k) = sum_r x(r) exp(-i 2 pi k . r)          (unnormalised)
 //   x = G / y;   // adjoint: x(r) = sum_k y(k) exp(+i 2 pi k . r)          (exact adjoint, unnormalised)
 //
@@ -10,53 +10,19 @@
 //   k      k = (x - Nx/2, y - Ny/2, z - Nz/2)                    [cycles/FOV], i.e. kx in [-Nx/2, Nx/2)
 // An axis of length 1 has r = 0 and k = 0. Every axis longer than 1 must have even length.
 // So G equals Gdft built from image_coords() and kspace_coords() with a zero field map, and G / (G * x)
-// = Nx*Ny*Nz * x. Host data runs on FFTW (plans made once, in the constructor); a forgeCol already on the
-// GPU runs on cuFFT (CUDA builds) and the result stays on the GPU; a batch there is one cuFFT plan-many
-// over its grids (CudaFftPlan).
+// = Nx*Ny*Nz * x. Both sides run on one FftPlan (forge/CUDA/FftPlan.h): host data on FFTW (plans made once, in
+// the constructor); a forgeCol already on the GPU on cuFFT (planned in the constructor when a device is present)
+// and the result stays on the GPU; a batch there is one cuFFT plan-many over its grids. domain_shape() is the grid.
 #include <complex>
 #include <memory>
-#include <mutex>
 
 #include <armadillo>
 
+#include "forge/CUDA/FftPlan.h"
+#include "forge/Core/Geometry.h"
 #include "forge/Operators/LinearOperator.h"
 
 namespace forge {
-
-namespace detail {
-// FFTW plan pair (forward, exponent -1; backward, exponent +1; both unnormalised) for an Nx x Ny x Nz
-// complex array stored x fastest. Plans are made once; execute() is thread-safe on distinct arrays.
-template <typename T1>
-class FftwPlan {
-public:
-    FftwPlan(uword Nx, uword Ny, uword Nz);
-    ~FftwPlan();
-    FftwPlan(const FftwPlan&) = delete;
-    FftwPlan& operator=(const FftwPlan&) = delete;
-    void forward(std::complex<T1>* data) const;   // in place
-    void backward(std::complex<T1>* data) const;  // in place
-    uword size() const { return n_; }
-
-private:
-    void* fwd_ = nullptr;
-    void* bwd_ = nullptr;
-    uword n_ = 0;
-};
-
-// The FFTW planner is not thread-safe: forge creates and destroys every FFTW plan under this lock.
-std::mutex& fftw_planner_mutex();
-
-// FFTW's and cuFFT's plans take each dimension as an int.
-constexpr uword kMaxFftAxis = 2147483647;
-// Validates a grid size for the centred transforms: every axis >= 1, even when > 1 and at most
-// kMaxFftAxis; returns Nx*Ny*Nz (forge::invalid_argument if the product does not fit a uword).
-uword require_centred_grid(const char* where, uword Nx, uword Ny, uword Nz);
-}  // namespace detail
-
-namespace cuda {
-template <typename T1>
-class CudaFftPlan;
-}
 
 template <typename T1>
 class Gfft : public LinearOperator<T1> {
@@ -67,6 +33,7 @@ public:
     using complex_type = std::complex<T1>;
 
     Gfft(uword Nx, uword Ny, uword Nz = 1);
+    explicit Gfft(const ImageGrid& grid) : Gfft(grid.nx, grid.ny, grid.nz) {}
 
     uword n1() const { return n_; }  // k-space samples (= Nx*Ny*Nz = n2, the pixels)
     uword Nx() const { return Nx_; }
@@ -82,11 +49,8 @@ protected:
     void apply_device(const forgeComplex<T1>* in, forgeComplex<T1>* out, uword nbatch, bool forward) const override;
 
 private:
-    void host_transform(forgeComplex<T1>* data, bool forward) const;
-
     uword Nx_, Ny_, Nz_, n_;
-    std::shared_ptr<detail::FftwPlan<T1>> plan_;
-    std::shared_ptr<cuda::CudaFftPlan<T1>> gpuPlan_;  // CUDA builds with a device present
+    std::shared_ptr<const FftPlan<T1>> plan_;  // FFTW, and cuFFT when a device was present (shared by copies)
 };
 
 extern template class Gfft<float>;

@@ -125,10 +125,10 @@ GfftSampled<T1>::GfftSampled(uword Nx, uword Ny, uword Nz, uword Mx, uword My, u
         dest_.push_back(sel_[src_[p]]);
     }
     start_.push_back(n1_);
-    plan_ = std::make_shared<detail::FftwPlan<T1>>(M_[0], M_[1], M_[2]);
-#ifdef FORGE_HAS_CUDA
+    this->set_domain_shape(ImageGrid(Nx, Ny, Nz));
+    auto plan = std::make_shared<FftPlan<T1>>(M_[0], M_[1], M_[2]);
     if (device::available()) {
-        gpuFft_ = std::make_shared<Gfft<T1>>(M_[0], M_[1], M_[2]);
+        plan->prepare_device();
         auto d = std::make_shared<DeviceIndex>();
         auto upload = [](const std::vector<uword>& v) {
             DeviceBuffer b(v.size() * sizeof(uword));
@@ -141,7 +141,7 @@ GfftSampled<T1>::GfftSampled(uword Nx, uword Ny, uword Nz, uword Mx, uword My, u
         d->src = upload(src_);
         dev_ = d;
     }
-#endif
+    plan_ = std::move(plan);
 }
 
 template <typename T1>
@@ -157,7 +157,7 @@ void GfftSampled<T1>::forward_host(const forgeComplex<T1>* image, forgeComplex<T
             T1 f = ((off_[0] + gy + gz) & 1) ? T1(-1) : T1(1);
             for (uword x = 0; x < N_[0]; ++x, f = -f) row[x] = src[x] * f;
         }
-    plan_->forward(reinterpret_cast<std::complex<T1>*>(grid));
+    plan_->execute(FftMemory::host, grid, true);
     for (uword j = 0; j < n1_; ++j) kdata[j] = grid[sel_[j]] * sign_[j];
 }
 
@@ -171,7 +171,7 @@ void GfftSampled<T1>::adjoint_host(const forgeComplex<T1>* kdata, forgeComplex<T
         for (uword p = start_[u]; p < start_[u + 1]; ++p) s += kdata[src_[p]];
         grid[dest_[u]] = s * sign_[src_[start_[u]]];
     }
-    plan_->backward(reinterpret_cast<std::complex<T1>*>(grid));
+    plan_->execute(FftMemory::host, grid, false);
     for (uword z = 0; z < N_[2]; ++z)
         for (uword y = 0; y < N_[1]; ++y) {
             const uword gy = y + off_[1], gz = z + off_[2];
@@ -203,7 +203,7 @@ void GfftSampled<T1>::apply_host(const forgeComplex<T1>* pin, forgeComplex<T1>* 
 template <typename T1>
 void GfftSampled<T1>::apply_device(const forgeComplex<T1>* in, forgeComplex<T1>* out, uword nbatch,
                                    bool forward) const {
-    if (!dev_ || !gpuFft_) {
+    if (!dev_) {
         throw cuda_error("GfftSampled: input is on the GPU but the operator has no device index arrays (no "
                          "CUDA device was available when it was constructed)");
     }
@@ -213,12 +213,12 @@ void GfftSampled<T1>::apply_device(const forgeComplex<T1>* in, forgeComplex<T1>*
     ForgeVec spectrum = ForgeVec::device_uninitialized(M * nbatch);
     if (forward) {
         cuda::box_pad<T1>(in, grid.device_memptr(), box, nbatch);
-        gpuFft_->apply(grid.device_memptr(), spectrum.device_memptr(), nbatch, true, Residency::Device);
+        plan_->centred(FftMemory::device, grid.device_memptr(), spectrum.device_memptr(), true, nbatch);
         cuda::gather<T1>(spectrum.device_memptr(), M, dev_->sel.template as<uword>(), out, n1_, nbatch);
     } else {
         cuda::scatter_sorted<T1>(in, n1_, dev_->dest.template as<uword>(), dev_->start.template as<uword>(),
                                  dev_->src.template as<uword>(), dest_.size(), grid.device_memptr(), M, nbatch);
-        gpuFft_->apply(grid.device_memptr(), spectrum.device_memptr(), nbatch, false, Residency::Device);
+        plan_->centred(FftMemory::device, grid.device_memptr(), spectrum.device_memptr(), false, nbatch);
         cuda::box_crop<T1>(spectrum.device_memptr(), out, box, nbatch);
     }
 }

@@ -8,7 +8,9 @@
 //   A^H = P^T F^H S^T   crop after the inverse FFT of the samples added onto their grid points: the exact
 //                       adjoint by construction.
 //
-//   GfftSampled<float> G(Nx, Ny, Nz, Mx, My, Mz, kx, ky, kz);   y = G * x;   x = G / y;
+//   GfftSampled<float> G(ImageGrid{Nx, Ny, Nz}, ImageGrid{Mx, My, Mz}, Trajectory<float>{kx, ky, kz});
+//   GfftSampled<float> G(Nx, Ny, Nz, Mx, My, Mz, kx, ky, kz);   // the same, positional
+//   y = G * x;   x = G / y;   G.domain_shape() == ImageGrid{Nx, Ny, Nz}
 //
 // Units as Gdft: k in cycles per image FOV, pixel r = ((x - Nx/2)/Nx, ...) in image-FOV units (Gfft.h).
 // The FFT grid has the image's pixel size and an FOV M/N times larger, so its k-space step is N/M cycles
@@ -19,7 +21,7 @@
 // Each axis: N = 1 or even, M = N (when N = 1) or even and >= N.
 // Host data runs on FFTW, batches (coils) in parallel with OpenMP, the centring signs folded into the
 // pad/crop and the selection (no extra pass over the grid); a forgeCol on the GPU runs on cuFFT (a batch as
-// one plan-many over its grids, through Gfft) and the result stays there.
+// one plan-many over its grids) and the result stays there. Both sides share one FftPlan (forge/CUDA/FftPlan.h).
 #include <complex>
 #include <memory>
 #include <vector>
@@ -40,6 +42,9 @@ public:
 
     GfftSampled(uword Nx, uword Ny, uword Nz, uword Mx, uword My, uword Mz, const arma::Col<T1>& kx,
                 const arma::Col<T1>& ky, const arma::Col<T1>& kz);
+    // The same from the geometry: the image grid, the FFT grid and the samples (their times t are ignored).
+    GfftSampled(const ImageGrid& image, const ImageGrid& fft_grid, const Trajectory<T1>& k)
+        : GfftSampled(image.nx, image.ny, image.nz, fft_grid.nx, fft_grid.ny, fft_grid.nz, k.kx, k.ky, k.kz) {}
 
     // True when every sample lies on the k-space lattice of the Mx x My x Mz grid (see above).
     static bool on_grid(uword Nx, uword Ny, uword Nz, uword Mx, uword My, uword Mz, const arma::Col<T1>& kx,
@@ -63,12 +68,11 @@ private:
 
     uword n1_, n2_;
     uword N_[3], M_[3], off_[3];
-    std::shared_ptr<detail::FftwPlan<T1>> plan_;  // host: one in-place FFT of the grid
+    std::shared_ptr<const FftPlan<T1>> plan_;     // the FFT grid's: FFTW, and cuFFT with a device
     std::vector<uword> sel_;                      // n1: grid point of each sample
     std::vector<T1> sign_;                        // n1: the centring sign of each sample's grid point
     std::vector<uword> dest_, start_, src_;       // S^T: distinct grid points, and their samples in order
-    std::shared_ptr<Gfft<T1>> gpuFft_;            // GPU: cuFFT (CUDA builds with a device)
-    std::shared_ptr<DeviceIndex> dev_;            // GPU: the index arrays
+    std::shared_ptr<DeviceIndex> dev_;            // GPU: the index arrays (a device was present)
 };
 
 extern template class GfftSampled<float>;

@@ -1,17 +1,21 @@
+// Gnufft's plan: the Kaiser-Bessel kernel and its polynomials, the grid sizes and deapodization, the sample
+// positions sorted for gridding (constructor and set_points), the FFT plans and the GPU plan, and the device
+// apply. The host transforms (spreading, interpolation, pad and crop) are in cpu/Gridding.cpp.
 #include "forge/Operators/nufft/Gnufft.h"
 
 #include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <string>
+#include <type_traits>
+#include <utility>
 
+#include "forge/CUDA/CudaFft.h"
+#include "forge/CUDA/PlanOptions.h"
+#include "forge/Core/DeviceMemory.h"
 #include "forge/Core/Exceptions.h"
-#include "forge/Core/Parallel.h"
 #include "forge/Core/Validation.h"
-#include "forge/Operators/fft/Gfft.h"
-
-#ifdef FORGE_HAS_CUDA
 #include "forge/Operators/nufft/CudaNufftPipeline.h"
-#endif
 
 namespace forge {
 
@@ -77,242 +81,6 @@ void fit_kernel(int W, double beta, int p, std::vector<double>& out) {
     }
 }
 
-inline long long wrap(long long g, long long G) { return g < 0 ? g + G : (g >= G ? g - G : g); }
-
-// What the gridding loops read: per-axis stencil starts and offsets (slab order), the kernel polynomials.
-template <typename T>
-struct Stencils {
-    int W, degree;
-    const T* coef;
-    long long G[3];
-    int taps[3];  // W on axes longer than 1, else 1
-    const int* first[3];
-    const T* offset[3];
-};
-
-// W kernel weights of one axis by Horner's rule (the compiler vectorises over the taps).
-template <typename T, int W>
-inline void horner(const T* coef, int degree, T y, T* w) {
-    for (int a = 0; a < W; ++a) w[a] = coef[degree * kTaps + a];
-    for (int k = degree - 1; k >= 0; --k)
-        for (int a = 0; a < W; ++a) w[a] = w[a] * y + coef[k * kTaps + a];
-}
-template <typename T>
-inline void horner_rt(const T* coef, int degree, int W, T y, T* w) {
-    for (int a = 0; a < W; ++a) w[a] = coef[degree * kTaps + a];
-    for (int k = degree - 1; k >= 0; --k)
-        for (int a = 0; a < W; ++a) w[a] = w[a] * y + coef[k * kTaps + a];
-}
-
-// Kernel weights of entry idx along each axis and its y and z row offsets on the (complex) grid, in cells.
-template <typename T, int W, int DIM>
-inline void fixed_stencil(const Stencils<T>& s, uword idx, T (&wx)[W], T (&wy)[W], T (&wz)[W], long long (&oy)[W],
-                          long long (&oz)[DIM == 3 ? W : 1]) {
-    const long long Gx = s.G[0], Gy = s.G[1], Gz = s.G[2];
-    horner<T, W>(s.coef, s.degree, s.offset[0][idx], wx);
-    horner<T, W>(s.coef, s.degree, s.offset[1][idx], wy);
-    if (DIM == 3) horner<T, W>(s.coef, s.degree, s.offset[2][idx], wz);
-    const long long fy = s.first[1][idx];
-    for (int q = 0; q < W; ++q) oy[q] = wrap(fy + q, Gy) * Gx;
-    if (DIM == 3) {
-        const long long fz = s.first[2][idx];
-        for (int c = 0; c < W; ++c) oz[c] = wrap(fz + c, Gz) * Gx * Gy;
-    } else {
-        oz[0] = 0;
-    }
-}
-
-// Gridding (spread) of samples [b, e) of the slab order, W known at compile time, DIM = 2 (x, y) or 3 (x, y, z).
-// The x taps of a stencil are contiguous on the grid unless they wrap: then one FMA per float of 2W.
-constexpr uword kGatherBlock = 256;  // samples gathered (or scattered) at once, for memory-level parallelism
-
-template <typename T, int W, int DIM>
-void spread_fixed(const Stencils<T>& s, const uword* order, const std::complex<T>* in, T* grid, uword b, uword e) {
-    const long long Gx = s.G[0];
-    constexpr int NZ = DIM == 3 ? W : 1;
-    std::complex<T> vals[kGatherBlock];
-    for (uword idx = b; idx < e; ++idx) {
-        // The data of the next block of samples (random addresses for scattered trajectories) are loaded in
-        // one tight loop, so the loads overlap instead of stalling the gridding one at a time.
-        if ((idx - b) % kGatherBlock == 0) {
-            const uword n = std::min(kGatherBlock, e - idx);
-            for (uword q = 0; q < n; ++q) vals[q] = in[order[idx + q]];
-        }
-        const std::complex<T> val = vals[(idx - b) % kGatherBlock];
-        T wx[W], wy[W], wz[W];
-        long long oy[W], oz[NZ];
-        fixed_stencil<T, W, DIM>(s, idx, wx, wy, wz, oy, oz);
-        const T vr = val.real(), vi = val.imag();
-        T kv[2 * W];
-        for (int a = 0; a < W; ++a) {
-            kv[2 * a] = wx[a] * vr;
-            kv[2 * a + 1] = wx[a] * vi;
-        }
-        const long long fx = s.first[0][idx];
-        if (fx >= 0 && fx + W <= Gx) {
-            for (int c = 0; c < NZ; ++c)
-                for (int q = 0; q < W; ++q) {
-                    const T wzy = DIM == 3 ? wz[c] * wy[q] : wy[q];
-                    T* row = grid + 2 * (oz[c] + oy[q] + fx);
-#pragma omp simd
-                    for (int i = 0; i < 2 * W; ++i) row[i] += wzy * kv[i];
-                }
-        } else {
-            long long ox[W];
-            for (int a = 0; a < W; ++a) ox[a] = 2 * wrap(fx + a, Gx);
-            for (int c = 0; c < NZ; ++c)
-                for (int q = 0; q < W; ++q) {
-                    const T wzy = DIM == 3 ? wz[c] * wy[q] : wy[q];
-                    T* row = grid + 2 * (oz[c] + oy[q]);
-                    for (int a = 0; a < W; ++a) {
-                        row[ox[a]] += wzy * kv[2 * a];
-                        row[ox[a] + 1] += wzy * kv[2 * a + 1];
-                    }
-                }
-        }
-    }
-}
-
-// Interpolation of samples [b, e): the W^(DIM-1) rows of 2W floats are summed with their y/z weights
-// into one row, which is then weighted by the x taps.
-template <typename T, int W, int DIM>
-void interp_fixed(const Stencils<T>& s, const uword* order, const T* grid, std::complex<T>* out, uword b, uword e) {
-    const long long Gx = s.G[0];
-    constexpr int NZ = DIM == 3 ? W : 1;
-    std::complex<T> vals[kGatherBlock];
-    for (uword idx = b; idx < e; ++idx) {
-        if ((idx - b) % kGatherBlock == 0 && idx > b) {  // scatter the finished block in one tight loop
-            for (uword q = 0; q < kGatherBlock; ++q) out[order[idx - kGatherBlock + q]] = vals[q];
-        }
-        T wx[W], wy[W], wz[W];
-        long long oy[W], oz[NZ];
-        fixed_stencil<T, W, DIM>(s, idx, wx, wy, wz, oy, oz);
-        const long long fx = s.first[0][idx];
-        T acc[2 * W];
-        for (int i = 0; i < 2 * W; ++i) acc[i] = 0;
-        if (fx >= 0 && fx + W <= Gx) {
-            for (int c = 0; c < NZ; ++c)
-                for (int q = 0; q < W; ++q) {
-                    const T wzy = DIM == 3 ? wz[c] * wy[q] : wy[q];
-                    const T* row = grid + 2 * (oz[c] + oy[q] + fx);
-#pragma omp simd
-                    for (int i = 0; i < 2 * W; ++i) acc[i] += wzy * row[i];
-                }
-        } else {
-            long long ox[W];
-            for (int a = 0; a < W; ++a) ox[a] = 2 * wrap(fx + a, Gx);
-            for (int c = 0; c < NZ; ++c)
-                for (int q = 0; q < W; ++q) {
-                    const T wzy = DIM == 3 ? wz[c] * wy[q] : wy[q];
-                    const T* row = grid + 2 * (oz[c] + oy[q]);
-                    for (int a = 0; a < W; ++a) {
-                        acc[2 * a] += wzy * row[ox[a]];
-                        acc[2 * a + 1] += wzy * row[ox[a] + 1];
-                    }
-                }
-        }
-        T re = 0, im = 0;
-        for (int a = 0; a < W; ++a) {
-            re += wx[a] * acc[2 * a];
-            im += wx[a] * acc[2 * a + 1];
-        }
-        vals[(idx - b) % kGatherBlock] = std::complex<T>(re, im);
-    }
-    if (e > b) {
-        const uword done = ((e - b - 1) / kGatherBlock) * kGatherBlock;  // start of the last block
-        for (uword q = 0; b + done + q < e; ++q) out[order[b + done + q]] = vals[q];
-    }
-}
-
-// Any axis pattern (axes of length 1 anywhere), W at run time.
-// The weights w[d] and interleaved-grid offsets o[d] of entry idx along each axis (one tap along an axis of length 1).
-template <typename T>
-void generic_stencil(const Stencils<T>& s, uword idx, T (&w)[3][kTaps], long long (&o)[3][kTaps]) {
-    const long long Gd[3] = {(long long)s.G[0], (long long)s.G[1], (long long)s.G[2]};
-    const long long stride[3] = {2, 2 * Gd[0], 2 * Gd[0] * Gd[1]};
-    for (int d = 0; d < 3; ++d) {
-        if (s.taps[d] == 1) {
-            w[d][0] = 1;
-            o[d][0] = 0;
-            continue;
-        }
-        horner_rt(s.coef, s.degree, s.W, s.offset[d][idx], w[d]);
-        for (int a = 0; a < s.taps[d]; ++a) o[d][a] = wrap(s.first[d][idx] + a, Gd[d]) * stride[d];
-    }
-}
-
-template <typename T>
-void spread_generic(const Stencils<T>& s, const uword* order, const std::complex<T>* in, T* grid, uword b, uword e) {
-    for (uword idx = b; idx < e; ++idx) {
-        const uword j = order[idx];
-        T w[3][kTaps];
-        long long o[3][kTaps];
-        generic_stencil(s, idx, w, o);
-        const T vr = in[j].real(), vi = in[j].imag();
-        for (int c = 0; c < s.taps[2]; ++c)
-            for (int q = 0; q < s.taps[1]; ++q) {
-                const T wzy = w[2][c] * w[1][q];
-                T* row = grid + o[2][c] + o[1][q];
-                for (int a = 0; a < s.taps[0]; ++a) {
-                    row[o[0][a]] += wzy * w[0][a] * vr;
-                    row[o[0][a] + 1] += wzy * w[0][a] * vi;
-                }
-            }
-    }
-}
-template <typename T>
-void interp_generic(const Stencils<T>& s, const uword* order, const T* grid, std::complex<T>* out, uword b, uword e) {
-    for (uword idx = b; idx < e; ++idx) {
-        T w[3][kTaps];
-        long long o[3][kTaps];
-        generic_stencil(s, idx, w, o);
-        T re = 0, im = 0;
-        for (int c = 0; c < s.taps[2]; ++c)
-            for (int q = 0; q < s.taps[1]; ++q) {
-                const T wzy = w[2][c] * w[1][q];
-                const T* row = grid + o[2][c] + o[1][q];
-                T rr = 0, ri = 0;
-                for (int a = 0; a < s.taps[0]; ++a) {
-                    rr += w[0][a] * row[o[0][a]];
-                    ri += w[0][a] * row[o[0][a] + 1];
-                }
-                re += wzy * rr;
-                im += wzy * ri;
-            }
-        out[order[idx]] = std::complex<T>(re, im);
-    }
-}
-
-template <typename T>
-using SpreadFn = void (*)(const Stencils<T>&, const uword*, const std::complex<T>*, T*, uword, uword);
-template <typename T>
-using InterpFn = void (*)(const Stencils<T>&, const uword*, const T*, std::complex<T>*, uword, uword);
-
-template <typename T, int DIM, int W = 2>
-void pick(int width, SpreadFn<T>& sp, InterpFn<T>& ip) {
-    if constexpr (W <= kTaps) {
-        if (width == W) {
-            sp = &spread_fixed<T, W, DIM>;
-            ip = &interp_fixed<T, W, DIM>;
-        } else {
-            pick<T, DIM, W + 1>(width, sp, ip);
-        }
-    }
-}
-
-// The loops for this geometry: compiled per width for x-y and x-y-z images, else the general ones.
-template <typename T>
-void gridding_loops(const Stencils<T>& s, SpreadFn<T>& sp, InterpFn<T>& ip) {
-    sp = &spread_generic<T>;
-    ip = &interp_generic<T>;
-    if (s.taps[0] > 1 && s.taps[1] > 1) {
-        if (s.taps[2] > 1)
-            pick<T, 3>(s.W, sp, ip);
-        else
-            pick<T, 2>(s.W, sp, ip);
-    }
-}
-
 // Measured at oversampling 2 (docs/nufft.md, tolerance table): the largest relative error over 2D/3D,
 // random and spiral trajectories, forward and adjoint, Gnufft<double>, rounded up (about 10%); index W.
 constexpr double kExpectedError[kMaxWidth + 1] = {1,       1,       9e-2,    8e-3,    9e-4,   9e-5,
@@ -352,15 +120,26 @@ NufftOptions NufftOptions::for_tolerance(double tol) {
     return o;
 }
 
+// Sample positions in the forms the transforms read (see the members of the same names in Gnufft.h).
+template <typename T1>
+struct Gnufft<T1>::Points {
+    uword n1 = 0;
+    std::vector<T1> u[3];
+    std::vector<uword> order, slabStart;
+    std::vector<int> first[3];
+    std::vector<T1> offset[3];
+};
+
 template <typename T1>
 Gnufft<T1>::Gnufft(uword n1, uword Nx, uword Ny, uword Nz, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
                    const arma::Col<T1>& kz, NufftOptions options)
     : LinearOperator<T1>("Gnufft", n1, 0), n1_(n1), n2_(0), N_{Nx, Ny, Nz}, W_(options.kernel_width),
-      alpha_(options.oversampling) {
+      alpha_(options.oversampling), stream_(options.stream), device_(options.device) {
     const char* where = "Gnufft";
     require_positive(where, "n1 (number of k-space samples)", n1);
     n2_ = detail::require_centred_grid(where, Nx, Ny, Nz);
     this->set_sizes(n1, n2_);
+    this->set_domain_shape(ImageGrid(Nx, Ny, Nz));
     require_length(where, "kx", kx.n_elem, n1, "n1");
     require_length(where, "ky", ky.n_elem, n1, "n1");
     require_length(where, "kz", kz.n_elem, n1, "n1");
@@ -413,30 +192,6 @@ Gnufft<T1>::Gnufft(uword n1, uword Nx, uword Ny, uword Nz, const arma::Col<T1>& 
         } else {
             G_[d] = 1;
         }
-        // Both band edges are accepted: the image grid is periodic in k with period N (the pixels sit at
-        // integer multiples of 1/N), so k = +N/2 and k = -N/2 are the same sample and land on the same
-        // grid position u = G/2 below (radial spokes from SigPy and BART end at +N/2).
-        const double lo = N_[d] > 1 ? -double(N_[d] / 2) : -0.5, hi = N_[d] > 1 ? double(N_[d] / 2) : 0.5;
-        u_[d].resize(n1);
-        for (uword j = 0; j < n1; ++j) {
-            const double v = double((*k[d])[j]);
-            if (!(v >= lo && v <= hi)) {
-                std::ostringstream m;
-                m << where << ": " << kn[d] << "[" << j << "] = " << v << " is outside [" << lo << ", " << hi
-                  << "] cycles/FOV (grid size "
-                  << "xyz"[d] << " = " << N_[d] << ")";
-                throw invalid_argument(m.str());
-            }
-            if (N_[d] > 1) {
-                double u = v * double(G_[d]) / double(N_[d]);
-                if (u < 0) u += double(G_[d]);
-                T1 uf = T1(u);
-                if (uf >= T1(G_[d])) uf = T1(0);  // rounding of tiny negative positions
-                u_[d][j] = uf;
-            } else {
-                u_[d][j] = T1(0);
-            }
-        }
     }
 
     checked_product(where, {{"oversampled grid x", G_[0]}, {"y", G_[1]}, {"z", G_[2]}});
@@ -456,6 +211,48 @@ Gnufft<T1>::Gnufft(uword n1, uword Nx, uword Ny, uword Nz, const arma::Col<T1>& 
         }
     }
 
+    Points points = sort_points(where, kx, ky, kz);
+    plan_ = std::make_shared<FftPlan<T1>>(G_[0], G_[1], G_[2]);
+    update_gpu_plan(where, points);
+    take_points(std::move(points));
+}
+
+template <typename T1>
+typename Gnufft<T1>::Points Gnufft<T1>::sort_points(const char* where, const arma::Col<T1>& kx,
+                                                    const arma::Col<T1>& ky, const arma::Col<T1>& kz) const {
+    const uword n1 = kx.n_elem;
+    Points P;
+    P.n1 = n1;
+    const arma::Col<T1>* k[3] = {&kx, &ky, &kz};
+    const char* kn[3] = {"kx", "ky", "kz"};
+    for (int d = 0; d < 3; ++d) {
+        require_finite(where, kn[d], k[d]->memptr(), n1);
+        // Both band edges are accepted: the image grid is periodic in k with period N (the pixels sit at
+        // integer multiples of 1/N), so k = +N/2 and k = -N/2 are the same sample and land on the same
+        // grid position u = G/2 below (radial spokes from SigPy and BART end at +N/2).
+        const double lo = N_[d] > 1 ? -double(N_[d] / 2) : -0.5, hi = N_[d] > 1 ? double(N_[d] / 2) : 0.5;
+        P.u[d].resize(n1);
+        for (uword j = 0; j < n1; ++j) {
+            const double v = double((*k[d])[j]);
+            if (!(v >= lo && v <= hi)) {
+                std::ostringstream m;
+                m << where << ": " << kn[d] << "[" << j << "] = " << v << " is outside [" << lo << ", " << hi
+                  << "] cycles/FOV (grid size "
+                  << "xyz"[d] << " = " << N_[d] << ")";
+                throw invalid_argument(m.str());
+            }
+            if (N_[d] > 1) {
+                double u = v * double(G_[d]) / double(N_[d]);
+                if (u < 0) u += double(G_[d]);
+                T1 uf = T1(u);
+                if (uf >= T1(G_[d])) uf = T1(0);  // rounding of tiny negative positions
+                P.u[d][j] = uf;
+            } else {
+                P.u[d][j] = T1(0);
+            }
+        }
+    }
+
     // Presort samples into slabs along the slowest non-trivial axis (race-free gridding) and, inside a
     // slab, by 8-cell tiles of the other axes (cache locality for both directions).
     const int sa = N_[2] > 1 ? 2 : (N_[1] > 1 ? 1 : 0);
@@ -463,43 +260,43 @@ Gnufft<T1>::Gnufft(uword n1, uword Nx, uword Ny, uword Nz, const arma::Col<T1>& 
     uword nslab = Gs / W_;
     nslab -= nslab & 1;
     if (nslab < 2) nslab = 1;
-    slabStart_.assign(nslab + 1, 0);
+    P.slabStart.assign(nslab + 1, 0);
     std::vector<std::pair<unsigned long long, uword>> key(n1);
     const int a1 = sa == 2 ? 1 : 0;  // middle axis (y in 3D, x in 2D)
     const int a0 = 0;
     const unsigned long long t1n = G_[a1] / 8 + 1, t0n = G_[a0] / 8 + 1;
     for (uword j = 0; j < n1; ++j) {
-        uword s = uword(double(u_[sa][j]) * double(nslab) / double(Gs));
+        uword s = uword(double(P.u[sa][j]) * double(nslab) / double(Gs));
         if (s >= nslab) s = nslab - 1;
         // Slab s covers [floor(s*Gs/nslab), floor((s+1)*Gs/nslab)); fix rounding at the borders.
-        while (s > 0 && double(u_[sa][j]) < double((s * Gs) / nslab)) --s;
-        while (s + 1 < nslab && double(u_[sa][j]) >= double(((s + 1) * Gs) / nslab)) ++s;
-        const unsigned long long t1 = sa == a1 ? 0 : (unsigned long long)(u_[a1][j] / 8);
-        const unsigned long long t0 = sa == a0 ? 0 : (unsigned long long)(u_[a0][j] / 8);
+        while (s > 0 && double(P.u[sa][j]) < double((s * Gs) / nslab)) --s;
+        while (s + 1 < nslab && double(P.u[sa][j]) >= double(((s + 1) * Gs) / nslab)) ++s;
+        const unsigned long long t1 = sa == a1 ? 0 : (unsigned long long)(P.u[a1][j] / 8);
+        const unsigned long long t0 = sa == a0 ? 0 : (unsigned long long)(P.u[a0][j] / 8);
         key[j] = {(s * t1n + t1) * t0n + t0, j};
-        slabStart_[s + 1]++;
+        P.slabStart[s + 1]++;
     }
-    order_.resize(n1);
+    P.order.resize(n1);
     const unsigned long long nkeys = nslab * t1n * t0n;
     if (nkeys <= 4 * (unsigned long long)n1 + (1u << 20)) {
         // Counting sort (linear; stable, so samples keep their order inside a tile).
         std::vector<uword> count(nkeys + 1, 0);
         for (uword j = 0; j < n1; ++j) count[key[j].first + 1]++;
         for (unsigned long long q = 0; q < nkeys; ++q) count[q + 1] += count[q];
-        for (uword j = 0; j < n1; ++j) order_[count[key[j].first]++] = j;
+        for (uword j = 0; j < n1; ++j) P.order[count[key[j].first]++] = j;
     } else {
         std::sort(key.begin(), key.end());
-        for (uword j = 0; j < n1; ++j) order_[j] = key[j].second;
+        for (uword j = 0; j < n1; ++j) P.order[j] = key[j].second;
     }
     std::vector<uword> pos(n1);  // sample j's place in slab order
-    for (uword idx = 0; idx < n1; ++idx) pos[order_[idx]] = idx;
-    for (uword s = 0; s < nslab; ++s) slabStart_[s + 1] += slabStart_[s];
+    for (uword idx = 0; idx < n1; ++idx) pos[P.order[idx]] = idx;
+    for (uword s = 0; s < nslab; ++s) P.slabStart[s + 1] += P.slabStart[s];
 
     // Stencil starts and offsets in slab order, from the positions in double (u < 2^31 cells, so the
     // float offset keeps its full precision however large the grid).
     for (int d = 0; d < 3; ++d) {
-        first_[d].assign(n1, 0);
-        offset_[d].assign(n1, T1(0));
+        P.first[d].assign(n1, 0);
+        P.offset[d].assign(n1, T1(0));
         if (N_[d] == 1) continue;
         // Read in sample order, written in slab order (scattered stores do not stall like scattered loads).
         for (uword j = 0; j < n1; ++j) {
@@ -507,50 +304,104 @@ Gnufft<T1>::Gnufft(uword n1, uword Nx, uword Ny, uword Nz, const arma::Col<T1>& 
             if (u < 0) u += double(G_[d]);
             if (u >= double(G_[d])) u = 0;
             const double f = std::ceil(u - double(W_) / 2);
-            first_[d][pos[j]] = int(f);
-            offset_[d][pos[j]] = T1(std::min(1.0, std::max(-1.0, 2 * (u - f) - double(W_ - 1))));
+            P.first[d][pos[j]] = int(f);
+            P.offset[d][pos[j]] = T1(std::min(1.0, std::max(-1.0, 2 * (u - f) - double(W_ - 1))));
         }
     }
 
-    plan_ = std::make_shared<detail::FftwPlan<T1>>(G_[0], G_[1], G_[2]);
+    return P;
+}
 
-#ifdef FORGE_HAS_CUDA
+template <typename T1>
+void Gnufft<T1>::take_points(Points&& p) {
+    n1_ = p.n1;
+    for (int d = 0; d < 3; ++d) {
+        u_[d] = std::move(p.u[d]);
+        first_[d] = std::move(p.first[d]);
+        offset_[d] = std::move(p.offset[d]);
+    }
+    order_ = std::move(p.order);
+    slabStart_ = std::move(p.slabStart);
+    this->set_sizes(n1_, n2_);
+}
+
+template <typename T1>
+void Gnufft<T1>::set_points(const Trajectory<T1>& k) {
+    set_points(k.kx, k.ky, k.kz);
+}
+
+template <typename T1>
+void Gnufft<T1>::set_points(const arma::Col<T1>& kx, const arma::Col<T1>& ky, const arma::Col<T1>& kz) {
+    const char* where = "Gnufft::set_points";
+    const uword n1 = kx.n_elem;
+    require_positive(where, "n1 (number of k-space samples: the length of kx)", n1);
+    require_length(where, "ky", ky.n_elem, n1, "the length of kx");
+    require_length(where, "kz", kz.n_elem, n1, "the length of kx");
+    Points points = sort_points(where, kx, ky, kz);
+    update_gpu_plan(where, points);
+    take_points(std::move(points));
+}
+
+template <typename T1>
+void Gnufft<T1>::update_gpu_plan(const char* where, const Points& P) {
     if constexpr (std::is_same<T1, float>::value) {
-        if (device::available()) {
-            cuda::NufftGeometry g{};
-            for (int d = 0; d < 3; ++d) {
-                g.N[d] = N_[d];
-                g.G[d] = G_[d];
-                g.deapod[d] = deapod_[d].data();
-            }
-            g.W = W_;
-            g.n1 = n1_;
-            // Stencil starts and offsets in sample order (the pipeline sorts them into its own sectors).
-            std::vector<int> first[3];
-            std::vector<float> offset[3];
-            for (int d = 0; d < 3; ++d) {
-                first[d].resize(n1_);
-                offset[d].resize(n1_);
-                for (uword idx = 0; idx < n1_; ++idx) {
-                    first[d][order_[idx]] = first_[d][idx];
-                    offset[d][order_[idx]] = float(offset_[d][idx]);
-                }
-                g.first[d] = first[d].data();
-                g.offset[d] = offset[d].data();
-            }
-            std::vector<float> coef(coef_.begin(), coef_.end());
-            g.coef = coef.data();
-            g.degree = degree_;
-            // Sizes the kernels cannot index leave the operator host-only; device input then gets this reason.
-            try {
-                cuda::CudaNufftPipeline::check_sizes(where, g);
-            } catch (const invalid_argument& e) {
-                gpuRefusal_ = e.what();
-            }
-            if (gpuRefusal_.empty()) pipeline_ = std::make_shared<cuda::CudaNufftPipeline>(g);
+        if (!device::available()) return;
+        cuda::NufftGeometry g{};
+        for (int d = 0; d < 3; ++d) {
+            g.N[d] = N_[d];
+            g.G[d] = G_[d];
+            g.deapod[d] = deapod_[d].data();
         }
+        g.W = W_;
+        g.n1 = P.n1;
+        // Stencil starts and offsets in sample order (the pipeline sorts them into its own sectors).
+        std::vector<int> first[3];
+        std::vector<float> offset[3];
+        for (int d = 0; d < 3; ++d) {
+            first[d].resize(P.n1);
+            offset[d].resize(P.n1);
+            for (uword idx = 0; idx < P.n1; ++idx) {
+                first[d][P.order[idx]] = P.first[d][idx];
+                offset[d][P.order[idx]] = float(P.offset[d][idx]);
+            }
+            g.first[d] = first[d].data();
+            g.offset[d] = offset[d].data();
+        }
+        std::vector<float> coef(coef_.begin(), coef_.end());
+        g.coef = coef.data();
+        g.degree = degree_;
+        // Sizes the kernels cannot index leave the operator host-only; device input then gets this reason.
+        std::string refusal;
+        try {
+            cuda::CudaNufftPipeline::check_sizes(where, g);
+        } catch (const invalid_argument& e) {
+            refusal = e.what();
+        }
+        if (!refusal.empty()) {
+            pipeline_.reset();
+            gpuRefusal_ = refusal;
+            return;
+        }
+        if (pipeline_ && pipeline_.use_count() == 1) {
+            // The plan is this operator's alone: new points, same FFT plan, deapodization and workspace.
+            pipeline_->set_points(P.n1, g.first, g.offset);
+        } else {
+            // First plan, or one shared with copies of the operator (which keep their points): a plan of its own.
+            if (stream_ && !cuda::stream_is_blocking(stream_)) {
+                throw invalid_argument(std::string(where) +
+                                       ": options.stream was made with cudaStreamNonBlocking; the operator's "
+                                       "input comes from forgeCol arithmetic on the legacy default stream, which "
+                                       "such a stream does not wait for (use a stream made by cudaStreamCreate)");
+            }
+            cuda::PlanOptions options;
+            options.stream = stream_;
+            options.device = device_;
+            pipeline_ = std::make_shared<cuda::CudaNufftPipeline>(g, options);
+        }
+        gpuRefusal_.clear();
+    } else {
+        (void)where, (void)P;
     }
-#endif
 }
 
 template <typename T1>
@@ -558,126 +409,8 @@ double Gnufft<T1>::kernel_integral() const {
     return kb_ft(0.0, double(W_), beta_);
 }
 
-namespace {
-// Clears a grid in parallel (the pages are first touched by the threads that grid them).
-template <typename T>
-void zero_grid(std::complex<T>* g, uword n) {
-#pragma omp parallel for schedule(static) if (n > 65536)
-    for (long long i = 0; i < (long long)n; ++i) g[i] = std::complex<T>(0);
-}
-// An uninitialised grid workspace (std::vector would clear it on one thread first).
-template <typename T>
-struct GridBuffer {
-    explicit GridBuffer(uword n) : raw(new T[2 * n]) {}
-    std::complex<T>* data() { return reinterpret_cast<std::complex<T>*>(raw.get()); }
-    std::unique_ptr<T[]> raw;
-};
-}  // namespace
-
-namespace {
-template <typename T1>
-Stencils<T1> stencils(int W, int degree, const std::vector<T1>& coef, const uword* N, const uword* G,
-                      const std::vector<int>* first, const std::vector<T1>* offset) {
-    Stencils<T1> s{};
-    s.W = W;
-    s.degree = degree;
-    s.coef = coef.data();
-    for (int d = 0; d < 3; ++d) {
-        s.G[d] = (long long)G[d];
-        s.taps[d] = N[d] > 1 ? W : 1;
-        s.first[d] = first[d].data();
-        s.offset[d] = offset[d].data();
-    }
-    return s;
-}
-}  // namespace
-
-template <typename T1>
-void Gnufft<T1>::interpolate(const std::complex<T1>* grid, std::complex<T1>* samples) const {
-    const Stencils<T1> s = stencils(int(W_), degree_, coef_, N_, G_, first_, offset_);
-    SpreadFn<T1> sp;
-    InterpFn<T1> ip;
-    gridding_loops(s, sp, ip);
-    const T1* g = reinterpret_cast<const T1*>(grid);
-    const uword* order = order_.data();
-    constexpr uword chunk = 1024;
-    const long long nchunk = (long long)((n1_ + chunk - 1) / chunk);
-#pragma omp parallel for schedule(dynamic, 4)
-    for (long long c = 0; c < nchunk; ++c) {
-        const uword b = uword(c) * chunk;
-        ip(s, order, g, samples, b, std::min(n1_, b + chunk));
-    }
-}
-
-template <typename T1>
-void Gnufft<T1>::spread(const std::complex<T1>* samples, std::complex<T1>* grid) const {
-    const Stencils<T1> s = stencils(int(W_), degree_, coef_, N_, G_, first_, offset_);
-    SpreadFn<T1> sp;
-    InterpFn<T1> ip;
-    gridding_loops(s, sp, ip);
-    zero_grid(grid, grid_elems());
-    T1* g = reinterpret_cast<T1*>(grid);
-    const uword* order = order_.data();
-    const long long nslab = (long long)slabStart_.size() - 1;
-    if (nslab < 2) {
-        sp(s, order, samples, g, 0, n1_);
-        return;
-    }
-    // Slabs are >= W cells thick, so slabs of the same parity never touch the same grid cell.
-    for (long long colour = 0; colour < 2; ++colour) {
-#pragma omp parallel for schedule(dynamic, 1)
-        for (long long q = colour; q < nslab; q += 2) sp(s, order, samples, g, slabStart_[q], slabStart_[q + 1]);
-    }
-}
-
-template <typename T1>
-void Gnufft<T1>::forward_host(const std::complex<T1>* image, std::complex<T1>* kdata) const {
-    const uword Gx = G_[0], Gy = G_[1];
-    GridBuffer<T1> grid(grid_elems());
-    zero_grid(grid.data(), grid_elems());
-    constexpr std::size_t elemBytes = sizeof(std::complex<T1>);
-#pragma omp parallel for collapse(2) if (detail::parallel_elementwise(n2_, 2 * elemBytes))
-    for (long long z = 0; z < (long long)N_[2]; ++z)
-        for (long long y = 0; y < (long long)N_[1]; ++y) {
-            const long long gz = wrap(z - (long long)(N_[2] / 2), (long long)G_[2]);
-            const long long gy = wrap(y - (long long)(N_[1] / 2), (long long)G_[1]);
-            const T1 dzy = deapod_[2][z] * deapod_[1][y];
-            const std::complex<T1>* in = image + N_[0] * (y + N_[1] * z);
-            std::complex<T1>* out = grid.data() + Gx * (gy + Gy * gz);
-            for (long long x = 0; x < (long long)N_[0]; ++x) {
-                const long long gx = wrap(x - (long long)(N_[0] / 2), (long long)Gx);
-                out[gx] = in[x] * (dzy * deapod_[0][x]);
-            }
-        }
-    plan_->forward(grid.data());
-    interpolate(grid.data(), kdata);
-}
-
-template <typename T1>
-void Gnufft<T1>::adjoint_host(const std::complex<T1>* kdata, std::complex<T1>* image) const {
-    const uword Gx = G_[0], Gy = G_[1];
-    GridBuffer<T1> grid(grid_elems());
-    spread(kdata, grid.data());
-    plan_->backward(grid.data());
-    constexpr std::size_t elemBytes = sizeof(std::complex<T1>);
-#pragma omp parallel for collapse(2) if (detail::parallel_elementwise(n2_, 2 * elemBytes))
-    for (long long z = 0; z < (long long)N_[2]; ++z)
-        for (long long y = 0; y < (long long)N_[1]; ++y) {
-            const long long gz = wrap(z - (long long)(N_[2] / 2), (long long)G_[2]);
-            const long long gy = wrap(y - (long long)(N_[1] / 2), (long long)G_[1]);
-            const T1 dzy = deapod_[2][z] * deapod_[1][y];
-            const std::complex<T1>* in = grid.data() + Gx * (gy + Gy * gz);
-            std::complex<T1>* out = image + N_[0] * (y + N_[1] * z);
-            for (long long x = 0; x < (long long)N_[0]; ++x) {
-                const long long gx = wrap(x - (long long)(N_[0] / 2), (long long)Gx);
-                out[x] = in[gx] * (dzy * deapod_[0][x]);
-            }
-        }
-}
-
 template <typename T1>
 void Gnufft<T1>::apply_device(const forgeComplex<T1>* in, forgeComplex<T1>* out, uword nbatch, bool forward) const {
-#ifdef FORGE_HAS_CUDA
     if constexpr (std::is_same<T1, float>::value) {
         if (!pipeline_ && !gpuRefusal_.empty())
             throw invalid_argument(gpuRefusal_ + "; the operator runs on host data only");
@@ -691,24 +424,9 @@ void Gnufft<T1>::apply_device(const forgeComplex<T1>* in, forgeComplex<T1>* out,
                            reinterpret_cast<const float*>(in), reinterpret_cast<float*>(out), nbatch);
         return;
     }
-#endif
     (void)in, (void)out, (void)nbatch, (void)forward;
     throw residency_error("Gnufft: input is on the GPU, but the GPU path exists only for Gnufft<float> on CUDA "
                           "builds; call get_from_gpu() first");
-}
-
-template <typename T1>
-void Gnufft<T1>::apply_host(const forgeComplex<T1>* in, forgeComplex<T1>* out, uword nbatch, bool forward) const {
-    const uword nin = forward ? n2_ : n1_, nout = forward ? n1_ : n2_;
-    const auto* pin = reinterpret_cast<const std::complex<T1>*>(in);
-    auto* pout = reinterpret_cast<std::complex<T1>*>(out);
-    detail::for_each_in_batch(nbatch, [&](std::size_t b) {
-        if (forward) {
-            forward_host(pin + b * nin, pout + b * nout);
-        } else {
-            adjoint_host(pin + b * nin, pout + b * nout);
-        }
-    });
 }
 
 template class Gnufft<float>;

@@ -5,10 +5,12 @@
 //   forward  s_j = sum_r m(r) exp(-i 2 pi k_j . r)     (unnormalised, as Gdft)
 //   adjoint  m(r) = sum_j s_j exp(+i 2 pi k_j . r)     (the exact adjoint of the approximate forward)
 //
-//   Gnufft<float> G(n1, Nx, Ny, Nz, kx, ky, kz);             // defaults: oversampling 2, kernel width 5
-//   Gnufft<float> G(n1, Nx, Ny, Nz, kx, ky, kz, {1.5, 6});   // NufftOptions{oversampling, kernel_width}
-//   Gnufft<float> G(n1, Nx, Ny, Nz, kx, ky, kz, NufftOptions::for_tolerance(1e-4));  // requested rel. error
+//   Gnufft<float> G(ImageGrid{Nx, Ny, Nz}, Trajectory<float>{kx, ky, kz});  // oversampling 2, kernel width 5
+//   Gnufft<float> G(grid, k, {1.5, 6});                             // NufftOptions{oversampling, kernel_width}
+//   Gnufft<float> G(grid, k, NufftOptions::for_tolerance(1e-4));    // requested relative error
+//   Gnufft<float> G(n1, Nx, Ny, Nz, kx, ky, kz);                    // the positional form
 //   y = G * x;  x = G / y;
+//   G.set_points(Trajectory<float>{kx2, ky2, kz2});   // new samples (any count), same grid, kernel and FFT plans
 //
 // Units and layout: k in cycles/FOV with every component in [-N/2, N/2] for its axis (the grid is
 // periodic in k: +N/2 is the same sample as -N/2; an axis of length 1 takes k in [-1/2, 1/2], which it
@@ -26,7 +28,8 @@
 // over the contiguous x taps are compiled per width. On CUDA builds a Gnufft<float> given a forgeCol already on the GPU
 // runs on its CudaNufftPipeline (sector-based shared-memory gridding, a plan shared by copies) and the result stays on
 // the GPU. A batch of nbatch vectors back to back runs on the GPU as one plan execution (the vector in every
-// kernel's blockIdx.y, one cuFFT plan-many per pass); on the host one vector after another.
+// kernel's blockIdx.y, one cuFFT plan-many per pass); on the host one vector after another. The FFTs of both
+// sides are FftPlans (forge/CUDA/FftPlan.h). domain_shape() is the image grid.
 #include <complex>
 #include <memory>
 #include <string>
@@ -34,14 +37,14 @@
 
 #include <armadillo>
 
+#include "forge/CUDA/FftPlan.h"
+#include "forge/Core/Geometry.h"
 #include "forge/Operators/LinearOperator.h"
+
+struct CUstream_st;  // the type behind cudaStream_t
 
 namespace forge {
 
-namespace detail {
-template <typename T1>
-class FftwPlan;
-}
 namespace cuda {
 class CudaNufftPipeline;
 }
@@ -49,10 +52,18 @@ class CudaNufftPipeline;
 // Accuracy of a Gnufft: either explicit (oversampling, kernel_width) or a requested relative error
 // (tolerance > 0), from which the constructor picks oversampling 2 and the narrowest kernel whose measured
 // error (docs/nufft.md, tolerance table) is within it; for_tolerance(tol) fills in both forms.
+// Where its GPU plan (Gnufft<float> with a device present) runs: stream and device, as cuda::PlanOptions.
 struct NufftOptions {
     double oversampling = 2.0;  // grid oversampling factor alpha (>= 1.25)
     uword kernel_width = 5;      // Kaiser-Bessel kernel width W in oversampled grid cells (2..16)
     double tolerance = 0;       // > 0: requested relative error; overrides oversampling and kernel_width
+    // Stream the GPU transforms are queued on; null: the plan creates and owns a blocking stream. A given stream
+    // stays the caller's and must be ordered with the legacy default stream, where forgeCol's arithmetic runs
+    // (made without cudaStreamNonBlocking; the constructor checks), so that device applies see their input.
+    CUstream_st* stream = nullptr;
+    // CUDA device of the GPU plan; -1: the device current when the operator is made. Device data given to the
+    // operator must live there.
+    int device = -1;
 
     // Options for a requested relative error tol: float reaches [1e-6, 1e-1], double [1e-12, 1e-1].
     // kernel_width is the double-precision choice; Gnufft<float> picks its own from tolerance.
@@ -76,6 +87,17 @@ public:
 
     Gnufft(uword n1, uword Nx, uword Ny, uword Nz, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
            const arma::Col<T1>& kz, NufftOptions options = NufftOptions());
+    // The same from the geometry: n1 = k.n_samples() (the trajectory's times t are ignored).
+    Gnufft(const ImageGrid& grid, const Trajectory<T1>& k, NufftOptions options = NufftOptions())
+        : Gnufft(k.kx.n_elem, grid.nx, grid.ny, grid.nz, k.kx, k.ky, k.kz, options) {}
+
+    // New sample positions (any number, at least one) on the same grid, with the same kernel, deapodization and
+    // FFT plans; the GPU plan re-sorts its sectors and keeps its allocations where they fit (a copy of the
+    // operator that shares it gets a plan of its own, so copies keep their samples). Checked as the
+    // constructor checks k (lengths equal, finite, within the band); on a throw the operator is unchanged.
+    // n1() and codomain_size() become the new count. Not to be called while another thread applies the operator.
+    void set_points(const Trajectory<T1>& k);
+    void set_points(const arma::Col<T1>& kx, const arma::Col<T1>& ky, const arma::Col<T1>& kz);
 
     uword n1() const { return n1_; }  // k-space samples
     uword Nx() const { return N_[0]; }
@@ -113,6 +135,13 @@ protected:
     void apply_device(const forgeComplex<T1>* in, forgeComplex<T1>* out, uword nbatch, bool forward) const override;
 
 private:
+    struct Points;
+    // Checks k against the grid and sorts it for gridding (nothing of the operator changes).
+    Points sort_points(const char* where, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
+                       const arma::Col<T1>& kz) const;
+    void take_points(Points&& p);
+    // The GPU plan for the current points (Gnufft<float> with a device present): made, or given the new points.
+    void update_gpu_plan(const char* where, const Points& points);
     void forward_host(const std::complex<T1>* image, std::complex<T1>* kdata) const;
     void adjoint_host(const std::complex<T1>* kdata, std::complex<T1>* image) const;
 
@@ -136,8 +165,10 @@ private:
     int degree_ = 0;
     // 1/D per axis for the image pixels (deapodization).
     std::vector<T1> deapod_[3];
-    std::shared_ptr<detail::FftwPlan<T1>> plan_;
+    std::shared_ptr<const FftPlan<T1>> plan_;  // host FFTs of the oversampled grid (the GPU plan has its own)
     std::shared_ptr<cuda::CudaNufftPipeline> pipeline_;
+    CUstream_st* stream_ = nullptr;  // NufftOptions::stream and device, for the GPU plan
+    int device_ = -1;
     // Why there is no pipeline although a device is present (sizes the kernels cannot index); else empty.
     std::string gpuRefusal_;
 };

@@ -11,9 +11,14 @@
 //                per pair l <= m (the pair (m, l) is its conjugate transpose; pairs whose data conj(a_l) W a_m
 //                vanish, e.g. Hanning segments that do not overlap, are not stored), each an adjoint DFT.
 //
-//   ToeplitzNormal<float> N(Nx, Ny, Nz, kx, ky, kz, W);                              // field-free
-//   ToeplitzNormal<float> N(Nx, Ny, Nz, kx, ky, kz, W, FM, t, L, TSInterp::MinMax);  // field-corrected
+//   ImageGrid grid{Nx, Ny, Nz};
+//   ToeplitzNormal<float> N(grid, Trajectory<float>{kx, ky, kz}, W);                  // field-free
+//   ToeplitzNormal<float> N(grid, Trajectory<float>{kx, ky, kz, t}, W, FM, L);        // field-corrected (min-max)
+//   ToeplitzNormal<float> N(Nx, Ny, Nz, kx, ky, kz, W, FM, t, L, TSInterp::MinMax, options);  // positional
 //   y = N * x;     // = N / x: the operator is Hermitian (domain = codomain = the n2 = Nx*Ny*Nz pixels)
+//   N.domain_shape() == grid
+// Options (ToeplitzOptions.h, the last argument of every constructor): where the kernels are built, whether a
+// Cartesian axis is grouped, a progress callback, and the stream and device of device applies.
 //
 // As the normal of an operator (SENSE then runs sum_c S_c^H N S_c with the coils batched through the FFTs):
 //   auto G  = std::make_shared<Gdft<float>>(...);                     // the exact operator: right-hand side
@@ -45,7 +50,7 @@
 // multiplied by the kernels and transformed back in a thread's cache, so only the image's lines pass through
 // memory. All stages run on the OpenMP threads (over planes, slabs, rows); the scratch is kept between applies (a
 // pool: concurrent applies each take their own).
-// Progress: the constructors' last argument, when set, is called with (done, total, seconds) as the kernel build
+// Progress: ToeplitzOptions::progress, when set, is called with (done, total, seconds) as the kernel build
 // proceeds: done = 0 when it starts, then after each step (the pair data, equal parts of the DFTs, the FFTs and
 // combinations of the kernels), last with done = total; seconds since the build started.
 #include <complex>
@@ -55,25 +60,12 @@
 
 #include <armadillo>
 
+#include "forge/Core/Geometry.h"
 #include "forge/Operators/Composition.h"
 #include "forge/Operators/TimeSegmentation.h"
+#include "forge/Operators/toeplitz/ToeplitzOptions.h"
 
 namespace forge {
-
-// Where the kernels are computed.
-enum class KernelBuild {
-    Auto,  // on the GPU when T1 = float, CUDA is built in and a device is present; else on the host
-    Host   // always on the host, e.g. to compare CPU and GPU
-};
-
-// Whether the kernel build may exploit an axis along which the trajectory is Cartesian.
-enum class AxisGrouping {
-    Auto,  // when the samples take few distinct values along an axis (see the cost paragraph above)
-    Off    // always the full DFT on the padded grid, e.g. to compare
-};
-
-// Kernel build progress: done of total steps, seconds since the build started (see the header's comment).
-using ToeplitzBuildProgress = std::function<void(uword done, uword total, double seconds)>;
 
 template <typename T1>
 class ToeplitzNormal : public LinearOperator<T1> {
@@ -81,14 +73,30 @@ public:
     using typename LinearOperator<T1>::Elem;
     using typename LinearOperator<T1>::ForgeVec;
 
+    // Field-free: the image grid, the samples (their times t are ignored) and the weights W (empty: ones).
+    ToeplitzNormal(const ImageGrid& grid, const Trajectory<T1>& k, const arma::Col<T1>& W,
+                   const ToeplitzOptions& options = {});
+    // Field-corrected: the samples with their readout times k.t, the field map (one value per pixel) and L segments.
+    ToeplitzNormal(const ImageGrid& grid, const Trajectory<T1>& k, const arma::Col<T1>& W,
+                   const arma::Col<T1>& field_map, uword L, TSInterp type = TSInterp::MinMax,
+                   const ToeplitzOptions& options = {});
+    // The same, positional.
     ToeplitzNormal(uword Nx, uword Ny, uword Nz, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
-                   const arma::Col<T1>& kz, const arma::Col<T1>& W, KernelBuild where = KernelBuild::Auto,
-                   AxisGrouping grouping = AxisGrouping::Auto, const ToeplitzBuildProgress& progress = nullptr);
+                   const arma::Col<T1>& kz, const arma::Col<T1>& W, const ToeplitzOptions& options = {});
     ToeplitzNormal(uword Nx, uword Ny, uword Nz, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
                    const arma::Col<T1>& kz, const arma::Col<T1>& W, const arma::Col<T1>& fieldMap,
                    const arma::Col<T1>& timeVec, uword L, TSInterp type = TSInterp::MinMax,
-                   KernelBuild where = KernelBuild::Auto, AxisGrouping grouping = AxisGrouping::Auto,
-                   const ToeplitzBuildProgress& progress = nullptr);
+                   const ToeplitzOptions& options = {});
+    // The build choices as trailing positional arguments (kept one release; ToeplitzOptions holds them now).
+    FORGE_DEPRECATED("ToeplitzNormal(grid, k, W, ToeplitzOptions{build, grouping, progress})")
+    ToeplitzNormal(uword Nx, uword Ny, uword Nz, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
+                   const arma::Col<T1>& kz, const arma::Col<T1>& W, KernelBuild where,
+                   AxisGrouping grouping = AxisGrouping::Auto, const ToeplitzBuildProgress& progress = nullptr);
+    FORGE_DEPRECATED("ToeplitzNormal(grid, k, W, field_map, L, type, ToeplitzOptions{build, grouping, progress})")
+    ToeplitzNormal(uword Nx, uword Ny, uword Nz, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
+                   const arma::Col<T1>& kz, const arma::Col<T1>& W, const arma::Col<T1>& fieldMap,
+                   const arma::Col<T1>& timeVec, uword L, TSInterp type, KernelBuild where,
+                   AxisGrouping grouping = AxisGrouping::Auto, const ToeplitzBuildProgress& progress = nullptr);
 
     // Segments L for which the normal operator's error against the exact G^H W G stays near 'targetError'
     // (relative, for random images): TimeSegmentation's choice for half the target, since the segmentation's
@@ -116,6 +124,7 @@ public:
     // The axis (0 = x, 1 = y, 2 = z) along which the build grouped the samples by their exactly equal
     // coordinate; 3 when it took the full DFT.
     uword grouped_axis() const { return groupedAxis_; }
+    // Uploads the kernels (when built on the host) and makes the cuFFT plan now; nothing without a device.
     void prepare_device() const override;
 
 protected:
@@ -126,8 +135,10 @@ private:
     struct Cache;
     // The grid, after refusing kernels for L segments (0: field-free) that would not fit in memory.
     void set_grid(uword Nx, uword Ny, uword Nz, uword L);
+    // Checks options.stream and options.device and keeps them for the device work.
+    void set_device_options(const ToeplitzOptions& options);
     void build(const arma::Col<T1>& kx, const arma::Col<T1>& ky, const arma::Col<T1>& kz, const arma::Col<T1>& W,
-               const arma::cx_mat& a, KernelBuild where, AxisGrouping grouping, const ToeplitzBuildProgress& progress);
+               const arma::cx_mat& a, const ToeplitzOptions& options);
     const ForgeVec& host_kernels() const;
     void apply_host_chunk(const Elem* K, const Elem* in, Elem* out, uword nv, Elem* scratch, int threads) const;
 
@@ -142,6 +153,8 @@ private:
     BuildTimes times_;
     uword groupedAxis_ = 3;
     bool builtOnGpu_ = false;
+    CUstream_st* stream_ = nullptr;  // ToeplitzOptions::stream and device
+    int device_ = -1;
 };
 
 extern template class ToeplitzNormal<float>;
@@ -154,4 +167,5 @@ using forge::AxisGrouping;
 using forge::KernelBuild;
 using forge::ToeplitzBuildProgress;
 using forge::ToeplitzNormal;
+using forge::ToeplitzOptions;
 #endif

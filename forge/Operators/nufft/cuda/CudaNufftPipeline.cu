@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "forge/CUDA/detail/CudaCheck.h"
-#include "forge/CUDA/CudaFft.h"
+#include "forge/CUDA/FftPlan.h"
 #include "forge/Core/DeviceMemory.h"
 
 namespace forge {
@@ -263,7 +263,7 @@ struct CudaNufftPipeline::Impl {
     bool split = false;  // some sector is split over several subproblems: the grid is cleared first
     DeviceBuffer deapod[3], order, first, offset, subSector, subRange, secFirst, secOffset, grid;
     uword gridVectors = 0;  // oversampled grids the workspace holds
-    std::unique_ptr<CudaFftPlan<float>> fft;
+    std::unique_ptr<FftPlan<float>> fft;  // device-only: cuFFT on the plan's stream and device
     cudaStream_t stream = nullptr;
     bool ownsStream = false;
     int device = 0;
@@ -448,7 +448,12 @@ CudaNufftPipeline::CudaNufftPipeline(const NufftGeometry& geom, const PlanOption
     I.sort_points(geom.n1, geom.first, geom.offset);
     for (int d = 0; d < 3; ++d) upload_into(I.deapod[d], geom.deapod[d], geom.N[d]);
     I.reserve_grids(I.maxBatch ? std::min<uword>(I.maxBatch, 65535) : 1);
-    I.fft.reset(new CudaFftPlan<float>(g.G[0], g.G[1], g.G[2], I.stream));
+    FftPlanOptions fftOptions;
+    fftOptions.stream = I.stream;
+    fftOptions.device = I.device;
+    fftOptions.host = false;
+    I.fft.reset(new FftPlan<float>(uword(g.G[0]), uword(g.G[1]), uword(g.G[2]), fftOptions));
+    I.fft->prepare_device();  // a size cuFFT refuses fails here
     InterpKernel ik = nullptr;
     GridKernel gk = nullptr;
     kernels_for(g.W, ik, gk);
@@ -561,7 +566,7 @@ void CudaNufftPipeline::execute(Direction direction, const float* d_in, float* d
             kernel_pad<<<dim3(unsigned((n2 + kThreads - 1) / kThreads), nb), kThreads, 0, st>>>(
                 img, grid, g, I.deapod[0].as<float>(), I.deapod[1].as<float>(), I.deapod[2].as<float>());
             FORGE_CUDA_CHECK_LAUNCH("kernel_pad");
-            I.fft->exec(reinterpret_cast<float*>(grid), true, nb);
+            I.fft->execute(FftMemory::device, reinterpret_cast<forgeComplex<float>*>(grid), true, nb);
             ik<<<dim3(unsigned((n1 + kThreads - 1) / kThreads), nb), kThreads, 0, st>>>(grid, kdata, g,
                                                                                         I.order.as<int>(),
                                                                                         I.first.as<int4>(),
@@ -575,7 +580,7 @@ void CudaNufftPipeline::execute(Direction direction, const float* d_in, float* d
                                                                       I.subRange.as<longlong2>(), I.secFirst.as<int4>(),
                                                                       I.secOffset.as<float4>(), I.n1);
             FORGE_CUDA_CHECK_LAUNCH("kernel_grid_sectors");
-            I.fft->exec(reinterpret_cast<float*>(grid), false, nb);
+            I.fft->execute(FftMemory::device, reinterpret_cast<forgeComplex<float>*>(grid), false, nb);
             kernel_crop<<<dim3(unsigned((n2 + kThreads - 1) / kThreads), nb), kThreads, 0, st>>>(
                 grid, img, g, I.deapod[0].as<float>(), I.deapod[1].as<float>(), I.deapod[2].as<float>());
             FORGE_CUDA_CHECK_LAUNCH("kernel_crop");

@@ -52,20 +52,20 @@ void toeplitz_expand_axis(const forgeComplex<T1>* Q, const forgeComplex<T1>* E, 
 
 template <typename T1>
 void toeplitz_mix(const forgeComplex<T1>* K, const long long* table, const forgeComplex<T1>* z,
-                  forgeComplex<T1>* u, uword P, uword S, uword nbatch) {
+                  forgeComplex<T1>* u, uword P, uword S, uword nbatch, CUstream_st* stream) {
     if (P == 0 || nbatch == 0) return;
     for (uword b0 = 0; b0 < nbatch; b0 += 65535) {  // gridDim.y is at most 65535
         const uword nb = nbatch - b0 < 65535 ? nbatch - b0 : 65535;
         const dim3 grid(unsigned((P + kThreads - 1) / kThreads), unsigned(nb));
-        k_mix<T1><<<grid, kThreads>>>(K, table, z + b0 * S * P, u + b0 * S * P, P, S, nb);
+        k_mix<T1><<<grid, kThreads, 0, cudaStream_t(stream)>>>(K, table, z + b0 * S * P, u + b0 * S * P, P, S, nb);
         FORGE_CUDA_CHECK_LAUNCH("toeplitz_mix");
     }
 }
 
 template void toeplitz_mix<float>(const forgeComplex<float>*, const long long*, const forgeComplex<float>*,
-                                  forgeComplex<float>*, uword, uword, uword);
+                                  forgeComplex<float>*, uword, uword, uword, CUstream_st*);
 template void toeplitz_mix<double>(const forgeComplex<double>*, const long long*, const forgeComplex<double>*,
-                                   forgeComplex<double>*, uword, uword, uword);
+                                   forgeComplex<double>*, uword, uword, uword, CUstream_st*);
 
 template void toeplitz_expand_axis<float>(const forgeComplex<float>*, const forgeComplex<float>*, forgeComplex<float>*,
                                           uword, uword, uword, uword, uword);

@@ -9,6 +9,8 @@
 #include "forge/Core/Config.h"
 #include "forge/Core/forgeComplex.h"
 
+struct CUstream_st;  // the type behind cudaStream_t
+
 namespace forge {
 namespace toeplitz {
 
@@ -35,10 +37,11 @@ FORGE_HD void mix_at(const forgeComplex<T1>* K, const long long* table, const fo
 }  // namespace toeplitz
 
 namespace cuda {
-// mix_at over every cell of nbatch vectors (z and u: nbatch x S x P), on device pointers (table included).
+// mix_at over every cell of nbatch vectors (z and u: nbatch x S x P), on device pointers (table included), queued
+// on 'stream' (null: the legacy default stream).
 template <typename T1>
 void toeplitz_mix(const forgeComplex<T1>* K, const long long* table, const forgeComplex<T1>* z, forgeComplex<T1>* u,
-                  uword P, uword S, uword nbatch);
+                  uword P, uword S, uword nbatch, CUstream_st* stream = nullptr);
 
 // Expansion of kernels along a Cartesian axis of Pa cells, for nb basis kernels on a grid of lo x Pa x hi cells
 // (lo: the cells of the faster axes, hi: of the slower ones): out[i + lo (d + Pa h) + lo Pa hi r] =

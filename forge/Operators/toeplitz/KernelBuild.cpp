@@ -1,0 +1,444 @@
+// ToeplitzNormal's kernel build: the pair data and their compression, the basis kernels by adjoint DFTs (all the
+// padded grid's cells, or one slab per group of a Cartesian axis), on the GPU (Gdft<float>'s pipeline) or on the
+// host, then their FFTs and the pairs' combinations, kept in the layout of the apply that will read them.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <complex>
+#include <functional>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <type_traits>
+
+#include "forge/CUDA/FftPlan.h"
+#include "forge/Core/DeviceMemory.h"
+#include "forge/Core/DeviceOps.h"
+#include "forge/Core/Parallel.h"
+#include "forge/Core/Validation.h"
+#include "forge/Operators/dft/Gdft.h"
+#include "forge/Operators/toeplitz/ToeplitzNormal.h"
+#include "forge/Operators/toeplitz/cpu/HostApply.h"
+#include "forge/Operators/toeplitz/cuda/ToeplitzKernels.h"
+
+namespace forge {
+
+using toeplitz::gib;
+using toeplitz::kName;
+using toeplitz::pair_count;
+using toeplitz::to_host_layout;
+
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+
+// Offset (FOV units) of padded-grid cell c along an axis of N pixels and P = 2N cells: cells 0..N-1 hold the
+// offsets 0..N-1, cells N..2N-1 the offsets -N..-1 (circular order, so the product of FFTs is the convolution).
+double cell_offset(uword c, uword N, uword P) {
+    if (P == 1) return 0;
+    return (c < N ? double(c) : double(c) - double(P)) / double(N);
+}
+
+// The columns of the pair data D (n1 x npairs) that carry the kernels: D ~= B V^H with B = D V, V the
+// eigenvectors of D^H D whose singular values exceed 'relTol' times the largest. relTol = 0: B = D, V = I.
+void compress_pairs(const arma::cx_mat& D, double relTol, arma::cx_mat& B, arma::cx_mat& V) {
+    if (relTol <= 0 || D.n_cols < 2) {
+        B = D;
+        V = arma::eye<arma::cx_mat>(D.n_cols, D.n_cols);
+        return;
+    }
+    const arma::cx_mat gram = D.t() * D;
+    arma::vec lambda;
+    arma::cx_mat E;
+    if (!arma::eig_sym(lambda, E, gram)) {  // fall back to the uncompressed pairs
+        compress_pairs(D, 0, B, V);
+        return;
+    }
+    const double cut = lambda.max() * relTol * relTol;
+    const arma::uvec keep = arma::find(lambda > cut);
+    if (keep.n_elem == 0 || keep.n_elem >= D.n_cols) {
+        compress_pairs(D, 0, B, V);
+        return;
+    }
+    V = E.cols(keep);
+    B = D * V;
+}
+
+// A trajectory's samples grouped by their (exactly equal) coordinate along one axis of the padded grid, when the
+// axis is Cartesian enough to pay: G <= Pa / 2 distinct values on an axis of Pa > 1 cells, the axis with the
+// largest saving Pa / G. axis = 3: none.
+struct AxisGroups {
+    int axis = 3;
+    uword lo = 1, Pa = 1, hi = 1;  // cells of the faster axes, of the axis, of the slower axes
+    std::vector<uword> order;      // the samples, group by group
+    std::vector<uword> start;      // group g: order[start[g] .. start[g+1])
+    std::vector<double> value;     // k of group g along the axis
+    uword count() const { return value.size(); }
+    uword slab() const { return lo * hi; }
+};
+
+template <typename T1>
+AxisGroups find_cartesian_axis(const arma::Col<T1>* const k[3], const uword* P) {
+    AxisGroups best;
+    double bestSaving = 1;
+    for (int a = 0; a < 3; ++a) {
+        if (P[a] < 2) continue;
+        const uword G = arma::Col<T1>(arma::unique(*k[a])).n_elem;
+        if (2 * G > P[a]) continue;
+        const double saving = double(P[a]) / double(G);
+        if (saving > bestSaving) {
+            bestSaving = saving;
+            best.axis = a;
+        }
+    }
+    if (best.axis == 3) return best;
+    const int a = best.axis;
+    best.Pa = P[a];
+    for (int b = 0; b < a; ++b) best.lo *= P[b];
+    for (int b = a + 1; b < 3; ++b) best.hi *= P[b];
+    const arma::Col<T1>& ka = *k[a];
+    const arma::uvec idx = arma::stable_sort_index(ka);
+    best.order.assign(idx.begin(), idx.end());
+    for (uword j = 0; j < idx.n_elem; ++j)
+        if (j == 0 || ka[idx[j]] != ka[idx[j - 1]]) {
+            best.start.push_back(j);
+            best.value.push_back(double(ka[idx[j]]));
+        }
+    best.start.push_back(idx.n_elem);
+    return best;
+}
+
+// Phases of the groups along the axis, E(d, g) = exp(+i 2 pi k_g d) on the axis's cell offsets (Pa x G), in
+// double: k_g d reaches N / 2 cycles, whose float rounding alone would cost the kernels' float accuracy.
+arma::cx_mat axis_phases(const AxisGroups& g, uword N) {
+    arma::cx_mat E(g.Pa, g.count());
+    for (uword j = 0; j < g.count(); ++j)
+        for (uword d = 0; d < g.Pa; ++d) E(d, j) = std::polar(1.0, 2 * kPi * g.value[j] * cell_offset(d, N, g.Pa));
+    return E;
+}
+
+// Rows 'rows' of a sample-indexed column (or of each column of a matrix).
+template <typename T>
+arma::Col<T> rows_of(const arma::Col<T>& v, const uword* rows, uword n) {
+    arma::Col<T> r(n);
+    for (uword i = 0; i < n; ++i) r[i] = v[rows[i]];
+    return r;
+}
+arma::cx_mat rows_of(const arma::cx_mat& B, const uword* rows, uword n) {
+    arma::cx_mat r(n, B.n_cols);
+    for (uword c = 0; c < B.n_cols; ++c)
+        for (uword i = 0; i < n; ++i) r(i, c) = B(rows[i], c);
+    return r;
+}
+
+// Parts the host DFTs of a kernel build are split into, for its progress: the padded grid's cells in up to 16
+// parts of at least 4096 cells (each part's adjoint still gives every thread many cells).
+uword dft_parts(uword cells) { return std::max<uword>(1, std::min<uword>(16, cells / 4096)); }
+
+// The basis kernels on the host (P x nb, column r: the adjoint DFT of column r of B at the cells' offsets), with
+// a Gdft of precision TB, in 'parts' parts of the cells, partDone() after each.
+template <typename T1, typename TB>
+forgeCol<forgeComplex<TB>> host_basis_direct(const arma::cx_mat& B, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
+                                             const arma::Col<T1>& kz, const arma::vec& ox, const arma::vec& oy,
+                                             const arma::vec& oz, uword parts, const std::function<void()>& partDone) {
+    using CB = std::complex<TB>;
+    const uword n1 = B.n_rows, P = ox.n_elem, nb = B.n_cols;
+    const auto cast = [](const arma::vec& v) { return arma::conv_to<arma::Col<TB>>::from(v); };
+    const arma::Col<TB> gx = arma::conv_to<arma::Col<TB>>::from(kx), gy = arma::conv_to<arma::Col<TB>>::from(ky),
+                        gz = arma::conv_to<arma::Col<TB>>::from(kz), zero1(n1, arma::fill::zeros);
+    const forgeCol<forgeComplex<TB>> data(arma::conv_to<arma::Col<CB>>::from(arma::vectorise(B)));
+    forgeCol<forgeComplex<TB>> basis(P * nb);
+    auto* out = reinterpret_cast<CB*>(basis.memptr());
+    for (uword c = 0; c < parts; ++c) {
+        const uword c0 = P * c / parts, c1 = P * (c + 1) / parts, n = c1 - c0;
+        if (n > 0) {
+            const arma::span cells(c0, c1 - 1);
+            const Gdft<TB> Gk(n1, n, gx, gy, gz, cast(ox(cells)), cast(oy(cells)), cast(oz(cells)),
+                              arma::Col<TB>(n, arma::fill::zeros), zero1);
+            const forgeCol<forgeComplex<TB>> a = Gk.adjoint(data, nb);  // n x nb
+            const auto* q = reinterpret_cast<const CB*>(a.memptr());
+            for (uword r = 0; r < nb; ++r) std::copy(q + n * r, q + n * (r + 1), out + P * r + c0);
+        }
+        partDone();
+    }
+    return basis;
+}
+
+// The same for samples grouped along a Cartesian axis: per group, the adjoint DFT of its samples on one slab of
+// cells (sx, sy, sz: the slab's offsets, 0 along the axis), then out(d, slab cell) = sum_g E(d, g) Q_g(slab cell),
+// one matrix product per block of the grid.
+template <typename T1, typename TB>
+forgeCol<forgeComplex<TB>> host_basis_grouped(const arma::cx_mat& B, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
+                                              const arma::Col<T1>& kz, const AxisGroups& grp, const arma::cx_mat& E,
+                                              const arma::vec& sx, const arma::vec& sy, const arma::vec& sz,
+                                              const std::function<void()>& groupDone) {
+    using CB = std::complex<TB>;
+    const uword nb = B.n_cols, G = grp.count(), M = grp.slab(), lo = grp.lo, hi = grp.hi, Pa = grp.Pa;
+    const auto cast = [](const arma::Col<T1>& v) { return arma::conv_to<arma::Col<TB>>::from(v); };
+    // Q laid out lo x G x hi x nb: for each (slowest cell h, kernel r) a lo x G block.
+    arma::Col<CB> Q(M * G * nb);
+    std::unique_ptr<Gdft<TB>> first;
+    for (uword g = 0; g < G; ++g) {
+        const uword* rows = grp.order.data() + grp.start[g];
+        const uword n = grp.start[g + 1] - grp.start[g];
+        const arma::Col<TB> gx = cast(rows_of(kx, rows, n)), gy = cast(rows_of(ky, rows, n)),
+                            gz = cast(rows_of(kz, rows, n)), zero1(n, arma::fill::zeros);
+        std::unique_ptr<Gdft<TB>> other;
+        if (!first) {
+            first = std::make_unique<Gdft<TB>>(n, M, gx, gy, gz, arma::conv_to<arma::Col<TB>>::from(sx),
+                                               arma::conv_to<arma::Col<TB>>::from(sy),
+                                               arma::conv_to<arma::Col<TB>>::from(sz),
+                                               arma::Col<TB>(M, arma::fill::zeros), zero1);
+        } else {
+            other = std::make_unique<Gdft<TB>>(*first, n, gx, gy, gz, zero1);
+        }
+        const Gdft<TB>& Gg = other ? *other : *first;
+        const forgeCol<forgeComplex<TB>> data(arma::conv_to<arma::Col<CB>>::from(arma::vectorise(rows_of(B, rows, n))));
+        const forgeCol<forgeComplex<TB>> a = Gg.adjoint(data, nb);  // M x nb
+        const auto* q = reinterpret_cast<const CB*>(a.memptr());
+        for (uword r = 0; r < nb; ++r)
+            for (uword h = 0; h < hi; ++h)
+                std::copy(q + M * r + lo * h, q + M * r + lo * (h + 1), Q.memptr() + lo * (g + G * (h + hi * r)));
+        groupDone();
+    }
+    forgeCol<forgeComplex<TB>> basis(lo * Pa * hi * nb);
+    auto* out = reinterpret_cast<CB*>(basis.memptr());
+    const arma::Mat<CB> Ec = arma::conv_to<arma::Mat<CB>>::from(E);
+    if (lo == 1) {  // the axis is the fastest: one product (Pa x G) (G x hi nb)
+        arma::Mat<CB> o(out, Pa, hi * nb, false, true);
+        o = Ec * arma::Mat<CB>(Q.memptr(), G, hi * nb, false, true);
+    } else {
+        const arma::Mat<CB> Et = Ec.st();
+        detail::for_each_in_batch(hi * nb, [&](std::size_t b) {
+            arma::Mat<CB> o(out + lo * Pa * b, lo, Pa, false, true);
+            o = arma::Mat<CB>(Q.memptr() + lo * G * b, lo, G, false, true) * Et;
+        });
+    }
+    return basis;
+}
+
+// The kernels of the pairs (columns of D ~= B V^H) on the host from their basis kernels (P x nb): the FFT of each
+// basis kernel and the pairs' combinations, divided by P; in the host apply's layout.
+template <typename T1, typename TB>
+forgeCol<forgeComplex<T1>> host_kernels_from(forgeCol<forgeComplex<TB>> basis, const arma::cx_mat& V, const uword* Pd) {
+    using CB = std::complex<TB>;
+    const uword P = Pd[0] * Pd[1] * Pd[2], nb = V.n_cols, npairs = V.n_rows;
+    auto* b = reinterpret_cast<CB*>(basis.memptr());
+    const FftPlan<TB> fft(Pd[0], Pd[1], Pd[2]);
+    fft.execute(FftMemory::host, reinterpret_cast<forgeComplex<TB>*>(b), true, nb);  // the kernels on the threads
+    const arma::Mat<CB> basisMat(b, P, nb, false, true);
+    const arma::Mat<CB> K = basisMat * arma::conv_to<arma::Mat<CB>>::from(V.t() / double(P));  // column p: pair p
+    forgeCol<forgeComplex<T1>> out(npairs * P);
+    to_host_layout(K.memptr(), reinterpret_cast<T1*>(out.memptr()), npairs, Pd);
+    return out;
+}
+
+}  // namespace
+
+template <typename T1>
+void ToeplitzNormal<T1>::build(const arma::Col<T1>& kx, const arma::Col<T1>& ky, const arma::Col<T1>& kz,
+                               const arma::Col<T1>& W, const arma::cx_mat& a, const ToeplitzOptions& options) {
+    const KernelBuild where = options.build;
+    const AxisGrouping grouping = options.grouping;
+    const ToeplitzBuildProgress& progress = options.progress;
+    const auto t0 = std::chrono::steady_clock::now();
+    auto since = [](std::chrono::steady_clock::time_point a) {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count();
+    };
+    const uword n1 = kx.n_elem;
+    if (n1 == 0) throw invalid_argument(std::string(kName) + ": kx is empty; the trajectory needs at least one sample");
+    require_length(kName, "ky", ky.n_elem, n1, "the length of kx");
+    require_length(kName, "kz", kz.n_elem, n1, "the length of kx");
+    require_finite(kName, "kx", kx.memptr(), n1);
+    require_finite(kName, "ky", ky.memptr(), n1);
+    require_finite(kName, "kz", kz.memptr(), n1);
+    arma::vec w = arma::ones<arma::vec>(n1);
+    if (!W.is_empty()) {
+        require_length(kName, "W", W.n_elem, n1, "the length of kx (or empty for ones)");
+        require_finite(kName, "W", W.memptr(), n1);
+        if (W.min() < T1(0)) {
+            throw invalid_argument(std::string(kName) +
+                                   ": W must be non-negative (the data weights of G^H W G); "
+                                   "its minimum is " +
+                                   std::to_string(double(W.min())));
+        }
+        w = arma::conv_to<arma::vec>::from(W);
+    }
+
+    // Steps of the progress: the pair data, the DFTs (on the host: parts of the cells, or the groups of a Cartesian
+    // axis; on the GPU one step for all), the FFTs and combinations of the kernels.
+    const arma::Col<T1>* const k[3] = {&kx, &ky, &kz};
+    const AxisGroups grp = grouping == AxisGrouping::Auto ? find_cartesian_axis<T1>(k, P_) : AxisGroups();
+    const uword dftSteps = grp.axis == 3 ? dft_parts(P_total_) : grp.count(), totalSteps = dftSteps + 2;
+    uword stepsDone = 0;
+    const auto step = [&](uword n) {
+        stepsDone += n;
+        if (progress) progress(stepsDone, totalSteps, since(t0));
+    };
+    if (progress) progress(0, totalSteps, since(t0));
+
+    // Pair data conj(a_l) W a_m for l <= m; pairs that vanish identically carry no kernel.
+    arma::cx_mat D(n1, pair_count(S_ - 1));
+    pairs_.clear();
+    uword np = 0;
+    for (uword l = 0; l < S_; ++l)
+        for (uword m = l; m < S_; ++m) {
+            D.col(np) = arma::conj(a.col(l)) % w % a.col(m);
+            if (arma::any(arma::abs(D.col(np)) > 0)) {
+                pairs_.push_back(l);
+                pairs_.push_back(m);
+                ++np;
+            }
+        }
+    if (np == 0) {  // W = 0: the zero operator, one zero kernel keeps the apply uniform
+        pairs_ = {0, 0};
+        np = 1;
+        D.col(0).zeros();
+    }
+    D.resize(n1, np);
+    npairs_ = np;
+    table_.assign(S_ * S_, 0);
+    for (uword p = 0; p < npairs_; ++p) {
+        const uword l = pairs_[2 * p], m = pairs_[2 * p + 1];
+        table_[l * S_ + m] = static_cast<long long>(p) + 1;
+        if (l != m) table_[m * S_ + l] = -(static_cast<long long>(p) + 1);
+    }
+
+    // The products of min-max interpolators are far from independent: their singular values fall from 1 to a
+    // few 1e-2 and then by four orders at once (measured: 13 of 28 above 1e-5 for L = 6). Float kernels drop the
+    // directions below 1e-5 of the largest, a relative error of that order in the kernels, below float
+    // kernels' own precision in the applied operator and far below the segmentation's error. Double keeps all.
+    arma::cx_mat B, V;
+    compress_pairs(D, std::is_same<T1, float>::value ? 1e-5 : 0.0, B, V);
+    ndft_ = B.n_cols;
+    times_.pair_data = since(t0);
+    step(1);
+
+    // Offsets of the padded grid's cells; with a Cartesian axis only those of one slab across it (0 along it).
+    [[maybe_unused]] const uword P = P_total_;
+    groupedAxis_ = uword(grp.axis);
+    uword extent[3] = {P_[0], P_[1], P_[2]};
+    if (grp.axis < 3) extent[grp.axis] = 1;
+    const uword cells = extent[0] * extent[1] * extent[2];
+    arma::vec ox(cells), oy(cells), oz(cells);
+    for (uword z = 0; z < extent[2]; ++z)
+        for (uword y = 0; y < extent[1]; ++y)
+            for (uword x = 0; x < extent[0]; ++x) {
+                const uword c = x + extent[0] * (y + extent[1] * z);
+                ox[c] = cell_offset(x, N_[0], P_[0]);
+                oy[c] = cell_offset(y, N_[1], P_[1]);
+                oz[c] = cell_offset(z, N_[2], P_[2]);
+            }
+    const arma::cx_mat E = grp.axis < 3 ? axis_phases(grp, N_[grp.axis]) : arma::cx_mat();
+
+    bool onGpu = false;
+    if constexpr (std::is_same<T1, float>::value) {  // double: always on the host
+        if (where == KernelBuild::Auto && device::available()) try {
+                const toeplitz::DeviceScope scope(device_);
+                using FC = forgeCol<forgeComplex<float>>;
+                const auto tDft = std::chrono::steady_clock::now();
+                FC basis;
+                if (grp.axis == 3) {
+                    const arma::fvec zeroP(P, arma::fill::zeros), zero1(n1, arma::fill::zeros);
+                    Gdft<float> Gk(n1, P, kx, ky, kz, arma::conv_to<arma::fvec>::from(ox),
+                                   arma::conv_to<arma::fvec>::from(oy), arma::conv_to<arma::fvec>::from(oz), zeroP,
+                                   zero1);
+                    if (Gk.gpu_enabled()) {
+                        FC data(arma::conv_to<arma::cx_fvec>::from(arma::vectorise(B)));
+                        data.put_on_gpu();
+                        // One batched adjoint: each sample-cell phase is evaluated once for all basis kernels.
+                        basis = Gk.adjoint(data, ndft_);
+                    }
+                } else {
+                    // One adjoint per group on the slab's cells, all on the first group's plan; then the
+                    // expansion along the axis.
+                    const uword G = grp.count(), M = grp.slab();
+                    std::unique_ptr<Gdft<float>> first;
+                    FC Q;
+                    for (uword g = 0; g < G; ++g) {
+                        const uword* rows = grp.order.data() + grp.start[g];
+                        const uword n = grp.start[g + 1] - grp.start[g];
+                        const arma::fvec gx = rows_of(kx, rows, n), gy = rows_of(ky, rows, n),
+                                         gz = rows_of(kz, rows, n), zero1(n, arma::fill::zeros);
+                        std::unique_ptr<Gdft<float>> other;
+                        if (!first) {
+                            first = std::make_unique<Gdft<float>>(n, M, gx, gy, gz, arma::conv_to<arma::fvec>::from(ox),
+                                                                  arma::conv_to<arma::fvec>::from(oy),
+                                                                  arma::conv_to<arma::fvec>::from(oz),
+                                                                  arma::fvec(M, arma::fill::zeros), zero1);
+                            if (!first->gpu_enabled()) break;
+                            Q = FC::device_uninitialized(M * ndft_ * G);
+                        } else {
+                            other = std::make_unique<Gdft<float>>(*first, n, gx, gy, gz, zero1);
+                        }
+                        const Gdft<float>& Gg = other ? *other : *first;
+                        FC data(arma::conv_to<arma::cx_fvec>::from(arma::vectorise(rows_of(B, rows, n))));
+                        data.put_on_gpu();
+                        const FC a = Gg.adjoint(data, ndft_);  // M x ndft
+                        device::copy_on_device(Q.device_memptr() + M * ndft_ * g, a.device_memptr(),
+                                               M * ndft_ * sizeof(forgeComplex<float>));
+                    }
+                    if (Q.n_elem > 0) {
+                        FC Ed(arma::conv_to<arma::cx_fvec>::from(arma::vectorise(E)));
+                        Ed.put_on_gpu();
+                        basis = FC::device_uninitialized(P * ndft_);
+                        cuda::toeplitz_expand_axis<float>(Q.device_memptr(), Ed.device_memptr(), basis.device_memptr(),
+                                                          grp.lo, grp.Pa, grp.hi, G, ndft_);
+                        device::synchronize();
+                    }
+                }
+                if (basis.n_elem > 0) {
+                    device::synchronize();
+                    times_.dft = since(tDft);
+                    step(dftSteps);
+                    // The apply's plan, made once here.
+                    cache_->fft = std::make_unique<FftPlan<T1>>(P_[0], P_[1], P_[2],
+                                                                toeplitz::device_fft_options(stream_, device_));
+                    cache_->fft->execute(FftMemory::device, basis.device_memptr(), true, ndft_);
+                    ForgeVec K = ForgeVec::device_uninitialized(npairs_ * P);
+                    forgeComplex<float>* kk = K.device_memptr();
+                    const forgeComplex<float>* b = basis.device_memptr();
+                    for (uword p = 0; p < npairs_; ++p) {
+                        device::fill(kk + p * P, forgeComplex<float>(0, 0), P);
+                        for (uword r = 0; r < ndft_; ++r) {
+                            const std::complex<double> c = std::conj(V(p, r)) / double(P);
+                            device::axpby(forgeComplex<float>(float(c.real()), float(c.imag())), b + r * P,
+                                          forgeComplex<float>(1, 0), kk + p * P, P);
+                        }
+                    }
+                    cache_->device = std::move(K);
+                    device::synchronize();  // on the operator's device, which may not be the caller's
+                    onGpu = true;
+                }
+            } catch (const cuda_error& e) {
+                std::ostringstream m;
+                m << kName << ": building " << npairs_ << " kernels of " << P << " cells (" << gib(kernel_bytes())
+                  << ", plus " << ndft_ << " basis kernels) on the GPU failed: " << e.what();
+                throw cuda_error(m.str());
+            }
+    } else {
+        (void)where;
+    }
+    if (!onGpu) {
+        const auto tDft = std::chrono::steady_clock::now();
+        const std::function<void()> partDone = [&] { step(1); };
+        forgeCol<forgeComplex<T1>> basis =
+            grp.axis == 3 ? host_basis_direct<T1, T1>(B, kx, ky, kz, ox, oy, oz, dftSteps, partDone)
+                          : host_basis_grouped<T1, T1>(B, kx, ky, kz, grp, E, ox, oy, oz, partDone);
+        times_.dft = since(tDft);
+        cache_->host = host_kernels_from<T1, T1>(std::move(basis), V, P_);
+        host_kernels();  // the host apply's plans and first scratch now: part of the build, not of the first apply
+    }
+    device::synchronize();
+    builtOnGpu_ = onGpu;
+    times_.total = since(t0);
+    step(totalSteps - stepsDone);
+}
+
+#define FORGE_TOEPLITZ_BUILD_INSTANTIATE(T1)                                                                    \
+    template void ToeplitzNormal<T1>::build(const arma::Col<T1>&, const arma::Col<T1>&, const arma::Col<T1>&, \
+                                            const arma::Col<T1>&, const arma::cx_mat&, const ToeplitzOptions&);
+FORGE_TOEPLITZ_BUILD_INSTANTIATE(float)
+FORGE_TOEPLITZ_BUILD_INSTANTIATE(double)
+
+}  // namespace forge

@@ -1,0 +1,146 @@
+"""The encoding operators (an image to k-space data of one coil): Gdft, GdftR2, Gnufft, Gfft; the pixel
+positions they take (image_coords) and the density compensation of a trajectory."""
+
+import numpy as np
+
+from . import _arrays
+from ._arrays import real_dtype
+from ._operator import LinearOperator, _native_class, _zeros_or
+
+
+def image_coords(nx, ny, nz=1, dtype=np.float32):
+    """Pixel positions (ix, iy, iz) in FOV units of an nx x ny x nz grid, x fastest: ``(x - nx/2) / nx``
+    (0 along an axis of length 1), as Gfft and Gnufft place their pixels."""
+    d = real_dtype(dtype)
+    nx, ny, nz = _arrays.grid(nx, ny, nz, "image_coords")
+    z, y, x = np.meshgrid(np.arange(nz), np.arange(ny), np.arange(nx), indexing="ij")
+
+    def pos(i, n):
+        return ((i - n // 2) / n if n > 1 else np.zeros_like(i, dtype=float)).reshape(-1).astype(d)
+
+    return pos(x, nx), pos(y, ny), pos(z, nz)
+
+
+class Gdft(LinearOperator):
+    """Exact field-corrected non-uniform DFT::
+
+        s_j = sum_k m_k exp(-i (2 pi (kx_j ix_k + ky_j iy_k + kz_j iz_k) + field_map_k t_j))
+
+    kx, ky, kz: k-space samples in cycles/FOV (n1 each; kz defaults to zeros for 2-D);
+    ix, iy, iz: pixel positions in FOV units (n2 each; iz defaults to zeros), e.g. from image_coords();
+    field_map: rad/s per pixel (default zeros); t: sample times in seconds (default zeros);
+    dtype: numpy.float32 (GPU path on CUDA builds) or numpy.float64."""
+
+    def __init__(self, kx, ky, kz=None, *, ix, iy, iz=None, field_map=None, t=None, dtype=np.float32):
+        self._init("Gdft", kx, ky, kz, ix, iy, iz, field_map, t, dtype)
+
+    def _init(self, base, kx, ky, kz, ix, iy, iz, field_map, t, dtype, extra=()):
+        where = base
+        d = real_dtype(dtype)
+        kx = _arrays.host_real(kx, "kx", where, d)
+        ix = _arrays.host_real(ix, "ix", where, d)
+        n1, n2 = kx.size, ix.size
+        ky = _arrays.host_real(ky, "ky", where, d, n1, "the length of kx")
+        kz = _arrays.host_real(_zeros_or(kz, n1, d), "kz", where, d, n1, "the length of kx")
+        t = _arrays.host_real(_zeros_or(t, n1, d), "t", where, d, n1, "the length of kx")
+        iy = _arrays.host_real(iy, "iy", where, d, n2, "the length of ix")
+        iz = _arrays.host_real(_zeros_or(iz, n2, d), "iz", where, d, n2, "the length of ix")
+        fm = _arrays.host_real(_zeros_or(field_map, n2, d), "field_map", where, d, n2, "the length of ix")
+        native = _native_class(base, d)(kx, ky, kz, ix, iy, iz, fm, t, *extra)
+        LinearOperator.__init__(self, native, d)
+
+    @property
+    def gpu_enabled(self):
+        """True when CUDA arrays run on the operator's GPU plan (float32, CUDA build, device present)."""
+        return self._native.gpu_enabled()
+
+    def set_devices(self, devices):
+        """Runs CUDA arrays on several GPUs of this machine: the forward transform split by samples, the
+        adjoint by pixels, one equal part per entry of ``devices`` (CUDA device numbers; an entry may repeat),
+        the result on the input's device; ``[]``: one GPU (the default). float32 only. Raises ValueError for a
+        device number that does not exist (or a float64 operator), forge.CudaError without a CUDA device
+        (docs/gpu.md)."""
+        where = f"{type(self).__name__}.set_devices"
+        self._native.set_devices([_arrays.count(d, "devices", where, minimum=0, maximum=_arrays.INT_MAX)
+                                  for d in devices])
+
+    @property
+    def devices(self):
+        """The device list of set_devices ([]: one GPU)."""
+        return list(self._native.devices())
+
+
+class GdftR2(Gdft):
+    """Gdft with the sinc factor of the field map's gradients (R2* / intra-voxel dephasing), computed by
+    forge from ``field_map`` on the nx x ny x nz grid (x fastest; nx*ny*nz = number of pixels).
+    Arguments and units as Gdft."""
+
+    def __init__(self, kx, ky, kz=None, *, ix, iy, iz=None, field_map=None, t=None, nx, ny, nz=1,
+                 dtype=np.float32):
+        self._init("GdftR2", kx, ky, kz, ix, iy, iz, field_map, t, dtype, _arrays.grid(nx, ny, nz, "GdftR2"))
+
+
+class Gnufft(LinearOperator):
+    """Non-uniform FFT (Kaiser-Bessel gridding) on an nx x ny x nz image (x fastest; nz = 1 for 2-D),
+    approximating the field-free Gdft. kx, ky, kz in cycles/FOV, each in [-N/2, N/2] for its axis (the grid
+    is periodic: +N/2 and -N/2 are the same sample);
+    ``oversampling`` is the grid factor (>= 1.25), ``kernel_width`` the kernel width in grid cells;
+    ``tolerance`` (e.g. 1e-4; float32 1e-6..1e-1, float64 1e-12..1e-1) instead picks oversampling 2 and the
+    narrowest kernel whose measured relative error is within it (docs/nufft.md)."""
+
+    def __init__(self, kx, ky, kz=None, *, nx, ny, nz=1, oversampling=2.0, kernel_width=5, tolerance=None,
+                 dtype=np.float32):
+        d = real_dtype(dtype)
+        nx, ny, nz = _arrays.grid(nx, ny, nz, "Gnufft")
+        kernel_width = _arrays.count(kernel_width, "kernel_width", "Gnufft")
+        kx = _arrays.host_real(kx, "kx", "Gnufft", d)
+        n1 = kx.size
+        ky = _arrays.host_real(ky, "ky", "Gnufft", d, n1, "the length of kx")
+        kz = _arrays.host_real(_zeros_or(kz, n1, d), "kz", "Gnufft", d, n1, "the length of kx")
+        tol = 0.0 if tolerance is None else float(tolerance)
+        if tolerance is not None and not tol > 0:
+            raise ValueError(f"Gnufft: tolerance must be a positive relative error, got {tolerance!r}")
+        native = _native_class("Gnufft", d)(nx, ny, nz, kx, ky, kz, float(oversampling), kernel_width, tol)
+        LinearOperator.__init__(self, native, d)
+
+    @property
+    def kernel_width(self):
+        """Kernel width in oversampled grid cells (the one picked for ``tolerance`` when it was given)."""
+        return self._native.kernel_width
+
+    @property
+    def oversampling(self):
+        """Grid oversampling factor."""
+        return self._native.oversampling
+
+    @property
+    def tolerance(self):
+        """The requested relative error (0.0 when oversampling and kernel_width were given instead)."""
+        return self._native.tolerance
+
+
+class Gfft(LinearOperator):
+    """Centred Cartesian FFT of an nx x ny x nz image (x fastest), unnormalised: the Cartesian case of Gdft
+    (k = x - nx/2 cycles/FOV), so ``G.H @ (G @ x) = nx*ny*nz * x``."""
+
+    def __init__(self, nx, ny, nz=1, *, dtype=np.float32):
+        d = real_dtype(dtype)
+        nx, ny, nz = _arrays.grid(nx, ny, nz, "Gfft")
+        LinearOperator.__init__(self, _native_class("Gfft", d)(nx, ny, nz), d)
+
+
+def density_compensation(kx, ky, kz=None, *, nx, ny, nz=1, iterations=20, dtype=np.float32):
+    """Pipe-Menon density compensation weights for a trajectory (cycles/FOV, each axis in [-N/2, N/2]) on an
+    nx x ny x nz grid: a NumPy array of n1 real weights, normalised so that G^H diag(w) G ~ I for a fully
+    sampled field of view; a gridding reconstruction is then ``G.H @ (w * y)``."""
+    where = "density_compensation"
+    d = real_dtype(dtype)
+    nx, ny, nz = _arrays.grid(nx, ny, nz, where)
+    iterations = _arrays.count(iterations, "iterations", where)
+    kx = _arrays.host_real(kx, "kx", where, d)
+    n1 = kx.size
+    ky = _arrays.host_real(ky, "ky", where, d, n1, "the length of kx")
+    kz = _arrays.host_real(_zeros_or(kz, n1, d), "kz", where, d, n1, "the length of kx")
+    out = np.empty(n1, d)
+    _native_class("density_compensation", d)(nx, ny, nz, kx, ky, kz, iterations, out)
+    return out

@@ -1,0 +1,115 @@
+"""Map estimation and coil preprocessing from data: coil sensitivities, field maps, noise covariance and
+whitening, coil compression."""
+
+import numpy as np
+
+from . import _arrays, _native
+from ._operator import _zeros_or
+
+
+# Host arrays in, NumPy arrays out; images and maps in complex64, pixel vectors flattened with x fastest
+# (the C order of (nz, ny, nx)); coil data coil-major, shape (n_coils, samples), as the operators take them.
+
+def _host_2d(values, arg, where, complex_dtype=np.complex64):
+    a = _arrays.to_numpy(values, arg, where)
+    if a.dtype.kind not in "fiuc":
+        raise TypeError(f"{where}: {arg} must be numbers, got dtype {a.dtype}")
+    if a.ndim != 2:
+        raise ValueError(f"{where}: {arg} must be a 2-D array, got shape {a.shape}")
+    return np.ascontiguousarray(a, dtype=complex_dtype)
+
+
+def coil_maps(data, kx, ky, kz=None, *, nx, ny, nz=1, calibration=24.0, kernel=5, threshold=0.05,
+              return_mask=False):
+    """Coil sensitivity maps from the data themselves (docs/map-estimation.md): low-resolution coil images
+    from the central calibration x calibration (cycles/FOV) box of k-space, then the local eigenvector
+    (Walsh / Inati adaptive combine) over kernel^d windows, normalised so that sum_c |S_c|^2 = 1 inside the
+    object and 0 outside it (threshold: fraction of the maximum local energy).
+
+    data: complex (n_coils, n1); kx, ky, kz: cycles/FOV (n1 each). Returns maps of shape (n_coils, nx*ny*nz)
+    (complex64), and with return_mask=True also the boolean object mask (nx*ny*nz,)."""
+    where = "coil_maps"
+    y = _host_2d(data, "data", where)
+    nc, n1 = y.shape
+    d = np.float32
+    kx = _arrays.host_real(kx, "kx", where, d, n1, "data.shape[1] (samples per coil)")
+    ky = _arrays.host_real(ky, "ky", where, d, n1, "data.shape[1] (samples per coil)")
+    kz = _arrays.host_real(_zeros_or(kz, n1, d), "kz", where, d, n1, "data.shape[1] (samples per coil)")
+    nx, ny, nz = _arrays.grid(nx, ny, nz, where)
+    kernel = _arrays.count(kernel, "kernel", where, maximum=_arrays.INT_MAX)
+    n2 = nx * ny * nz
+    maps = np.empty((nc, n2), np.complex64)
+    mask = np.empty(n2, np.uint8)
+    _native.coil_maps(y, kx, ky, kz, nx, ny, nz, nc, float(calibration), kernel, float(threshold), maps, mask)
+    return (maps, mask.astype(bool)) if return_mask else maps
+
+
+def coil_maps_from_images(images, *, nx, ny, nz=1, kernel=5, threshold=0.05, return_mask=False):
+    """Coil maps from (low-resolution) coil images of shape (n_coils, nx*ny*nz) by the local eigenvector
+    method of coil_maps(). Returns maps (n_coils, nx*ny*nz) complex64 (and the mask with return_mask)."""
+    where = "coil_maps_from_images"
+    imgs = _host_2d(images, "images", where)
+    nx, ny, nz = _arrays.grid(nx, ny, nz, where)
+    kernel = _arrays.count(kernel, "kernel", where, maximum=_arrays.INT_MAX)
+    maps = np.empty(imgs.shape, np.complex64)
+    mask = np.empty(imgs.shape[1], np.uint8)
+    _native.coil_maps_from_images(imgs, nx, ny, nz, kernel, float(threshold), maps, mask)
+    return (maps, mask.astype(bool)) if return_mask else maps
+
+
+def estimate_fieldmap(echoes, times, *, nx, ny, nz=1, beta=1e-2, iterations=200, init_kernel=3,
+                      return_cost=False):
+    """Field map (rad/s, float32, nx*ny*nz) from multi-echo complex images by penalized likelihood
+    (docs/map-estimation.md): echoes of shape (n_echoes, nx*ny*nz), times their echo times in seconds.
+    beta weighs the roughness penalty (0: per-pixel estimate); the sign follows forge's exp(-i w t).
+    With return_cost=True also the cost after each iteration (it never increases)."""
+    where = "estimate_fieldmap"
+    e = _host_2d(echoes, "echoes", where)
+    times = [float(v) for v in np.asarray(_arrays.to_numpy(times, "times", where), dtype=float).reshape(-1)]
+    nx, ny, nz = _arrays.grid(nx, ny, nz, where)
+    iterations = _arrays.count(iterations, "iterations", where, minimum=0, maximum=_arrays.INT_MAX)
+    init_kernel = _arrays.count(init_kernel, "init_kernel", where, maximum=_arrays.INT_MAX)
+    out = np.empty(e.shape[1], np.float32)
+    cost = _native.estimate_fieldmap(e, times, nx, ny, nz, float(beta), iterations, init_kernel, out)
+    return (out, np.asarray(cost)) if return_cost else out
+
+
+def phase_difference_fieldmap(echoes, times):
+    """The plain phase difference of the first two echoes, angle(y_0 conj(y_1)) / (t_1 - t_0), in rad/s."""
+    where = "phase_difference_fieldmap"
+    e = _host_2d(echoes, "echoes", where)
+    times = [float(v) for v in np.asarray(_arrays.to_numpy(times, "times", where), dtype=float).reshape(-1)]
+    out = np.empty(e.shape[1], np.float32)
+    _native.phase_difference_fieldmap(e, times, out)
+    return out
+
+
+def noise_covariance(noise):
+    """Coil noise covariance (n_coils, n_coils), complex128, from noise-only samples of shape
+    (n_coils, n_samples), each coil's mean removed."""
+    n = _host_2d(noise, "noise", "noise_covariance")
+    out = np.empty((n.shape[0], n.shape[0]), np.complex128)
+    _native.noise_covariance(n, out)
+    return out
+
+
+def whitening_matrix(covariance):
+    """W = L^-1 for covariance = L L^H: whitened data W @ data have identity noise covariance; apply it
+    to coil maps too (W @ maps)."""
+    c = _host_2d(covariance, "covariance", "whitening_matrix", np.complex128)
+    out = np.empty(c.shape, np.complex128)
+    _native.whitening_matrix(c, out)
+    return out
+
+
+def coil_compression_matrix(data, n_virtual, *, return_energy=False):
+    """A (n_virtual, n_coils) compressing coil data of shape (n_coils, samples) to n_virtual virtual coils
+    (SVD, as BART's cc): use A @ data and A @ maps. With return_energy=True also the fraction of the data's
+    energy the virtual coils keep."""
+    y = _host_2d(data, "data", "coil_compression_matrix")
+    n_virtual = _arrays.count(n_virtual, "n_virtual", "coil_compression_matrix")
+    if not 1 <= n_virtual <= y.shape[0]:
+        raise ValueError(f"coil_compression_matrix: n_virtual is {n_virtual}, expected 1 to n_coils = {y.shape[0]}")
+    out = np.empty((n_virtual, y.shape[0]), np.complex128)
+    energy = _native.coil_compression_matrix(y, n_virtual, out)
+    return (out, energy) if return_energy else out

@@ -1,0 +1,122 @@
+"""LinearOperator, the base of every forge operator in Python: forward, adjoint and normal of one vector or a
+batch, on the arrays' own memory (host or GPU), through the native operator it wraps."""
+
+import numpy as np
+
+from . import _arrays, _native
+from ._arrays import real_dtype
+
+_FORWARD, _ADJOINT, _NORMAL = 0, 1, 2
+
+
+def _native_class(base, dtype):
+    return getattr(_native, f"{base}_{real_dtype(dtype).name}")
+
+
+class LinearOperator:
+    """A forge operator: ``G @ x`` forward, ``G.H @ y`` adjoint, ``G.normal(x)`` = G^H G x.
+
+    ``shape`` is ``(codomain_size, domain_size)``; ``dtype`` the real precision (float32 or float64),
+    and vectors are arrays of the matching complex dtype."""
+
+    def __init__(self, native, dtype):
+        self._native = native
+        self.dtype = real_dtype(dtype)
+        self.complex_dtype = _arrays.complex_dtype(dtype)
+
+    @property
+    def domain_size(self):
+        """Entries of one image vector (pixels)."""
+        return self._native.domain_size
+
+    @property
+    def codomain_size(self):
+        """Entries of one data vector (samples, all coils)."""
+        return self._native.codomain_size
+
+    @property
+    def shape(self):
+        return (self.codomain_size, self.domain_size)
+
+    @property
+    def name(self):
+        return self._native.name
+
+    def forward(self, x):
+        """G x for an image x of shape (domain_size,) or (nbatch, domain_size)."""
+        return self._apply(x, _FORWARD, "x")
+
+    def adjoint(self, y):
+        """G^H y for data y of shape (codomain_size,) or (nbatch, codomain_size)."""
+        return self._apply(y, _ADJOINT, "y")
+
+    def normal(self, x):
+        """G^H G x (an operator may compute it faster than adjoint after forward)."""
+        return self._apply(x, _NORMAL, "x")
+
+    def __matmul__(self, x):
+        return self.forward(x)
+
+    @property
+    def H(self):
+        """The adjoint operator: ``G.H @ y`` is ``G.adjoint(y)``."""
+        return _Adjoint(self)
+
+    def prepare_device(self):
+        """Uploads what the operator keeps for the GPU now rather than on its first GPU call."""
+        self._native.prepare_device()
+
+    def __repr__(self):
+        return (f"forge.{type(self).__name__}({self.name}: {self.domain_size} -> {self.codomain_size}, "
+                f"{self.dtype.name})")
+
+    def _apply(self, v, mode, arg):
+        n_in = self.codomain_size if mode == _ADJOINT else self.domain_size
+        n_out = self.codomain_size if mode == _FORWARD else self.domain_size
+        what = ("codomain_size (data entries)" if mode == _ADJOINT else "domain_size (pixels)")
+        where = f"{type(self).__name__}.{('forward', 'adjoint', 'normal')[mode]}"
+        hint = None if mode == _ADJOINT else _arrays.IMAGE_LAYOUT_HINT
+        vec = _arrays.Vector(v, arg, where, n_in, self.complex_dtype, what, hint=hint)
+        out = vec.empty(n_out, self.complex_dtype)
+        vec.before()
+        self._native.apply(vec.array, out, vec.nbatch, mode)
+        vec.after()
+        return vec.result(out)
+
+
+class _Adjoint:
+    """G^H as an operator: ``G.H @ y``."""
+
+    def __init__(self, op):
+        self._op = op
+
+    def __matmul__(self, y):
+        return self._op.adjoint(y)
+
+    def forward(self, y):
+        return self._op.adjoint(y)
+
+    def adjoint(self, x):
+        return self._op.forward(x)
+
+    @property
+    def H(self):
+        return self._op
+
+    @property
+    def shape(self):
+        return (self._op.domain_size, self._op.codomain_size)
+
+    def __repr__(self):
+        return f"{self._op!r}.H"
+
+
+def _zeros_or(values, n, dtype):
+    return np.zeros(n, dtype) if values is None else values
+
+
+def _require_operator(G, dtype, where, arg="G"):
+    if not isinstance(G, LinearOperator):
+        raise TypeError(f"{where}: {arg} must be a forge operator (Gdft, Gnufft, ...), got {type(G).__name__}")
+    if dtype is not None and G.dtype != dtype:
+        raise TypeError(f"{where}: {arg} is {G.dtype.name}, expected {dtype.name}")

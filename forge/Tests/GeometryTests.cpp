@@ -13,6 +13,7 @@
 #include "forge/Operators/SENSE.h"
 #include "forge/Operators/TimeSegmentation.h"
 #include "forge/Operators/fft/Gfft.h"
+#include "forge/Operators/nufft/Gnufft.h"
 #include "forge/Operators/pcSENSE.h"
 #include "forge/Operators/pcSenseTimeSeg.h"
 #include "forge/Penalties/QuadPenalty.h"
@@ -231,6 +232,23 @@ TEST_CASE("domain_shape() passes through SENSE, TimeSegmentation, pcSENSE, pcSen
     const auto TS = std::make_shared<const forge::TimeSegmentation<float, ShapedScale>>(T);
     CHECK(forge::SENSE<float>(forge::OperatorPtr<float>(TS), maps, nc).domain_shape() == grid);
 
+    // forge's grid operators inside the composites, and the penalty built from the composite's shape.
+    const ImageGrid g2(8, 6);
+    const arma::cx_fvec maps2 = complex_normal<float>(g2.n_pixels() * nc);
+    const forge::SENSE<float, forge::Gfft<float>> SF(forge::Gfft<float>(g2), maps2, nc);
+    CHECK(SF.domain_shape() == g2);
+    const forge::Trajectory<float> k2(uniform<float>(40, -3.9, 3.9), uniform<float>(40, -2.9, 2.9),
+                                      arma::fvec(40, arma::fill::zeros));
+    const forge::Gnufft<float> N2(g2, k2);
+    const forge::TimeSegmentation<float, forge::Gnufft<float>> TN(N2, uniform<float>(g2.n_pixels(), -50, 50),
+                                                                  arma::regspace<arma::fvec>(0, 39) * 1e-4f, 2);
+    CHECK(TN.domain_shape() == g2);
+    CHECK(forge::SENSE<float>(forge::OperatorPtr<float>(forge::share(TN)), maps2, nc).domain_shape() == g2);
+    const arma::cx_fvec v = complex_normal<float>(g2.n_pixels());
+    const forge::QuadPenalty<float> RS(SF.domain_shape(), 0.2f), RP(8, 6, 1, 0.2f);
+    CHECK(RS.penalty(v) == RP.penalty(v));
+    CHECK(arma::all(RS.gradient(v) == RP.gradient(v)));
+
     // Multi-shot operators: a 6 x 4 x 4 image (Gnufft's oversampled axes at least its kernel width), 2 shots of 12
     // samples.
     const ImageGrid g3(6, 4, 4);
@@ -249,6 +267,7 @@ TEST_CASE("domain_shape() passes through SENSE, TimeSegmentation, pcSENSE, pcSen
     CHECK(P.domain_shape().n_pixels() == n2);
     const forge::pcSenseTimeSeg<float> PT(kx, ky, kz, tt, g3.nx, g3.ny, g3.nz, FM, maps3, phases, nc, 2);
     CHECK(PT.domain_shape() == g3);
+    CHECK(PT.shot_operator(1).domain_shape() == g3);  // TimeSegmentation over the shot's Gnufft
 }
 
 TEST_CASE("QuadPenalty and TVPenalty from an ImageGrid equal the positional ones bit for bit and report the grid",

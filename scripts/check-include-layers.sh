@@ -7,12 +7,17 @@
 # (the demo's acquisition is simulated with the exact operator), never Penalties, Solvers, Recon or IO.
 # forge/Tests and benchmarks/ may include anything.
 #
-# Private headers: a header in a cuda/ or cpu/ folder (device kernels, per-ISA CPU loops) belongs to the subject
-# folder holding that cuda/ or cpu/ folder (forge/Operators/toeplitz/cuda/X.h belongs to forge/Operators/toeplitz/)
-# and may be included only from inside that subject, from forge/Tests and benchmarks/, and from
-# forge/CUDA/NoCuda.cpp (the CPU-only build's definitions of every device entry point). Such headers are not
-# installed, so a public header that included one would break every user's build. An include is `#include "forge/<Module>/..."` (or <...>);
-# other includes (system, Armadillo, a module's own relative names) are not checked.
+# Private headers: a header in a cuda/, cpu/ or detail/ folder (device kernels, per-ISA CPU loops, internal
+# plumbing) belongs to the subject folder holding that folder (forge/Operators/toeplitz/cuda/X.h belongs to
+# forge/Operators/toeplitz/) and may be included only from inside that subject, from forge/Tests and benchmarks/,
+# and from forge/CUDA/NoCuda.cpp (the CPU-only build's definitions of every device entry point). forge/CUDA/detail/
+# (checked CUDA calls, the device memory pool) is the device plumbing of every subject: device code, i.e. any file
+# in a cuda/ folder, may include it too. Such headers are not installed, so a public header that included one
+# would break every user's build.
+#
+# An include is `#include "forge/<Module>/..."` (or <...>); other includes (system, Armadillo, a module's own
+# relative names) are not checked. An included forge/ path must exist: a header moved without its includers
+# fails here even in a CPU-only build, which never compiles the .cu files.
 #
 # Usage: check-include-layers.sh [ROOT]   (ROOT: the repository, default the one holding this script)
 # Exit status: 0 when clean, 1 with one line per violation (file:line: what it includes), 2 on bad usage.
@@ -67,18 +72,24 @@ while IFS= read -r -d '' file; do
     may=${allowed[$module]}
     # The CPU-only build's stub file defines the device entry points of every module.
     [[ $file == forge/CUDA/NoCuda.cpp ]] && may="*"
-    # Private headers (cuda/, cpu/) from outside their subject.
+    # Private headers (cuda/, cpu/, detail/) from outside their subject.
     if [[ $module != Tests && $module != benchmarks && $file != forge/CUDA/NoCuda.cpp ]]; then
         while IFS=: read -r line target; do
             [[ -z $line ]] && continue
             owner=${target%/*}
             owner=${owner%/*}/
-            if [[ $file != "$owner"* ]]; then
-                report "$file:$line: includes $target, a private header of $owner (only files there may include it)"
-            fi
-        done < <(grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]forge/([A-Za-z0-9_]+/)+(cuda|cpu)/[^/">]+[">]' "$file" |
+            [[ $file == "$owner"* ]] && continue
+            [[ $target == forge/CUDA/detail/* && $file == */cuda/* ]] && continue
+            report "$file:$line: includes $target, a private header of $owner (only files there may include it)"
+        done < <(grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]forge/([A-Za-z0-9_]+/)+(cuda|cpu|detail)/[^/">]+[">]' "$file" |
                  sed -E 's/^([0-9]+):.*[<"](forge\/[^">]+)[">].*/\1:\2/' || true)
     fi
+    # Included forge/ files that do not exist (a stale path after a move).
+    while IFS=: read -r line target; do
+        [[ -z $line || -f $target ]] && continue
+        report "$file:$line: includes $target, which does not exist"
+    done < <(grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]forge/[^">]+[">]' "$file" |
+             sed -E 's/^([0-9]+):.*[<"](forge\/[^">]+)[">].*/\1:\2/' || true)
     # line:included-module for each forge include (not commented out: the line starts with #include).
     while IFS=: read -r line target; do
         [[ -z $line || $may == "*" ]] && continue

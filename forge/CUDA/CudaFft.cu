@@ -10,7 +10,7 @@
 #include <string>
 #include <type_traits>
 
-#include "forge/CUDA/CudaCheck.h"
+#include "forge/CUDA/detail/CudaCheck.h"
 #include "forge/Core/Exceptions.h"
 
 namespace forge {

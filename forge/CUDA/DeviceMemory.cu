@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "forge/CUDA/CudaCheck.h"
+#include "forge/CUDA/detail/CudaCheck.h"
 #include "forge/Core/DeviceMemory.h"
 
 namespace forge {

@@ -3,8 +3,8 @@
 // (blocking) streams, so forgeCol arithmetic and CudaDftPipeline calls never race.
 #include <algorithm>
 
-#include "forge/CUDA/CudaCheck.h"
-#include "forge/CUDA/DeviceOpsInstantiations.h"
+#include "forge/CUDA/detail/CudaCheck.h"
+#include "forge/CUDA/detail/DeviceOpsInstantiations.h"
 #include "forge/Core/DeviceMemory.h"
 
 namespace forge {

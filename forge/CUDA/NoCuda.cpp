@@ -6,7 +6,7 @@
 // constructing a plan throws forge::cuda_error, and any other entry point fails loudly if it is ever reached.
 #include "forge/Core/Exceptions.h"
 #include "forge/CUDA/CudaFft.h"
-#include "forge/CUDA/DeviceOpsInstantiations.h"
+#include "forge/CUDA/detail/DeviceOpsInstantiations.h"
 #include "forge/Core/DeviceMemory.h"
 #include "forge/Operators/cuda/SenseKernels.h"
 #include "forge/Operators/dft/CudaDftPipeline.h"

@@ -29,7 +29,9 @@ struct ImageGrid {
     uword nz = 1;
 
     ImageGrid() = default;
-    ImageGrid(uword nx_, uword ny_ = 1, uword nz_ = 1) : nx(nx_), ny(ny_), nz(nz_) {}
+    // One number is not silently a grid (QuadPenalty<float>(n, beta) does not compile): ImageGrid(n) says so.
+    explicit ImageGrid(uword nx_) : nx(nx_) {}
+    ImageGrid(uword nx_, uword ny_, uword nz_ = 1) : nx(nx_), ny(ny_), nz(nz_) {}
 
     uword n_pixels() const { return nx * ny * nz; }
     // Axes longer than 1 (a 64 x 64 x 1 grid has 2).

@@ -627,7 +627,7 @@ T sum(const forgeCol<T>& a) {
 
 }  // namespace forge
 
-#ifndef FORGE_NO_GLOBAL_NAMES
+#ifdef FORGE_GLOBAL_NAMES  // opt-in: these names at global scope too (docs/conventions.md)
 using forge::forgeCol;
 using forge::forgeComplex;
 #endif

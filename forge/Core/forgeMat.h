@@ -174,6 +174,6 @@ forgeMat<T> operator*(T s, forgeMat<T> a) {
 
 }  // namespace forge
 
-#ifndef FORGE_NO_GLOBAL_NAMES
+#ifdef FORGE_GLOBAL_NAMES  // opt-in: these names at global scope too (docs/conventions.md)
 using forge::forgeMat;
 #endif

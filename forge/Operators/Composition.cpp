@@ -3,10 +3,10 @@
 #include <cstring>
 #include <mutex>
 
-#include "forge/Operators/cuda/SenseKernels.h"
 #include "forge/Core/DeviceMemory.h"
 #include "forge/Core/DeviceOps.h"
 #include "forge/Core/Parallel.h"
+#include "forge/Operators/cuda/SenseKernels.h"
 
 namespace forge {
 
@@ -15,6 +15,11 @@ template <typename T1>
 const LinearOperator<T1>& require_part(const OperatorPtr<T1>& A, const char* where, const char* which) {
     if (!A) throw invalid_argument(std::string(where) + ": " + which + " is a null operator");
     return *A;
+}
+// An operator whose domain_shape() is an image grid of its own, not the domain_size() x 1 x 1 of scattered pixels.
+template <typename T1>
+bool has_grid(const LinearOperator<T1>& A) {
+    return A.domain_shape() != ImageGrid(A.domain_size());
 }
 
 // Copies n elements, both pointers in 'where'.
@@ -52,6 +57,7 @@ Chain<T1>::Chain(OperatorPtr<T1> first, OperatorPtr<T1> then)
           << then_->name() << " (then) takes " << then_->domain_size();
         throw invalid_argument(m.str());
     }
+    this->set_domain_shape(first_->domain_shape());  // the chain's image is first's
 }
 template <typename T1>
 void Chain<T1>::prepare_device() const {
@@ -96,6 +102,7 @@ Batched<T1>::Batched(OperatorPtr<T1> A, uword copies, bool oneAtATime)
     require_positive("Batched", "copies", copies);
     this->set_sizes(checked_product("Batched", {{"A's codomain size", a.codomain_size()}, {"copies", copies}}),
                     checked_product("Batched", {{"A's domain size", a.domain_size()}, {"copies", copies}}));
+    if (copies == 1) this->set_domain_shape(a.domain_shape());  // more copies: images back to back, no one grid
 }
 template <typename T1>
 void Batched<T1>::run(const Elem* in, Elem* out, uword nbatch, bool forward, Residency where) const {
@@ -216,6 +223,13 @@ VerticalStack<T1>::VerticalStack(std::vector<OperatorPtr<T1>> blocks, std::strin
         total = checked_product(where, {{"codomain size", total + A.codomain_size()}});
     }
     this->set_sizes(total, n2);
+    // The blocks share one image: the grid of the first block that has one.
+    for (const auto& A : blocks_) {
+        if (has_grid(*A)) {
+            this->set_domain_shape(A->domain_shape());
+            break;
+        }
+    }
 }
 template <typename T1>
 void VerticalStack<T1>::prepare_device() const {
@@ -277,12 +291,14 @@ WithNormal<T1>::WithNormal(OperatorPtr<T1> A, OperatorPtr<T1> N)
         throw invalid_argument(m.str());
     }
     this->set_sizes(A_->codomain_size(), A_->domain_size());
+    this->set_domain_shape(A_->domain_shape());
 }
 
 template <typename T1>
 NormalOf<T1>::NormalOf(OperatorPtr<T1> A) : LinearOperator<T1>("NormalOf", 0, 0), A_(std::move(A)) {
     if (!A_) throw invalid_argument("NormalOf: A must not be a null operator");
     this->set_sizes(A_->domain_size(), A_->domain_size());
+    this->set_domain_shape(A_->domain_shape());
 }
 
 template class Chain<float>;

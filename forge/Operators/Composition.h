@@ -23,6 +23,11 @@
 //
 // Data layout of a batch: vector b of a batch at [b * size, (b+1) * size); a stacked codomain holds block j of
 // vector b at [(b * blocks + j) * blockSize, ...).
+//
+// domain_shape() (the image grid a penalty takes) comes from the parts: Chain's is first's, WithNormal's and
+// NormalOf's A's, VerticalStack's that of its first block with a grid, Batched's A's for one copy (more copies
+// are images back to back, no one grid); SENSE, TimeSegmentation, pcSENSE and pcSenseTimeSeg report their
+// encoding operator's.
 #include <vector>
 
 #include "forge/Operators/LinearOperator.h"

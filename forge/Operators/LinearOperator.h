@@ -27,6 +27,10 @@
 //           for (arma::uword i = 0; i < nbatch * domain_size(); ++i) out[i] = in[i] * 2.0f;
 //       }
 //   };
+//
+// Elem (forgeComplex<T1>) converts to and from std::complex<T1> value by value; arma_view(p, n) sees n entries of
+// apply_host's buffers as an arma::Col<std::complex<T1>> without copying (docs/operators.md: a dense matrix). An
+// operator on an image grid calls set_domain_shape(grid) in its constructor.
 #include <complex>
 #include <memory>
 #include <sstream>
@@ -122,6 +126,14 @@ protected:
         apply(tmp.data_ptr(), out, nbatch, false, where);
     }
 
+    // The n entries at p (host memory, e.g. vector b of apply_host's batch at in + b * domain_size()) as an
+    // Armadillo column that shares their memory: forgeComplex<T1> and std::complex<T1> have one layout. Assigning
+    // an expression of n entries to the view writes p (the view cannot be resized); the const view only reads.
+    static const ArmaVec arma_view(const Elem* p, uword n) {
+        return ArmaVec(const_cast<complex_type*>(reinterpret_cast<const complex_type*>(p)), n, false, true);
+    }
+    static ArmaVec arma_view(Elem* p, uword n) { return ArmaVec(reinterpret_cast<complex_type*>(p), n, false, true); }
+
     // An uninitialised vector of n entries in 'where', for intermediate results.
     static ForgeVec scratch(Residency where, uword n) {
         return where == Residency::Device ? ForgeVec::device_uninitialized(n) : ForgeVec(n);
@@ -134,7 +146,7 @@ protected:
     void set_domain_shape(const ImageGrid& shape) {
         if (shape.n_pixels() != domain_)
             throw invalid_argument(name_ + ": domain shape " + shape.to_string() + " does not hold the " +
-                              std::to_string(domain_) + " domain entries");
+                                   std::to_string(domain_) + " domain entries");
         shape_ = shape;
     }
     // How error messages name the sizes (defaults "n2" and "n1"), e.g. "n1 * nc" for SENSE.
@@ -187,6 +199,6 @@ using OperatorPtr = std::shared_ptr<const LinearOperator<T1>>;
 
 }  // namespace forge
 
-#ifndef FORGE_NO_GLOBAL_NAMES
+#ifdef FORGE_GLOBAL_NAMES  // opt-in: these names at global scope too (docs/conventions.md)
 using forge::LinearOperator;
 #endif

@@ -95,6 +95,7 @@ protected:
     }
     // Assembles the operator once every shot is added.
     void finish() {
+        this->set_domain_shape(shots_.at(0)->domain_shape());  // the image is the shot operators'
         coils_ = std::make_shared<StackedDiagonal<T1>>(maps_, nc_, "coil maps");
         assemble(std::move(blocks_));
         maps_.reset();

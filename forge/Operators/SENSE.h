@@ -52,6 +52,7 @@ public:
             throw invalid_argument(m.str());
         }
         this->set_sizes(nData, n2);
+        this->set_domain_shape(G_->domain_shape());  // the image is G's
         this->name_sizes("n2", "n1 * nc");
         coils_ = std::make_shared<StackedDiagonal<T1>>(maps, nc, "SENSE coil maps");
         batched_ = std::make_shared<Chain<T1>>(coils_, std::make_shared<Batched<T1>>(G_, nc));
@@ -85,6 +86,6 @@ private:
 
 }  // namespace forge
 
-#ifndef FORGE_NO_GLOBAL_NAMES
+#ifdef FORGE_GLOBAL_NAMES  // opt-in: these names at global scope too (docs/conventions.md)
 using forge::SENSE;
 #endif

@@ -165,6 +165,7 @@ TimeSegmentationCore<T1>::TimeSegmentationCore(OperatorPtr<T1> G, const arma::Co
     const uword n1 = G->codomain_size(), n2 = G->domain_size();
     check_inputs(n1, n2, fieldMap, timeVec, L, type);
     this->set_sizes(n1, n2);
+    this->set_domain_shape(G->domain_shape());  // the image is G's
     const arma::vec fm = arma::conv_to<arma::vec>::from(fieldMap);
     const TSFactors f = segment_factors(fieldMap, timeVec, L, type);
     const arma::cx_mat& A = f.a;

@@ -109,7 +109,7 @@ extern template class TimeSegmentationCore<double>;
 
 }  // namespace forge
 
-#ifndef FORGE_NO_GLOBAL_NAMES
+#ifdef FORGE_GLOBAL_NAMES  // opt-in: these names at global scope too (docs/conventions.md)
 using forge::TimeSegmentation;
 using forge::TimeSegmentationCore;
 using forge::TSFactors;

@@ -17,6 +17,7 @@ pcSenseTimeSeg<T1>::pcSenseTimeSeg(const arma::Mat<T1>& kx, const arma::Mat<T1>&
         this->add_shot(ShotOp(G, FM, t.col(s), L, type));
     }
     this->finish();
+    this->set_domain_shape(ImageGrid(Nx, Ny, Nz));  // the Gnufft grid, whether or not the shots report it
 }
 
 template class pcSenseTimeSeg<float>;

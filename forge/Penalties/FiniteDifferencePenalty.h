@@ -1,9 +1,14 @@
 #pragma once
 // FiniteDifferencePenalty<T1>: R(x) = beta * sum_a sum_i psi(|d_a(x)(i)|) over first differences along
-// each image axis of length > 1 (see forge/Penalties/cuda/FiniteDifferenceKernels.h for the layout and the potentials).
-// QuadPenalty and TVPenalty are its two public faces. Host vectors run in OpenMP loops, device vectors in
-// CUDA kernels (results of Gradient stay on the device; Penalty and Denom return host scalars).
-#include "forge/Penalties/cuda/FiniteDifferenceKernels.h"
+// each image axis of length > 1 of an ImageGrid (x fastest; the layout and the potentials:
+// forge/Penalties/cuda/FiniteDifferenceKernels.h). QuadPenalty and TVPenalty are its two public faces. Host
+// vectors run in OpenMP loops, device vectors in CUDA kernels (results of gradient stay on the device; penalty and
+// denom return host scalars). A vector of another length than grid().n_pixels() throws forge::invalid_argument
+// naming it.
+#include <type_traits>
+
+#include "forge/Core/Geometry.h"
+#include "forge/Penalties/FiniteDifferencePotential.h"
 #include "forge/Penalties/Robject.h"
 
 namespace forge {
@@ -23,21 +28,27 @@ public:
     ForgeVec gradient(const ForgeVec& x) const override;
     T1 denom(const ForgeVec& ddir, const ForgeVec& x) const override;
 
-    uword Nx() const { return grid_.Nx; }
-    uword Ny() const { return grid_.Ny; }
-    uword Nz() const { return grid_.Nz; }
-    uword n_pixels() const { return grid_.Nx * grid_.Ny * grid_.Nz; }
+    // The image grid the differences run over (an operator's domain_shape() when built from one).
+    const ImageGrid& grid() const { return grid_; }
+    uword Nx() const { return grid_.nx; }
+    uword Ny() const { return grid_.ny; }
+    uword Nz() const { return grid_.nz; }
+    uword n_pixels() const { return grid_.n_pixels(); }
     T1 beta() const { return beta_; }
     T1 delta() const { return delta_; }
 
 protected:
-    FiniteDifferencePenalty(const char* name, uword Nx, uword Ny, uword Nz, T1 beta, fd::Potential kind, T1 delta);
+    // grid: checked here (every axis at least 1, the pixel count fits); beta finite and >= 0; delta finite and > 0
+    // for the Charbonnier potential.
+    FiniteDifferencePenalty(const char* name, const ImageGrid& grid, T1 beta, fd::Potential kind, T1 delta);
+    // The grid of the positional constructors (Nx, Ny, Nz), checked with those names in the messages.
+    static ImageGrid positional_grid(const char* name, uword Nx, uword Ny, uword Nz);
 
 private:
     void check(const ForgeVec& x, const char* what, const char* arg) const;
 
     const char* name_;
-    fd::Grid grid_;
+    ImageGrid grid_;
     T1 beta_;
     fd::Potential kind_;
     T1 delta_;

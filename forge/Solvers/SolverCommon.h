@@ -214,7 +214,7 @@ inline double seconds_since(std::chrono::steady_clock::time_point t0) {
 }  // namespace solver_detail
 }  // namespace forge
 
-#ifndef FORGE_NO_GLOBAL_NAMES
+#ifdef FORGE_GLOBAL_NAMES  // opt-in: these names at global scope too (docs/conventions.md)
 using forge::PcgIterationInfo;
 using forge::PcgOptions;
 using forge::SolverReport;

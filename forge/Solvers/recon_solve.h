@@ -146,7 +146,7 @@ arma::Col<std::complex<T1>> reconSolve(const arma::Col<std::complex<T1>>& data, 
 
 }  // namespace forge
 
-#ifndef FORGE_NO_GLOBAL_NAMES
+#ifdef FORGE_GLOBAL_NAMES  // opt-in: these names at global scope too (docs/conventions.md)
 using forge::recon_solve;
 using forge::ReconDevice;
 using forge::ReconOptions;

@@ -23,6 +23,6 @@ forgeCol<forgeComplex<T1>> solve_grad_desc(const forgeCol<forgeComplex<T1>>& x0,
 
 }  // namespace forge
 
-#ifndef FORGE_NO_GLOBAL_NAMES
+#ifdef FORGE_GLOBAL_NAMES  // opt-in: these names at global scope too (docs/conventions.md)
 using forge::solve_grad_desc;
 #endif

@@ -322,7 +322,7 @@ forgeCol<forgeComplex<T1>> solve_pwls_pcg_normal(const forgeCol<forgeComplex<T1>
 
 }  // namespace forge
 
-#ifndef FORGE_NO_GLOBAL_NAMES
+#ifdef FORGE_GLOBAL_NAMES  // opt-in: these names at global scope too (docs/conventions.md)
 using forge::solve_pwls_pcg;
 using forge::solve_pwls_pcg_normal;
 #endif

@@ -3,7 +3,7 @@
 // no atomics, so results are deterministic).
 #include <cuda_runtime.h>
 
-#include "forge/CUDA/CudaCheck.h"
+#include "forge/CUDA/detail/CudaCheck.h"
 #include "forge/Operators/cuda/GridSelectKernels.h"
 
 namespace forge {

@@ -2,7 +2,7 @@
 // conjugate-map coil combination (one thread per pixel, coils summed in a register; no atomics).
 #include <cuda_runtime.h>
 
-#include "forge/CUDA/CudaCheck.h"
+#include "forge/CUDA/detail/CudaCheck.h"
 #include "forge/Operators/cuda/SenseKernels.h"
 
 namespace forge {

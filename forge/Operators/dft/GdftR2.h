@@ -49,6 +49,6 @@ extern template class GdftR2<double>;
 
 }  // namespace forge
 
-#ifndef FORGE_NO_GLOBAL_NAMES
+#ifdef FORGE_GLOBAL_NAMES  // opt-in: these names at global scope too (docs/conventions.md)
 using forge::GdftR2;
 #endif

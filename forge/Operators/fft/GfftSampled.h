@@ -80,6 +80,6 @@ extern template class GfftSampled<double>;
 
 }  // namespace forge
 
-#ifndef FORGE_NO_GLOBAL_NAMES
+#ifdef FORGE_GLOBAL_NAMES  // opt-in: these names at global scope too (docs/conventions.md)
 using forge::GfftSampled;
 #endif

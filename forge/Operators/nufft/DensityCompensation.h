@@ -36,7 +36,7 @@ arma::Col<T1> calc3DDensityCompensation(uword n1, uword Nx, uword Ny, uword Nz, 
 
 }  // namespace forge
 
-#ifndef FORGE_NO_GLOBAL_NAMES
+#ifdef FORGE_GLOBAL_NAMES  // opt-in: these names at global scope too (docs/conventions.md)
 using forge::density_compensation;
 using forge::calc3DDensityCompensation;
 #endif

@@ -178,7 +178,7 @@ extern template class Gnufft<double>;
 
 }  // namespace forge
 
-#ifndef FORGE_NO_GLOBAL_NAMES
+#ifdef FORGE_GLOBAL_NAMES  // opt-in: these names at global scope too (docs/conventions.md)
 using forge::Gnufft;
 using forge::NufftOptions;
 #endif

@@ -162,7 +162,7 @@ extern template class ToeplitzNormal<double>;
 
 }  // namespace forge
 
-#ifndef FORGE_NO_GLOBAL_NAMES
+#ifdef FORGE_GLOBAL_NAMES  // opt-in: these names at global scope too (docs/conventions.md)
 using forge::AxisGrouping;
 using forge::KernelBuild;
 using forge::ToeplitzBuildProgress;

@@ -10,12 +10,13 @@
 //   Charbonnier: psi(t) = delta^2 (sqrt(1 + (t/delta)^2) - 1),  weight w(t) = 1/sqrt(1 + (t/delta)^2)
 #include "forge/Core/Config.h"
 #include "forge/Core/forgeComplex.h"
+#include "forge/Penalties/FiniteDifferencePotential.h"
 
 namespace forge {
 namespace fd {
 
-enum class Potential : int { Quadratic = 0, Charbonnier = 1 };
-
+// The image grid as the kernels read it (FiniteDifferencePenalty keeps an ImageGrid; this header stays free of
+// Armadillo for nvcc).
 struct Grid {
     uword Nx, Ny, Nz;
 };

@@ -2,7 +2,7 @@
 // The per-pixel formulas are the same FORGE_HD functions the host loops use (FiniteDifferenceKernels.h).
 #include <cuda_runtime.h>
 
-#include "forge/CUDA/CudaCheck.h"
+#include "forge/CUDA/detail/CudaCheck.h"
 #include "forge/Penalties/cuda/PenaltyKernels.h"
 
 namespace forge {

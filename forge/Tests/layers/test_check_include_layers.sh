@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Tests scripts/check-include-layers.sh on small trees: a clean one passes, and each tree with one include
-# that reaches above its module's layer fails, naming the offending file and line.
+# that reaches above its module's layer, reaches into another subject's private folder (cuda/, cpu/, detail/) or
+# names a file that does not exist fails, naming the offending file and line.
 # Usage: test_check_include_layers.sh CHECKER WORKDIR
 set -euo pipefail
 checker=$1
@@ -18,7 +19,7 @@ fail() {
 make_clean_tree() {
     local t=$1
     mkdir -p "$t"/forge/{Core,CUDA,Penalties,Operators,Solvers,Sim,Recon,IO,Tests} "$t"/forge/Operators/{dft,nufft}/cuda \
-        "$t"/apps "$t"/benchmarks
+        "$t"/forge/CUDA/detail "$t"/forge/Operators/dft/detail "$t"/apps "$t"/benchmarks
     printf '#pragma once\n#include <cstddef>\n' >"$t/forge/Core/Config.h"
     printf '#include "forge/Core/Config.h"\n' >"$t/forge/CUDA/Kernels.h"
     printf '#include "forge/CUDA/Kernels.h"\n#include "forge/Penalties/Quad.h"\n' >"$t/forge/Penalties/Quad.h"
@@ -36,7 +37,15 @@ make_clean_tree() {
     printf '#include "forge/IO/Mrd.h"\n#include "forge/Sim/Phantoms.h"\n' >"$t/apps/recon.cpp"
     printf '#include "forge/Sim/Phantoms.h"\n#include "TestHelpers.h"\n#include "forge/Operators/dft/cuda/Kernels.h"\n' \
         >"$t/forge/Tests/T.cpp"
+    printf '#pragma once\n' >"$t/forge/Tests/TestHelpers.h"
     printf '#include "forge/Tests/TestHelpers.h"\n' >"$t/benchmarks/b.cpp"
+    # detail/ headers are private like cuda/ and cpu/; forge/CUDA/detail/ also serves device code (cuda/ folders).
+    printf '#include "forge/Core/Config.h"\n' >"$t/forge/CUDA/detail/Check.h"
+    printf '#include "forge/CUDA/detail/Check.h"\n' >"$t/forge/CUDA/Ops.cu"
+    printf '#include "forge/CUDA/detail/Check.h"\n' >>"$t/forge/Operators/dft/cuda/Plan.cu"
+    printf '#include "forge/Core/Config.h"\n' >"$t/forge/Operators/dft/detail/Impl.h"
+    printf '#include "forge/Operators/dft/detail/Impl.h"\n' >>"$t/forge/Operators/dft/Gdft.cpp"
+    printf '#include "forge/Operators/dft/detail/Impl.h"\n#include "forge/CUDA/detail/Check.h"\n' >>"$t/forge/Tests/T.cpp"
     # A commented-out include is not an include.
     printf '// #include "forge/Solvers/pcg.hpp"\n#include "forge/Core/Config.h"\n' >"$t/forge/Core/Types.h"
 }
@@ -62,6 +71,11 @@ cases=(
     'forge/Operators/dft/Gdft.h|#include "forge/Operators/nufft/cuda/Spread.h"'
     'forge/Operators/nufft/cuda/Spread.h|#include <forge/Operators/dft/cuda/Kernels.h>'
     'forge/Recon/Reconstruct.h|#include "forge/Operators/dft/cuda/Kernels.h"'
+    'forge/Operators/dft/Gdft.h|#include "forge/CUDA/detail/Check.h"'
+    'forge/Penalties/Quad.h|#include "forge/CUDA/detail/Check.h"'
+    'forge/Operators/nufft/cuda/Spread.h|#include "forge/Operators/dft/detail/Impl.h"'
+    'forge/Solvers/pcg.hpp|#include "forge/Operators/dft/detail/Impl.h"'
+    'forge/Operators/dft/cuda/Plan.cu|#include "forge/CUDA/Gone.h"'
 )
 i=0
 for c in "${cases[@]}"; do

@@ -1,7 +1,7 @@
 // The exact DFT's FP32 kernel: each sample-pixel phase evaluated once for 1-8 vectors, two outputs per
 // thread, the inputs staged through shared memory in tiles (GdftR2's sinc factor included). Every batch of
 // GdftR2, batches of 1-3 Gdft vectors and every batch on devices without tensor-core code run here.
-#include "forge/CUDA/CudaCheck.h"
+#include "forge/CUDA/detail/CudaCheck.h"
 #include "forge/Operators/dft/cuda/kernels.cuh"
 
 namespace forge {

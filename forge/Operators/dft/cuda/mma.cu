@@ -2,7 +2,7 @@
 // per-vector scaling both tensor-core kernels (this one and wgmma.cu's) use.
 #include <algorithm>
 
-#include "forge/CUDA/CudaCheck.h"
+#include "forge/CUDA/detail/CudaCheck.h"
 #include "forge/Operators/dft/cuda/kernels.cuh"
 
 namespace forge {

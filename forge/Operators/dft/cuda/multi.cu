@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <string>
 
-#include "forge/CUDA/CudaCheck.h"
+#include "forge/CUDA/detail/CudaCheck.h"
 #include "forge/Core/DeviceMemory.h"
 
 namespace forge {

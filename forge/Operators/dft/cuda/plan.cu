@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "forge/CUDA/CudaCheck.h"
+#include "forge/CUDA/detail/CudaCheck.h"
 #include "forge/Core/Validation.h"
 #include "forge/Operators/dft/DftOptions.h"
 #include "forge/Operators/dft/cuda/kernels.cuh"

@@ -2,7 +2,7 @@
 #include <algorithm>
 #include <type_traits>
 
-#include "forge/CUDA/CudaCheck.h"
+#include "forge/CUDA/detail/CudaCheck.h"
 #include "forge/Operators/dft/cuda/kernels.cuh"
 
 namespace forge {

@@ -19,7 +19,7 @@
 #include <sstream>
 #include <vector>
 
-#include "forge/CUDA/CudaCheck.h"
+#include "forge/CUDA/detail/CudaCheck.h"
 #include "forge/CUDA/FftPlan.h"
 #include "forge/Core/DeviceMemory.h"
 

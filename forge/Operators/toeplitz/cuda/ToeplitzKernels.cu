@@ -2,7 +2,7 @@
 // vector of the batch; and the kernels' expansion along a Cartesian axis.
 #include <cuda_runtime.h>
 
-#include "forge/CUDA/CudaCheck.h"
+#include "forge/CUDA/detail/CudaCheck.h"
 #include "forge/Operators/toeplitz/cuda/ToeplitzKernels.h"
 
 namespace forge {

@@ -1,7 +1,8 @@
 #pragma once
-// Internal to forge's .cu files: checked CUDA calls. Every runtime call goes through FORGE_CUDA_CHECK,
-// and every kernel launch is followed by FORGE_CUDA_CHECK_LAUNCH, so a failure throws forge::cuda_error
-// naming the call (or kernel), the error, file and line.
+// Internal to forge's .cu files (detail/ is not installed: this header needs cuda_runtime.h): checked CUDA
+// calls. Every runtime call goes through FORGE_CUDA_CHECK, and every kernel launch is followed by
+// FORGE_CUDA_CHECK_LAUNCH, so a failure throws forge::cuda_error naming the call (or kernel), the error, file
+// and line.
 #include <cuda_runtime.h>
 
 #include "forge/Core/Config.h"

@@ -1,8 +1,7 @@
 #pragma once
-// One list of the explicit instantiations of forge/Core/DeviceOps.h, shared by the CUDA
-// implementation (DeviceOps.cu) and the CPU-build stubs (DeviceOps_nocuda.cpp) so they never drift.
-// Define FORGE_DEVICE_OPS_DEFINE_FOR(T) to instantiate everything for element type T, and
-// FORGE_DEVICE_OPS_MIXED_FOR(R) for the complex-with-real combinations.
+// One list of the explicit instantiations of forge/Core/DeviceOps.h, shared by the CUDA implementation
+// (DeviceOps.cu) and the CPU-only build's stubs (NoCuda.cpp) so they never drift: FORGE_DEVICE_OPS_INSTANTIATE_ALL
+// instantiates everything. Private to forge/CUDA (detail/ is not installed).
 #include "forge/Core/DeviceOps.h"
 
 #define FORGE_DEVICE_OPS_INSTANTIATE_ELEM(T)                             \

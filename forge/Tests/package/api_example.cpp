@@ -1,5 +1,5 @@
 // Built against an installed forge by run_package_test.sh: the geometry types (ImageGrid, Trajectory,
-// PixelGeometry, domain_shape, QuadPenalty(grid)) and the deprecated names, which must still compile, warn
+// PixelGeometry, the operators built from them, domain_shape, QuadPenalty(grid)) and the deprecated names, which must still compile, warn
 // (the script greps the build output for each warning) and give the same results as their new names. forge::
 // names only (no FORGE_GLOBAL_NAMES). Exits 1 on the first mismatch.
 #include <cstdio>
@@ -12,6 +12,7 @@
 #include "forge/Operators/dft/Gdft.h"
 #include "forge/Operators/fft/Gfft.h"
 #include "forge/Operators/nufft/DensityCompensation.h"
+#include "forge/Operators/nufft/Gnufft.h"
 #include "forge/Penalties/QuadPenalty.h"
 #include "forge/Penalties/TVPenalty.h"
 #include "forge/Solvers/recon_solve.h"
@@ -76,6 +77,23 @@ int main() {
     pixels.check("api_example");
     forge::Gdft<float> G(k.n_samples(), pixels.n_pixels(), k.kx, k.ky, k.kz, pixels.x, pixels.y, pixels.z,
                          pixels.field_map_or_zeros(), k.times_or_zeros());
+
+    // The operators' geometry constructors equal their positional forms, and the grid operators report their grid.
+    {
+        const forge::Gdft<float> Gg(k, pixels);
+        const forge::Gfft<float> F(grid), Fpos(grid.nx, grid.ny, grid.nz);
+        const arma::fvec kxi = 0.45f * kx, kyi = 0.45f * ky;  // inside the band
+        const forge::Trajectory<float> ki(kxi, kyi, kz);
+        const forge::Gnufft<float> N(grid, ki), Npos(n, grid.nx, grid.ny, grid.nz, kxi, kyi, kz);
+        arma::cx_fvec v(n, arma::fill::randn);
+        expect(arma::all(arma::cx_fvec(Gg * v) == arma::cx_fvec(G * v)),
+               "Gdft(Trajectory, PixelGeometry) equals Gdft(n1, n2, ...)");
+        expect(arma::all(arma::cx_fvec(F * v) == arma::cx_fvec(Fpos * v)), "Gfft(ImageGrid) equals Gfft(nx, ny, nz)");
+        expect(arma::all(arma::cx_fvec(N * v) == arma::cx_fvec(Npos * v)) &&
+                   arma::all(arma::cx_fvec(N / v) == arma::cx_fvec(Npos / v)),
+               "Gnufft(ImageGrid, Trajectory) equals Gnufft(n1, nx, ny, nz, ...)");
+        expect(F.domain_shape() == grid && N.domain_shape() == grid, "Gfft and Gnufft report their grid");
+    }
 
     // domain_shape through composites, and the penalty built from it.
     auto A = std::make_shared<const GridScale>(grid, 2.0f);

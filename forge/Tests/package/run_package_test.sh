@@ -32,7 +32,8 @@ cmake --install "$BUILD_DIR" --prefix "$TMP/prefix" > "$TMP/install.log" || { ca
 test -f "$TMP/prefix/include/forge/Operators/dft/Gdft.h"
 
 # 3. The installed headers are the public API: no private folder (device kernels in cuda/, per-ISA CPU loops in
-#    cpu/, internal plumbing in detail/), no kernel header, no CUDA header included.
+#    cpu/, internal plumbing in detail/), no kernel header, no CUDA header included (a grep: where CUDA is installed
+#    its headers may be on the compiler's default path, e.g. /usr/local/include, so step 4 alone would not see it).
 inc="$TMP/prefix/include"
 private=$(cd "$inc" && find forge \( -type d \( -name cuda -o -name cpu -o -name detail \) \) -o -name '*Kernels*.h')
 if [ -n "$private" ]; then

@@ -35,7 +35,7 @@
 
 #include "BenchCommon.h"
 #include "forge/Core/forgeCol.h"
-#include "forge/Operators/dft/cpu/CpuKernelIsa.h"
+#include "forge/Operators/dft/CpuKernelIsa.h"
 #include "forge/Operators/dft/Gdft.h"
 #include "forge/Operators/dft/GdftR2.h"
 

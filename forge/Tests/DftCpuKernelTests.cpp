@@ -19,7 +19,7 @@
 
 #include "TestHelpers.h"
 #include "forge/Core/Exceptions.h"
-#include "forge/Operators/dft/cpu/CpuKernelIsa.h"
+#include "forge/Operators/dft/CpuKernelIsa.h"
 #include "forge/Operators/dft/Gdft.h"
 #include "forge/Operators/dft/GdftR2.h"
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "forge/Core/Exceptions.h"
-#include "forge/Operators/dft/cpu/CpuKernelIsa.h"
+#include "forge/Operators/dft/CpuKernelIsa.h"
 #include "forge/Operators/dft/cpu/DftCpuKernels.h"
 
 #define FORGE_DFTCPU_DECLARE(isa)                      \

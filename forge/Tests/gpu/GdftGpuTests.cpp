@@ -31,6 +31,7 @@ using cvec = forgeCol<forgeComplex<float>>;
 namespace {
 
 using Problem = forge_test::DftProblem;
+using forge_test::error_vs_float64;
 using forge_test::make_dft_problem;
 
 Gdft<float> make_gdft(const Problem& p) {
@@ -66,27 +67,6 @@ arma::cx_fvec to_host(cvec c) {
     return c.to_arma();
 }
 
-// Float64 brute force (independent of forge's kernels) of vector b of a batch at 'rows' outputs spread over the range:
-// forward (samples) or adjoint (pixels). Returns ||out - ref|| / ||ref||, or ||out|| when the reference is zero.
-double error_vs_float64(const Problem& p, bool forward, const arma::cx_fvec& in, const arma::cx_fvec& out, uword b,
-                        uword rows) {
-    const uword nOut = forward ? p.n1 : p.n2, nIn = forward ? p.n2 : p.n1;
-    double num = 0, den = 0;
-    for (uword r = 0; r < rows; ++r) {
-        const uword o = (r * nOut) / rows + (b % 3);
-        std::complex<double> s = 0;
-        for (uword i = 0; i < nIn; ++i) {
-            const uword j = forward ? o : i, k = forward ? i : o;
-            const double ph =
-                2 * M_PI * (double(p.kx[j]) * p.ix[k] + double(p.ky[j]) * p.iy[k] + double(p.kz[j]) * p.iz[k]) +
-                double(p.FM[k]) * p.t[j];
-            s += std::complex<double>(in[b * nIn + i]) * std::polar(1.0, forward ? -ph : ph);
-        }
-        num += std::norm(s - std::complex<double>(out[b * nOut + o]));
-        den += std::norm(s);
-    }
-    return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
-}
 
 // Forward, adjoint and normal on the GPU against the CPU operator; results stay on the GPU.
 template <typename Op>

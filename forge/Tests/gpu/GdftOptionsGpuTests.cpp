@@ -33,6 +33,7 @@ using cvec = forgeCol<forgeComplex<float>>;
 namespace {
 
 using Problem = forge_test::DftProblem;
+using forge_test::error_vs_float64;
 using forge_test::make_dft_problem;
 
 Trajectory<float> trajectory(const Problem& p) { return {p.kx, p.ky, p.kz, p.t}; }
@@ -48,27 +49,6 @@ arma::cx_fvec to_host(cvec c) {
     return c.to_arma();
 }
 
-// Relative error of vector b of a batch (nIn inputs, nOut outputs per vector) against float64 sums on 'rows'
-// outputs spread over the vector: the phase 2 pi k.r + FM t, sign - forward, + adjoint.
-double error_vs_float64(const Problem& p, bool forward, const arma::cx_fvec& in, const arma::cx_fvec& out, uword b,
-                        uword rows) {
-    const uword nOut = forward ? p.n1 : p.n2, nIn = forward ? p.n2 : p.n1;
-    double num = 0, den = 0;
-    for (uword r = 0; r < rows; ++r) {
-        const uword o = (r * nOut) / rows + (b % 3);
-        std::complex<double> s = 0;
-        for (uword i = 0; i < nIn; ++i) {
-            const uword j = forward ? o : i, k = forward ? i : o;
-            const double ph =
-                2 * M_PI * (double(p.kx[j]) * p.ix[k] + double(p.ky[j]) * p.iy[k] + double(p.kz[j]) * p.iz[k]) +
-                double(p.FM[k]) * p.t[j];
-            s += std::complex<double>(in[b * nIn + i]) * std::polar(1.0, forward ? -ph : ph);
-        }
-        num += std::norm(s - std::complex<double>(out[b * nOut + o]));
-        den += std::norm(s);
-    }
-    return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
-}
 
 // The DftKernel of the plan's batch_kernel() name, and back.
 DftKernel kernel_of(const std::string& name) {

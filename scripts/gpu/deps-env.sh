@@ -13,3 +13,36 @@ forge_gpu_unpack_deps() {
   done
   export LD_LIBRARY_PATH=$DEPS/usr/lib:$L:$L/openblas-pthread:$L/blas:$L/lapack:${LD_LIBRARY_PATH:-}
 }
+
+# forge-recon's libraries (.gpu-deps/apps, FORGE_GPU_BUILD_APPS=ON) into DEPS; of .gpu-deps/apps/runtime (what
+# HDF5 links: libcurl and its own dependencies) only the libraries the machine lacks are linked into
+# DEPS/fallback-lib, so that the machine's own TLS and Kerberos libraries stay the ones every program loads.
+forge_gpu_unpack_app_deps() {
+  ls .gpu-deps/apps/*.deb >/dev/null 2>&1 || { echo "no .gpu-deps/apps: run scripts/gpu/fetch-deps.sh"; return 1; }
+  for f in .gpu-deps/apps/*.deb; do dpkg -x "$f" "$DEPS"; done
+  mkdir -p "$DEPS/runtime-root" "$DEPS/fallback-lib"
+  for f in .gpu-deps/apps/runtime/*.deb; do dpkg -x "$f" "$DEPS/runtime-root"; done
+  local so name
+  for so in "$DEPS"/runtime-root/usr/lib/x86_64-linux-gnu/*.so.*; do
+    name=$(basename "$so")
+    case "$name" in *.so.[0-9]*) ;; *) continue ;; esac
+    ldconfig -p | grep -qE "^[[:space:]]+${name//./\\.} " || ln -sf "$so" "$DEPS/fallback-lib/$name"
+  done
+  # The packages' CMake files name their dependencies by absolute /usr paths: point them into DEPS, and give
+  # every library they name that DEPS lacks (development links such as libcurl.so, glibc's archives) a link to
+  # the machine's copy, else to the carried runtime one.
+  local cmakefiles
+  cmakefiles=$(grep -rl '/usr/' "$L/cmake/ISMRMRD" "$L/cmake/pugixml" 2>/dev/null)
+  [ -n "$cmakefiles" ] && sed -i -E "s#([\" ;])/usr/#\1$DEPS/usr/#g" $cmakefiles
+  local f base target
+  for f in $(grep -ohE "$DEPS/usr/lib/x86_64-linux-gnu/[^;\" ]+\.(so|a)" $cmakefiles | sort -u); do
+    [ -e "$f" ] && continue
+    base=$(basename "$f")
+    target=""
+    for d in /usr/lib/x86_64-linux-gnu /lib/x86_64-linux-gnu; do [ -e "$d/$base" ] && { target=$d/$base; break; }; done
+    [ -z "$target" ] && target=$(ldconfig -p | awk -v n="$base." 'index($1, n) == 1 {print $NF; exit}')
+    [ -z "$target" ] && target=$(ls "$DEPS"/runtime-root/usr/lib/x86_64-linux-gnu/"$base".* 2>/dev/null | head -1)
+    if [ -n "$target" ]; then ln -sf "$target" "$f"; else echo "forge_gpu_unpack_app_deps: no $base here"; fi
+  done
+  export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}:$L/hdf5/serial:$DEPS/fallback-lib
+}

@@ -12,11 +12,22 @@ apt-get download -q libarmadillo-dev libarmadillo11 libarpack2 libsuperlu5 libop
   libopenblas-pthread-dev libopenblas-dev libopenblas0 libgfortran5 libquadmath0 libfftw3-dev \
   libfftw3-single3 libfftw3-double3 libfftw3-long3 libfftw3-quad3 libfftw3-bin catch2 libblas3 liblapack3 \
   libblas-dev liblapack-dev
-# forge-recon's --report (header-only), for FORGE_GPU_BUILD_APPS=ON beside ISMRMRD, HDF5 and CLI11
+# forge-recon (FORGE_GPU_BUILD_APPS=ON): --report's JSON (header-only) here; Forge::IO's ISMRMRD, HDF5,
+# pugixml and libpng, and CLI11, in apps/ (unpacked beside the above); in apps/runtime/ the libraries HDF5 links
+# (libcurl and what it needs), which deps-env.sh links in only where the machine lacks them.
 apt-get download -q nlohmann-json3-dev
+mkdir -p apps/runtime
+(cd apps && apt-get download -q libismrmrd-dev libismrmrd1.8 libhdf5-dev libhdf5-103-1 libhdf5-cpp-103-1 \
+  libhdf5-hl-100 libhdf5-hl-cpp-100 libpugixml-dev libpugixml1v5 libcli11-dev libpng-dev libpng16-16 libaec0 \
+  libaec-dev libsz2)
+(cd apps/runtime && apt-get download -q libcurl4 libnghttp2-14 libidn2-0 librtmp1 libssh2-1 libpsl5 \
+  libgssapi-krb5-2 libldap-2.5-0 libzstd1 libbrotli1 libunistring2 libgnutls30 libhogweed6 libnettle8 libgmp10 \
+  libkrb5-3 libk5crypto3 libcom-err2 libkrb5support0 libsasl2-2 libp11-kit0 libtasn1-6 libkeyutils1 libffi8 \
+  libssl3)
 mkdir -p wheels
 python3 -m pip download -q --disable-pip-version-check --no-deps --only-binary=:all: -d wheels \
   nanobind pytest iniconfig pluggy packaging pygments
 ls -1 *.deb | wc -l | xargs echo "packages in .gpu-deps:"
+ls -1 apps/*.deb apps/runtime/*.deb | wc -l | xargs echo "packages in .gpu-deps/apps (forge-recon):"
 ls -1 wheels/*.whl | wc -l | xargs echo "wheels in .gpu-deps/wheels:"
 du -sh .

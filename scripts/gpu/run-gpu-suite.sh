@@ -4,8 +4,8 @@
 #   bash scripts/gpu/run-gpu-suite.sh [LOGDIR]
 # Unpacks the Debian packages into /opt/deps (never into /), configures with CUDA for the default
 # architectures (the visible GPUs': sm_90a on H100/H200), builds (the library, tests and benchmarks; apps/
-# needs ISMRMRD and HDF5, which the carried packages lack: FORGE_GPU_BUILD_APPS=ON builds them where those
-# are installed), runs every test (CPU and GPU), compute-sanitizer memcheck and racecheck on the GPU tests,
+# needs ISMRMRD and HDF5: FORGE_GPU_BUILD_APPS=ON builds them with the packages fetch-deps.sh put in
+# .gpu-deps/apps), runs every test (CPU and GPU), compute-sanitizer memcheck and racecheck on the GPU tests,
 # and the benchmarks. Step "ptx" builds the library and GPU tests again for each of FORGE_GPU_PTX_ARCHS
 # (default 80-virtual: compute_80 PTX, which the driver compiles for this GPU, as on GPUs without code of
 # their own in the binary; the mma.sync coil-batch kernel instead of wgmma) in $B-<arch> and runs the GPU
@@ -31,6 +31,9 @@ step() { echo; echo "=== $* ($(date +%T))"; }
 
 step "unpack .gpu-deps into $DEPS"
 forge_gpu_unpack_deps
+if [ "${FORGE_GPU_BUILD_APPS:-OFF}" = ON ]; then
+  forge_gpu_unpack_app_deps || exit 1
+fi
 
 # nanobind and pytest for the Python module: the machine's own when python3 has them, else the wheels
 # fetch-deps.sh carried (pure Python: unpacked, not installed).

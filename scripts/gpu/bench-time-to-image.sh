@@ -27,7 +27,7 @@ run() {
   t0=$(date +%s.%N)
   "$R" "$@" --device "$DEV" --report "$LOG/$name.json" > "$LOG/$name.log" 2>&1 || { echo "$name: failed"; tail -5 "$LOG/$name.log"; status=1; }
   t1=$(date +%s.%N)
-  echo "$name $(echo "$t1 - $t0" | bc)" >> "$LOG/wall.txt"
+  awk -v n="$name" -v a="$t0" -v b="$t1" 'BEGIN { printf "%s %.3f\n", n, b - a }' >> "$LOG/wall.txt"
 }
 
 : > "$LOG/wall.txt"

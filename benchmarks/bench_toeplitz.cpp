@@ -12,9 +12,11 @@
 // normal hands it), with the bytes that apply moves at least (docs/toeplitz.md, "Memory traffic of an apply") and
 // the rate they imply; on the GPU against the rate of a device-to-device copy measured here and the memory's
 // datasheet peak (known devices, or --peak-tbs).
-// Usage: bench_toeplitz [cpu|quick] [--threads N] [--repeats R] [--cpu-size NX,NY,NZ,SAMPLES] [--peak-tbs B]
-//   cpu: only the CPU table, as without a GPU; quick: no 2,000,000-sample row; --threads: OpenMP threads (default:
-//   all); --repeats: each path's solve timed R times, the median reported (default 1; for a shared machine);
+// Usage: bench_toeplitz [cpu|quick|apply] [--threads N] [--repeats R] [--cpu-size NX,NY,NZ,SAMPLES] [--peak-tbs B]
+//   cpu: only the CPU table, as without a GPU; quick: no 2,000,000-sample row; apply: only the apply table of the
+//   128x128x32 8-coil problem (on the GPU when present; with cpu, on the host), for profilers and sanitizers;
+//   --threads: OpenMP threads (default: all); --repeats: each path's solve timed R times, the median reported
+//   (default 1; for a shared machine);
 //   --cpu-size: the CPU row's grid and samples per coil (default 96,96,1,16384); --peak-tbs: the GPU memory's
 //   peak in TB/s for the fraction column when the device is not one the program knows.
 // The first line names the CPU, the threads and the load average, the last the load average at the end.
@@ -50,8 +52,8 @@ double seconds(const std::function<void()>& f) {
     return t.seconds();
 }
 
-int g_repeats = 1;        // --repeats
-double g_peak_tbs = 0;    // --peak-tbs (0: from the device name)
+int g_repeats = 1;      // --repeats
+double g_peak_tbs = 0;  // --peak-tbs (0: from the device name)
 
 // Median of g_repeats timings of f.
 double median_seconds(const std::function<void()>& f) {
@@ -69,12 +71,12 @@ double apply_bytes(const forge::ToeplitzNormal<float>& T, arma::uword nv) {
     const double P = double(T.padded_size(0)) * double(T.padded_size(1)) * double(T.padded_size(2));
     const double G = double(nv) * S, grids = G * P * c, kernels = double(T.kernel_count()) * P * c;
     const bool is3d = T.padded_size(2) > 1;
-    const double h = is3d ? 0.5 : 1.0;                     // the planes z < Nz of the padded grid
+    const double h = is3d ? 0.5 : 1.0;                        // the planes z < Nz of the padded grid
     const double phases = T.segments() > 0 ? S * n2 * c : 0;  // b_l, read by the pad and by the crop
     const double pad = double(nv) * n2 * c + phases + h * grids;
     const double axes = double(T.padded_size(0) > 1) + double(T.padded_size(1) > 1);
-    const double planes = axes * 2 * h * grids;     // forward over (x, y): a pass per axis, read and write
-    const double columns = is3d ? 2 * grids : 0;    // forward along z, out of place
+    const double planes = axes * 2 * h * grids;   // forward over (x, y): a pass per axis, read and write
+    const double columns = is3d ? 2 * grids : 0;  // forward along z, out of place
     const double mix = kernels + 2 * grids;
     const double crop = G * n2 * c + phases + double(nv) * n2 * c;
     return pad + planes + columns + mix + columns + planes + crop;
@@ -140,11 +142,10 @@ void time_apply(forge_bench::Table& table, const forge::ToeplitzNormal<float>& T
         copy = fmt("%.0f%% of %.2f TB/s", 100 * rate / c, c / 1e12);
         peak = p > 0 ? fmt("%.0f%% of %.2f TB/s (", 100 * rate / p, p / 1e12) + source + ")" : source;
     }
-    const arma::uword Nz = T.padded_size(2) > 1 ? T.padded_size(2) / 2 : 1;
-    table.add({fmt("%llux%llux%llu", (unsigned long long)(T.padded_size(0) / 2), (unsigned long long)(T.padded_size(1) / 2),
-                   (unsigned long long)Nz),
-               fmt("%llu", (unsigned long long)nc), fmt("%llu", (unsigned long long)T.segments()),
-               fmt("%.3f", 1e3 * t), bytesCol, rateCol, copy, peak});
+    const forge::ImageGrid g = T.domain_shape();
+    table.add({fmt("%llux%llux%llu", (unsigned long long)g.nx, (unsigned long long)g.ny, (unsigned long long)g.nz),
+               fmt("%llu", (unsigned long long)nc), fmt("%llu", (unsigned long long)T.segments()), fmt("%.3f", 1e3 * t),
+               bytesCol, rateCol, copy, peak});
 }
 
 std::vector<std::string> apply_header() {
@@ -218,6 +219,19 @@ void run(forge_bench::Table& table, forge_bench::Table& applyTable, arma::uword 
          fmt("%llu/%llu", (unsigned long long)st.host_to_device_count, (unsigned long long)st.device_to_host_count)});
 }
 
+// Only the operator and its apply (the 'apply' mode: for profilers and sanitizers, no exact path, no solve).
+void run_apply_only(forge_bench::Table& applyTable, arma::uword Nx, arma::uword Ny, arma::uword Nz, arma::uword n1,
+                    arma::uword nc, bool gpu) {
+    const forge_bench::Problem p = forge_bench::make_problem(Nx, Ny, Nz, n1, nc);
+    const arma::uword L = forge::ToeplitzNormal<float>::choose_segments(p.FM, p.t, 1e-3);
+    forge::ToeplitzOptions o;
+    o.build = gpu ? forge::KernelBuild::Auto : forge::KernelBuild::Host;
+    const forge::ToeplitzNormal<float> T(forge::ImageGrid(Nx, Ny, Nz), forge::Trajectory<float>(p.kx, p.ky, p.kz, p.t),
+                                         arma::fvec(), p.FM, L, forge::TSInterp::MinMax, o);
+    if (gpu) T.prepare_device();
+    time_apply(applyTable, T, nc, gpu);
+}
+
 std::vector<std::string> header() {
     return {"pixels",         "coils x samples",  "L",
             "kernels / DFTs", "kernels [GiB]",    "build (kernels / pair data / DFTs) [s]",
@@ -230,13 +244,13 @@ std::vector<std::string> header() {
 
 int usage(int code) {
     std::fprintf(code ? stderr : stdout,
-                 "usage: bench_toeplitz [cpu|quick] [--threads N] [--repeats R] [--cpu-size NX,NY,NZ,SAMPLES] "
+                 "usage: bench_toeplitz [cpu|quick|apply] [--threads N] [--repeats R] [--cpu-size NX,NY,NZ,SAMPLES] "
                  "[--peak-tbs B]\n");
     return code;
 }
 
 int main(int argc, char** argv) {
-    bool cpuOnly = false, quick = false;
+    bool cpuOnly = false, quick = false, applyOnly = false;
     unsigned long long cpuSize[4] = {96, 96, 1, 16384};
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
@@ -245,6 +259,8 @@ int main(int argc, char** argv) {
             cpuOnly = true;
         } else if (a == "quick") {
             quick = true;
+        } else if (a == "apply") {
+            applyOnly = true;
         } else if (a == "--threads" && value) {
             const int n = std::atoi(value);
             if (n < 1) {
@@ -285,7 +301,16 @@ int main(int argc, char** argv) {
     const std::string repeats = g_repeats > 1 ? ", median of " + std::to_string(g_repeats) + " solves per path" : "";
     std::printf("bench_toeplitz: field-corrected SENSE, exact vs Toeplitz normal operator; %s%s\n",
                 forge_bench::machine_line().c_str(), repeats.c_str());
-    if (!cpuOnly && forge::device::built_with_cuda() && forge::device::available()) {
+    const bool gpuPresent = forge::device::built_with_cuda() && forge::device::available();
+    if (applyOnly) {
+        forge_bench::Table t(apply_header());
+        if (gpuPresent) std::printf("device: %s\n", forge::device::device_name());
+        run_apply_only(t, 128, 128, 32, 131072, 8, gpuPresent && !cpuOnly);
+        std::printf("one Toeplitz apply to the coil images (%s)\n", gpuPresent && !cpuOnly ? "GPU" : "CPU");
+        t.print();
+        return 0;
+    }
+    if (!cpuOnly && gpuPresent) {
         std::printf("device: %s\n", forge::device::device_name());
         forge_bench::Table gpu(header()), gpuApply(apply_header());
         run(gpu, gpuApply, 128, 128, 32, 131072, 8, 10, true);

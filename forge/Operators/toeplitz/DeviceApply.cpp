@@ -126,8 +126,8 @@ void ToeplitzNormal<T1>::apply_device(const forgeComplex<T1>* in, forgeComplex<T
     }
 }
 
-#define FORGE_TOEPLITZ_DEVICE_INSTANTIATE(T1)                                                                      \
-    template void ToeplitzNormal<T1>::prepare_device() const;                                                      \
+#define FORGE_TOEPLITZ_DEVICE_INSTANTIATE(T1)                 \
+    template void ToeplitzNormal<T1>::prepare_device() const; \
     template void ToeplitzNormal<T1>::apply_device(const forgeComplex<T1>*, forgeComplex<T1>*, uword, bool) const;
 FORGE_TOEPLITZ_DEVICE_INSTANTIATE(float)
 FORGE_TOEPLITZ_DEVICE_INSTANTIATE(double)

@@ -60,9 +60,9 @@ __host__ __device__ constexpr int pair_slot(int l, int m, int S) { return l * S 
 // each vector its S segment values in, the S products out, in place. A pair l < m adds K .* z_m to u_l and
 // conj(K) .* z_l to u_m; a diagonal pair Re(K) .* z_l (ToeplitzKernels.h: mix_at's sums, in a fixed order).
 template <typename T1, int S>
-__global__ void __launch_bounds__(kThreads) k_mix_registers(const forgeComplex<T1>* __restrict__ K,
-                                                             ToeplitzPairTable table, forgeComplex<T1>* grid,
-                                                             ToeplitzChunk c) {
+__global__ void __launch_bounds__(kThreads)
+    k_mix_registers(const forgeComplex<T1>* __restrict__ K, ToeplitzPairTable table, forgeComplex<T1>* grid,
+                    ToeplitzChunk c) {
     using C = forgeComplex<T1>;
     const uword P = c.plane() * c.P[2];
     const uword k = uword(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -228,20 +228,20 @@ void toeplitz_mix_segments(const forgeComplex<T1>* K, const ToeplitzPairTable& t
                            const ToeplitzChunk& c, CUstream_st* stream) {
     if (c.nv == 0) return;
     switch (c.S) {
-    case 1: return launch_mix<T1, 1>(K, table, grid, c, stream);
-    case 2: return launch_mix<T1, 2>(K, table, grid, c, stream);
-    case 3: return launch_mix<T1, 3>(K, table, grid, c, stream);
-    case 4: return launch_mix<T1, 4>(K, table, grid, c, stream);
-    case 5: return launch_mix<T1, 5>(K, table, grid, c, stream);
-    case 6: return launch_mix<T1, 6>(K, table, grid, c, stream);
-    case 7: return launch_mix<T1, 7>(K, table, grid, c, stream);
-    case 8: return launch_mix<T1, 8>(K, table, grid, c, stream);
-    default: {
-        std::ostringstream m;
-        m << "ToeplitzNormal: the register kernel product takes at most " << kToeplitzRegisterSegments
-          << " segments, got " << c.S;
-        throw invalid_argument(m.str());
-    }
+        case 1: return launch_mix<T1, 1>(K, table, grid, c, stream);
+        case 2: return launch_mix<T1, 2>(K, table, grid, c, stream);
+        case 3: return launch_mix<T1, 3>(K, table, grid, c, stream);
+        case 4: return launch_mix<T1, 4>(K, table, grid, c, stream);
+        case 5: return launch_mix<T1, 5>(K, table, grid, c, stream);
+        case 6: return launch_mix<T1, 6>(K, table, grid, c, stream);
+        case 7: return launch_mix<T1, 7>(K, table, grid, c, stream);
+        case 8: return launch_mix<T1, 8>(K, table, grid, c, stream);
+        default: {
+            std::ostringstream m;
+            m << "ToeplitzNormal: the register kernel product takes at most " << kToeplitzRegisterSegments
+              << " segments, got " << c.S;
+            throw invalid_argument(m.str());
+        }
     }
 }
 
@@ -313,17 +313,16 @@ void ToeplitzFft<T1>::backward(forgeComplex<T1>* b) const {
     if (plane_ >= 0) exec<T1>(plane_, b, b, false);
 }
 
-#define FORGE_TOEPLITZ_APPLY_INSTANTIATE(T1)                                                                      \
-    template void toeplitz_pad_segments<T1>(const forgeComplex<T1>*, const forgeComplex<T1>*, forgeComplex<T1>*, \
-                                            const ToeplitzChunk&, CUstream_st*);                                 \
-    template void toeplitz_mix_segments<T1>(const forgeComplex<T1>*, const ToeplitzPairTable&, forgeComplex<T1>*, \
-                                            const ToeplitzChunk&, CUstream_st*);                                 \
-    template void toeplitz_mix_segments_any<T1>(const forgeComplex<T1>*, const long long*,                       \
-                                                const forgeComplex<T1>*, forgeComplex<T1>*, const ToeplitzChunk&, \
-                                                CUstream_st*);                                                    \
-    template void toeplitz_crop_segments<T1>(const forgeComplex<T1>*, const forgeComplex<T1>*, forgeComplex<T1>*, \
-                                             const ToeplitzChunk&, CUstream_st*);                                \
-    template void toeplitz_zero<T1>(forgeComplex<T1>*, uword, CUstream_st*);                                     \
+#define FORGE_TOEPLITZ_APPLY_INSTANTIATE(T1)                                                                        \
+    template void toeplitz_pad_segments<T1>(const forgeComplex<T1>*, const forgeComplex<T1>*, forgeComplex<T1>*,    \
+                                            const ToeplitzChunk&, CUstream_st*);                                    \
+    template void toeplitz_mix_segments<T1>(const forgeComplex<T1>*, const ToeplitzPairTable&, forgeComplex<T1>*,   \
+                                            const ToeplitzChunk&, CUstream_st*);                                    \
+    template void toeplitz_mix_segments_any<T1>(const forgeComplex<T1>*, const long long*, const forgeComplex<T1>*, \
+                                                forgeComplex<T1>*, const ToeplitzChunk&, CUstream_st*);             \
+    template void toeplitz_crop_segments<T1>(const forgeComplex<T1>*, const forgeComplex<T1>*, forgeComplex<T1>*,   \
+                                             const ToeplitzChunk&, CUstream_st*);                                   \
+    template void toeplitz_zero<T1>(forgeComplex<T1>*, uword, CUstream_st*);                                        \
     template class ToeplitzFft<T1>;
 FORGE_TOEPLITZ_APPLY_INSTANTIATE(float)
 FORGE_TOEPLITZ_APPLY_INSTANTIATE(double)

@@ -28,7 +28,7 @@ struct ToeplitzChunk {
     uword N[3], P[3], S, nv;
     FORGE_HD uword plane() const { return P[0] * P[1]; }
     FORGE_HD uword grids() const { return nv * S; }
-    FORGE_HD uword cells() const { return plane() * P[2] * grids(); }  // entries of a (or b)
+    FORGE_HD uword cells() const { return plane() * P[2] * grids(); }        // entries of a (or b)
     FORGE_HD uword image_cells() const { return plane() * N[2] * grids(); }  // entries of the planes z < Nz
 };
 

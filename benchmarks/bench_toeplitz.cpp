@@ -70,13 +70,14 @@ double apply_bytes(const forge::ToeplitzNormal<float>& T, arma::uword nv) {
     const double c = sizeof(std::complex<float>), n2 = double(T.domain_size()), S = double(T.segments() + 1);
     const double P = double(T.padded_size(0)) * double(T.padded_size(1)) * double(T.padded_size(2));
     const double G = double(nv) * S, grids = G * P * c, kernels = double(T.kernel_count()) * P * c;
-    const bool is3d = T.padded_size(2) > 1;
-    const double h = is3d ? 0.5 : 1.0;                        // the planes z < Nz of the padded grid
+    // The column axis: z in 3D, y in 2D (the device apply runs an Nx x Ny grid as Nx x 1 x Ny); none in 1D.
+    const bool zAxis = T.padded_size(2) > 1, column = zAxis || T.padded_size(1) > 1;
+    const double h = column ? 0.5 : 1.0;                      // the planes the image reaches
     const double phases = T.segments() > 0 ? S * n2 * c : 0;  // b_l, read by the pad and by the crop
     const double pad = double(nv) * n2 * c + phases + h * grids;
-    const double axes = double(T.padded_size(0) > 1) + double(T.padded_size(1) > 1);
-    const double planes = axes * 2 * h * grids;   // forward over (x, y): a pass per axis, read and write
-    const double columns = is3d ? 2 * grids : 0;  // forward along z, out of place
+    const double axes = double(T.padded_size(0) > 1) + double(zAxis && T.padded_size(1) > 1);
+    const double planes = axes * 2 * h * grids;     // forward over the plane: a pass per axis, read and write
+    const double columns = column ? 2 * grids : 0;  // forward along the column axis, out of place
     const double mix = kernels + 2 * grids;
     const double crop = G * n2 * c + phases + double(nv) * n2 * c;
     return pad + planes + columns + mix + columns + planes + crop;

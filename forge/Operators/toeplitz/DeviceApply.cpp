@@ -6,6 +6,7 @@
 // On ToeplitzOptions' stream and device. Reached only with device-resident data or after device::available() (the
 // CPU-only build links NoCuda.cpp's stubs).
 #include <algorithm>
+#include <atomic>
 #include <complex>
 #include <memory>
 #include <mutex>
@@ -17,11 +18,15 @@
 
 namespace forge {
 
+namespace toeplitz {
 namespace {
 // Segment grids of a chunk take at most this many bytes per buffer (two buffers): 8 coils of 7 segments on the
 // 256 x 256 x 64 grid (1.9 GB) run as one chunk, larger batches in several, each reading the kernels once.
-constexpr double kChunkBytes = double(uword(1) << 31);
+std::atomic<double> g_chunkBytes{double(uword(1) << 31)};
 }  // namespace
+double device_chunk_bytes() { return g_chunkBytes.load(); }
+void set_device_chunk_bytes(double bytes) { g_chunkBytes.store(bytes > 0 ? bytes : double(uword(1) << 31)); }
+}  // namespace toeplitz
 
 template <typename T1>
 void ToeplitzNormal<T1>::prepare_device() const {
@@ -64,7 +69,7 @@ void ToeplitzNormal<T1>::apply_device(const forgeComplex<T1>* in, forgeComplex<T
     const uword n2 = this->domain_size();
     const double perVector = double(S_) * double(P_total_) * sizeof(Elem);
     // Chunks of nearly equal size (the planes z >= Nz a smaller last chunk would need zeroed stay few).
-    const uword most = std::min<uword>(nbatch, std::max<uword>(1, uword(kChunkBytes / perVector)));
+    const uword most = std::min<uword>(nbatch, std::max<uword>(1, uword(toeplitz::device_chunk_bytes() / perVector)));
     const uword nchunks = (nbatch + most - 1) / most, chunk = (nbatch + nchunks - 1) / nchunks;
 
     // A workspace from the pool (concurrent applies each get their own), returned when done.
@@ -86,8 +91,16 @@ void ToeplitzNormal<T1>::apply_device(const forgeComplex<T1>* in, forgeComplex<T
         }
     } giveBack{*cache_, ws};
 
-    cuda::ToeplitzChunk c{{N_[0], N_[1], N_[2]}, {P_[0], P_[1], P_[2]}, S_, chunk};
-    const bool is3d = P_[2] > 1, needA = is3d || !cache_->registerMix;  // 2D with the register product: b alone
+    // A 2D grid runs as Nx x 1 x Ny: its rows take the planes' part, so the forward transform along x runs on the
+    // image's rows only and y becomes the column axis (cell and pixel indices are the same with the axis of length
+    // 1 between them).
+    const bool flat = P_[2] == 1 && P_[1] > 1;
+    cuda::ToeplitzChunk c{{N_[0], flat ? 1 : N_[1], flat ? N_[1] : N_[2]},
+                          {P_[0], flat ? 1 : P_[1], flat ? P_[1] : P_[2]},
+                          S_,
+                          chunk};
+    // Without a column axis (1D) everything runs in b; a also takes the general kernel product's output.
+    const bool is3d = c.P[2] > 1, needA = is3d || !cache_->registerMix;
     if (ws->capacity < c.cells()) {  // a larger chunk than before: new buffers, a all zero
         ws->a = DeviceBuffer();
         ws->b = DeviceBuffer();

@@ -2,8 +2,8 @@
 // normal in float64 (its only approximation being the segmentation, the same), against the host apply, and against
 // the exact G^H W G; batches of 1, 3 and 8 vectors, 2D, 3D, 1D and single-column grids, field-free and with odd and
 // even segment counts (the register kernel product up to 8 segments, the general one above, Hanning's tables with
-// empty pairs); batch sizes that change between applies on one operator (the scratch kept between them), applies
-// from two threads at once, and a PCG solve on the GPU that makes no host/device copies.
+// empty pairs); batch sizes that change between applies on one operator (the scratch kept between them), batches
+// in several chunks, applies from two threads at once, and a PCG solve on the GPU that makes no host/device copies.
 #include <cmath>
 #include <complex>
 #include <thread>
@@ -12,6 +12,7 @@
 #include "ToeplitzTestProblem.h"
 #include "forge/Core/DeviceMemory.h"
 #include "forge/Operators/SENSE.h"
+#include "forge/Operators/toeplitz/cpu/HostApply.h"
 #include "forge/Penalties/QuadPenalty.h"
 #include "forge/Solvers/solve_pwls_pcg.h"
 
@@ -69,11 +70,12 @@ TEST_CASE("ToeplitzNormal's fused device apply equals the segmented normal in fl
     };
     const auto M = forge::TSInterp::MinMax, H = forge::TSInterp::Hanning;
     // S = L + 1 segments: 1 (field-free), 3, 4, 5, 7 (the benchmark's), 8, 9 (the general kernel product), Hanning's 5
-    // with empty pairs; 2D, 3D with even and odd sizes, 1D, a single column.
+    // with empty pairs; 2D (run as Nx x 1 x Ny), 3D with even and odd sizes, 1D along x, a single column in 3D and in
+    // 2D.
     const Case cases[] = {{{48, 40, 1}, 4, 8, M}, {{12, 10, 8}, 2, 3, M}, {{15, 11, 7}, 0, 8, M},
                           {{25, 19, 1}, 6, 1, M}, {{16, 12, 6}, 6, 8, M}, {{10, 9, 5}, 8, 3, M},
                           {{13, 9, 5}, 4, 3, H},  {{64, 1, 1}, 2, 3, M},  {{1, 20, 6}, 2, 2, M},
-                          {{11, 7, 3}, 3, 1, M},  {{9, 8, 4}, 7, 8, M}};
+                          {{11, 7, 3}, 3, 1, M},  {{9, 8, 4}, 7, 8, M},   {{1, 24, 1}, 2, 3, M}};
     for (const Case& c : cases) {
         const Grid& g = c.g;
         INFO("grid " << g.Nx << " x " << g.Ny << " x " << g.Nz << ", L = " << c.L << ", " << c.nv << " vectors"
@@ -136,7 +138,7 @@ TEST_CASE("ToeplitzNormal's fused device apply against the exact G^H W G", "[gpu
     }
 }
 
-TEST_CASE("ToeplitzNormal's device apply: batch sizes changing between applies, and two threads at once",
+TEST_CASE("ToeplitzNormal's device apply: batch sizes changing between applies, several chunks, two threads at once",
           "[gpu][Toeplitz][apply]") {
     FORGE_INFO_SEED();
     const Grid g{14, 12, 6};  // 3D: the scratch's planes z >= Nz must stay zero whatever the previous batch wrote
@@ -147,6 +149,17 @@ TEST_CASE("ToeplitzNormal's device apply: batch sizes changing between applies, 
         INFO(nv << " vectors");
         const arma::cx_vec x = complex_normal<double>(g.n2() * nv);
         CHECK(worst_error(device_apply(N, x, nv), host_apply(N, x, nv), g.n2(), nv) <= 1e-5);
+    }
+    // A batch in several chunks (the limit per chunk lowered for this small grid): 8 vectors as 3 + 3 + 2, 7 as
+    // 2 + 2 + 2 + 1.
+    const double perVector = 5.0 * double(N.padded_size(0) * N.padded_size(1) * N.padded_size(2)) * 8;
+    for (uword nv : {8, 7}) {
+        forge::toeplitz::set_device_chunk_bytes(nv == 8 ? 3.5 * perVector : 2.5 * perVector);
+        INFO(nv << " vectors in chunks");
+        const arma::cx_vec x = complex_normal<double>(g.n2() * nv);
+        const arma::cx_vec y = device_apply(N, x, nv);
+        forge::toeplitz::set_device_chunk_bytes(0);  // back to the default
+        CHECK(worst_error(y, host_apply(N, x, nv), g.n2(), nv) <= 1e-5);
     }
     // Two threads applying the operator (and a copy, which shares its kernels and scratch pool) at once: each gets
     // the result of its own input (a race on shared scratch would mix the two far above rounding).

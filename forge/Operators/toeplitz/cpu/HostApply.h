@@ -173,6 +173,11 @@ inline FftPlanOptions device_fft_options(CUstream_st* stream, int device) {
     return o;
 }
 
+// The most bytes of segment grids a device apply puts in one buffer (one chunk of vectors; DeviceApply.cpp):
+// 2 GiB, or what a test set (process-wide, to run a batch in several chunks on small grids).
+double device_chunk_bytes();
+void set_device_chunk_bytes(double bytes);
+
 // A device apply's scratch (DeviceApply.cpp), kept between applies: the two segment-grid buffers of a chunk
 // (cuda/ToeplitzApply.h has their layout) and the cuFFT plans of each chunk size met so far. 'a' is zero from
 // entry aZeroFrom on (the planes z >= Nz of every chunk must be: the z transforms read them).

@@ -299,7 +299,7 @@ ToeplitzFft<T1>::~ToeplitzFft() {
 
 template <typename T1>
 void ToeplitzFft<T1>::forward(forgeComplex<T1>* a, forgeComplex<T1>* b) const {
-    if (column_ < 0) {  // 2D: everything in b
+    if (column_ < 0) {  // no column axis: everything in b
         if (plane_ >= 0) exec<T1>(plane_, b, b, true);
         return;
     }

@@ -14,7 +14,9 @@
 //   mix    u_l = sum_m K(l, m) .* z_m in place in b, each kernel value read once per chunk for all its vectors
 //   ifft   backward along z in b (in place), then over (x, y) of b's planes z < Nz only
 //   crop   y_v = sum_l conj(b_l) .* u_l inside the image (one write per vector)
-// In 2D (Pz = 1) the pad writes b whole and the (x, y) transforms run in place there; a is unused.
+// A 2D grid comes as Nx x 1 x Ny (DeviceApply.cpp): its rows y < Ny are the "planes" z < Nz above, so x is
+// transformed on the image's rows only and y is the column axis. Without a column axis (Pz = 1: a 1D grid) the pad
+// writes b whole and the transforms run in place there; a then only takes the general mix's output.
 #include "forge/Core/Config.h"
 #include "forge/Core/forgeComplex.h"
 
@@ -75,9 +77,9 @@ public:
     ~ToeplitzFft();
     ToeplitzFft(const ToeplitzFft&) = delete;
     ToeplitzFft& operator=(const ToeplitzFft&) = delete;
-    // 3D: (x, y) in place in a, then z from a to b. 2D: (x, y) in place in b (a unused).
+    // With a column axis: (x, y) in place in a, then z from a to b. Without: (x, y) in place in b (a unused).
     void forward(forgeComplex<T1>* a, forgeComplex<T1>* b) const;
-    // z in place in b (3D), then (x, y) of b's planes z < Nz.
+    // z in place in b (with a column axis), then (x, y) of b's planes z < Nz.
     void backward(forgeComplex<T1>* b) const;
 
 private:

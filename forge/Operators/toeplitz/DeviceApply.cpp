@@ -91,16 +91,10 @@ void ToeplitzNormal<T1>::apply_device(const forgeComplex<T1>* in, forgeComplex<T
         }
     } giveBack{*cache_, ws};
 
-    // A 2D grid runs as Nx x 1 x Ny: its rows take the planes' part, so the forward transform along x runs on the
-    // image's rows only and y becomes the column axis (cell and pixel indices are the same with the axis of length
-    // 1 between them).
-    const bool flat = P_[2] == 1 && P_[1] > 1;
-    cuda::ToeplitzChunk c{{N_[0], flat ? 1 : N_[1], flat ? N_[1] : N_[2]},
-                          {P_[0], flat ? 1 : P_[1], flat ? P_[1] : P_[2]},
-                          S_,
-                          chunk};
+    // A 2D grid runs as Nx x 1 x Ny: the forward transform along x on the image's rows only, y as the column axis.
+    cuda::ToeplitzChunk c = cuda::make_toeplitz_chunk(N_, P_, S_, chunk);
     // Without a column axis (1D) everything runs in b; a also takes the general kernel product's output.
-    const bool is3d = c.P[2] > 1, needA = is3d || !cache_->registerMix;
+    const bool hasColumn = c.P[2] > 1, needA = hasColumn || !cache_->registerMix;
     if (ws->capacity < c.cells()) {  // a larger chunk than before: new buffers, a all zero
         ws->a = DeviceBuffer();
         ws->b = DeviceBuffer();
@@ -118,13 +112,13 @@ void ToeplitzNormal<T1>::apply_device(const forgeComplex<T1>* in, forgeComplex<T
         c.nv = std::min(chunk, nbatch - v0);
         auto& plan = ws->plans[c.nv];
         if (!plan) plan = std::make_unique<cuda::ToeplitzFft<T1>>(c, stream_);
-        if (is3d) {
+        if (hasColumn) {
             // The planes z >= Nz of this chunk's layout must be zero in a; earlier chunks wrote a up to aZeroFrom.
             if (ws->aZeroFrom > c.image_cells())
                 cuda::toeplitz_zero<T1>(a + c.image_cells(), ws->aZeroFrom - c.image_cells(), stream_);
             ws->aZeroFrom = c.image_cells();
         }
-        cuda::toeplitz_pad_segments<T1>(in + v0 * n2, phases, is3d ? a : b, c, stream_);
+        cuda::toeplitz_pad_segments<T1>(in + v0 * n2, phases, hasColumn ? a : b, c, stream_);
         plan->forward(a, b);
         Elem* u = b;
         if (cache_->registerMix) {

@@ -26,141 +26,36 @@ void check_cufft(cufftResult r, const char* what) {
 
 unsigned blocks_for(uword n) { return unsigned((n + kThreads - 1) / kThreads); }
 
-// One thread per cell (x, y, z < Nz) of the padded plane: for each vector v the image value x_v, times b_m for each
-// segment m, or 0 outside the image.
+// One thread per padded cell of the planes z < Nz (pad), per cell (kernel products), per pixel (crop): the
+// per-thread work is in ToeplitzApply.h.
 template <typename T1>
 __global__ void k_pad(const forgeComplex<T1>* __restrict__ x, const forgeComplex<T1>* __restrict__ phases,
                       forgeComplex<T1>* __restrict__ grid, ToeplitzChunk c) {
     const uword i = uword(blockIdx.x) * blockDim.x + threadIdx.x;
-    const uword plane = c.plane();
-    if (i >= plane * c.N[2]) return;
-    const uword z = i / plane, xy = i - z * plane, yy = xy / c.P[0], xx = xy - yy * c.P[0];
-    const uword G = c.grids(), S = c.S, n2 = c.N[0] * c.N[1] * c.N[2];
-    forgeComplex<T1>* out = grid + z * G * plane + xy;  // grid g at + g plane
-    if (xx >= c.N[0] || yy >= c.N[1]) {
-        for (uword g = 0; g < G; ++g) out[g * plane] = forgeComplex<T1>(0, 0);
-        return;
-    }
-    const uword pix = xx + c.N[0] * (yy + c.N[1] * z);
-    for (uword v = 0; v < c.nv; ++v) {
-        const forgeComplex<T1> xv = x[v * n2 + pix];
-        forgeComplex<T1>* o = out + v * S * plane;
-        if (!phases) {
-            o[0] = xv;
-            continue;
-        }
-        for (uword m = 0; m < S; ++m) o[m * plane] = phases[m * n2 + pix] * xv;
-    }
+    if (i < c.plane() * c.N[2]) toeplitz_pad_at<T1>(x, phases, grid, c, i);
 }
 
-// Slot of the pair l <= m among the upper triangle of S x S, row by row.
-__host__ __device__ constexpr int pair_slot(int l, int m, int S) { return l * S - l * (l - 1) / 2 + (m - l); }
-
-// One thread per cell k of the padded grid: the cell's kernels of the pairs l <= m in registers (read once), then for
-// each vector its S segment values in, the S products out, in place. A pair l < m adds K .* z_m to u_l and
-// conj(K) .* z_l to u_m; a diagonal pair Re(K) .* z_l (ToeplitzKernels.h: mix_at's sums, in a fixed order).
 template <typename T1, int S>
 __global__ void __launch_bounds__(kThreads)
     k_mix_registers(const forgeComplex<T1>* __restrict__ K, ToeplitzPairTable table, forgeComplex<T1>* grid,
                     ToeplitzChunk c) {
-    using C = forgeComplex<T1>;
-    const uword P = c.plane() * c.P[2];
     const uword k = uword(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (k >= P) return;
-    const uword plane = c.plane(), z = k / plane, xy = k - z * plane;
-    C* base = grid + z * c.grids() * plane + xy;
-    C q[S * (S + 1) / 2];
-#pragma unroll
-    for (int l = 0; l < S; ++l) {
-#pragma unroll
-        for (int m = l; m < S; ++m) {
-            const int t = pair_slot(l, m, S), v = table.t[l * S + m];
-            if (v == 0) {
-                q[t] = C(0, 0);
-            } else {
-                const C kv = K[uword(v > 0 ? v - 1 : -v - 1) * P + k];
-                q[t] = v > 0 ? kv : conj(kv);
-            }
-        }
-    }
-    for (uword vec = 0; vec < c.nv; ++vec) {
-        C* g = base + vec * uword(S) * plane;
-        C zm[S], u[S];
-#pragma unroll
-        for (int m = 0; m < S; ++m) {
-            zm[m] = g[uword(m) * plane];
-            u[m] = C(0, 0);
-        }
-#pragma unroll
-        for (int l = 0; l < S; ++l) {
-#pragma unroll
-            for (int m = l; m < S; ++m) {
-                const int t = pair_slot(l, m, S);
-                if (l == m) {
-                    u[l] += q[t].real() * zm[l];
-                } else {
-                    u[l] += q[t] * zm[m];
-                    u[m] += conj(q[t]) * zm[l];
-                }
-            }
-        }
-#pragma unroll
-        for (int l = 0; l < S; ++l) g[uword(l) * plane] = u[l];
-    }
+    if (k < c.plane() * c.P[2]) toeplitz_mix_registers_at<T1, S>(K, table, grid, c, k);
 }
 
-// Any S: one thread per cell, out of place, u_l = sum_m table(l, m) terms as mix_at (the kernels re-read for each
-// vector, mostly from cache).
 template <typename T1>
 __global__ void k_mix_any(const forgeComplex<T1>* __restrict__ K, const long long* __restrict__ table,
                           const forgeComplex<T1>* __restrict__ in, forgeComplex<T1>* __restrict__ out,
                           ToeplitzChunk c) {
-    using C = forgeComplex<T1>;
-    const uword P = c.plane() * c.P[2];
     const uword k = uword(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (k >= P) return;
-    const uword plane = c.plane(), z = k / plane, xy = k - z * plane, S = c.S;
-    const uword offset = z * c.grids() * plane + xy;
-    for (uword vec = 0; vec < c.nv; ++vec) {
-        const C* zg = in + offset + vec * S * plane;
-        C* ug = out + offset + vec * S * plane;
-        for (uword l = 0; l < S; ++l) {
-            C acc(0, 0);
-            for (uword m = 0; m < S; ++m) {
-                const long long v = table[l * S + m];
-                if (v == 0) continue;
-                const C q = K[uword(v > 0 ? v - 1 : -v - 1) * P + k], zv = zg[m * plane];
-                if (l == m) {
-                    acc += q.real() * zv;
-                } else {
-                    acc += (v > 0 ? q : conj(q)) * zv;
-                }
-            }
-            ug[l * plane] = acc;
-        }
-    }
+    if (k < c.plane() * c.P[2]) toeplitz_mix_any_at<T1>(K, table, in, out, c, k);
 }
 
-// One thread per image pixel: for each vector, sum_l conj(b_l) .* u_l in a register, one write.
 template <typename T1>
 __global__ void k_crop(const forgeComplex<T1>* __restrict__ grid, const forgeComplex<T1>* __restrict__ phases,
                        forgeComplex<T1>* __restrict__ y, ToeplitzChunk c) {
-    const uword n2 = c.N[0] * c.N[1] * c.N[2];
     const uword pix = uword(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (pix >= n2) return;
-    const uword xx = pix % c.N[0], r = pix / c.N[0], yy = r % c.N[1], z = r / c.N[1];
-    const uword plane = c.plane(), S = c.S;
-    const forgeComplex<T1>* u = grid + z * c.grids() * plane + yy * c.P[0] + xx;
-    for (uword v = 0; v < c.nv; ++v) {
-        const forgeComplex<T1>* uv = u + v * S * plane;
-        if (!phases) {
-            y[v * n2 + pix] = uv[0];
-            continue;
-        }
-        forgeComplex<T1> acc(0, 0);
-        for (uword l = 0; l < S; ++l) acc += conj(phases[l * n2 + pix]) * uv[l * plane];
-        y[v * n2 + pix] = acc;
-    }
+    if (pix < c.N[0] * c.N[1] * c.N[2]) toeplitz_crop_at<T1>(grid, phases, y, c, pix);
 }
 
 template <typename T1>
@@ -273,17 +168,11 @@ void toeplitz_zero(forgeComplex<T1>* p, uword count, CUstream_st* stream) {
 
 template <typename T1>
 ToeplitzFft<T1>::ToeplitzFft(const ToeplitzChunk& c, CUstream_st* stream) {
-    const long long Px = (long long)c.P[0], Py = (long long)c.P[1], Pz = (long long)c.P[2];
-    const long long plane = Px * Py, G = (long long)c.grids();
-    long long n[2];
-    int rank = 0;
-    if (Py > 1) n[rank++] = Py;
-    if (Px > 1) n[rank++] = Px;
-    if (rank > 0) plane_ = make_plan<T1>(rank, n, 1, plane, (long long)c.N[2] * G, stream);
-    if (Pz > 1) {
-        long long nz[1] = {Pz};
+    ToeplitzFftGeometry f = toeplitz_fft_geometry(c);
+    if (f.planeRank > 0) plane_ = make_plan<T1>(f.planeRank, f.planeN, 1, f.planeDist, f.planeBatch, stream);
+    if (f.columnN > 1) {
         try {
-            column_ = make_plan<T1>(1, nz, G * plane, 1, G * plane, stream);
+            column_ = make_plan<T1>(1, &f.columnN, f.columnStride, 1, f.columnBatch, stream);
         } catch (...) {
             if (plane_ >= 0) cufftDestroy(cufftHandle(plane_));
             throw;

@@ -44,6 +44,171 @@ struct ToeplitzPairTable {
     int t[kToeplitzRegisterSegments * kToeplitzRegisterSegments];
 };
 
+// The chunk of nv vectors of an image N on the padded grid P: a 2D grid (P[2] = 1 < P[1]) as N[0] x 1 x N[1], its
+// rows taking the planes' part (cell x + Px y and pixel x + Nx y keep their indices).
+inline ToeplitzChunk make_toeplitz_chunk(const uword* N, const uword* P, uword S, uword nv) {
+    const bool flat = P[2] == 1 && P[1] > 1;
+    return ToeplitzChunk{{N[0], flat ? 1 : N[1], flat ? N[1] : N[2]},
+                         {P[0], flat ? 1 : P[1], flat ? P[1] : P[2]},
+                         S,
+                         nv};
+}
+
+// The cuFFT plans' geometry (ToeplitzFft; cuFFT's order, slowest axis first): the transform over the plane's axes
+// longer than 1 among (y, x), on the N[2] G planes 'planeDist' apart; the transform along z (length Pz, when > 1),
+// at stride G Px Py, on the G Px Py columns one entry apart.
+struct ToeplitzFftGeometry {
+    int planeRank = 0;
+    long long planeN[2] = {1, 1}, planeDist = 0, planeBatch = 0;
+    long long columnN = 1, columnStride = 0, columnBatch = 0;  // columnN = 1: no column transform
+};
+inline ToeplitzFftGeometry toeplitz_fft_geometry(const ToeplitzChunk& c) {
+    ToeplitzFftGeometry f;
+    const long long plane = (long long)c.plane(), G = (long long)c.grids();
+    if (c.P[1] > 1) f.planeN[f.planeRank++] = (long long)c.P[1];
+    if (c.P[0] > 1) f.planeN[f.planeRank++] = (long long)c.P[0];
+    f.planeDist = plane;
+    f.planeBatch = (long long)c.N[2] * G;
+    f.columnN = (long long)c.P[2];
+    f.columnStride = G * plane;
+    f.columnBatch = G * plane;
+    return f;
+}
+
+// What one thread of each kernel computes (ToeplitzApply.cu), for both compilers: the host emulation of the device
+// apply in the tests runs the same code.
+#ifdef __CUDACC__
+#define FORGE_TOEPLITZ_UNROLL _Pragma("unroll")
+#else
+#define FORGE_TOEPLITZ_UNROLL
+#endif
+
+// Pad: cell i (< plane N[2]) of the planes z < Nz: for each vector v the image value x_v, times b_m for each segment
+// m, or 0 outside the image, into the grids at 'grid'.
+template <typename T1>
+FORGE_HD void toeplitz_pad_at(const forgeComplex<T1>* x, const forgeComplex<T1>* phases, forgeComplex<T1>* grid,
+                              const ToeplitzChunk& c, uword i) {
+    const uword plane = c.plane();
+    const uword z = i / plane, xy = i - z * plane, yy = xy / c.P[0], xx = xy - yy * c.P[0];
+    const uword G = c.grids(), S = c.S, n2 = c.N[0] * c.N[1] * c.N[2];
+    forgeComplex<T1>* out = grid + z * G * plane + xy;  // grid g at + g plane
+    if (xx >= c.N[0] || yy >= c.N[1]) {
+        for (uword g = 0; g < G; ++g) out[g * plane] = forgeComplex<T1>(0, 0);
+        return;
+    }
+    const uword pix = xx + c.N[0] * (yy + c.N[1] * z);
+    for (uword v = 0; v < c.nv; ++v) {
+        const forgeComplex<T1> xv = x[v * n2 + pix];
+        forgeComplex<T1>* o = out + v * S * plane;
+        if (!phases) {  // S = 1, field-free
+            o[0] = xv;
+            continue;
+        }
+        for (uword m = 0; m < S; ++m) o[m * plane] = phases[m * n2 + pix] * xv;
+    }
+}
+
+// Slot of the pair l <= m among the upper triangle of S x S, row by row.
+FORGE_HD constexpr int toeplitz_pair_slot(int l, int m, int S) { return l * S - l * (l - 1) / 2 + (m - l); }
+
+// Kernel product at cell k (< P) of the padded grid, S segments known at compile time: the cell's kernels of the
+// pairs l <= m in registers (read once), then for each vector its S segment values in, the S products out, in
+// place. A pair l < m adds K .* z_m to u_l and conj(K) .* z_l to u_m; a diagonal pair Re(K) .* z_l
+// (ToeplitzKernels.h: mix_at's sums, in a fixed order).
+template <typename T1, int S>
+FORGE_HD void toeplitz_mix_registers_at(const forgeComplex<T1>* K, const ToeplitzPairTable& table,
+                                        forgeComplex<T1>* grid, const ToeplitzChunk& c, uword k) {
+    using C = forgeComplex<T1>;
+    const uword P = c.plane() * c.P[2], plane = c.plane(), z = k / plane, xy = k - z * plane;
+    C* base = grid + z * c.grids() * plane + xy;
+    C q[S * (S + 1) / 2];
+    FORGE_TOEPLITZ_UNROLL
+    for (int l = 0; l < S; ++l) {
+        FORGE_TOEPLITZ_UNROLL
+        for (int m = l; m < S; ++m) {
+            const int t = toeplitz_pair_slot(l, m, S), v = table.t[l * S + m];
+            if (v == 0) {
+                q[t] = C(0, 0);
+            } else {
+                const C kv = K[uword(v > 0 ? v - 1 : -v - 1) * P + k];
+                q[t] = v > 0 ? kv : conj(kv);
+            }
+        }
+    }
+    for (uword vec = 0; vec < c.nv; ++vec) {
+        C* g = base + vec * uword(S) * plane;
+        C zm[S], u[S];
+        FORGE_TOEPLITZ_UNROLL
+        for (int m = 0; m < S; ++m) {
+            zm[m] = g[uword(m) * plane];
+            u[m] = C(0, 0);
+        }
+        FORGE_TOEPLITZ_UNROLL
+        for (int l = 0; l < S; ++l) {
+            FORGE_TOEPLITZ_UNROLL
+            for (int m = l; m < S; ++m) {
+                const int t = toeplitz_pair_slot(l, m, S);
+                if (l == m) {
+                    u[l] += q[t].real() * zm[l];
+                } else {
+                    u[l] += q[t] * zm[m];
+                    u[m] += conj(q[t]) * zm[l];
+                }
+            }
+        }
+        FORGE_TOEPLITZ_UNROLL
+        for (int l = 0; l < S; ++l) g[uword(l) * plane] = u[l];
+    }
+}
+
+// Kernel product at cell k for any S, out of place: u_l = sum_m table(l, m) terms as mix_at (the kernels read for
+// each vector).
+template <typename T1>
+FORGE_HD void toeplitz_mix_any_at(const forgeComplex<T1>* K, const long long* table, const forgeComplex<T1>* in,
+                                  forgeComplex<T1>* out, const ToeplitzChunk& c, uword k) {
+    using C = forgeComplex<T1>;
+    const uword P = c.plane() * c.P[2], plane = c.plane(), z = k / plane, xy = k - z * plane, S = c.S;
+    const uword offset = z * c.grids() * plane + xy;
+    for (uword vec = 0; vec < c.nv; ++vec) {
+        const C* zg = in + offset + vec * S * plane;
+        C* ug = out + offset + vec * S * plane;
+        for (uword l = 0; l < S; ++l) {
+            C acc(0, 0);
+            for (uword m = 0; m < S; ++m) {
+                const long long v = table[l * S + m];
+                if (v == 0) continue;
+                const C q = K[uword(v > 0 ? v - 1 : -v - 1) * P + k], zv = zg[m * plane];
+                if (l == m) {
+                    acc += q.real() * zv;
+                } else {
+                    acc += (v > 0 ? q : conj(q)) * zv;
+                }
+            }
+            ug[l * plane] = acc;
+        }
+    }
+}
+
+// Crop at image pixel pix (< n2): for each vector, sum_l conj(b_l) .* u_l, one write.
+template <typename T1>
+FORGE_HD void toeplitz_crop_at(const forgeComplex<T1>* grid, const forgeComplex<T1>* phases, forgeComplex<T1>* y,
+                               const ToeplitzChunk& c, uword pix) {
+    const uword n2 = c.N[0] * c.N[1] * c.N[2];
+    const uword xx = pix % c.N[0], r = pix / c.N[0], yy = r % c.N[1], z = r / c.N[1];
+    const uword plane = c.plane(), S = c.S;
+    const forgeComplex<T1>* u = grid + z * c.grids() * plane + yy * c.P[0] + xx;
+    for (uword v = 0; v < c.nv; ++v) {
+        const forgeComplex<T1>* uv = u + v * S * plane;
+        if (!phases) {
+            y[v * n2 + pix] = uv[0];
+            continue;
+        }
+        forgeComplex<T1> acc(0, 0);
+        for (uword l = 0; l < S; ++l) acc += conj(phases[l * n2 + pix]) * uv[l * plane];
+        y[v * n2 + pix] = acc;
+    }
+}
+
 // a (planes z < Nz) or, in 2D, b = the padded segment images of x (nv vectors of n2 pixels back to back); phases
 // b_l (S x n2; null when S = 1 and there is no field map).
 template <typename T1>

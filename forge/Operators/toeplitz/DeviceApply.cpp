@@ -110,8 +110,12 @@ void ToeplitzNormal<T1>::apply_device(const forgeComplex<T1>* in, forgeComplex<T
     const Elem* phases = phases_ ? cache_->devicePhases.device_memptr() : nullptr;
     for (uword v0 = 0; v0 < nbatch; v0 += chunk) {
         c.nv = std::min(chunk, nbatch - v0);
-        auto& plan = ws->plans[c.nv];
-        if (!plan) plan = std::make_unique<cuda::ToeplitzFft<T1>>(c, stream_);
+        auto it = ws->plans.find(c.nv);
+        if (it == ws->plans.end()) {
+            if (ws->plans.size() >= 8) ws->plans.clear();  // many batch sizes: the plans' work areas stay bounded
+            it = ws->plans.emplace(c.nv, std::make_unique<cuda::ToeplitzFft<T1>>(c, stream_)).first;
+        }
+        const cuda::ToeplitzFft<T1>& plan = *it->second;
         if (hasColumn) {
             // The planes z >= Nz of this chunk's layout must be zero in a; earlier chunks wrote a up to aZeroFrom.
             if (ws->aZeroFrom > c.image_cells())
@@ -119,7 +123,7 @@ void ToeplitzNormal<T1>::apply_device(const forgeComplex<T1>* in, forgeComplex<T
             ws->aZeroFrom = c.image_cells();
         }
         cuda::toeplitz_pad_segments<T1>(in + v0 * n2, phases, hasColumn ? a : b, c, stream_);
-        plan->forward(a, b);
+        plan.forward(a, b);
         Elem* u = b;
         if (cache_->registerMix) {
             cuda::toeplitz_mix_segments<T1>(K, cache_->registerTable, b, c, stream_);
@@ -128,7 +132,7 @@ void ToeplitzNormal<T1>::apply_device(const forgeComplex<T1>* in, forgeComplex<T
             u = a;
             ws->aZeroFrom = ws->capacity;
         }
-        plan->backward(u);
+        plan.backward(u);
         cuda::toeplitz_crop_segments<T1>(u, phases, out + v0 * n2, c, stream_);
     }
 }

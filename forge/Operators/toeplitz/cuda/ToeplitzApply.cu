@@ -78,15 +78,17 @@ void exec(int handle, forgeComplex<T1>* in, forgeComplex<T1>* out, bool forward)
     }
 }
 
-// A plan-many of 'rank' axes n (slowest first) at element stride 'stride', 'dist' between transforms.
+// A plan-many of 'rank' axes n (slowest first) at element stride 'stride', 'dist' between transforms, without a
+// work area of its own (its size in *work: the caller gives one).
 template <typename T1>
-int make_plan(int rank, long long* n, long long stride, long long dist, long long batch, CUstream_st* stream) {
+int make_plan(int rank, long long* n, long long stride, long long dist, long long batch, CUstream_st* stream,
+              size_t* work) {
     cufftHandle h;
     check_cufft(cufftCreate(&h), "cufftCreate");
-    size_t work = 0;
     const cufftType type = std::is_same<T1, float>::value ? CUFFT_C2C : CUFFT_Z2Z;
+    cufftResult r = cufftSetAutoAllocation(h, 0);
     // Embeds equal to n: the strides and distances apply (null embeds would ignore them).
-    const cufftResult r = cufftMakePlanMany64(h, rank, n, n, stride, dist, n, stride, dist, type, batch, &work);
+    if (r == CUFFT_SUCCESS) r = cufftMakePlanMany64(h, rank, n, n, stride, dist, n, stride, dist, type, batch, work);
     if (r != CUFFT_SUCCESS) {
         cufftDestroy(h);
         check_cufft(r, "cufftMakePlanMany64 (segment grids)");
@@ -169,14 +171,23 @@ void toeplitz_zero(forgeComplex<T1>* p, uword count, CUstream_st* stream) {
 template <typename T1>
 ToeplitzFft<T1>::ToeplitzFft(const ToeplitzChunk& c, CUstream_st* stream) {
     ToeplitzFftGeometry f = toeplitz_fft_geometry(c);
-    if (f.planeRank > 0) plane_ = make_plan<T1>(f.planeRank, f.planeN, 1, f.planeDist, f.planeBatch, stream);
-    if (f.columnN > 1) {
-        try {
-            column_ = make_plan<T1>(1, &f.columnN, f.columnStride, 1, f.columnBatch, stream);
-        } catch (...) {
-            if (plane_ >= 0) cufftDestroy(cufftHandle(plane_));
-            throw;
+    size_t planeWork = 0, columnWork = 0;
+    try {
+        if (f.planeRank > 0)
+            plane_ = make_plan<T1>(f.planeRank, f.planeN, 1, f.planeDist, f.planeBatch, stream, &planeWork);
+        if (f.columnN > 1)
+            column_ = make_plan<T1>(1, &f.columnN, f.columnStride, 1, f.columnBatch, stream, &columnWork);
+        // One work area for both plans: they run one after the other on one stream.
+        const size_t bytes = planeWork > columnWork ? planeWork : columnWork;
+        if (bytes > 0) {
+            work_ = DeviceBuffer(bytes);
+            if (plane_ >= 0) check_cufft(cufftSetWorkArea(cufftHandle(plane_), work_.get()), "cufftSetWorkArea");
+            if (column_ >= 0) check_cufft(cufftSetWorkArea(cufftHandle(column_), work_.get()), "cufftSetWorkArea");
         }
+    } catch (...) {
+        if (plane_ >= 0) cufftDestroy(cufftHandle(plane_));
+        if (column_ >= 0) cufftDestroy(cufftHandle(column_));
+        throw;
     }
 }
 

@@ -18,6 +18,7 @@
 // transformed on the image's rows only and y is the column axis. Without a column axis (Pz = 1: a 1D grid) the pad
 // writes b whole and the transforms run in place there; a then only takes the general mix's output.
 #include "forge/Core/Config.h"
+#include "forge/Core/DeviceMemory.h"
 #include "forge/Core/forgeComplex.h"
 
 struct CUstream_st;  // the type behind cudaStream_t
@@ -249,6 +250,7 @@ public:
 
 private:
     int plane_ = -1, column_ = -1;  // cufftHandle, -1: no transform along those axes (length 1)
+    DeviceBuffer work_;             // cuFFT's work area, shared by the two plans
 };
 
 }  // namespace cuda

@@ -22,6 +22,7 @@
 // The first line names the CPU, the threads and the load average, the last the load average at the end.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -36,6 +37,7 @@
 #include "forge/Operators/dft/Gdft.h"
 #include "forge/Operators/SENSE.h"
 #include "forge/Operators/toeplitz/ToeplitzNormal.h"
+#include "forge/Operators/toeplitz/cpu/HostApply.h"  // device_chunk_bytes()
 #include "forge/Penalties/QuadPenalty.h"
 #include "forge/Solvers/solve_pwls_pcg.h"
 
@@ -78,7 +80,10 @@ double apply_bytes(const forge::ToeplitzNormal<float>& T, arma::uword nv) {
     const double axes = double(T.padded_size(0) > 1) + double(zAxis && T.padded_size(1) > 1);
     const double planes = axes * 2 * h * grids;     // forward over the plane: a pass per axis, read and write
     const double columns = column ? 2 * grids : 0;  // forward along the column axis, out of place
-    const double mix = kernels + 2 * grids;
+    // The kernels are read once per chunk of vectors (DeviceApply.cpp: at most device_chunk_bytes() of grids).
+    const double most = std::max(1.0, std::floor(forge::toeplitz::device_chunk_bytes() / (S * P * c)));
+    const double chunks = std::ceil(double(nv) / std::min(double(nv), most));
+    const double mix = chunks * kernels + 2 * grids;
     const double crop = G * n2 * c + phases + double(nv) * n2 * c;
     return pad + planes + columns + mix + columns + planes + crop;
 }

@@ -8,13 +8,21 @@
 // 10-iteration totals (Toeplitz: build + right-hand side + iterations), and the NRMSE between the two solutions.
 // The exact path is timed on 'exactIters' iterations where ten would take minutes; its 10-iteration total is
 // then extrapolated (marked ~) and the solutions are compared after that many iterations.
-// Usage: bench_toeplitz [cpu|quick] [--threads N] [--repeats R] [--cpu-size NX,NY,NZ,SAMPLES]
-//   cpu: only the CPU table, as without a GPU; quick: no 2,000,000-sample row; --threads: OpenMP threads (default:
-//   all); --repeats: each path's solve timed R times, the median reported (default 1; for a shared machine);
-//   --cpu-size: the CPU row's grid and samples per coil (default 96,96,1,16384).
+// A second table times one apply of the Toeplitz normal operator to the nc coil images alone (the batch SENSE's
+// normal hands it), with the bytes that apply moves at least (docs/toeplitz.md, "Memory traffic of an apply") and
+// the rate they imply; on the GPU against the rate of a device-to-device copy measured here and the memory's
+// datasheet peak (known devices, or --peak-tbs).
+// Usage: bench_toeplitz [cpu|quick|apply] [--threads N] [--repeats R] [--cpu-size NX,NY,NZ,SAMPLES] [--peak-tbs B]
+//   cpu: only the CPU table, as without a GPU; quick: no 2,000,000-sample row; apply: only the apply table of the
+//   128x128x32 8-coil problem (on the GPU when present; with cpu, on the host), for profilers and sanitizers;
+//   --threads: OpenMP threads (default: all); --repeats: each path's solve timed R times, the median reported
+//   (default 1; for a shared machine);
+//   --cpu-size: the CPU row's grid and samples per coil (default 96,96,1,16384); --peak-tbs: the GPU memory's
+//   peak in TB/s for the fraction column when the device is not one the program knows.
 // The first line names the CPU, the threads and the load average, the last the load average at the end.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -29,6 +37,7 @@
 #include "forge/Operators/dft/Gdft.h"
 #include "forge/Operators/SENSE.h"
 #include "forge/Operators/toeplitz/ToeplitzNormal.h"
+#include "forge/Operators/toeplitz/cpu/HostApply.h"  // device_chunk_bytes()
 #include "forge/Penalties/QuadPenalty.h"
 #include "forge/Solvers/solve_pwls_pcg.h"
 
@@ -45,7 +54,8 @@ double seconds(const std::function<void()>& f) {
     return t.seconds();
 }
 
-int g_repeats = 1;  // --repeats
+int g_repeats = 1;      // --repeats
+double g_peak_tbs = 0;  // --peak-tbs (0: from the device name)
 
 // Median of g_repeats timings of f.
 double median_seconds(const std::function<void()>& f) {
@@ -55,8 +65,102 @@ double median_seconds(const std::function<void()>& f) {
     return t[t.size() / 2];
 }
 
-void run(forge_bench::Table& table, arma::uword Nx, arma::uword Ny, arma::uword Nz, arma::uword n1, arma::uword nc,
-         arma::uword exactIters, bool gpu) {
+// Bytes one device apply of T to nv vectors moves: each stage reads and writes its data once, cuFFT one pass per
+// axis it transforms (docs/toeplitz.md, "Memory traffic of an apply", has the table per stage). The host apply
+// keeps the padded slabs in cache and is not bound by this count.
+double apply_bytes(const forge::ToeplitzNormal<float>& T, arma::uword nv) {
+    const double c = sizeof(std::complex<float>), n2 = double(T.domain_size()), S = double(T.segments() + 1);
+    const double P = double(T.padded_size(0)) * double(T.padded_size(1)) * double(T.padded_size(2));
+    const double G = double(nv) * S, grids = G * P * c, kernels = double(T.kernel_count()) * P * c;
+    // The column axis: z in 3D, y in 2D (the device apply runs an Nx x Ny grid as Nx x 1 x Ny); none in 1D.
+    const bool zAxis = T.padded_size(2) > 1, column = zAxis || T.padded_size(1) > 1;
+    const double h = column ? 0.5 : 1.0;                      // the planes the image reaches
+    const double phases = T.segments() > 0 ? S * n2 * c : 0;  // b_l, read by the pad and by the crop
+    const double pad = double(nv) * n2 * c + phases + h * grids;
+    const double axes = double(T.padded_size(0) > 1) + double(zAxis && T.padded_size(1) > 1);
+    const double planes = axes * 2 * h * grids;     // forward over the plane: a pass per axis, read and write
+    const double columns = column ? 2 * grids : 0;  // forward along the column axis, out of place
+    // The kernels are read once per chunk of vectors (DeviceApply.cpp: at most device_chunk_bytes() of grids).
+    const double most = std::max(1.0, std::floor(forge::toeplitz::device_chunk_bytes() / (S * P * c)));
+    const double chunks = std::ceil(double(nv) / std::min(double(nv), most));
+    const double mix = chunks * kernels + 2 * grids;
+    const double crop = G * n2 * c + phases + double(nv) * n2 * c;
+    return pad + planes + columns + mix + columns + planes + crop;
+}
+
+// The GPU memory's datasheet peak in bytes/s for known devices (0: unknown), with where the figure comes from.
+double datasheet_peak(const std::string& name, std::string& source) {
+    struct Known {
+        const char* match;
+        double tbs;
+        const char* source;
+    };
+    // Longest matches first: "H100 PCIe" before "H100".
+    const Known known[] = {{"H100 PCIe", 2.0, "NVIDIA H100 datasheet (PCIe: 2.0 TB/s)"},
+                           {"H100 NVL", 3.9, "NVIDIA H100 datasheet (NVL: 3.9 TB/s)"},
+                           {"H100", 3.35, "NVIDIA H100 datasheet (SXM5, 80 GB HBM3: 3.35 TB/s)"},
+                           {"H200", 4.8, "NVIDIA H200 datasheet (141 GB HBM3e: 4.8 TB/s)"},
+                           {"A100-SXM4-80GB", 2.039, "NVIDIA A100 datasheet (SXM4 80 GB: 2.039 TB/s)"}};
+    if (g_peak_tbs > 0) {
+        source = "--peak-tbs";
+        return g_peak_tbs * 1e12;
+    }
+    for (const Known& k : known)
+        if (name.find(k.match) != std::string::npos) {
+            source = k.source;
+            return k.tbs * 1e12;
+        }
+    source = "unknown device: pass --peak-tbs";
+    return 0;
+}
+
+// Bytes per second of a device-to-device copy of 1 GiB (read and write counted): the memory's practical limit.
+double copy_rate() {
+    const arma::uword n = arma::uword(1) << 27;  // complex floats: 1 GiB
+    FVec a = FVec::device_uninitialized(n), b = FVec::device_uninitialized(n);
+    forge::device::copy_on_device(b.device_memptr(), a.device_memptr(), n * sizeof(forgeComplex<float>));
+    const int reps = 10;
+    const double t = seconds([&] {
+        for (int r = 0; r < reps; ++r)
+            forge::device::copy_on_device(b.device_memptr(), a.device_memptr(), n * sizeof(forgeComplex<float>));
+    });
+    return 2.0 * double(n) * sizeof(forgeComplex<float>) * reps / t;
+}
+
+// One apply of T to nc random images (median over g_repeats timings of 10 applies, after one untimed).
+void time_apply(forge_bench::Table& table, const forge::ToeplitzNormal<float>& T, arma::uword nc, bool gpu) {
+    const arma::uword n2 = T.domain_size();
+    FVec x(arma::cx_fvec(arma::randn<arma::cx_fvec>(n2 * nc)));
+    if (gpu) x.put_on_gpu();
+    FVec y = T.forward(x, nc);
+    const int applies = 10;
+    const double t = median_seconds([&] {
+                         for (int r = 0; r < applies; ++r) y = T.forward(x, nc);
+                     }) /
+                     applies;
+    const double bytes = apply_bytes(T, nc), rate = bytes / t;
+    std::string bytesCol = "-", rateCol = "-", copy = "-", peak = "-";  // the host apply is not bound by them
+    if (gpu) {
+        bytesCol = fmt("%.2f", bytes / 1e9);
+        rateCol = fmt("%.0f", rate / 1e9);
+        std::string source;
+        const double c = copy_rate(), p = datasheet_peak(forge::device::device_name(), source);
+        copy = fmt("%.0f%% of %.2f TB/s", 100 * rate / c, c / 1e12);
+        peak = p > 0 ? fmt("%.0f%% of %.2f TB/s (", 100 * rate / p, p / 1e12) + source + ")" : source;
+    }
+    const forge::ImageGrid g = T.domain_shape();
+    table.add({fmt("%llux%llux%llu", (unsigned long long)g.nx, (unsigned long long)g.ny, (unsigned long long)g.nz),
+               fmt("%llu", (unsigned long long)nc), fmt("%llu", (unsigned long long)T.segments()), fmt("%.3f", 1e3 * t),
+               bytesCol, rateCol, copy, peak});
+}
+
+std::vector<std::string> apply_header() {
+    return {"pixels", "coils", "L", "apply [ms]", "bytes (model) [GB]", "rate [GB/s]", "of copy rate",
+            "of datasheet peak"};
+}
+
+void run(forge_bench::Table& table, forge_bench::Table& applyTable, arma::uword Nx, arma::uword Ny, arma::uword Nz,
+         arma::uword n1, arma::uword nc, arma::uword exactIters, bool gpu) {
     const forge_bench::Problem p = forge_bench::make_problem(Nx, Ny, Nz, n1, nc);
     auto G = std::make_shared<forge::Gdft<float>>(n1, p.n2, p.kx, p.ky, p.kz, p.ix, p.iy, p.iz, p.FM, p.t);
     const forge::SENSE<float> S(G, p.maps, nc);
@@ -96,6 +200,7 @@ void run(forge_bench::Table& table, arma::uword Nx, arma::uword Ny, arma::uword 
     forge::device::reset_transfer_stats();
     const double tIter = median_seconds([&] { fast = forge::solve_pwls_pcg_normal<float>(x0, N, b, R, niter); });
     const auto st = forge::device::transfer_stats();
+    time_apply(applyTable, *T, nc, gpu);
     if (exactIters != niter) fastAtExactIters = forge::solve_pwls_pcg_normal<float>(x0, N, b, R, exactIters);
     const double perFast = tIter / double(niter);
     const double totalFast = tBuild + tRhs + tIter;
@@ -120,6 +225,19 @@ void run(forge_bench::Table& table, arma::uword Nx, arma::uword Ny, arma::uword 
          fmt("%llu/%llu", (unsigned long long)st.host_to_device_count, (unsigned long long)st.device_to_host_count)});
 }
 
+// Only the operator and its apply (the 'apply' mode: for profilers and sanitizers, no exact path, no solve).
+void run_apply_only(forge_bench::Table& applyTable, arma::uword Nx, arma::uword Ny, arma::uword Nz, arma::uword n1,
+                    arma::uword nc, bool gpu) {
+    const forge_bench::Problem p = forge_bench::make_problem(Nx, Ny, Nz, n1, nc);
+    const arma::uword L = forge::ToeplitzNormal<float>::choose_segments(p.FM, p.t, 1e-3);
+    forge::ToeplitzOptions o;
+    o.build = gpu ? forge::KernelBuild::Auto : forge::KernelBuild::Host;
+    const forge::ToeplitzNormal<float> T(forge::ImageGrid(Nx, Ny, Nz), forge::Trajectory<float>(p.kx, p.ky, p.kz, p.t),
+                                         arma::fvec(), p.FM, L, forge::TSInterp::MinMax, o);
+    if (gpu) T.prepare_device();
+    time_apply(applyTable, T, nc, gpu);
+}
+
 std::vector<std::string> header() {
     return {"pixels",         "coils x samples",  "L",
             "kernels / DFTs", "kernels [GiB]",    "build (kernels / pair data / DFTs) [s]",
@@ -132,12 +250,13 @@ std::vector<std::string> header() {
 
 int usage(int code) {
     std::fprintf(code ? stderr : stdout,
-                 "usage: bench_toeplitz [cpu|quick] [--threads N] [--repeats R] [--cpu-size NX,NY,NZ,SAMPLES]\n");
+                 "usage: bench_toeplitz [cpu|quick|apply] [--threads N] [--repeats R] [--cpu-size NX,NY,NZ,SAMPLES] "
+                 "[--peak-tbs B]\n");
     return code;
 }
 
 int main(int argc, char** argv) {
-    bool cpuOnly = false, quick = false;
+    bool cpuOnly = false, quick = false, applyOnly = false;
     unsigned long long cpuSize[4] = {96, 96, 1, 16384};
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
@@ -146,6 +265,8 @@ int main(int argc, char** argv) {
             cpuOnly = true;
         } else if (a == "quick") {
             quick = true;
+        } else if (a == "apply") {
+            applyOnly = true;
         } else if (a == "--threads" && value) {
             const int n = std::atoi(value);
             if (n < 1) {
@@ -169,6 +290,13 @@ int main(int argc, char** argv) {
                 return 2;
             }
             ++i;
+        } else if (a == "--peak-tbs" && value) {
+            g_peak_tbs = std::atof(value);
+            if (!(g_peak_tbs > 0)) {
+                std::fprintf(stderr, "bench_toeplitz: --peak-tbs must be a positive number of TB/s, got '%s'\n", value);
+                return 2;
+            }
+            ++i;
         } else if (a == "-h" || a == "--help") {
             return usage(0);
         } else {
@@ -179,24 +307,37 @@ int main(int argc, char** argv) {
     const std::string repeats = g_repeats > 1 ? ", median of " + std::to_string(g_repeats) + " solves per path" : "";
     std::printf("bench_toeplitz: field-corrected SENSE, exact vs Toeplitz normal operator; %s%s\n",
                 forge_bench::machine_line().c_str(), repeats.c_str());
-    if (!cpuOnly && forge::device::built_with_cuda() && forge::device::available()) {
+    const bool gpuPresent = forge::device::built_with_cuda() && forge::device::available();
+    if (applyOnly) {
+        forge_bench::Table t(apply_header());
+        if (gpuPresent) std::printf("device: %s\n", forge::device::device_name());
+        run_apply_only(t, 128, 128, 32, 131072, 8, gpuPresent && !cpuOnly);
+        std::printf("one Toeplitz apply to the coil images (%s)\n", gpuPresent && !cpuOnly ? "GPU" : "CPU");
+        t.print();
+        return 0;
+    }
+    if (!cpuOnly && gpuPresent) {
         std::printf("device: %s\n", forge::device::device_name());
-        forge_bench::Table gpu(header());
-        run(gpu, 128, 128, 32, 131072, 8, 10, true);
+        forge_bench::Table gpu(header()), gpuApply(apply_header());
+        run(gpu, gpuApply, 128, 128, 32, 131072, 8, 10, true);
         gpu.print();
         if (!quick) {
-            run(gpu, 128, 128, 64, 2000000, 8, 2, true);
+            run(gpu, gpuApply, 128, 128, 64, 2000000, 8, 2, true);
             std::printf("\n");
             gpu.print();
         }
+        std::printf("\nGPU: one Toeplitz apply to the coil images\n");
+        gpuApply.print();
     } else if (!cpuOnly) {
         std::printf("bench_toeplitz: SKIPPED the GPU table (%s)\n",
                     forge::device::built_with_cuda() ? "no CUDA device present" : "forge built without CUDA");
     }
     std::printf("\nCPU (%d OpenMP threads)\n", forge_bench::max_threads());
-    forge_bench::Table cpu(header());
-    run(cpu, cpuSize[0], cpuSize[1], cpuSize[2], cpuSize[3], 8, 10, false);
+    forge_bench::Table cpu(header()), cpuApply(apply_header());
+    run(cpu, cpuApply, cpuSize[0], cpuSize[1], cpuSize[2], cpuSize[3], 8, 10, false);
     cpu.print();
+    std::printf("\nCPU: one Toeplitz apply to the coil images\n");
+    cpuApply.print();
     std::printf("load average at the end %.2f\n", forge_bench::load_average());
     return 0;
 }

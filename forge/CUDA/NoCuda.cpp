@@ -13,6 +13,7 @@
 #include "forge/Operators/dft/CudaMultiDft.h"
 #include "forge/Operators/nufft/CudaNufftPipeline.h"
 #include "forge/Operators/cuda/GridSelectKernels.h"
+#include "forge/Operators/toeplitz/cuda/ToeplitzApply.h"
 #include "forge/Operators/toeplitz/cuda/ToeplitzKernels.h"
 #include "forge/Penalties/cuda/PenaltyKernels.h"
 
@@ -362,6 +363,62 @@ template void toeplitz_expand_axis<float>(const forgeComplex<float>*, const forg
                                           uword, uword, uword, uword, uword);
 template void toeplitz_expand_axis<double>(const forgeComplex<double>*, const forgeComplex<double>*,
                                            forgeComplex<double>*, uword, uword, uword, uword, uword);
+
+// ToeplitzApply.h: the device apply's fused kernels and segment-grid plans.
+template <typename T1>
+void toeplitz_pad_segments(const forgeComplex<T1>*, const forgeComplex<T1>*, forgeComplex<T1>*,
+                           const ToeplitzChunk&, CUstream_st*) {
+    no_cuda_ToeplitzKernels("segment padding");
+}
+template <typename T1>
+void toeplitz_mix_segments(const forgeComplex<T1>*, const ToeplitzPairTable&, forgeComplex<T1>*, const ToeplitzChunk&,
+                           CUstream_st*) {
+    no_cuda_ToeplitzKernels("kernel product");
+}
+template <typename T1>
+void toeplitz_mix_segments_any(const forgeComplex<T1>*, const long long*, const forgeComplex<T1>*, forgeComplex<T1>*,
+                               const ToeplitzChunk&, CUstream_st*) {
+    no_cuda_ToeplitzKernels("kernel product");
+}
+template <typename T1>
+void toeplitz_crop_segments(const forgeComplex<T1>*, const forgeComplex<T1>*, forgeComplex<T1>*, const ToeplitzChunk&,
+                            CUstream_st*) {
+    no_cuda_ToeplitzKernels("segment crop");
+}
+template <typename T1>
+void toeplitz_zero(forgeComplex<T1>*, uword, CUstream_st*) {
+    no_cuda_ToeplitzKernels("scratch zeroing");
+}
+template <typename T1>
+ToeplitzFft<T1>::ToeplitzFft(const ToeplitzChunk&, CUstream_st*) {
+    no_cuda_ToeplitzKernels("segment-grid FFT");
+}
+template <typename T1>
+ToeplitzFft<T1>::~ToeplitzFft() = default;
+template <typename T1>
+void ToeplitzFft<T1>::forward(forgeComplex<T1>*, forgeComplex<T1>*) const {
+    no_cuda_ToeplitzKernels("segment-grid FFT");
+}
+template <typename T1>
+void ToeplitzFft<T1>::backward(forgeComplex<T1>*) const {
+    no_cuda_ToeplitzKernels("segment-grid FFT");
+}
+
+#define FORGE_NO_CUDA_TOEPLITZ_APPLY(T1)                                                                           \
+    template void toeplitz_pad_segments<T1>(const forgeComplex<T1>*, const forgeComplex<T1>*, forgeComplex<T1>*,  \
+                                            const ToeplitzChunk&, CUstream_st*);                                  \
+    template void toeplitz_mix_segments<T1>(const forgeComplex<T1>*, const ToeplitzPairTable&, forgeComplex<T1>*, \
+                                            const ToeplitzChunk&, CUstream_st*);                                  \
+    template void toeplitz_mix_segments_any<T1>(const forgeComplex<T1>*, const long long*,                        \
+                                                const forgeComplex<T1>*, forgeComplex<T1>*, const ToeplitzChunk&,  \
+                                                CUstream_st*);                                                     \
+    template void toeplitz_crop_segments<T1>(const forgeComplex<T1>*, const forgeComplex<T1>*, forgeComplex<T1>*, \
+                                             const ToeplitzChunk&, CUstream_st*);                                 \
+    template void toeplitz_zero<T1>(forgeComplex<T1>*, uword, CUstream_st*);                                      \
+    template class ToeplitzFft<T1>;
+FORGE_NO_CUDA_TOEPLITZ_APPLY(float)
+FORGE_NO_CUDA_TOEPLITZ_APPLY(double)
+#undef FORGE_NO_CUDA_TOEPLITZ_APPLY
 
 }  // namespace cuda
 }  // namespace forge

@@ -1,18 +1,32 @@
-// ToeplitzNormal on device data: the kernels (uploaded once when built on the host) times the FFTs of the zero-padded
-// segment images, on cuFFT, all vectors and segments of a batch at once; on ToeplitzOptions' stream and device.
-// Reached only with device-resident data or after device::available() (the CPU-only build links NoCuda.cpp's stubs).
+// ToeplitzNormal on device data: the vectors of a batch in chunks, each by five stages over its segment grids
+// (cuda/ToeplitzApply.h): the padded segment images in one pass, cuFFT over the planes and then along z, the kernel
+// product of all segments in one pass that reads each kernel once for the chunk, the inverse transforms, and the
+// crop with the segments' conjugate phases summed in one pass. Scratch and plans are kept between applies (a pool:
+// concurrent applies each take their own), so an apply allocates nothing once the first one of its batch size ran.
+// On ToeplitzOptions' stream and device. Reached only with device-resident data or after device::available() (the
+// CPU-only build links NoCuda.cpp's stubs).
+#include <algorithm>
+#include <atomic>
 #include <complex>
 #include <memory>
 #include <mutex>
 
-#include "forge/CUDA/FftPlan.h"
 #include "forge/Core/DeviceMemory.h"
-#include "forge/Operators/cuda/GridSelectKernels.h"
 #include "forge/Operators/toeplitz/ToeplitzNormal.h"
 #include "forge/Operators/toeplitz/cpu/HostApply.h"
-#include "forge/Operators/toeplitz/cuda/ToeplitzKernels.h"
+#include "forge/Operators/toeplitz/cuda/ToeplitzApply.h"
 
 namespace forge {
+
+namespace toeplitz {
+namespace {
+// Segment grids of a chunk take at most this many bytes per buffer (two buffers): 8 coils of 7 segments on the
+// 256 x 256 x 64 grid (1.9 GB) run as one chunk, larger batches in several, each reading the kernels once.
+std::atomic<double> g_chunkBytes{double(uword(1) << 31)};
+}  // namespace
+double device_chunk_bytes() { return g_chunkBytes.load(); }
+void set_device_chunk_bytes(double bytes) { g_chunkBytes.store(bytes > 0 ? bytes : double(uword(1) << 31)); }
+}  // namespace toeplitz
 
 template <typename T1>
 void ToeplitzNormal<T1>::prepare_device() const {
@@ -30,9 +44,21 @@ void ToeplitzNormal<T1>::prepare_device() const {
     DeviceBuffer table(table_.size() * sizeof(long long));
     device::copy_to_device(table.get(), table_.data(), table_.size() * sizeof(long long));
     cache_->table = std::move(table);
-    if (!cache_->fft) cache_->fft = std::make_unique<FftPlan<T1>>(P_[0], P_[1], P_[2], toeplitz::device_fft_options(stream_, device_));
-    cache_->fft->prepare_device();
-    if (phases_) phases_->prepare_device();
+    if (phases_) {
+        ForgeVec b = phases_->weights();
+        b.put_on_gpu();
+        cache_->devicePhases = std::move(b);
+    }
+    // The register kernel product sums a pair l < m into u_l and, conjugated, into u_m: it needs the table's
+    // (m, l) entry to name the conjugate of its (l, m) entry, as the build writes it; otherwise the general one.
+    bool hermitian = S_ <= cuda::kToeplitzRegisterSegments;
+    for (uword l = 0; l < S_ && hermitian; ++l) {
+        hermitian = table_[l * S_ + l] >= 0;
+        for (uword m = l + 1; m < S_ && hermitian; ++m) hermitian = table_[m * S_ + l] == -table_[l * S_ + m];
+    }
+    cache_->registerMix = hermitian;
+    if (hermitian)
+        for (uword i = 0; i < S_ * S_; ++i) cache_->registerTable.t[i] = int(table_[i]);
     cache_->deviceReady = true;
 }
 
@@ -40,31 +66,79 @@ template <typename T1>
 void ToeplitzNormal<T1>::apply_device(const forgeComplex<T1>* in, forgeComplex<T1>* out, uword nbatch, bool) const {
     prepare_device();
     const toeplitz::DeviceScope scope(device_);
-    const uword n2 = this->domain_size(), P = P_total_, S = S_, grids = nbatch * S;
-    const cuda::BoxGeometry box{N_[0], N_[1], N_[2], P_[0], P_[1], P_[2], 0, 0, 0};
-    ForgeVec images;  // nbatch x S segment images b_m .* x, later the cropped segment results
-    const Elem* src = in;
-    if (phases_) {
-        images = this->scratch(Residency::Device, grids * n2);
-        phases_->apply(in, images.device_memptr(), nbatch, true, Residency::Device);
-        src = images.device_memptr();
+    const uword n2 = this->domain_size();
+    const double perVector = double(S_) * double(P_total_) * sizeof(Elem);
+    // Chunks of nearly equal size (the planes z >= Nz a smaller last chunk would need zeroed stay few).
+    const uword most = std::min<uword>(nbatch, std::max<uword>(1, uword(toeplitz::device_chunk_bytes() / perVector)));
+    const uword nchunks = (nbatch + most - 1) / most, chunk = (nbatch + nchunks - 1) / nchunks;
+
+    // A workspace from the pool (concurrent applies each get their own), returned when done.
+    std::unique_ptr<toeplitz::DeviceWorkspace<T1>> ws;
+    {
+        std::lock_guard<std::mutex> lock(cache_->mutex);
+        if (!cache_->devicePool.empty()) {
+            ws = std::move(cache_->devicePool.back());
+            cache_->devicePool.pop_back();
+        }
     }
-    ForgeVec z = this->scratch(Residency::Device, grids * P), u = this->scratch(Residency::Device, grids * P);
-    cuda::box_pad<T1>(src, z.device_memptr(), box, grids, stream_);
-    cache_->fft->execute(FftMemory::device, z.device_memptr(), true, grids);
-    cuda::toeplitz_mix<T1>(cache_->device.device_memptr(), cache_->table.template as<long long>(),
-                           z.device_memptr(), u.device_memptr(), P, S, nbatch, stream_);
-    cache_->fft->execute(FftMemory::device, u.device_memptr(), false, grids);
-    if (phases_) {
-        cuda::box_crop<T1>(u.device_memptr(), images.device_memptr(), box, grids, stream_);
-        phases_->apply(images.device_memptr(), out, nbatch, false, Residency::Device);
-    } else {
-        cuda::box_crop<T1>(u.device_memptr(), out, box, grids, stream_);
+    if (!ws) ws = std::make_unique<toeplitz::DeviceWorkspace<T1>>();
+    struct GiveBack {
+        Cache& cache;
+        std::unique_ptr<toeplitz::DeviceWorkspace<T1>>& ws;
+        ~GiveBack() {
+            std::lock_guard<std::mutex> lock(cache.mutex);
+            cache.devicePool.push_back(std::move(ws));
+        }
+    } giveBack{*cache_, ws};
+
+    // A 2D grid runs as Nx x 1 x Ny: the forward transform along x on the image's rows only, y as the column axis.
+    cuda::ToeplitzChunk c = cuda::make_toeplitz_chunk(N_, P_, S_, chunk);
+    // Without a column axis (1D) everything runs in b; a also takes the general kernel product's output.
+    const bool hasColumn = c.P[2] > 1, needA = hasColumn || !cache_->registerMix;
+    if (ws->capacity < c.cells()) {  // a larger chunk than before: new buffers, a all zero
+        ws->a = DeviceBuffer();
+        ws->b = DeviceBuffer();
+        if (needA) ws->a = DeviceBuffer(c.cells() * sizeof(Elem));
+        ws->b = DeviceBuffer(c.cells() * sizeof(Elem));
+        ws->capacity = c.cells();
+        if (needA) cuda::toeplitz_zero<T1>(ws->a.template as<Elem>(), c.cells(), stream_);
+        ws->aZeroFrom = 0;
+    }
+    Elem* const a = ws->a.template as<Elem>();
+    Elem* const b = ws->b.template as<Elem>();
+    const Elem* K = cache_->device.device_memptr();
+    const Elem* phases = phases_ ? cache_->devicePhases.device_memptr() : nullptr;
+    for (uword v0 = 0; v0 < nbatch; v0 += chunk) {
+        c.nv = std::min(chunk, nbatch - v0);
+        auto it = ws->plans.find(c.nv);
+        if (it == ws->plans.end()) {
+            if (ws->plans.size() >= 8) ws->plans.clear();  // many batch sizes: the plans' work areas stay bounded
+            it = ws->plans.emplace(c.nv, std::make_unique<cuda::ToeplitzFft<T1>>(c, stream_)).first;
+        }
+        const cuda::ToeplitzFft<T1>& plan = *it->second;
+        if (hasColumn) {
+            // The planes z >= Nz of this chunk's layout must be zero in a; earlier chunks wrote a up to aZeroFrom.
+            if (ws->aZeroFrom > c.image_cells())
+                cuda::toeplitz_zero<T1>(a + c.image_cells(), ws->aZeroFrom - c.image_cells(), stream_);
+            ws->aZeroFrom = c.image_cells();
+        }
+        cuda::toeplitz_pad_segments<T1>(in + v0 * n2, phases, hasColumn ? a : b, c, stream_);
+        plan.forward(a, b);
+        Elem* u = b;
+        if (cache_->registerMix) {
+            cuda::toeplitz_mix_segments<T1>(K, cache_->registerTable, b, c, stream_);
+        } else {
+            cuda::toeplitz_mix_segments_any<T1>(K, cache_->table.template as<long long>(), b, a, c, stream_);
+            u = a;
+            ws->aZeroFrom = ws->capacity;
+        }
+        plan.backward(u);
+        cuda::toeplitz_crop_segments<T1>(u, phases, out + v0 * n2, c, stream_);
     }
 }
 
-#define FORGE_TOEPLITZ_DEVICE_INSTANTIATE(T1)                                                                      \
-    template void ToeplitzNormal<T1>::prepare_device() const;                                                      \
+#define FORGE_TOEPLITZ_DEVICE_INSTANTIATE(T1)                 \
+    template void ToeplitzNormal<T1>::prepare_device() const; \
     template void ToeplitzNormal<T1>::apply_device(const forgeComplex<T1>*, forgeComplex<T1>*, uword, bool) const;
 FORGE_TOEPLITZ_DEVICE_INSTANTIATE(float)
 FORGE_TOEPLITZ_DEVICE_INSTANTIATE(double)

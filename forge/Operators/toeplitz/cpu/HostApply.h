@@ -5,6 +5,7 @@
 #include <complex>
 #include <cstdlib>
 #include <initializer_list>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -15,6 +16,7 @@
 #include "forge/CUDA/FftPlan.h"
 #include "forge/Core/DeviceMemory.h"
 #include "forge/Operators/toeplitz/ToeplitzNormal.h"
+#include "forge/Operators/toeplitz/cuda/ToeplitzApply.h"
 
 namespace forge {
 namespace toeplitz {
@@ -171,20 +173,42 @@ inline FftPlanOptions device_fft_options(CUstream_st* stream, int device) {
     return o;
 }
 
+// The most bytes of segment grids a device apply puts in one buffer (one chunk of vectors; DeviceApply.cpp):
+// 2 GiB, or what a test set (process-wide, to run a batch in several chunks on small grids).
+double device_chunk_bytes();
+void set_device_chunk_bytes(double bytes);
+
+// A device apply's scratch (DeviceApply.cpp), kept between applies: the two segment-grid buffers of a chunk
+// (cuda/ToeplitzApply.h has their layout) and the cuFFT plans of each chunk size met so far. 'a' is zero from
+// entry aZeroFrom on (the planes z >= Nz of every chunk must be: the z transforms read them).
+template <typename T1>
+struct DeviceWorkspace {
+    DeviceBuffer a, b;
+    uword capacity = 0;  // entries of a and of b
+    uword aZeroFrom = 0;
+    std::map<uword, std::unique_ptr<cuda::ToeplitzFft<T1>>> plans;  // by vectors per chunk
+};
+
 }  // namespace toeplitz
 
 // The kernels where they were built, their copy on the other side once needed, and the GPU's FFT plan; for host
 // applies their plans and a pool of scratch buffers (an apply takes one, or makes one when all are in use, and
-// gives it back). Copies of the operator share it; the mutex guards the lazily made members and the pool.
+// gives it back); for device applies the segment phases on the GPU, the pair table of the register kernel product
+// and a pool of device workspaces (taken and given back the same way). Copies of the operator share it; the mutex
+// guards the lazily made members and the pools.
 template <typename T1>
 struct ToeplitzNormal<T1>::Cache {
     std::mutex mutex;
     ForgeVec host;       // npairs x P on the host in the host apply's layout (empty until built or copied)
     ForgeVec device;     // npairs x P on the GPU (empty until built or uploaded)
     DeviceBuffer table;  // table_ on the GPU
-    std::unique_ptr<FftPlan<T1>> fft;  // the device apply's: cuFFT only, on the options' stream and device
+    std::unique_ptr<FftPlan<T1>> fft;  // the GPU kernel build's (KernelBuild.cpp): cuFFT of the padded grid
     std::unique_ptr<toeplitz::HostApplyLayout<T1>> hostLayout;
     std::vector<std::unique_ptr<toeplitz::GridBuffer<T1>>> pool;
+    ForgeVec devicePhases;                 // b_l on the GPU, S x n2 (empty when field-free)
+    cuda::ToeplitzPairTable registerTable{};  // the table as int, when registerMix
+    bool registerMix = false;              // S <= kToeplitzRegisterSegments and table(m, l) = -table(l, m)
+    std::vector<std::unique_ptr<toeplitz::DeviceWorkspace<T1>>> devicePool;
     bool deviceReady = false;
 };
 

@@ -1,0 +1,98 @@
+// Coil maps on the host against an independent float64 reference (CoilMapReference.h: the window covariance
+// summed out pixel by pixel, arma::eig_sym in double, the same phase convention), 2D and 3D, 4, 8 and 16 coils;
+// the mask against the threshold rule; the device option's refusal without a device.
+#include <cmath>
+#include <complex>
+
+#include "CoilMapReference.h"
+#include "TestHelpers.h"
+#include "forge/Core/DeviceMemory.h"
+#include "forge/Core/Exceptions.h"
+#include "forge/Recon/CoilMaps.h"
+#include "forge/Recon/FieldMapEstimation.h"
+#include "forge/Solvers/recon_solve.h"
+
+using forge_test::ImageGrid3;
+
+namespace {
+
+// max over the pixels of mask of max_c |S_c - S_ref,c| * gap (ReferenceMaps::gap: the difference float's
+// rounding of the covariance allows grows as 1 / gap).
+double scaled_map_difference(const arma::cx_fvec& S, const forge_test::ReferenceMaps& ref, const arma::uvec& mask,
+                             std::size_t n2, std::size_t nc, double* unscaled) {
+    double worst = 0;
+    *unscaled = 0;
+    for (std::size_t k = 0; k < n2; ++k) {
+        if (!mask[k]) continue;
+        for (std::size_t c = 0; c < nc; ++c) {
+            const double d = std::abs(std::complex<double>(S[c * n2 + k]) - ref.maps[c * n2 + k]);
+            worst = std::max(worst, d * ref.gap[k]);
+            *unscaled = std::max(*unscaled, d);
+        }
+    }
+    return worst;
+}
+
+}  // namespace
+
+TEST_CASE("Coil maps on the host equal a float64 reference to float rounding (2D and 3D, 4/8/16 coils)",
+          "[maps][coils][reference]") {
+    FORGE_INFO_SEED();
+    const ImageGrid3 grids[2] = {{40, 36, 1}, {14, 12, 10}};
+    for (const ImageGrid3& g : grids)
+        for (std::size_t nc : {4, 8, 16}) {
+            INFO(g.Nx << "x" << g.Ny << "x" << g.Nz << ", " << nc << " coils");
+            const std::size_t n2 = g.n2();
+            const arma::cx_fmat X = forge_test::phantom_coil_images(g, nc, 0.01);
+            forge::recon::CoilMapOptions o;
+            o.device = forge::ReconDevice::Host;
+            arma::uvec mask;
+            const arma::cx_fvec S = forge::recon::coil_maps_from_images(X, g.Nx, g.Ny, g.Nz, o, &mask);
+            REQUIRE(S.n_elem == n2 * nc);
+            // the mask: window amplitude above 5% of its maximum, except within rounding of the threshold
+            const arma::vec amp = forge_test::window_amplitude(X, g, 2);
+            const double thr = o.threshold * amp.max();
+            std::size_t inside = 0;
+            for (std::size_t k = 0; k < n2; ++k) {
+                if (std::fabs(amp[k] - thr) <= 1e-5 * amp.max()) continue;
+                REQUIRE(mask[k] == (amp[k] > thr ? 1u : 0u));  // the object encloses no hole here
+                inside += mask[k];
+            }
+            CHECK(inside > n2 / 8);
+            CHECK(inside < n2);
+            const forge_test::ReferenceMaps ref = forge_test::reference_coil_maps(X, g, 2, mask);
+            double unscaled = 0;
+            const double scaled = scaled_map_difference(S, ref, mask, n2, nc, &unscaled);
+            INFO("max |S - S_ref| " << unscaled << ", times the eigenvalue gap over the trace " << scaled);
+            // float's rounding of the covariance (product and three window sums: about 4 x 2^-24 tr R) and of the
+            // unit-norm entries
+            CHECK(scaled <= 4e-7);
+            CHECK(unscaled <= 2e-5);
+            for (std::size_t k = 0; k < n2; ++k)
+                if (!mask[k])
+                    for (std::size_t c = 0; c < nc; ++c) REQUIRE(S[c * n2 + k] == std::complex<float>(0));
+        }
+}
+
+TEST_CASE("Map estimation asked for the GPU without a usable device throws forge::cuda_error",
+          "[maps][coils][fieldmap][device]") {
+    if (forge::device::available()) {
+        SUCCEED("a device is usable here: forge_gpu_tests covers device = GPU");
+        return;
+    }
+    const ImageGrid3 g{16, 16, 1};
+    const arma::cx_fmat X = forge_test::phantom_coil_images(g, 4, 0.01);
+    forge::recon::CoilMapOptions o;
+    o.device = forge::ReconDevice::GPU;
+    CHECK_THROWS_AS(forge::recon::coil_maps_from_images(X, g.Nx, g.Ny, g.Nz, o), forge::cuda_error);
+    forge::recon::FieldMapOptions f;
+    f.device = forge::ReconDevice::GPU;
+    const std::vector<arma::cx_fvec> echoes = {X.col(0), X.col(1)};
+    CHECK_THROWS_AS(forge::recon::estimate_fieldmap(echoes, {2e-3, 4.5e-3}, g.Nx, g.Ny, g.Nz, f), forge::cuda_error);
+    // Auto and Host run on the host, to the same bits
+    o.device = forge::ReconDevice::Auto;
+    const arma::cx_fvec a = forge::recon::coil_maps_from_images(X, g.Nx, g.Ny, g.Nz, o);
+    o.device = forge::ReconDevice::Host;
+    const arma::cx_fvec h = forge::recon::coil_maps_from_images(X, g.Nx, g.Ny, g.Nz, o);
+    CHECK(arma::all(a == h));
+}

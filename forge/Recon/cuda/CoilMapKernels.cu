@@ -54,8 +54,9 @@ __global__ void k_covariance_columns(const forgeComplex<float>* __restrict__ X, 
     uword i, j;
     pair_coils(col - nc, nc, i, j);
     const forgeComplex<float> a = X[i * n2 + k], b = X[j * n2 + k];
-    // x_i conj(x_j), as std::complex<float> computes it
-    cols[idx] = forgeComplex<float>(a.re * b.re + a.im * b.im, a.im * b.re - a.re * b.im);
+    // x_i conj(x_j), rounded as the host's std::complex<float> product (no fused multiply-add)
+    cols[idx] = forgeComplex<float>(__fadd_rn(__fmul_rn(a.re, b.re), __fmul_rn(a.im, b.im)),
+                                    __fsub_rn(__fmul_rn(a.im, b.re), __fmul_rn(a.re, b.im)));
 }
 
 // One line of one column per thread: out = sum over the window along 'axis' of in, the running sum in double.

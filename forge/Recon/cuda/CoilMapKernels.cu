@@ -122,8 +122,8 @@ __global__ void k_total(const forgeComplex<float>* __restrict__ cols, const unsi
     if (threadIdx.x == 0) total[p] = forgeComplex<double>(sr[0], si[0]);
 }
 
-// nc^2 threads per pixel, 'perBlock' pixels per block.
-__global__ void k_eigenvectors(const forgeComplex<float>* __restrict__ cols, const unsigned char* __restrict__ mask,
+// nc^2 threads per pixel, 'perBlock' pixels per block; up to 1024 threads (32 coils), so at most 64 registers.
+__global__ void __launch_bounds__(1024) k_eigenvectors(const forgeComplex<float>* __restrict__ cols, const unsigned char* __restrict__ mask,
                                const forgeComplex<double>* __restrict__ u0, forgeComplex<float>* __restrict__ maps,
                                unsigned char* __restrict__ flags, uword n2, int nc, int perBlock) {
     extern __shared__ double shm[];

@@ -171,9 +171,10 @@ StageResult run_stages(const ReconProblem& scan, ReconDevice where) {
     r.fieldmaps.resize(scan.nslices);
     r.sqs = seconds([&] {
         for (std::size_t s = 0; s < scan.nslices; ++s)
-            r.fieldmaps[s] = forge::recon::estimate_fieldmap(
-                {echoes.complexImage[s], echoes.complexImage[scan.nslices + s]},
-                {scan.frames[0].echo_time, scan.frames[scan.nslices].echo_time}, scan.Nx, scan.Ny, scan.Nz, fo);
+            r.fieldmaps[s] =
+                forge::recon::estimate_fieldmap({echoes.complexImage[s], echoes.complexImage[scan.nslices + s]},
+                                                {scan.frames[0].echo_time, scan.frames[scan.nslices].echo_time},
+                                                scan.Nx, scan.Ny, scan.Nz, fo);
     });
     // the whole, as forge-recon runs it
     r.total = seconds([&] {
@@ -254,8 +255,9 @@ int main(int argc, char** argv) {
             char* end = nullptr;
             const unsigned long v = std::strtoul(argv[i], &end, 10);
             if (!end || *end || v == 0) {
-                std::fprintf(stderr, "bench_maps: '%s' is not a positive size (usage: bench_maps [--host-only] "
-                                     "[N slices coils] ...)\n",
+                std::fprintf(stderr,
+                             "bench_maps: '%s' is not a positive size (usage: bench_maps [--host-only] "
+                             "[N slices coils] ...)\n",
                              argv[i]);
                 return 2;
             }

@@ -8,10 +8,10 @@
 #include <type_traits>
 
 #include "forge/Core/DeviceMemory.h"
-#include "forge/Core/forgeCol.h"
 #include "forge/Core/Exceptions.h"
-#include "forge/Operators/nufft/DensityCompensation.h"
+#include "forge/Core/forgeCol.h"
 #include "forge/Operators/dft/Gdft.h"
+#include "forge/Operators/nufft/DensityCompensation.h"
 #include "forge/Operators/nufft/Gnufft.h"
 #include "forge/Recon/Reconstruct.h"
 #include "forge/Recon/cuda/MapKernels.h"
@@ -295,7 +295,8 @@ arma::cx_fvec coil_maps_from_images(const arma::cx_fmat& X, std::size_t Nx, std:
         throw invalid_argument("coil_maps_from_images: coilImages is " + std::to_string(X.n_rows) + "x" +
                                std::to_string(X.n_cols) + " (expected n2 = Nx*Ny*Nz = " + std::to_string(n2) +
                                " rows and at least one coil)");
-    if (!maps_on_gpu(options.device, nc, "coil_maps_from_images")) return coil_maps_host(X, Nx, Ny, Nz, options, maskOut);
+    if (!maps_on_gpu(options.device, nc, "coil_maps_from_images"))
+        return coil_maps_host(X, Nx, Ny, Nz, options, maskOut);
     forgeCol<forgeComplex<float>> dX(arma::cx_fvec(const_cast<cxf*>(X.memptr()), n2 * nc, false, true));
     dX.put_on_gpu();
     return coil_maps_device(dX.device_memptr(), Nx, Ny, Nz, nc, options, maskOut);

@@ -85,7 +85,8 @@ struct PairTerms {
 std::vector<cuda::EchoPair> echo_pairs(const std::vector<double>& times) {
     std::vector<cuda::EchoPair> pairs;
     for (std::size_t m = 0; m < times.size(); ++m)
-        for (std::size_t n = m + 1; n < times.size(); ++n) pairs.push_back({unsigned(m), unsigned(n), times[n] - times[m]});
+        for (std::size_t n = m + 1; n < times.size(); ++n)
+            pairs.push_back({unsigned(m), unsigned(n), times[n] - times[m]});
     return pairs;
 }
 
@@ -198,8 +199,8 @@ arma::fvec estimate_fieldmap_device(const std::vector<arma::cx_fvec>& echoes, co
         next(n2 * sizeof(double));
     {
         DeviceBuffer curvSum(n2 * sizeof(double));
-        cuda::fieldmap_weights(echoesDev.as<fc>(), pairsDev.as<cuda::EchoPair>(), np, a.as<double>(),
-                               phi.as<double>(), curvSum.as<double>(), n2);
+        cuda::fieldmap_weights(echoesDev.as<fc>(), pairsDev.as<cuda::EchoPair>(), np, a.as<double>(), phi.as<double>(),
+                               curvSum.as<double>(), n2);
         const double c = cuda::device_max(curvSum.as<double>(), n2);
         if (c > 0) cuda::divide(a.as<double>(), c, n2 * np);
     }

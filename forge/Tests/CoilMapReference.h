@@ -83,8 +83,9 @@ inline PixelCovariance pixel_covariance(const arma::cx_fmat& X, const ImageGrid3
 // The reference maps (nc x n2, coil-major, double) inside 'mask', and each pixel's eigenvalue gap relative to
 // the trace, (lambda_1 - lambda_2) / tr R (lambda_1 / tr R = 1 for one coil). Float's rounding of the covariance
 // (the products x_i conj(x_j), each window sum) perturbs R by a few 2^-24 tr R (Frobenius norm), which moves the
-// leading eigenvector by up to that over lambda_1 - lambda_2: a map's float error times this gap is a few 1e-8: the leading eigenvector of R, its phase making v^H xs real
-// and positive (where that vanishes: u0^H v, u0 the dominant eigenvector of the masked sum of R).
+// leading eigenvector by up to that over lambda_1 - lambda_2: a map's float error times this gap is a few 1e-8: the
+// leading eigenvector of R, its phase making v^H xs real and positive (where that vanishes: u0^H v, u0 the dominant
+// eigenvector of the masked sum of R).
 struct ReferenceMaps {
     arma::cx_vec maps;
     arma::vec gap;
@@ -129,7 +130,8 @@ inline ReferenceMaps reference_coil_maps(const arma::cx_fmat& X, const ImageGrid
 // Window amplitude sqrt(sum_c R_cc) per pixel in double: the quantity the mask thresholds.
 inline arma::vec window_amplitude(const arma::cx_fmat& X, const ImageGrid3& g, std::size_t half) {
     arma::vec amp(g.n2());
-    for (std::size_t k = 0; k < g.n2(); ++k) amp[k] = std::sqrt(std::real(arma::trace(pixel_covariance(X, g, k, half).R)));
+    for (std::size_t k = 0; k < g.n2(); ++k)
+        amp[k] = std::sqrt(std::real(arma::trace(pixel_covariance(X, g, k, half).R)));
     return amp;
 }
 

@@ -123,9 +123,10 @@ __global__ void k_total(const forgeComplex<float>* __restrict__ cols, const unsi
 }
 
 // nc^2 threads per pixel, 'perBlock' pixels per block; up to 1024 threads (32 coils), so at most 64 registers.
-__global__ void __launch_bounds__(1024) k_eigenvectors(const forgeComplex<float>* __restrict__ cols, const unsigned char* __restrict__ mask,
-                               const forgeComplex<double>* __restrict__ u0, forgeComplex<float>* __restrict__ maps,
-                               unsigned char* __restrict__ flags, uword n2, int nc, int perBlock) {
+__global__ void __launch_bounds__(1024)
+    k_eigenvectors(const forgeComplex<float>* __restrict__ cols, const unsigned char* __restrict__ mask,
+                   const forgeComplex<double>* __restrict__ u0, forgeComplex<float>* __restrict__ maps,
+                   unsigned char* __restrict__ flags, uword n2, int nc, int perBlock) {
     extern __shared__ double shm[];
     const int group = nc * nc;
     const int g = int(threadIdx.x) / group, t = int(threadIdx.x) - g * group;

@@ -52,8 +52,9 @@ __global__ void k_phase_product(const forgeComplex<float>* __restrict__ echoes, 
 }
 
 // One line per thread: out = sum over the window along one axis of in (running sum).
-__global__ void k_window_axis_double(const forgeComplex<double>* __restrict__ in, forgeComplex<double>* __restrict__ out,
-                                     uword n2, uword n, uword stride, uword half) {
+__global__ void k_window_axis_double(const forgeComplex<double>* __restrict__ in,
+                                     forgeComplex<double>* __restrict__ out, uword n2, uword n, uword stride,
+                                     uword half) {
     const uword lines = n2 / n;
     const uword L = uword(blockIdx.x) * blockDim.x + threadIdx.x;
     if (L >= lines) return;
@@ -125,8 +126,8 @@ struct MaxOp {
 
 }  // namespace
 
-void fieldmap_weights(const forgeComplex<float>* echoes, const EchoPair* pairs, uword npairs, double* a,
-                      double* phi, double* curvSum, uword n2) {
+void fieldmap_weights(const forgeComplex<float>* echoes, const EchoPair* pairs, uword npairs, double* a, double* phi,
+                      double* curvSum, uword n2) {
     if (n2 == 0) return;
     k_weights<<<blocks_for(n2), kThreads>>>(echoes, pairs, npairs, a, phi, curvSum, n2);
     FORGE_CUDA_CHECK_LAUNCH("k_weights");

@@ -55,8 +55,8 @@ struct EchoPair {
 
 // a (n2 x npairs) = |y_m| |y_n|, phi = angle(y_m conj(y_n)), in double; curvSum[j] = sum_p a dt^2 (its maximum
 // normalises a). echoes: ne x n2, echo-major.
-void fieldmap_weights(const forgeComplex<float>* echoes, const EchoPair* pairs, uword npairs, double* a,
-                      double* phi, double* curvSum, uword n2);
+void fieldmap_weights(const forgeComplex<float>* echoes, const EchoPair* pairs, uword npairs, double* a, double* phi,
+                      double* curvSum, uword n2);
 
 // Largest value of v (n entries; exact whatever the order).
 double device_max(const double* v, uword n);

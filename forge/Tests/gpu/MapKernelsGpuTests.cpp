@@ -36,9 +36,11 @@ forge::recon::CoilMapOptions on(ReconDevice d, double threshold = 0.05) {
 void check_maps_match(const arma::cx_fmat& X, const ImageGrid3& g, std::size_t nc, double threshold) {
     const std::size_t n2 = g.n2();
     arma::uvec mh, md;
-    const arma::cx_fvec Sh = forge::recon::coil_maps_from_images(X, g.Nx, g.Ny, g.Nz, on(ReconDevice::Host, threshold), &mh);
+    const arma::cx_fvec Sh =
+        forge::recon::coil_maps_from_images(X, g.Nx, g.Ny, g.Nz, on(ReconDevice::Host, threshold), &mh);
     forge::device::reset_transfer_stats();
-    const arma::cx_fvec Sd = forge::recon::coil_maps_from_images(X, g.Nx, g.Ny, g.Nz, on(ReconDevice::GPU, threshold), &md);
+    const arma::cx_fvec Sd =
+        forge::recon::coil_maps_from_images(X, g.Nx, g.Ny, g.Nz, on(ReconDevice::GPU, threshold), &md);
     CHECK(forge::device::transfer_stats().host_to_device_count > 0);  // it did run on the device
     REQUIRE(Sd.n_elem == n2 * nc);
     const arma::vec amp = forge_test::window_amplitude(X, g, 2);
@@ -64,9 +66,9 @@ void check_maps_match(const arma::cx_fmat& X, const ImageGrid3& g, std::size_t n
             dHDscaled = std::max(dHDscaled, d * ref.gap[k]);
             dDR = std::max(dDR, std::abs(std::complex<double>(Sd[i]) - ref.maps[i]) * ref.gap[k]);
         }
-    INFO(g.Nx << "x" << g.Ny << "x" << g.Nz << ", " << nc << " coils, threshold " << threshold << ": max |S_gpu - S_cpu| "
-              << dHD << " (x gap/trace " << dHDscaled << "), |S_gpu - S_ref| x gap/trace " << dDR << ", masks differ at "
-              << maskDiffer << " pixels");
+    INFO(g.Nx << "x" << g.Ny << "x" << g.Nz << ", " << nc << " coils, threshold " << threshold
+              << ": max |S_gpu - S_cpu| " << dHD << " (x gap/trace " << dHDscaled << "), |S_gpu - S_ref| x gap/trace "
+              << dDR << ", masks differ at " << maskDiffer << " pixels");
     // the same float covariance on both sides (window sums in double, rounded per axis as the host does) and
     // the eigenvector in double: float's rounding of the entries, plus rare one-ulp differences of a window sum
     CHECK(dHDscaled <= 4e-7);
@@ -105,7 +107,8 @@ TEST_CASE("GPU coil maps: 32 coils, kernel 1 and 7, and one coil", "[gpu][maps][
         double worst = 0;
         for (std::size_t k = 0; k < g.n2(); ++k)
             if (mh[k] && md[k])
-                for (std::size_t c = 0; c < 8; ++c) worst = std::max(worst, double(std::abs(Sh[c * g.n2() + k] - Sd[c * g.n2() + k])));
+                for (std::size_t c = 0; c < 8; ++c)
+                    worst = std::max(worst, double(std::abs(Sh[c * g.n2() + k] - Sd[c * g.n2() + k])));
         INFO("kernel " << kernel << ": max |S_gpu - S_cpu| " << worst);
         // kernel 1: R = x x^H is rank one, its eigenvector x / |x| in one squaring
         CHECK(worst <= 1e-5);
@@ -183,7 +186,8 @@ TEST_CASE("GPU estimate_coil_maps (batched GPU NUFFT adjoint of the calibration)
             for (std::size_t q = 0; q < n2; ++q) {
                 maskDiffer += mh[s][q] != md[s][q];
                 if (mh[s][q] && md[s][q])
-                    for (std::size_t c = 0; c < nc; ++c) worst = std::max(worst, double(std::abs(h[s][c * n2 + q] - d[s][c * n2 + q])));
+                    for (std::size_t c = 0; c < nc; ++c)
+                        worst = std::max(worst, double(std::abs(h[s][c * n2 + q] - d[s][c * n2 + q])));
             }
             INFO(slices << " slice(s), slice " << s << ": max |S_gpu - S_cpu| " << worst << ", masks differ at "
                         << maskDiffer << " pixels");
@@ -236,13 +240,15 @@ TEST_CASE("GPU field map equals the host's for the same iterations; its cost nev
             REQUIRE(cd.size() == ch.size());
             double worst = 0;
             for (std::size_t k = 0; k < g.n2(); ++k)
-                worst = std::max(worst, std::fabs(double(wd[k]) - double(wh[k])) / std::max(1.0, std::fabs(double(wh[k]))));
+                worst =
+                    std::max(worst, std::fabs(double(wd[k]) - double(wh[k])) / std::max(1.0, std::fabs(double(wh[k]))));
             INFO(g.Nx << "x" << g.Ny << "x" << g.Nz << ", " << ne << " echoes: max |w_gpu - w_cpu| / max(1, |w_cpu|) "
                       << worst << ", cost " << ch.back() << " (host) " << cd.back() << " (device)");
             // both in double (sin, atan2 and the sums' order differ by ulps), each rounded to float once
             CHECK(worst <= 2.5e-7);
             for (std::size_t i = 1; i < cd.size(); ++i) REQUIRE(cd[i] <= cd[i - 1] * (1 + 1e-12) + 1e-15);
-            for (std::size_t i = 0; i < cd.size(); ++i) REQUIRE(std::fabs(cd[i] - ch[i]) <= 1e-9 * std::fabs(ch[i]) + 1e-15);
+            for (std::size_t i = 0; i < cd.size(); ++i)
+                REQUIRE(std::fabs(cd[i] - ch[i]) <= 1e-9 * std::fabs(ch[i]) + 1e-15);
             // iterations 0: the start (window-summed phase difference) alone
             oh.iterations = od.iterations = 0;
             const arma::fvec sh = forge::recon::estimate_fieldmap(echoes, times, g.Nx, g.Ny, g.Nz, oh);

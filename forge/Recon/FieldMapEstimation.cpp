@@ -282,13 +282,16 @@ std::vector<arma::fvec> estimate_fieldmap(const ReconProblem& scan, const ReconS
                 E.frames.push_back(std::move(f));
             }
     const ReconResult R = reconstruct(E, false, settings, "field map echo");
+    // Auto follows the echo reconstructions: a run kept off the GPU (settings.gpu false) keeps its map there too
+    FieldMapOptions o = options;
+    if (o.device == ReconDevice::Auto && !settings.gpu) o.device = ReconDevice::Host;
     std::vector<double> times;
     for (const auto& o : order) times.push_back(o.first);
     std::vector<arma::fvec> maps(scan.nslices);
     for (std::size_t s = 0; s < scan.nslices; ++s) {
         std::vector<arma::cx_fvec> echoes;
         for (std::size_t e = 0; e < order.size(); ++e) echoes.push_back(R.complexImage[e * scan.nslices + s]);
-        maps[s] = estimate_fieldmap(echoes, times, scan.Nx, scan.Ny, scan.Nz, options);
+        maps[s] = estimate_fieldmap(echoes, times, scan.Nx, scan.Ny, scan.Nz, o);
     }
     if (echoImages) *echoImages = R.complexImage;
     return maps;

@@ -53,7 +53,7 @@ arma::fvec estimate_fieldmap(const std::vector<arma::cx_fvec>& echoes, const std
 
 // From a multi-echo scan: reconstructs the first frame of each echo (ReconFrame::contrast, at
 // ReconFrame::echo_time) of every slice with 'settings' and no field correction (SENSE when 'scan' has
-// coil maps), then estimates each slice's map. 'echoImages' (optional) receives the images, echo-major
+// coil maps), then estimates each slice's map; options.device Auto follows settings.gpu (false: the host). 'echoImages' (optional) receives the images, echo-major
 // then slice. Throws forge::invalid_argument when the scan has fewer than two echo times.
 std::vector<arma::fvec> estimate_fieldmap(const ReconProblem& scan, const ReconSettings& settings,
                                           const FieldMapOptions& options = {},

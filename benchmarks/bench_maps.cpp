@@ -22,6 +22,9 @@
 // Usage: bench_maps [N slices coils] ...     (default: 128 16 8 and 256 4 16, forge-recon --demo's and the
 //                                             256x256 x 4-slice x 16-coil spiral's sizes)
 //        bench_maps --host-only ...           (skip the device even when one is usable)
+//        bench_maps --write-cfl PREFIX N slices coils   (writes the first echo's k-space of each slice as BART's
+//                                             PREFIX_<slice>.cfl/.hdr, N x N x 1 x coils, and exits: the input of
+//                                             benchmarks/bench_maps_bart.sh, which times BART's ecalib and caldir)
 #include <cmath>
 #include <complex>
 #include <cstdio>
@@ -244,13 +247,42 @@ void run_size(const Size& z, bool device) {
 
 }  // namespace
 
+// BART's .hdr/.cfl pair of the first echo's k-space of every slice (centred: k = 0 at index N/2, as the frames'
+// sample order already is).
+int write_cfl(const std::string& prefix, const Size& z) {
+    const ReconProblem scan = fieldmap_scan(z);
+    for (std::size_t s = 0; s < z.slices; ++s) {
+        const std::string name = prefix + "_" + std::to_string(s);
+        std::FILE* h = std::fopen((name + ".hdr").c_str(), "w");
+        std::FILE* d = std::fopen((name + ".cfl").c_str(), "wb");
+        if (!h || !d) {
+            std::fprintf(stderr, "bench_maps: cannot write %s.hdr/.cfl\n", name.c_str());
+            if (h) std::fclose(h);
+            if (d) std::fclose(d);
+            return 1;
+        }
+        std::fprintf(h, "# Dimensions\n%zu %zu 1 %zu 1 1 1 1 1 1 1 1 1 1 1 1\n", z.N, z.N, z.coils);
+        const arma::cx_fvec& y = scan.frames[s].y;  // echo 0, slice s: coil-major, x fastest
+        const bool ok = std::fwrite(y.memptr(), sizeof(cxf), y.n_elem, d) == y.n_elem;
+        std::fclose(h);
+        if (std::fclose(d) != 0 || !ok) {
+            std::fprintf(stderr, "bench_maps: writing %s.cfl failed\n", name.c_str());
+            return 1;
+        }
+    }
+    return 0;
+}
+
 int main(int argc, char** argv) {
     bool hostOnly = false;
+    std::string cflPrefix;
     std::vector<std::size_t> nums;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--host-only") {
             hostOnly = true;
+        } else if (a == "--write-cfl" && i + 1 < argc) {
+            cflPrefix = argv[++i];
         } else {
             char* end = nullptr;
             const unsigned long v = std::strtoul(argv[i], &end, 10);
@@ -269,6 +301,7 @@ int main(int argc, char** argv) {
         return 2;
     }
     if (nums.empty()) nums = {128, 16, 8, 256, 4, 16};
+    if (!cflPrefix.empty()) return write_cfl(cflPrefix, {nums[0], nums[1], nums[2]});
     const bool device = !hostOnly && forge::device::available();
     std::printf("bench_maps: %s; device: %s\n", forge_bench::machine_line().c_str(),
                 device ? forge::device::device_name() : (hostOnly ? "not used (--host-only)" : "none"));

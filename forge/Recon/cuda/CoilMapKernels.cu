@@ -181,6 +181,8 @@ __global__ void __launch_bounds__(1024)
     }
     if (active && !done) failed = true;
     if (active && t == 0) flags[k] = failed ? 1 : 0;
+    // a pixel handed back to the host: zeros until the host's map replaces them (no uninitialised values downloaded)
+    if (active && failed && t < nc) maps[uword(t) * n2 + k] = forgeComplex<float>(0, 0);
     if (!active || failed || t != 0) return;
     // column jstar (the largest diagonal entry) of M ~ v v^H: v conj(v_jstar), normalised
     int jstar = 0;

@@ -161,9 +161,9 @@ arma::fvec estimate_fieldmap_host(const std::vector<arma::cx_fvec>& echoes, cons
             const std::size_t j = static_cast<std::size_t>(jj);
             double grad = 0, curv = 0;
             for (std::size_t p = 0; p < np; ++p) {
-                const double dt = T.pairs[p].dt, s = wrap(phi(j, p) - w[j] * dt);
-                grad -= a(j, p) * dt * std::sin(s);
-                curv += a(j, p) * dt * dt * (std::fabs(s) < 1e-8 ? 1.0 : std::sin(s) / s);
+                const double dt = T.pairs[p].dt, s = wrap(phi(j, p) - w[j] * dt), sn = std::sin(s);
+                grad -= a(j, p) * dt * sn;
+                curv += a(j, p) * dt * dt * (std::fabs(s) < 1e-8 ? 1.0 : sn / s);
             }
             double rg = 0;
             for (int d = 0; d < 3; ++d) {

@@ -132,6 +132,7 @@ struct StageResult {
     std::vector<arma::uvec> masks;
     std::vector<arma::fvec> fieldmaps;
     std::size_t pcgIterations = 0;
+    double echoSetup = 0, echoSolve = 0;  // ReconResult::setup_seconds, solve_seconds of stage c
 };
 
 template <typename F>
@@ -171,6 +172,8 @@ StageResult run_stages(const ReconProblem& scan, ReconDevice where) {
     };
     forge::recon::ReconResult echoes;
     r.echoes = seconds([&] { echoes = forge::recon::reconstruct(E, false, R, "field map echo"); });
+    r.echoSetup = echoes.setup_seconds;
+    r.echoSolve = echoes.solve_seconds;
     r.fieldmaps.resize(scan.nslices);
     r.sqs = seconds([&] {
         for (std::size_t s = 0; s < scan.nslices; ++s)
@@ -226,8 +229,11 @@ void run_size(const Size& z, bool device) {
     row("d. field map: start + 200 SQS iterations", host.sqs, gpu.sqs);
     row("coil maps + field map, as forge-recon runs them", host.total, gpu.total);
     t.print();
-    std::printf("PCG iterations of the echo reconstructions: host %zu", host.pcgIterations);
-    if (device) std::printf(", device %zu", gpu.pcgIterations);
+    std::printf("echo reconstructions (c): %zu solves; host %zu PCG iterations, operator set-up %.3f s, solves %.3f s",
+                2 * z.slices, host.pcgIterations, host.echoSetup, host.echoSolve);
+    if (device)
+        std::printf("; device %zu PCG iterations, set-up %.3f s, solves %.3f s", gpu.pcgIterations, gpu.echoSetup,
+                    gpu.echoSolve);
     std::printf("\n");
     if (device)
         std::printf("device: the table's second run in this process; the first (CUDA context, plans) took %.3f s "

@@ -16,6 +16,7 @@
 #include "forge/Operators/toeplitz/cuda/ToeplitzApply.h"
 #include "forge/Operators/toeplitz/cuda/ToeplitzKernels.h"
 #include "forge/Penalties/cuda/PenaltyKernels.h"
+#include "forge/Recon/cuda/MapKernels.h"
 
 // ---------------------------------------------------------------- CudaDftPipeline
 namespace forge {
@@ -303,6 +304,42 @@ void fd_penalty_denoms(const forgeComplex<T1>*, const forgeComplex<T1>*, T1*, fd
                                         fd::Potential, T1);
 FORGE_PENALTY_KERNELS_INSTANTIATE(float)
 FORGE_PENALTY_KERNELS_INSTANTIATE(double)
+
+}  // namespace cuda
+}  // namespace forge
+
+// ---------------------------------------------------------------- Recon (MapKernels)
+// Map estimation reaches these only after device::available() (recon_on_gpu), which is false here.
+namespace forge {
+namespace cuda {
+namespace {
+[[noreturn]] void no_cuda_MapKernels() {
+    throw cuda_error("forge was built without CUDA: map estimation on the GPU is unavailable");
+}
+}  // namespace
+
+void coil_covariance(const forgeComplex<float>*, forgeComplex<float>*, forgeComplex<float>*, MapGrid, uword, uword) {
+    no_cuda_MapKernels();
+}
+void coil_window_amplitude(const forgeComplex<float>*, double*, MapGrid, uword) { no_cuda_MapKernels(); }
+void coil_covariance_total(const forgeComplex<float>*, const unsigned char*, forgeComplex<double>*, MapGrid, uword) {
+    no_cuda_MapKernels();
+}
+void coil_leading_eigenvectors(const forgeComplex<float>*, const unsigned char*, const forgeComplex<double>*,
+                               forgeComplex<float>*, unsigned char*, MapGrid, uword) {
+    no_cuda_MapKernels();
+}
+void fieldmap_weights(const forgeComplex<float>*, const EchoPair*, uword, double*, double*, double*, uword) {
+    no_cuda_MapKernels();
+}
+double device_max(const double*, uword) { no_cuda_MapKernels(); }
+void divide(double*, double, uword) { no_cuda_MapKernels(); }
+void fieldmap_start(const forgeComplex<float>*, double*, forgeComplex<double>*, MapGrid, uword, double) {
+    no_cuda_MapKernels();
+}
+void fieldmap_sqs_step(const double*, const double*, const EchoPair*, uword, const double*, double*, MapGrid, double) {
+    no_cuda_MapKernels();
+}
 
 }  // namespace cuda
 }  // namespace forge

@@ -5,12 +5,17 @@
 #include <complex>
 #include <memory>
 #include <string>
+#include <type_traits>
 
+#include "forge/Core/DeviceMemory.h"
 #include "forge/Core/Exceptions.h"
-#include "forge/Operators/nufft/DensityCompensation.h"
+#include "forge/Core/forgeCol.h"
 #include "forge/Operators/dft/Gdft.h"
+#include "forge/Operators/nufft/DensityCompensation.h"
 #include "forge/Operators/nufft/Gnufft.h"
 #include "forge/Recon/Reconstruct.h"
+#include "forge/Recon/cuda/MapKernels.h"
+#include "forge/Solvers/recon_solve.h"
 
 namespace forge {
 namespace recon {
@@ -19,24 +24,26 @@ namespace {
 
 using cxf = std::complex<float>;
 
-// In-place sum over a (2 half + 1)^d window (clipped at the faces) of an Nx x Ny x Nz image, by running
-// sums along each axis.
-template <typename T>
-void box_sum(T* img, std::size_t Nx, std::size_t Ny, std::size_t Nz, std::size_t half) {
+// In-place sum over a (2 half + 1)^d window (clipped at the faces) of an Nx x Ny x Nz complex<float> image, by
+// prefix sums along each axis, accumulated in double (float prefix sums would lose the small values of a line
+// to the rounding of its total), each axis's result stored in float.
+void box_sum(cxf* img, std::size_t Nx, std::size_t Ny, std::size_t Nz, std::size_t half) {
+    using cxd = std::complex<double>;
     const std::size_t N[3] = {Nx, Ny, Nz}, stride[3] = {1, Nx, Nx * Ny};
-    std::vector<T> line, prefix;
+    std::vector<cxd> prefix;
+    std::vector<cxf> line;
     for (int d = 0; d < 3; ++d) {
         const std::size_t n = N[d];
         if (n == 1 || half == 0) continue;
         line.resize(n);
-        prefix.assign(n + 1, T(0));
+        prefix.assign(n + 1, cxd(0));
         const std::size_t total = Nx * Ny * Nz;
         for (std::size_t start = 0; start < total; ++start) {
             if ((start / stride[d]) % n != 0) continue;  // the first pixel of each line along d
-            for (std::size_t i = 0; i < n; ++i) prefix[i + 1] = prefix[i] + img[start + i * stride[d]];
+            for (std::size_t i = 0; i < n; ++i) prefix[i + 1] = prefix[i] + cxd(img[start + i * stride[d]]);
             for (std::size_t i = 0; i < n; ++i) {
                 const std::size_t lo = i >= half ? i - half : 0, hi = std::min(n - 1, i + half);
-                line[i] = prefix[hi + 1] - prefix[lo];
+                line[i] = cxf(prefix[hi + 1] - prefix[lo]);
             }
             for (std::size_t i = 0; i < n; ++i) img[start + i * stride[d]] = line[i];
         }
@@ -107,6 +114,179 @@ void check_options(const CoilMapOptions& o) {
 
 }  // namespace
 
+namespace {
+
+std::size_t pair_index(std::size_t i, std::size_t j, std::size_t nc) { return i * nc - i * (i - 1) / 2 + (j - i); }
+
+// Whether the maps of nc coils are computed on the GPU for 'device' (recon_solve's rule: Auto takes a usable
+// GPU). More coils than the device kernel takes stay on the host under Auto and are refused under GPU.
+bool maps_on_gpu(ReconDevice device, std::size_t nc, const char* who) {
+    const bool gpu = solver_detail::recon_on_gpu<float>(device, who);
+    if (gpu && nc > cuda::kMaxDeviceCoils) {
+        if (device == ReconDevice::GPU)
+            throw invalid_argument(std::string(who) + ": " + std::to_string(nc) + " coils with device = GPU (the GPU " +
+                                   "path takes at most " + std::to_string(cuda::kMaxDeviceCoils) +
+                                   "; compress the coils or use the host)");
+        return false;
+    }
+    return gpu;
+}
+
+// The mask from the window amplitudes: above threshold x their maximum, holes filled.
+arma::uvec mask_from_amplitude(const double* amp, std::size_t Nx, std::size_t Ny, std::size_t Nz, double threshold) {
+    const std::size_t n2 = Nx * Ny * Nz;
+    if (!(threshold > 0)) return arma::uvec(n2, arma::fill::ones);
+    double ampMax = 0;
+    for (std::size_t k = 0; k < n2; ++k) ampMax = std::max(ampMax, amp[k]);
+    std::vector<char> inside(n2);
+    for (std::size_t k = 0; k < n2; ++k) inside[k] = ampMax > 0 && amp[k] > threshold * ampMax;
+    return fill_holes(inside, Nx, Ny, Nz);
+}
+
+// The reference direction for pixels whose combined value vanishes: the dominant eigenvector of the masked
+// covariance total (npairs sums, the host's pair order).
+arma::cx_vec reference_direction(const std::complex<double>* pairTotal, std::size_t nc) {
+    arma::cx_mat total(nc, nc);
+    for (std::size_t i = 0; i < nc; ++i)
+        for (std::size_t j = i; j < nc; ++j) {
+            std::complex<double> v = pairTotal[pair_index(i, j, nc)];
+            if (i == j) v = v.real();
+            total(i, j) = v;
+            total(j, i) = std::conj(v);
+        }
+    arma::vec tval;
+    arma::cx_mat tvec;
+    arma::eig_sym(tval, tvec, total);
+    return tvec.col(nc - 1);
+}
+
+// The map of pixel k (writes maps[c * n2 + k]) from the window sums 'cols' (n2 x (nc + npairs): the summed
+// coil images, then the covariance pairs): the leading eigenvector of the window covariance, its phase fixed.
+// Leaves the pixel untouched where eig_sym fails.
+void pixel_map(const cxf* cols, std::size_t n2, std::size_t nc, std::size_t k, const arma::cx_vec& u0, cxf* maps) {
+    arma::cx_mat Rk(nc, nc);
+    for (std::size_t i = 0; i < nc; ++i)
+        for (std::size_t j = i; j < nc; ++j) {
+            std::complex<double> v(cols[(nc + pair_index(i, j, nc)) * n2 + k]);
+            if (i == j) v = v.real();
+            Rk(i, j) = v;
+            Rk(j, i) = std::conj(v);
+        }
+    arma::vec val;
+    arma::cx_mat vec;
+    if (!arma::eig_sym(val, vec, Rk)) return;
+    arma::cx_vec v = vec.col(nc - 1);
+    std::complex<double> z = 0;  // v^H (window sum of x)
+    double vn = 0;
+    for (std::size_t c = 0; c < nc; ++c) {
+        z += std::conj(v[c]) * std::complex<double>(cols[c * n2 + k]);
+        vn += std::abs(cols[c * n2 + k]);
+    }
+    const double zn = std::abs(z);
+    if (zn > 1e-6 * vn && zn > 0) {
+        v *= z / zn;
+    } else {
+        const std::complex<double> r = arma::cdot(u0, v);
+        if (std::abs(r) > 0) v *= std::conj(r) / std::abs(r);
+    }
+    for (std::size_t c = 0; c < nc; ++c) maps[c * n2 + k] = cxf(v[c]);
+}
+
+arma::cx_fvec coil_maps_host(const arma::cx_fmat& X, std::size_t Nx, std::size_t Ny, std::size_t Nz,
+                             const CoilMapOptions& options, arma::uvec* maskOut) {
+    const std::size_t n2 = Nx * Ny * Nz, nc = X.n_cols, npairs = nc * (nc + 1) / 2;
+    const std::size_t half = static_cast<std::size_t>(options.kernel / 2);
+    // window sums of x (for the phase) and of every coil pair's products (the covariance), as columns
+    arma::cx_fmat cols(n2, nc + npairs);
+    cols.cols(0, nc - 1) = X;
+    {
+        std::size_t p = nc;
+        for (std::size_t i = 0; i < nc; ++i)
+            for (std::size_t j = i; j < nc; ++j, ++p) {
+                cxf* r = cols.colptr(p);
+                const cxf *xi = X.colptr(i), *xj = X.colptr(j);
+                for (std::size_t k = 0; k < n2; ++k) r[k] = xi[k] * std::conj(xj[k]);
+            }
+    }
+#pragma omp parallel for schedule(dynamic, 1) if (n2 * (nc + npairs) > 65536)
+    for (long long c = 0; c < (long long)(nc + npairs); ++c) box_sum(cols.colptr(std::size_t(c)), Nx, Ny, Nz, half);
+    // mask: window amplitude above threshold x its maximum, holes filled
+    std::vector<double> amp(n2);
+    for (std::size_t k = 0; k < n2; ++k) {
+        double e = 0;
+        for (std::size_t c = 0; c < nc; ++c) e += cols(k, nc + pair_index(c, c, nc)).real();
+        amp[k] = std::sqrt(std::max(e, 0.0));
+    }
+    const arma::uvec mask = mask_from_amplitude(amp.data(), Nx, Ny, Nz, options.threshold);
+    std::vector<std::complex<double>> pairTotal(npairs, 0.0);
+    for (std::size_t p = 0; p < npairs; ++p) {
+        const cxf* r = cols.colptr(nc + p);
+        for (std::size_t k = 0; k < n2; ++k)
+            if (mask[k]) pairTotal[p] += std::complex<double>(r[k]);
+    }
+    const arma::cx_vec u0 = reference_direction(pairTotal.data(), nc);
+    arma::cx_fvec maps(n2 * nc, arma::fill::zeros);
+#pragma omp parallel for schedule(dynamic, 64)
+    for (long long kk = 0; kk < (long long)n2; ++kk)
+        if (mask[std::size_t(kk)]) pixel_map(cols.memptr(), n2, nc, std::size_t(kk), u0, maps.memptr());
+    if (maskOut) *maskOut = mask;
+    return maps;
+}
+
+// The same on the GPU from coil images already there (dX: nc x n2, coil-major). The mask's flood fill and
+// the reference direction's small eigenproblem run on the host between the kernels; pixels the device
+// flags (see coil_leading_eigenvectors) are recomputed on the host from the device's window sums.
+arma::cx_fvec coil_maps_device(const forgeComplex<float>* dX, std::size_t Nx, std::size_t Ny, std::size_t Nz,
+                               std::size_t nc, const CoilMapOptions& options, arma::uvec* maskOut) {
+    using fc = forgeComplex<float>;
+    const std::size_t n2 = Nx * Ny * Nz, npairs = nc * (nc + 1) / 2, ncols = nc + npairs;
+    const cuda::MapGrid grid{Nx, Ny, Nz};
+    DeviceBuffer cols(n2 * ncols * sizeof(fc));
+    {
+        DeviceBuffer scratch(n2 * ncols * sizeof(fc));
+        cuda::coil_covariance(dX, cols.as<fc>(), scratch.as<fc>(), grid, nc, std::size_t(options.kernel / 2));
+    }
+    DeviceBuffer ampDev(n2 * sizeof(double));
+    cuda::coil_window_amplitude(cols.as<fc>(), ampDev.as<double>(), grid, nc);
+    std::vector<double> amp(n2);
+    device::copy_to_host(amp.data(), ampDev.get(), n2 * sizeof(double));
+    const arma::uvec mask = mask_from_amplitude(amp.data(), Nx, Ny, Nz, options.threshold);
+    std::vector<unsigned char> maskBytes(n2);
+    for (std::size_t k = 0; k < n2; ++k) maskBytes[k] = mask[k] ? 1 : 0;
+    DeviceBuffer maskDev(n2);
+    device::copy_to_device(maskDev.get(), maskBytes.data(), n2);
+    DeviceBuffer totalDev(npairs * sizeof(forgeComplex<double>));
+    cuda::coil_covariance_total(cols.as<fc>(), maskDev.as<unsigned char>(), totalDev.as<forgeComplex<double>>(), grid,
+                                nc);
+    std::vector<std::complex<double>> pairTotal(npairs);
+    device::copy_to_host(pairTotal.data(), totalDev.get(), npairs * sizeof(std::complex<double>));
+    const arma::cx_vec u0 = reference_direction(pairTotal.data(), nc);
+    DeviceBuffer u0Dev(nc * sizeof(std::complex<double>));
+    device::copy_to_device(u0Dev.get(), u0.memptr(), nc * sizeof(std::complex<double>));
+    DeviceBuffer mapsDev(n2 * nc * sizeof(fc)), flagsDev(n2);
+    cuda::coil_leading_eigenvectors(cols.as<fc>(), maskDev.as<unsigned char>(), u0Dev.as<forgeComplex<double>>(),
+                                    mapsDev.as<fc>(), flagsDev.as<unsigned char>(), grid, nc);
+    arma::cx_fvec maps(n2 * nc);
+    device::copy_to_host(maps.memptr(), mapsDev.get(), n2 * nc * sizeof(fc));
+    std::vector<unsigned char> flags(n2);
+    device::copy_to_host(flags.data(), flagsDev.get(), n2);
+    std::vector<std::size_t> flagged;
+    for (std::size_t k = 0; k < n2; ++k)
+        if (flags[k]) flagged.push_back(k);
+    if (!flagged.empty()) {
+        arma::cx_fmat hostCols(n2, ncols);
+        device::copy_to_host(hostCols.memptr(), cols.get(), n2 * ncols * sizeof(fc));
+        for (std::size_t k : flagged) {
+            for (std::size_t c = 0; c < nc; ++c) maps[c * n2 + k] = cxf(0);
+            pixel_map(hostCols.memptr(), n2, nc, k, u0, maps.memptr());
+        }
+    }
+    if (maskOut) *maskOut = mask;
+    return maps;
+}
+
+}  // namespace
+
 arma::cx_fvec coil_maps_from_images(const arma::cx_fmat& X, std::size_t Nx, std::size_t Ny, std::size_t Nz,
                                     const CoilMapOptions& options, arma::uvec* maskOut) {
     check_options(options);
@@ -115,87 +295,33 @@ arma::cx_fvec coil_maps_from_images(const arma::cx_fmat& X, std::size_t Nx, std:
         throw invalid_argument("coil_maps_from_images: coilImages is " + std::to_string(X.n_rows) + "x" +
                                std::to_string(X.n_cols) + " (expected n2 = Nx*Ny*Nz = " + std::to_string(n2) +
                                " rows and at least one coil)");
-    const std::size_t half = static_cast<std::size_t>(options.kernel / 2);
-    // window sums of x (for the phase) and of every coil pair's products (the covariance)
-    arma::cx_fmat xs = X;
-    for (std::size_t c = 0; c < nc; ++c) box_sum(xs.colptr(c), Nx, Ny, Nz, half);
-    const std::size_t npairs = nc * (nc + 1) / 2;
-    arma::cx_fmat R(n2, npairs);
-    {
-        std::size_t p = 0;
-        for (std::size_t i = 0; i < nc; ++i)
-            for (std::size_t j = i; j < nc; ++j, ++p) {
-                cxf* r = R.colptr(p);
-                const cxf *xi = X.colptr(i), *xj = X.colptr(j);
-                for (std::size_t k = 0; k < n2; ++k) r[k] = xi[k] * std::conj(xj[k]);
-                box_sum(r, Nx, Ny, Nz, half);
-            }
-    }
-    auto pair_index = [nc](std::size_t i, std::size_t j) { return i * nc - i * (i - 1) / 2 + (j - i); };
-    // mask: window amplitude above threshold x its maximum, holes filled
-    arma::vec amp(n2);
-    for (std::size_t k = 0; k < n2; ++k) {
-        double e = 0;
-        for (std::size_t c = 0; c < nc; ++c) e += R(k, pair_index(c, c)).real();
-        amp[k] = std::sqrt(std::max(e, 0.0));
-    }
-    const double ampMax = amp.max();
-    std::vector<char> inside(n2);
-    for (std::size_t k = 0; k < n2; ++k) inside[k] = ampMax > 0 && amp[k] > options.threshold * ampMax;
-    const arma::uvec mask = options.threshold > 0 ? fill_holes(inside, Nx, Ny, Nz) : arma::uvec(n2, arma::fill::ones);
-    // reference direction for pixels whose combined value vanishes: the dominant eigenvector of all of them
-    arma::cx_mat total(nc, nc, arma::fill::zeros);
-    for (std::size_t i = 0; i < nc; ++i)
-        for (std::size_t j = i; j < nc; ++j) {
-            std::complex<double> s = 0;
-            const cxf* r = R.colptr(pair_index(i, j));
-            for (std::size_t k = 0; k < n2; ++k)
-                if (mask[k]) s += std::complex<double>(r[k]);
-            if (i == j) s = s.real();
-            total(i, j) = s;
-            total(j, i) = std::conj(s);
-        }
-    arma::vec tval;
-    arma::cx_mat tvec;
-    arma::eig_sym(tval, tvec, total);
-    const arma::cx_vec u0 = tvec.col(nc - 1);
-
-    arma::cx_fvec maps(n2 * nc, arma::fill::zeros);
-#pragma omp parallel for schedule(dynamic, 256)
-    for (long long kk = 0; kk < (long long)n2; ++kk) {
-        const std::size_t k = static_cast<std::size_t>(kk);
-        if (!mask[k]) continue;
-        arma::cx_mat Rk(nc, nc);
-        for (std::size_t i = 0; i < nc; ++i)
-            for (std::size_t j = i; j < nc; ++j) {
-                std::complex<double> v(R(k, pair_index(i, j)));
-                if (i == j) v = v.real();
-                Rk(i, j) = v;
-                Rk(j, i) = std::conj(v);
-            }
-        arma::vec val;
-        arma::cx_mat vec;
-        if (!arma::eig_sym(val, vec, Rk)) continue;
-        arma::cx_vec v = vec.col(nc - 1);
-        std::complex<double> z = 0;  // v^H (window sum of x)
-        for (std::size_t c = 0; c < nc; ++c) z += std::conj(v[c]) * std::complex<double>(xs(k, c));
-        double zn = std::abs(z), vn = 0;
-        for (std::size_t c = 0; c < nc; ++c) vn += std::abs(xs(k, c));
-        if (zn > 1e-6 * vn && zn > 0) {
-            v *= z / zn;
-        } else {
-            const std::complex<double> r = arma::cdot(u0, v);
-            if (std::abs(r) > 0) v *= std::conj(r) / std::abs(r);
-        }
-        for (std::size_t c = 0; c < nc; ++c) maps[c * n2 + k] = cxf(v[c]);
-    }
-    if (maskOut) *maskOut = mask;
-    return maps;
+    if (!maps_on_gpu(options.device, nc, "coil_maps_from_images"))
+        return coil_maps_host(X, Nx, Ny, Nz, options, maskOut);
+    forgeCol<forgeComplex<float>> dX(arma::cx_fvec(const_cast<cxf*>(X.memptr()), n2 * nc, false, true));
+    dX.put_on_gpu();
+    return coil_maps_device(dX.device_memptr(), Nx, Ny, Nz, nc, options, maskOut);
 }
 
-arma::cx_fmat low_resolution_coil_images(const ReconProblem& P, const ReconFrame& fr, const CoilMapOptions& options,
-                                         std::array<double, 3>* usedWidth) {
-    check_options(options);
+namespace {
+
+// The gridding operator and the tapered density compensation of one calibration selection. Frames of the same
+// trajectory (the slices of a multi-slice scan) select the same samples: the second one reuses them.
+struct Calibration {
+    arma::fvec kx, ky, kz;
+    double half[3] = {0, 0, 0};
+    std::shared_ptr<Gnufft<float>> G;
+    arma::fvec w;
+    bool same(const arma::fvec& x, const arma::fvec& y, const arma::fvec& z, const double h[3]) const {
+        return G && h[0] == half[0] && h[1] == half[1] && h[2] == half[2] && x.n_elem == kx.n_elem &&
+               arma::all(x == kx) && arma::all(y == ky) && arma::all(z == kz);
+    }
+};
+
+// Low-resolution coil images (nc x n2, coil-major) of one frame: on the GPU (one batched adjoint over the
+// coils, the result left there) when 'gpu', else on the host coil by coil.
+forgeCol<forgeComplex<float>> low_resolution_images(const ReconProblem& P, const ReconFrame& fr,
+                                                    const CoilMapOptions& options, std::array<double, 3>* usedWidth,
+                                                    bool gpu, Calibration& cache) {
     const std::size_t n1 = fr.kx.n_elem, n2 = P.n2();
     if (fr.y.n_elem != n1 * P.nc)
         throw invalid_argument("low_resolution_coil_images: the frame holds " + std::to_string(fr.y.n_elem) +
@@ -251,18 +377,26 @@ arma::cx_fmat low_resolution_coil_images(const ReconProblem& P, const ReconFrame
                                " cycles/FOV of k-space");
     const arma::uvec idx(sel);
     const arma::fvec kx = fr.kx.elem(idx), ky = fr.ky.elem(idx), kz = fr.kz.elem(idx);
-    Gnufft<float> G(idx.n_elem, P.Nx, P.Ny, P.Nz, kx, ky, kz);
-    arma::fvec w = density_compensation<float>(G, 20);
-    const arma::fvec* Ks[3] = {&kx, &ky, &kz};
-    for (arma::uword j = 0; j < idx.n_elem; ++j) {
-        if (cartesian) {
-            for (int d = 0; d < 3; ++d)
-                if (N[d] > 1) w[j] *= float(0.5 * (1 + std::cos(M_PI * (*Ks[d])[j] / (half[d] + 1))));
-        } else {
-            w[j] *= float(0.5 * (1 + std::cos(M_PI * std::min(1.0, radius(idx[j], 1)))));
+    if (!cache.same(kx, ky, kz, half)) {
+        cache.G = std::make_shared<Gnufft<float>>(idx.n_elem, P.Nx, P.Ny, P.Nz, kx, ky, kz);
+        arma::fvec w = density_compensation<float>(*cache.G, 20);
+        const arma::fvec* Ks[3] = {&kx, &ky, &kz};
+        for (arma::uword j = 0; j < idx.n_elem; ++j) {
+            if (cartesian) {
+                for (int d = 0; d < 3; ++d)
+                    if (N[d] > 1) w[j] *= float(0.5 * (1 + std::cos(M_PI * (*Ks[d])[j] / (half[d] + 1))));
+            } else {
+                w[j] *= float(0.5 * (1 + std::cos(M_PI * std::min(1.0, radius(idx[j], 1)))));
+            }
         }
+        cache.kx = kx;
+        cache.ky = ky;
+        cache.kz = kz;
+        for (int d = 0; d < 3; ++d) cache.half[d] = half[d];
+        cache.w = w;
     }
-    arma::cx_fmat X(n2, P.nc);
+    const Gnufft<float>& G = *cache.G;
+    const arma::cx_fvec wc = arma::conv_to<arma::cx_fvec>::from(cache.w);
     // With a field map: the exact adjoint (conjugate phase), while it costs at most kFieldCorrectedLimit
     // sample-pixel products; its blur would otherwise mix the coils' signals where the field varies.
     constexpr double kFieldCorrectedLimit = 2e9;
@@ -273,12 +407,34 @@ arma::cx_fmat low_resolution_coil_images(const ReconProblem& P, const ReconFrame
         const arma::fvec t = fr.t.elem(idx);
         D.reset(new Gdft<float>(idx.n_elem, n2, kx, ky, kz, P.ix, P.iy, P.iz, P.fieldmap[fr.slice], t));
     }
+    const std::size_t ns = idx.n_elem;
+    if (gpu) {
+        arma::cx_fvec ys(ns * P.nc);
+        for (std::size_t c = 0; c < P.nc; ++c)
+            ys.subvec(c * ns, (c + 1) * ns - 1) = fr.y.subvec(c * n1, (c + 1) * n1 - 1).eval().elem(idx) % wc;
+        forgeCol<forgeComplex<float>> yDev(ys);
+        yDev.put_on_gpu();
+        return withField ? D->adjoint(yDev, P.nc) : G.adjoint(yDev, P.nc);
+    }
+    arma::cx_fvec X(n2 * P.nc);
     for (std::size_t c = 0; c < P.nc; ++c) {
         arma::cx_fvec yc = fr.y.subvec(c * n1, (c + 1) * n1 - 1);
-        arma::cx_fvec ys = yc.elem(idx) % arma::conv_to<arma::cx_fvec>::from(w);
-        X.col(c) = withField ? arma::cx_fvec(*D / ys) : arma::cx_fvec(G / ys);
+        arma::cx_fvec ys = yc.elem(idx) % wc;
+        X.subvec(c * n2, (c + 1) * n2 - 1) = withField ? arma::cx_fvec(*D / ys) : arma::cx_fvec(G / ys);
     }
-    return X;
+    return forgeCol<forgeComplex<float>>(X);
+}
+
+}  // namespace
+
+arma::cx_fmat low_resolution_coil_images(const ReconProblem& P, const ReconFrame& fr, const CoilMapOptions& options,
+                                         std::array<double, 3>* usedWidth) {
+    check_options(options);
+    const bool gpu = solver_detail::recon_on_gpu<float>(options.device, "low_resolution_coil_images");
+    Calibration cache;
+    forgeCol<forgeComplex<float>> X = low_resolution_images(P, fr, options, usedWidth, gpu, cache);
+    if (X.on_gpu()) X.get_from_gpu();
+    return arma::cx_fmat(reinterpret_cast<const cxf*>(X.memptr()), P.n2(), P.nc);
 }
 
 std::vector<arma::cx_fvec> estimate_coil_maps(const ReconProblem& P, const CoilMapOptions& options,
@@ -286,10 +442,20 @@ std::vector<arma::cx_fvec> estimate_coil_maps(const ReconProblem& P, const CoilM
     std::vector<arma::cx_fvec> maps(P.nslices);
     if (masks) masks->assign(P.nslices, arma::uvec());
     std::vector<char> done(P.nslices, 0);
+    check_options(options);
+    // the images stay where they are made: on the GPU, the maps' kernels read them there
+    const bool gpu = maps_on_gpu(options.device, P.nc, "estimate_coil_maps");
+    Calibration cache;
     for (const auto& fr : P.frames) {  // frame-major: the first frame holding each slice
         if (fr.slice >= P.nslices || done[fr.slice]) continue;
-        const arma::cx_fmat X = low_resolution_coil_images(P, fr, options, usedWidth);
-        maps[fr.slice] = coil_maps_from_images(X, P.Nx, P.Ny, P.Nz, options, masks ? &(*masks)[fr.slice] : nullptr);
+        forgeCol<forgeComplex<float>> X = low_resolution_images(P, fr, options, usedWidth, gpu, cache);
+        arma::uvec* mask = masks ? &(*masks)[fr.slice] : nullptr;
+        if (gpu) {
+            maps[fr.slice] = coil_maps_device(X.device_memptr(), P.Nx, P.Ny, P.Nz, P.nc, options, mask);
+        } else {
+            const arma::cx_fmat Xh(reinterpret_cast<const cxf*>(X.memptr()), P.n2(), P.nc);
+            maps[fr.slice] = coil_maps_from_images(Xh, P.Nx, P.Ny, P.Nz, options, mask);
+        }
         done[fr.slice] = 1;
     }
     for (std::size_t s = 0; s < P.nslices; ++s)

@@ -20,12 +20,18 @@
 #include "forge/Recon/ReconProblem.h"
 
 namespace forge {
+enum class ReconDevice;  // forge/Solvers/recon_solve.h: Auto (0), Host, GPU
+
 namespace recon {
 
 struct CoilMapOptions {
     double calibration = 24;  // width of the central k-space box, cycles/FOV per axis (>= 4)
     int kernel = 5;           // covariance window, pixels per axis (odd, >= 1)
     double threshold = 0.05;  // mask: fraction of the maximum window energy (0 keeps every pixel)
+    // Where the stages run (docs/map-estimation.md): Auto (the value-initialised default) on the GPU when
+    // device::available(), else on the host; Host; GPU (forge::cuda_error without a usable device). The GPU's
+    // maps equal the host's to float rounding.
+    ReconDevice device{};
 };
 
 // Maps of one image grid from its coil images (n2 x nc, x fastest on Nx x Ny x Nz): nc * n2, coil-major.

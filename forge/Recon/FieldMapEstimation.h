@@ -27,12 +27,18 @@
 #include "forge/Recon/Reconstruct.h"
 
 namespace forge {
+enum class ReconDevice;  // forge/Solvers/recon_solve.h: Auto (0), Host, GPU
+
 namespace recon {
 
 struct FieldMapOptions {
     double beta = 1e-2;    // penalty weight (see above); 0: the per-pixel maximum-likelihood estimate
     int iterations = 200;  // surrogate iterations (0: the smoothed phase difference alone)
     int initKernel = 3;    // window of the starting phase difference, pixels per axis (odd)
+    // Where the start and the iterations run: Auto (the value-initialised default) on the GPU when
+    // device::available(), else on the host; Host; GPU (forge::cuda_error without a usable device). The
+    // GPU's map equals the host's to float rounding (docs/map-estimation.md).
+    ReconDevice device{};
 };
 
 // The plain phase difference of echoes 0 and 1: angle(y_0 conj(y_1)) / (t_1 - t_0), rad/s.
@@ -47,7 +53,7 @@ arma::fvec estimate_fieldmap(const std::vector<arma::cx_fvec>& echoes, const std
 
 // From a multi-echo scan: reconstructs the first frame of each echo (ReconFrame::contrast, at
 // ReconFrame::echo_time) of every slice with 'settings' and no field correction (SENSE when 'scan' has
-// coil maps), then estimates each slice's map. 'echoImages' (optional) receives the images, echo-major
+// coil maps), then estimates each slice's map; options.device Auto follows settings.gpu (false: the host). 'echoImages' (optional) receives the images, echo-major
 // then slice. Throws forge::invalid_argument when the scan has fewer than two echo times.
 std::vector<arma::fvec> estimate_fieldmap(const ReconProblem& scan, const ReconSettings& settings,
                                           const FieldMapOptions& options = {},

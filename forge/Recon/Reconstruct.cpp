@@ -83,6 +83,8 @@ arma::cx_fvec solve(const std::shared_ptr<const Op>& A, const arma::cx_fvec& y, 
     rec.segments = fs.segments;
     rec.report = rep;
     rec.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    rec.iteration_seconds = std::min(rep.elapsed_s, rec.seconds);
+    rec.rhs_seconds = rec.seconds - rec.iteration_seconds;
     fs.records->push_back(rec);
     if (S.on_solve_end) S.on_solve_end(label, rep, niter);
     return x;
@@ -285,9 +287,11 @@ ReconResult reconstruct(const ReconProblem& P, bool fieldCorrection, const Recon
         out.complexImage[fr.frame * P.nslices + fr.slice] = recon_one(P, fr, fieldCorrection, S, label, fs);
         double solving = 0;
         for (std::size_t k = first; k < out.solves.size(); ++k) solving += out.solves[k].seconds;
-        out.solve_seconds += solving;
-        out.setup_seconds +=
+        const double setup =
             std::max(0.0, std::chrono::duration<double>(std::chrono::steady_clock::now() - tFrame).count() - solving);
+        if (first < out.solves.size()) out.solves[first].setup_seconds = setup;
+        out.solve_seconds += solving;
+        out.setup_seconds += setup;
     }
     for (const auto& c : out.complexImage) out.magnitude.push_back(arma::abs(c));
     out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

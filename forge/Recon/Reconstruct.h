@@ -65,6 +65,12 @@ struct SolveRecord {
     std::size_t segments = 0;          // L: time segments of TimeSeg/Fft, or of the Toeplitz kernels; 0: none
     SolverReport report;               // iterations, stop reason, gradient norms, in the problem's units
     double seconds = 0;                // the solve: right-hand side (Toeplitz), PCG loop, transfers
+    // seconds split: before the PCG loop (the right-hand side G^H y of the Toeplitz path, uploads) and the loop
+    // itself (report.elapsed_s); rhs_seconds + iteration_seconds = seconds.
+    double rhs_seconds = 0, iteration_seconds = 0;
+    // The frame's set-up before its solves (building the operator: NUFFT plan, time segmentation, Toeplitz
+    // kernels; the scaling and the penalty), carried by the frame's first solve (0 on the others).
+    double setup_seconds = 0;
 };
 
 struct ReconResult {

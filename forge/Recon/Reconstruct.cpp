@@ -367,12 +367,14 @@ struct CostRates {
     double fft;     // FFTs: 5 M log2 M flops of an M-point FFT per second
     double taps;    // NUFFT interpolation: kernel taps applied (forward or adjoint) per second
     double kernel;  // Toeplitz kernel build (adjoint DFTs on the padded grid): sample-cell products per second
+    double plan;    // NUFFT plan (on the host, also for a GPU NUFFT): samples per second
 };
 CostRates cost_rates(bool gpu) {
-    if (gpu) return {1.85e12, 1e12, 1e12, 1.85e12};
+    if (gpu) return {1.85e12, 1e12, 1e12, 1.85e12, 5e6};
     // CPU: Gdft 4.5e8 (with a field map) to 3.8e9 (without); FFTs of 256^2 in 2.6 ms (inside the Toeplitz
-    // apply); radial NUFFT (25856 samples, W = 5: 25 taps in 2D, 256^2 grid) 6.4 ms each way; kernels 3.7e8 to 1.3e9
-    return {1e9, 2e9, 1.7e8, 5e8};
+    // apply); radial NUFFT (25856 samples, W = 5: 25 taps in 2D, 256^2 grid) 6.4 ms each way, its plan (the whole
+    // frame's set-up) 0.02 to 0.03 s; kernels 3.7e8 to 1.3e9
+    return {1e9, 2e9, 1.7e8, 5e8, 1e6};
 }
 
 double padded_cells(const ReconProblem& P) { return double(P.n2()) * (P.Nz > 1 ? 8.0 : 4.0); }
@@ -404,7 +406,7 @@ double rhs_exact_seconds(const ReconProblem& P, double n1, const CostRates& r) {
     return n1 * double(P.n2()) * double(P.nc) / r.dft;
 }
 double rhs_nufft_seconds(const ReconProblem& P, double n1, double segs, const CostRates& r) {
-    return segs * double(P.nc) * nufft_apply_seconds(P, n1, r);
+    return n1 / r.plan + segs * double(P.nc) * nufft_apply_seconds(P, n1, r);
 }
 
 // One Toeplitz iteration of one frame: per coil 2 (L+1) FFTs of the padded grid.
@@ -430,9 +432,9 @@ double estimate_seconds(const ReconProblem& P, const ReconSettings& S, EncodingO
         } else if (op == EncodingOperator::Fft) {
             const double grid = double(P.fftGrid[0] * P.fftGrid[1] * P.fftGrid[2]);
             t += iterations * segs * double(P.nc) * 2 * (fft_flops(grid) / r.fft + 2 * n1 / r.taps);
-        } else {  // nufft, timeseg: forward and adjoint per iteration, every coil and segment
+        } else {  // nufft, timeseg: the plan, then forward and adjoint per iteration, every coil and segment
             const double s = op == EncodingOperator::TimeSeg ? segs : 1;
-            t += iterations * s * double(P.nc) * 2 * nufft_apply_seconds(P, n1, r);
+            t += n1 / r.plan + iterations * s * double(P.nc) * 2 * nufft_apply_seconds(P, n1, r);
         }
     }
     return t;

@@ -103,8 +103,8 @@ int main(int argc, char** argv) {
     row("write_mrd spiral + csm, fieldmap, phantom", t.seconds(), file_mb(spiral));
     t.reset();
     forge::io::write_mrd(scan, forge::io::make_mrd_header_xml(FF.header), FF.acquisitions, {});
-    row(("write_mrd field-map scan (" + std::to_string(FF.acquisitions.size()) + " acquisitions)").c_str(),
-        t.seconds(), file_mb(scan));
+    row(("write_mrd field-map scan (" + std::to_string(FF.acquisitions.size()) + " acquisitions)").c_str(), t.seconds(),
+        file_mb(scan));
     t.reset();
     const forge::io::MrdFile R = forge::io::read_mrd(spiral);
     row("read_mrd spiral", t.seconds(), file_mb(spiral));
@@ -119,8 +119,7 @@ int main(int argc, char** argv) {
     row("problem_from_mrd field-map scan", t.seconds(), 0);
     t.reset();
     forge::io::attach_smaps(
-        P, [&](const forge::io::DimsCheck& c) { return forge::io::read_hdf5_array(spiral, "/dataset/csm", c); },
-        "csm");
+        P, [&](const forge::io::DimsCheck& c) { return forge::io::read_hdf5_array(spiral, "/dataset/csm", c); }, "csm");
     const double mbMaps = double(N * N * ns * nc) * 8 / 1e6;
     row("attach_smaps (read /dataset/csm)", t.seconds(), mbMaps);
     std::vector<float> vol(N * N * ns, 1.0f);

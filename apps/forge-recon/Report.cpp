@@ -90,9 +90,8 @@ std::vector<FrameStages> frame_stages(const std::vector<ReportedReconstruction>&
     for (const auto& rec : recs) {
         const std::size_t first = out.size();
         for (const auto& s : rec.solves) {
-            auto it = std::find_if(out.begin() + std::ptrdiff_t(first), out.end(), [&s](const FrameStages& f) {
-                return f.slice == s.slice && f.frame == s.frame;
-            });
+            auto it = std::find_if(out.begin() + std::ptrdiff_t(first), out.end(),
+                                   [&s](const FrameStages& f) { return f.slice == s.slice && f.frame == s.frame; });
             if (it == out.end()) {
                 FrameStages f;
                 f.reconstruction = rec.name;
@@ -113,17 +112,16 @@ std::string stage_summary(const RunReport& r) {
     const StageTimes& t = r.stages;
     const bool demo = r.mode == "demo";
     // (label, seconds, shown even at 0)
-    const std::vector<std::tuple<const char*, double, bool>> parts = {
-        {"device", t.device, false},
-        {"read", t.read, !demo},
-        {"simulate", t.simulation, demo},
-        {"coils", t.coil_preprocessing, false},
-        {"maps", t.coil_maps + t.field_map, true},
-        {"build", t.operator_setup, true},
-        {"rhs", t.rhs, true},
-        {"solve", t.iterations, true},
-        {"write", t.write, true},
-        {"other", r.other_seconds(), true}};
+    const std::vector<std::tuple<const char*, double, bool>> parts = {{"device", t.device, false},
+                                                                      {"read", t.read, !demo},
+                                                                      {"simulate", t.simulation, demo},
+                                                                      {"coils", t.coil_preprocessing, false},
+                                                                      {"maps", t.coil_maps + t.field_map, true},
+                                                                      {"build", t.operator_setup, true},
+                                                                      {"rhs", t.rhs, true},
+                                                                      {"solve", t.iterations, true},
+                                                                      {"write", t.write, true},
+                                                                      {"other", r.other_seconds(), true}};
     std::string line = "forge-recon: time " + seconds_text(r.total_seconds) + " s =";
     bool firstPart = true;
     for (const auto& p : parts) {

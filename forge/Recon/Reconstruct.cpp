@@ -234,9 +234,9 @@ arma::cx_fvec recon_one(const ReconProblem& P, const ReconFrame& fr, bool fieldC
     }
     arma::fvec fm = correct ? P.fieldmap[fr.slice] : arma::fvec(n2, arma::fill::zeros);
     if (S.op == EncodingOperator::Dft)
-        return recon_frame(
-            P, fr, std::make_shared<const Gdft<float>>(n1, n2, fr.kx, fr.ky, fr.kz, P.ix, P.iy, P.iz, fm, fr.t), S,
-            label, fs);
+        return recon_frame(P, fr,
+                           std::make_shared<const Gdft<float>>(n1, n2, fr.kx, fr.ky, fr.kz, P.ix, P.iy, P.iz, fm, fr.t),
+                           S, label, fs);
     // Toeplitz: G's normal by FFTs on the 2x grid (P.ix etc. are the grid ToeplitzNormal assumes); G for the
     // right-hand side G^H y the exact Gdft, or where that costs more the NUFFT (time-segmented for half the
     // normal operator's requested error: G^H y enters the solution once). Unit weights, as recon_solve's.

@@ -31,8 +31,8 @@ TEST_CASE("read_hdf5_array reads complex float NDArrays exactly", "[io][hdf5]") 
     forge::io::write_mrd(path, forge::io::make_mrd_header_xml(F.header), {a}, arrays);
     for (const auto& arr : arrays) {
         std::vector<std::size_t> seen;
-        const forge::io::Array r =
-            forge::io::read_hdf5_array(path, "/dataset/" + arr.name, [&](const std::vector<std::size_t>& d) { seen = d; });
+        const forge::io::Array r = forge::io::read_hdf5_array(path, "/dataset/" + arr.name,
+                                                              [&](const std::vector<std::size_t>& d) { seen = d; });
         INFO(arr.name);
         CHECK(r.is_complex);
         REQUIRE(r.data.size() == arr.data.size());

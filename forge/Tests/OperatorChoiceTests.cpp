@@ -74,8 +74,9 @@ ReconProblem sized(std::size_t N, std::size_t nc, std::size_t n1, bool fieldmap)
 }
 
 double relative_difference(const arma::cx_fvec& a, const arma::cx_fvec& b) {
-    return double(arma::norm(arma::cx_vec(arma::conv_to<arma::cx_vec>::from(a) - arma::conv_to<arma::cx_vec>::from(b))) /
-                  arma::norm(arma::conv_to<arma::cx_vec>::from(b)));
+    return double(
+        arma::norm(arma::cx_vec(arma::conv_to<arma::cx_vec>::from(a) - arma::conv_to<arma::cx_vec>::from(b))) /
+        arma::norm(arma::conv_to<arma::cx_vec>::from(b)));
 }
 
 }  // namespace
@@ -97,8 +98,8 @@ TEST_CASE("choose_operator takes Toeplitz exactly where its estimate, kernels in
                 S.gpu = gpu;
                 const double tT = forge::recon::estimate_seconds(P, S, EncodingOperator::Toeplitz, true);
                 const double tN = forge::recon::estimate_seconds(P, S, nufft, true);
-                INFO("field map " << fieldmap << ", " << iterations << " iterations, gpu " << gpu << ": toeplitz "
-                                  << tT << " s, " << forge::recon::operator_name(nufft) << " " << tN << " s; chose "
+                INFO("field map " << fieldmap << ", " << iterations << " iterations, gpu " << gpu << ": toeplitz " << tT
+                                  << " s, " << forge::recon::operator_name(nufft) << " " << tN << " s; chose "
                                   << forge::recon::operator_name(c.op) << ": " << c.reason);
                 CHECK(tT > 0);
                 CHECK(tN > 0);
@@ -131,8 +132,8 @@ TEST_CASE("estimate_seconds counts the Toeplitz kernels once and its iterations 
         const double n2 = at(EncodingOperator::TimeSeg, 201);
         INFO("gpu " << gpu << ": toeplitz " << t0 << " -> " << t1 << " -> " << t2 << " s, timeseg " << n0 << " -> "
                     << n1 << " -> " << n2 << " s");
-        if (!gpu) CHECK(t0 > n0);            // one iteration on the CPU: the kernels dominate
-        CHECK((t1 - t0) < (n1 - n0));         // per iteration: FFTs only, no interpolation
+        if (!gpu) CHECK(t0 > n0);      // one iteration on the CPU: the kernels dominate
+        CHECK((t1 - t0) < (n1 - n0));  // per iteration: FFTs only, no interpolation
         // the set-up (kernels, right-hand side; the NUFFT's plan) counted once, the iterations linearly
         CHECK(t2 - t1 == Approx(t1 - t0).epsilon(1e-9));
         CHECK(n2 - n1 == Approx(n1 - n0).epsilon(1e-9));
@@ -168,7 +169,7 @@ TEST_CASE("the Toeplitz path's right-hand side by the NUFFT gives the exact righ
         // G^H y by the NUFFT (W = 5, relative error ~1e-4; with a field map time-segmented for 5e-4) moves the
         // image by about that much; the Toeplitz operator's own error (1e-3 with a field map) is of that order
         CHECK(dNufft < (fieldmap ? 1e-3 : 3e-4));  // measured 1.2e-4 and 5.6e-5
-        CHECK(dNufft > 0);  // a different operator ran
+        CHECK(dNufft > 0);                         // a different operator ran
         REQUIRE(nufft.solves.size() == 1);
         CHECK(nufft.solves[0].report.iterations == 15);
     }

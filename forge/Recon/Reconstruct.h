@@ -120,7 +120,7 @@ bool toeplitz_rhs_by_nufft(const ReconProblem& P, std::size_t frame, const Recon
 
 // --operator auto: data on an FFT grid (P.fftGrid, set by fft_grid()) -> Fft; otherwise Dft while its cost
 // is at most 2e10 sample-pixel products on the CPU (4e12 on the GPU); else Toeplitz where estimate_seconds() puts
-// it (kernels and right-hand side counted against 'iterations') below the NUFFT's, otherwise TimeSeg when there
+// it (kernels and right-hand side counted against 'iterations') below half the NUFFT's, otherwise TimeSeg when there
 // is a field map to correct (P.fieldmap and fieldCorrection), Nufft when there is none. 'reason' says why.
 struct OperatorChoice {
     EncodingOperator op;

@@ -103,7 +103,7 @@ TEST_CASE("choose_operator takes Toeplitz exactly where its estimate, kernels in
                                   << forge::recon::operator_name(c.op) << ": " << c.reason);
                 CHECK(tT > 0);
                 CHECK(tN > 0);
-                if (c.op == EncodingOperator::Dft) continue;  // under the DFT's limit
+                if (c.op == EncodingOperator::Dft) continue;                          // under the DFT's limit
                 CHECK(c.op == (tT < 0.5 * tN ? EncodingOperator::Toeplitz : nufft));  // a clear lead only
                 CHECK_THAT(c.reason, Catch::Matchers::Contains("toeplitz"));
                 if (!fieldmap) CHECK_THAT(c.reason, Catch::Matchers::Contains("no field map"));

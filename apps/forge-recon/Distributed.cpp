@@ -195,7 +195,7 @@ void gather_solves(std::vector<forge::recon::SolveRecord>& solves, std::vector<d
 #ifdef FORGE_HAS_MPI
     if (g_size < 2) return;
     // One record as kFields doubles (its numbers; the label stays with its rank).
-    constexpr int kFields = 12;
+    constexpr int kFields = 15;
     costs.resize(solves.size(), NAN);
     std::vector<double> mine;
     for (std::size_t i = 0; i < solves.size(); ++i) {
@@ -212,7 +212,10 @@ void gather_solves(std::vector<forge::recon::SolveRecord>& solves, std::vector<d
                                    r.initial_gradient_norm,
                                    r.final_gradient_norm,
                                    s.seconds,
-                                   costs[i]};
+                                   costs[i],
+                                   s.rhs_seconds,
+                                   s.iteration_seconds,
+                                   s.setup_seconds};
         mine.insert(mine.end(), v, v + kFields);
     }
     const int myCount = int(mine.size());
@@ -246,6 +249,9 @@ void gather_solves(std::vector<forge::recon::SolveRecord>& solves, std::vector<d
         s.report.initial_gradient_norm = v[8];
         s.report.final_gradient_norm = v[9];
         s.seconds = v[10];
+        s.rhs_seconds = v[12];
+        s.iteration_seconds = v[13];
+        s.setup_seconds = v[14];
         solves.push_back(s);
         costs.push_back(v[11]);
     }

@@ -260,6 +260,13 @@ ReportedReconstruction gather_reconstruction(const ReconProblem& P, const std::v
     ReportedReconstruction rec;
     rec.name = name;
     rec.field_correction = fieldCorrection;
+    double rhs = 0, iterations = 0;  // this rank's
+    for (const auto& s : R.solves) {
+        rhs += s.rhs_seconds;
+        iterations += s.iteration_seconds;
+    }
+    rec.rhs_seconds = dist::max_over_ranks(rhs);
+    rec.iteration_seconds = dist::max_over_ranks(iterations);
     dist::gather_images(P, mine, R);
     rec.solves = R.solves;
     rec.final_costs = std::move(finalCosts);

@@ -4,9 +4,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <stdexcept>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -66,7 +68,69 @@ Json reconstruction_json(const ReportedReconstruction& rec) {
     return j;
 }
 
+// A stage's seconds rounded as the summary line prints them.
+std::string seconds_text(double v) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.2f", v);
+    return b;
+}
+
 }  // namespace
+
+double RunReport::other_seconds() const { return std::max(0.0, total_seconds - stages.sum()); }
+
+void add_reconstruction_stages(const ReportedReconstruction& rec, StageTimes& times) {
+    times.operator_setup += rec.setup_seconds;
+    times.rhs += rec.rhs_seconds;
+    times.iterations += rec.iteration_seconds;
+}
+
+std::vector<FrameStages> frame_stages(const std::vector<ReportedReconstruction>& recs) {
+    std::vector<FrameStages> out;
+    for (const auto& rec : recs) {
+        const std::size_t first = out.size();
+        for (const auto& s : rec.solves) {
+            auto it = std::find_if(out.begin() + std::ptrdiff_t(first), out.end(),
+                                   [&s](const FrameStages& f) { return f.slice == s.slice && f.frame == s.frame; });
+            if (it == out.end()) {
+                FrameStages f;
+                f.reconstruction = rec.name;
+                f.slice = s.slice;
+                f.frame = s.frame;
+                out.push_back(f);
+                it = out.end() - 1;
+            }
+            it->operator_setup += s.setup_seconds;
+            it->rhs += s.rhs_seconds;
+            it->iterations += s.iteration_seconds;
+        }
+    }
+    return out;
+}
+
+std::string stage_summary(const RunReport& r) {
+    const StageTimes& t = r.stages;
+    const bool demo = r.mode == "demo";
+    // (label, seconds, shown even at 0)
+    const std::vector<std::tuple<const char*, double, bool>> parts = {{"device", t.device, false},
+                                                                      {"read", t.read, !demo},
+                                                                      {"simulate", t.simulation, demo},
+                                                                      {"coils", t.coil_preprocessing, false},
+                                                                      {"maps", t.coil_maps + t.field_map, true},
+                                                                      {"build", t.operator_setup, true},
+                                                                      {"rhs", t.rhs, true},
+                                                                      {"solve", t.iterations, true},
+                                                                      {"write", t.write, true},
+                                                                      {"other", r.other_seconds(), true}};
+    std::string line = "forge-recon: time " + seconds_text(r.total_seconds) + " s =";
+    bool firstPart = true;
+    for (const auto& p : parts) {
+        if (!std::get<2>(p) && std::get<1>(p) < 0.005) continue;
+        line += std::string(firstPart ? " " : " + ") + std::get<0>(p) + " " + seconds_text(std::get<1>(p));
+        firstPart = false;
+    }
+    return line;
+}
 
 const char* stop_reason_token(forge::StopReason r) {
     switch (r) {
@@ -121,12 +185,36 @@ void write_report(forge::io::OutputSet& outs, const std::string& path, const Run
     const StageTimes& t = r.stages;
     j["stages_s"] = {{"read", t.read},
                      {"simulation", t.simulation},
-                     {"coil_maps", t.coil_maps},
+                     {"coil_maps", t.coil_preprocessing + t.coil_maps},
                      {"field_map", t.field_map},
                      {"operator_setup", t.operator_setup},
-                     {"solve", t.solve},
+                     {"solve", t.solve()},
                      {"write", t.write},
                      {"total", r.total_seconds}};
+    // The same run as stages that partition it (they and "other" add up to total_s), per (slice, frame) too.
+    Json frames = Json::array();
+    for (const FrameStages& f : frame_stages(r.reconstructions))
+        frames.push_back({{"reconstruction", f.reconstruction},
+                          {"slice", f.slice},
+                          {"frame", f.frame},
+                          {"operator_build", f.operator_setup},
+                          {"rhs", f.rhs},
+                          {"iterations", f.iterations}});
+    j["timing"] = {{"total_s", r.total_seconds},
+                   {"stages_s",
+                    {{"device", t.device},
+                     {"read", t.read},
+                     {"simulation", t.simulation},
+                     {"coil_preprocessing", t.coil_preprocessing},
+                     {"coil_maps", t.coil_maps},
+                     {"field_map", t.field_map},
+                     {"operator_build", t.operator_setup},
+                     {"rhs", t.rhs},
+                     {"iterations", t.iterations},
+                     {"write", t.write},
+                     {"other", r.other_seconds()}}},
+                   {"frames_s", frames},
+                   {"summary", stage_summary(r)}};
     // (file names are bytes: one that is not UTF-8 is written with U+FFFD where JSON cannot hold it)
     const std::string text = j.dump(2, ' ', false, Json::error_handler_t::replace);
     const std::string tmp = outs.stage(path);

@@ -14,15 +14,25 @@ namespace forge_recon {
 
 struct Settings;
 
-// Seconds spent in each stage of a run (on rank 0; the solves' stages: the slowest rank's).
+// Seconds spent in each stage of a run (on rank 0; the solves' stages: the slowest rank's). The stages partition the
+// run: what none of them covers is reported as "other" (RunReport::other_seconds()).
 struct StageTimes {
-    double read = 0;            // the input, its maps and reference (file mode)
-    double simulation = 0;      // the acquisition (--demo)
-    double coil_maps = 0;       // noise pre-whitening, coil compression, coil-map estimation
-    double field_map = 0;       // field-map estimation (reading a --fieldmap-scan included)
-    double operator_setup = 0;  // building the operators (time segmentation, Toeplitz kernels), scaling, penalty
-    double solve = 0;           // the solves: right-hand side, PCG iterations, transfers
-    double write = 0;           // the output images and files
+    double device = 0;              // finding and initialising the GPU (CUDA context)
+    double read = 0;                // the input, its maps and reference (file mode); the demo: MRD to problem
+    double simulation = 0;          // the acquisition (--demo): objects, simulated data, MRD acquisitions
+    double coil_preprocessing = 0;  // noise pre-whitening, coil compression
+    double coil_maps = 0;           // coil-map estimation
+    double field_map = 0;           // field-map estimation (reading a --fieldmap-scan included)
+    double operator_setup = 0;      // building the operators (NUFFT plan, time segmentation, Toeplitz kernels), scaling
+    double rhs = 0;                 // the solves before their PCG loops: G^H y of the Toeplitz path, uploads
+    double iterations = 0;          // the PCG loops
+    double write = 0;               // the output images and files
+    // the solves: right-hand side, PCG, transfers
+    double solve() const { return rhs + iterations; }
+    double sum() const {
+        return device + read + simulation + coil_preprocessing + coil_maps + field_map + operator_setup + rhs +
+               iterations + write;
+    }
 };
 
 // One reconstruction of the run (the file mode has one; the demo three).
@@ -34,6 +44,7 @@ struct ReportedReconstruction {
     std::vector<double> final_costs;                // per solve: the cost after its last iteration (NaN: none ran)
     std::vector<forge::recon::Quality> quality;     // per frame against the reference; empty without one
     double setup_seconds = 0, solve_seconds = 0;    // the slowest rank's
+    double rhs_seconds = 0, iteration_seconds = 0;  // solve_seconds split (the slowest rank's each)
 };
 
 // The data reconstructed.
@@ -55,7 +66,25 @@ struct RunReport {
     std::vector<ReportedReconstruction> reconstructions;
     StageTimes stages;
     double total_seconds = 0;
+    // The run's time that no stage covers (>= 0).
+    double other_seconds() const;
 };
+
+// The stages of one (slice, frame) of a reconstruction, summed over its solves (coils without maps).
+struct FrameStages {
+    std::string reconstruction;
+    std::size_t slice = 0, frame = 0;
+    double operator_setup = 0, rhs = 0, iterations = 0;
+};
+std::vector<FrameStages> frame_stages(const std::vector<ReportedReconstruction>& recs);
+
+// Adds a reconstruction's stages (the slowest rank's set-up and solves) to 'times'.
+void add_reconstruction_stages(const ReportedReconstruction& rec, StageTimes& times);
+
+// The one line a run ends with: where the time went, e.g.
+//   forge-recon: time 1.12 s = read 0.31 + maps 0.00 + build 0.05 + rhs 0.02 + solve 0.61 + write 0.13 + other 0.00
+// (stages of no time in this mode left out; "maps" = coil maps + field map).
+std::string stage_summary(const RunReport& r);
 
 // stop_reason as the report names it: "iteration_limit", "tolerance", "zero_gradient", "flat_direction".
 const char* stop_reason_token(forge::StopReason r);

@@ -83,6 +83,8 @@ arma::cx_fvec solve(const std::shared_ptr<const Op>& A, const arma::cx_fvec& y, 
     rec.segments = fs.segments;
     rec.report = rep;
     rec.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    rec.iteration_seconds = std::min(rep.elapsed_s, rec.seconds);
+    rec.rhs_seconds = rec.seconds - rec.iteration_seconds;
     fs.records->push_back(rec);
     if (S.on_solve_end) S.on_solve_end(label, rep, niter);
     return x;
@@ -231,10 +233,26 @@ arma::cx_fvec recon_one(const ReconProblem& P, const ReconFrame& fr, bool fieldC
         case EncodingOperator::Toeplitz: break;
     }
     arma::fvec fm = correct ? P.fieldmap[fr.slice] : arma::fvec(n2, arma::fill::zeros);
-    auto G = std::make_shared<const Gdft<float>>(n1, n2, fr.kx, fr.ky, fr.kz, P.ix, P.iy, P.iz, fm, fr.t);
-    if (S.op == EncodingOperator::Dft) return recon_frame(P, fr, G, S, label, fs);
-    // Toeplitz: G's normal by FFTs on the 2x grid (P.ix etc. are the grid ToeplitzNormal assumes), G exact for
-    // the right-hand side. Unit weights, as recon_solve's.
+    if (S.op == EncodingOperator::Dft)
+        return recon_frame(P, fr,
+                           std::make_shared<const Gdft<float>>(n1, n2, fr.kx, fr.ky, fr.kz, P.ix, P.iy, P.iz, fm, fr.t),
+                           S, label, fs);
+    // Toeplitz: G's normal by FFTs on the 2x grid (P.ix etc. are the grid ToeplitzNormal assumes); G for the
+    // right-hand side G^H y the exact Gdft, or where that costs more the NUFFT (time-segmented for half the
+    // normal operator's requested error: G^H y enters the solution once). Unit weights, as recon_solve's.
+    OperatorPtr<float> G;
+    if (toeplitz_rhs_by_nufft(P, fs.index, S, fieldCorrection)) {
+        Gnufft<float> Gn(n1, P.Nx, P.Ny, P.Nz, fr.kx, fr.ky, fr.kz);
+        if (correct) {
+            using TS = TimeSegmentation<float, Gnufft<float>>;
+            const uword L = TS::choose_segments(fm, fr.t, S.toeplitzError / 2, TSInterp::MinMax, 64).L;
+            G = std::make_shared<const TS>(Gn, fm, fr.t, L, TSInterp::MinMax);
+        } else {
+            G = share(Gn);
+        }
+    } else {
+        G = std::make_shared<const Gdft<float>>(n1, n2, fr.kx, fr.ky, fr.kz, P.ix, P.iy, P.iz, fm, fr.t);
+    }
     std::shared_ptr<ToeplitzNormal<float>> T;
     std::string segments;
     ToeplitzOptions options;
@@ -285,9 +303,11 @@ ReconResult reconstruct(const ReconProblem& P, bool fieldCorrection, const Recon
         out.complexImage[fr.frame * P.nslices + fr.slice] = recon_one(P, fr, fieldCorrection, S, label, fs);
         double solving = 0;
         for (std::size_t k = first; k < out.solves.size(); ++k) solving += out.solves[k].seconds;
-        out.solve_seconds += solving;
-        out.setup_seconds +=
+        const double setup =
             std::max(0.0, std::chrono::duration<double>(std::chrono::steady_clock::now() - tFrame).count() - solving);
+        if (first < out.solves.size()) out.solves[first].setup_seconds = setup;
+        out.solve_seconds += solving;
+        out.setup_seconds += setup;
     }
     for (const auto& c : out.complexImage) out.magnitude.push_back(arma::abs(c));
     out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -333,41 +353,104 @@ double dft_cost(const ReconProblem& P, int iterations) {
     return 2.0 * double(iterations) * c;
 }
 
-// Throughputs measured with forge-recon on a 2-core Xeon and on an H100 (docs/forge-recon.md).
+namespace {
+
+// ---------------------------------------------------------------- cost model
+// estimate_seconds(), choose_operator() and the Toeplitz right-hand side's choice: seconds = work / rate. The CPU
+// rates were measured with forge-recon --report (timing.frames_s, -n 10 --tolerance 0) on the 2-core AMD EPYC
+// development machine while other builds loaded it (load 2 to 6): BART's radial phantom (128x128, 101 spokes x
+// 256 samples, 8 coils) and the demo's 128x128 spiral (24576 samples, 8 coils). The GPU rates are the H100's Gdft
+// rate and rough FFT and interpolation rates; recalibrate them from an H100 run's report. When an operator gets
+// faster, update its rate here: the Toeplitz kernel build above all (toeplitz_kernel_seconds()).
+struct CostRates {
+    double dft;     // exact DFT (Gdft, coils batched): sample-pixel products per coil per second
+    double fft;     // FFTs: 5 M log2 M flops of an M-point FFT per second
+    double taps;    // NUFFT interpolation: kernel taps applied (forward or adjoint) per second
+    double kernel;  // Toeplitz kernel build (adjoint DFTs on the padded grid): sample-cell products per second
+    double plan;    // NUFFT plan (on the host, also for a GPU NUFFT): samples per second
+};
+CostRates cost_rates(bool gpu) {
+    if (gpu) return {1.85e12, 1e12, 1e12, 1.85e12, 5e6};
+    // CPU: Gdft 4.5e8 (with a field map) to 3.8e9 (without); FFTs of 256^2 in 2.6 ms (inside the Toeplitz
+    // apply); radial NUFFT (25856 samples, W = 5: 25 taps in 2D, 256^2 grid) 6.4 ms each way, its plan (the whole
+    // frame's set-up) 0.02 to 0.03 s; kernels 3.7e8 to 1.3e9
+    return {1e9, 2e9, 1.7e8, 5e8, 1e6};
+}
+
+double padded_cells(const ReconProblem& P) { return double(P.n2()) * (P.Nz > 1 ? 8.0 : 4.0); }
+double fft_flops(double cells) { return 5 * cells * std::log2(std::max(cells, 2.0)); }
+double nufft_taps(const ReconProblem& P, double n1) { return n1 * std::pow(5.0, P.Nz > 1 ? 3 : 2); }
+
+// Time segments of 'op' the estimates assume: the given L, else typical choices (timeseg at 1%: L ~ 8;
+// toeplitz at 1e-3: L ~ 6); 1 without field correction.
+double segment_count(const ReconProblem& P, const ReconSettings& S, EncodingOperator op, bool fieldCorrection) {
+    if (!fieldCorrection || P.fieldmap.empty()) return 1;
+    if (S.segments > 0) return S.segments + 1.0;
+    return op == EncodingOperator::Toeplitz ? 7 : 9;
+}
+
+// One NUFFT apply (forward or adjoint) of n1 samples for one coil: an FFT of the 2x grid and the interpolation.
+double nufft_apply_seconds(const ReconProblem& P, double n1, const CostRates& r) {
+    return fft_flops(padded_cells(P)) / r.fft + nufft_taps(P, n1) / r.taps;
+}
+
+// The Toeplitz kernels of one frame of n1 samples with 'segs' = L + 1 segments: about half of the (L+1)(L+2)/2
+// pair kernels (their numerical rank), each one adjoint DFT of the n1 samples on the padded grid.
+double toeplitz_kernel_seconds(const ReconProblem& P, double n1, double segs, const CostRates& r) {
+    const double dfts = std::max(1.0, segs * (segs + 1) / 4);
+    return dfts * n1 * padded_cells(P) / r.kernel;
+}
+
+// The right-hand side G^H y of one frame (every coil): exact DFT, or NUFFT adjoints (time-segmented: segs of them).
+double rhs_exact_seconds(const ReconProblem& P, double n1, const CostRates& r) {
+    return n1 * double(P.n2()) * double(P.nc) / r.dft;
+}
+double rhs_nufft_seconds(const ReconProblem& P, double n1, double segs, const CostRates& r) {
+    return n1 / r.plan + segs * double(P.nc) * nufft_apply_seconds(P, n1, r);
+}
+
+// One Toeplitz iteration of one frame: per coil 2 (L+1) FFTs of the padded grid.
+double toeplitz_iteration_seconds(const ReconProblem& P, double segs, const CostRates& r) {
+    return double(P.nc) * 2 * segs * fft_flops(padded_cells(P)) / r.fft;
+}
+
+}  // namespace
+
 double estimate_seconds(const ReconProblem& P, const ReconSettings& S, EncodingOperator op, bool fieldCorrection) {
-    const double dftRate = S.gpu ? 2e11 : 1e9;  // sample-pixel products per second
-    const double fftRate = S.gpu ? 2e11 : 1e9;  // 5 N log2 N FFT flops (and gridding work) per second
-    if (op == EncodingOperator::Dft) return dft_cost(P, S.iterations) / dftRate;
-    const double dims = P.Nz > 1 ? 3 : 2;
-    if (op == EncodingOperator::Toeplitz) {
-        // Kernels: about half the (L+1)(L+2)/2 pairs as adjoint DFTs on the 2^d n2 cells; the right-hand side
-        // one exact adjoint of every coil; per iteration 2 (L+1) FFTs of the padded grid per coil.
-        const double segs = fieldCorrection && !P.fieldmap.empty() ? (S.segments > 0 ? S.segments + 1 : 7) : 1;
-        const double padded = double(P.n2()) * std::pow(2.0, dims);
-        double t = 0;
-        for (const auto& fr : P.frames) {
-            const double n1 = double(fr.kx.n_elem);
-            t += (std::max(1.0, segs * (segs + 1) / 4) * n1 * padded + n1 * double(P.n2()) * double(P.nc)) / dftRate;
-            t += double(S.iterations) * double(P.nc) * 2 * segs * 5 * padded * std::log2(padded) / fftRate;
+    const CostRates r = cost_rates(S.gpu);
+    const double iterations = double(S.iterations);
+    if (op == EncodingOperator::Dft) return dft_cost(P, S.iterations) / r.dft;
+    const double segs = segment_count(P, S, op, fieldCorrection);
+    double t = 0;
+    for (std::size_t i = 0; i < P.frames.size(); ++i) {
+        const double n1 = double(P.frames[i].kx.n_elem);
+        if (op == EncodingOperator::Toeplitz) {
+            const double rhs = toeplitz_rhs_by_nufft(P, i, S, fieldCorrection)
+                                   ? rhs_nufft_seconds(P, n1, segs + 1, r)  // the rhs's L: for half the error
+                                   : rhs_exact_seconds(P, n1, r);
+            t += toeplitz_kernel_seconds(P, n1, segs, r) + rhs + iterations * toeplitz_iteration_seconds(P, segs, r);
+        } else if (op == EncodingOperator::Fft) {
+            const double grid = double(P.fftGrid[0] * P.fftGrid[1] * P.fftGrid[2]);
+            t += iterations * segs * double(P.nc) * 2 * (fft_flops(grid) / r.fft + 2 * n1 / r.taps);
+        } else {  // nufft, timeseg: the plan, then forward and adjoint per iteration, every coil and segment
+            const double s = op == EncodingOperator::TimeSeg ? segs : 1;
+            t += n1 / r.plan + iterations * s * double(P.nc) * 2 * nufft_apply_seconds(P, n1, r);
         }
-        return t;
     }
-    double perIter = 0;
-    for (const auto& fr : P.frames) {
-        const double n1 = double(fr.kx.n_elem);
-        double grid = double(P.n2()), extra = 2 * n1;
-        if (op == EncodingOperator::Fft) {
-            grid = double(P.fftGrid[0] * P.fftGrid[1] * P.fftGrid[2]);
-        } else {  // nufft, timeseg: 2x oversampled grid, 5^d kernel taps per sample
-            grid *= std::pow(2.0, dims);
-            extra = 8 * n1 * std::pow(5.0, dims);
-        }
-        double segs = 1;
-        if (op == EncodingOperator::TimeSeg && !P.fieldmap.empty() && fieldCorrection)
-            segs = S.segments > 0 ? S.segments + 1 : 9;
-        perIter += segs * double(P.nc) * 2 * (5 * grid * std::log2(std::max(grid, 2.0)) + extra);
-    }
-    return double(S.iterations) * perIter / fftRate;
+    return t;
+}
+
+bool toeplitz_rhs_by_nufft(const ReconProblem& P, std::size_t frame, const ReconSettings& S, bool fieldCorrection) {
+    if (S.toeplitzRhs != ToeplitzRhs::Auto) return S.toeplitzRhs == ToeplitzRhs::Nufft;
+    if (frame >= P.frames.size())
+        throw invalid_argument("toeplitz_rhs_by_nufft: frame is " + std::to_string(frame) + " but the problem has " +
+                               std::to_string(P.frames.size()) + " frames");
+    const CostRates r = cost_rates(S.gpu);
+    const double n1 = double(P.frames[frame].kx.n_elem);
+    const double segs = segment_count(P, S, EncodingOperator::Toeplitz, fieldCorrection);
+    // exact where it is cheap anyway (under 50 ms): small problems keep G^H y to rounding
+    const double exact = rhs_exact_seconds(P, n1, r);
+    return exact > 0.05 && rhs_nufft_seconds(P, n1, fieldCorrection && !P.fieldmap.empty() ? segs + 1 : 1, r) < exact;
 }
 
 OperatorChoice choose_operator(const ReconProblem& P, int iterations, bool gpu, bool fieldCorrection) {
@@ -377,15 +460,31 @@ OperatorChoice choose_operator(const ReconProblem& P, int iterations, bool gpu, 
                                            std::to_string(P.fftGrid[1]) + "x" + std::to_string(P.fftGrid[2]) +
                                            " FFT grid"};
     const double cost = dft_cost(P, iterations), limit = gpu ? kDftAutoLimitGpu : kDftAutoLimit;
-    char buf[200];
+    char buf[300];
     std::snprintf(buf, sizeof buf, "non-Cartesian, DFT cost %.1e sample-pixel products %s %.0e", cost,
                   cost <= limit ? "<=" : ">", limit);
     std::string reason = buf;
     if (cost <= limit) return {EncodingOperator::Dft, reason};
+    const bool correct = fieldCorrection && !P.fieldmap.empty();
     // Without a field map to correct, time segmentation would be plain Gnufft: name it so.
-    if (P.fieldmap.empty() || !fieldCorrection)
-        return {EncodingOperator::Nufft, reason + (P.fieldmap.empty() ? ", no field map" : ", no field correction")};
-    return {EncodingOperator::TimeSeg, reason};
+    const EncodingOperator nufft = correct ? EncodingOperator::TimeSeg : EncodingOperator::Nufft;
+    const std::string why = P.fieldmap.empty() ? ", no field map" : !fieldCorrection ? ", no field correction" : "";
+    ReconSettings S;
+    S.iterations = iterations;
+    S.gpu = gpu;
+    // Toeplitz only where the model gives it a clear lead: the model is good to a factor of a few (it overrates the
+    // NUFFT's cost on small grids, where FFTs stay in cache and batches of coils x segments share the
+    // interpolation weights), and the solves often stop before the iteration limit the kernels are counted against.
+    constexpr double kToeplitzMargin = 0.5;
+    const double tNufft = estimate_seconds(P, S, nufft, fieldCorrection);
+    const double tToeplitz = estimate_seconds(P, S, EncodingOperator::Toeplitz, fieldCorrection);
+    const bool toeplitz = tToeplitz < kToeplitzMargin * tNufft;
+    std::snprintf(buf, sizeof buf,
+                  "; estimated %.2g s with toeplitz (kernels for %d iterations) vs %.2g s with %s: toeplitz %s "
+                  "half",
+                  tToeplitz, iterations, tNufft, operator_name(nufft), toeplitz ? "under" : "not under");
+    if (toeplitz) return {EncodingOperator::Toeplitz, reason + buf + why};
+    return {nufft, reason + buf + why};
 }
 
 }  // namespace recon

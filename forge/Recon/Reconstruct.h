@@ -22,6 +22,10 @@ namespace recon {
 // time-segmented field correction), Toeplitz (the exact Gdft for G^H y, then iterations on its normal operator
 // by FFTs on a 2x grid: ToeplitzNormal, time-segmented with a field map).
 enum class EncodingOperator { Dft, Fft, Nufft, TimeSeg, Toeplitz };
+// The Toeplitz path's right-hand side G^H y: Exact (Gdft), Nufft (Gnufft; with a field map time-segmented for
+// the Toeplitz operator's requested error), or Auto: the NUFFT where the exact DFT would cost noticeably more
+// (toeplitz_rhs_by_nufft()).
+enum class ToeplitzRhs { Auto, Exact, Nufft };
 enum class PenaltyKind { Quad, TV };
 
 const char* operator_name(EncodingOperator op);  // "dft", "fft", "nufft", "timeseg", "toeplitz"
@@ -38,6 +42,7 @@ struct ReconSettings {
     int segments = 0;             // Fft/TimeSeg with a field map: L (0 = smallest L with estimated RMS error <= 1%);
                                   // Toeplitz: L (0 = chosen for toeplitzError)
     double toeplitzError = 1e-3;  // Toeplitz with a field map: relative error of the normal operator
+    ToeplitzRhs toeplitzRhs = ToeplitzRhs::Auto;  // Toeplitz: the operator of G^H y
     PenaltyKind penalty = PenaltyKind::Quad;
     double beta = 1e-3;                    // relative to the data term's curvature
     double delta = 0.05;                   // TV: relative to the image scale
@@ -65,6 +70,12 @@ struct SolveRecord {
     std::size_t segments = 0;          // L: time segments of TimeSeg/Fft, or of the Toeplitz kernels; 0: none
     SolverReport report;               // iterations, stop reason, gradient norms, in the problem's units
     double seconds = 0;                // the solve: right-hand side (Toeplitz), PCG loop, transfers
+    // seconds split: before the PCG loop (the right-hand side G^H y of the Toeplitz path, uploads) and the loop
+    // itself (report.elapsed_s); rhs_seconds + iteration_seconds = seconds.
+    double rhs_seconds = 0, iteration_seconds = 0;
+    // The frame's set-up before its solves (building the operator: NUFFT plan, time segmentation, Toeplitz
+    // kernels; the scaling and the penalty), carried by the frame's first solve (0 on the others).
+    double setup_seconds = 0;
 };
 
 struct ReconResult {
@@ -99,12 +110,18 @@ std::array<std::size_t, 3> fft_grid(const ReconProblem& P);
 // and iteration).
 double dft_cost(const ReconProblem& P, int iterations);
 
-// Rough solve time (seconds) of one reconstruction with 'op'; good to a factor of a few.
+// Rough time (seconds) of one reconstruction with 'op', set-up included (Toeplitz: its kernels and right-hand
+// side, counted against S.iterations); good to a factor of a few. The cost model's rates are in Reconstruct.cpp.
 double estimate_seconds(const ReconProblem& P, const ReconSettings& S, EncodingOperator op, bool fieldCorrection);
 
+// Whether reconstruct()'s Toeplitz path forms G^H y of frame 'frame' of P with the NUFFT under S.toeplitzRhs
+// (Auto: where the exact DFT's is estimated over 50 ms and the cost model puts the NUFFT's below it).
+bool toeplitz_rhs_by_nufft(const ReconProblem& P, std::size_t frame, const ReconSettings& S, bool fieldCorrection);
+
 // --operator auto: data on an FFT grid (P.fftGrid, set by fft_grid()) -> Fft; otherwise Dft while its cost
-// is at most 2e10 sample-pixel products on the CPU (4e12 on the GPU), else TimeSeg when there is a field map to
-// correct (P.fieldmap and fieldCorrection), Nufft when there is none. 'reason' says why.
+// is at most 2e10 sample-pixel products on the CPU (4e12 on the GPU); else Toeplitz where estimate_seconds() puts
+// it (kernels and right-hand side counted against 'iterations') below half the NUFFT's, otherwise TimeSeg when there
+// is a field map to correct (P.fieldmap and fieldCorrection), Nufft when there is none. 'reason' says why.
 struct OperatorChoice {
     EncodingOperator op;
     std::string reason;

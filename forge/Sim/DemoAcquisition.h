@@ -28,6 +28,7 @@ struct DemoOptions {
     double noise = 0.01;         // noise standard deviation relative to the data's RMS (>= 0)
     bool gpu = false;            // the imaging scan's SENSE apply on the GPU (forgeCol residency), where it is usable
     std::uint32_t seed = 12345;  // of the noise (std::mt19937)
+    bool simulate = true;        // false: the data stay zero (the objects, readouts and frames only: I/O timing)
     // Throws forge::invalid_argument naming the option and its range.
     void check() const;
 };
@@ -71,7 +72,8 @@ struct DemoAcquisition {
     double simulation_seconds = 0;          // simulating both scans' data
 };
 
-// Simulates forge-recon --demo's acquisition. Throws forge::invalid_argument for options out of range, and
+// Simulates forge-recon --demo's acquisition (both scans on the GPU with o.gpu, each frame one batched SENSE
+// apply). Throws forge::invalid_argument for options out of range, and
 // forge::cuda_error when o.gpu asks for a GPU and none is usable.
 DemoAcquisition demo_acquisition(const DemoOptions& o = {});
 

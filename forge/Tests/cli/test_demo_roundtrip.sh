@@ -82,7 +82,7 @@ import json, math, struct, sys
 w = sys.argv[1]
 r = json.load(open(f"{w}/demo.json"))
 top = ["report_version", "forge_version", "mode", "input", "data", "device", "processes", "operator", "segments",
-       "penalty", "solver", "iterations", "reconstructions", "stages_s"]
+       "penalty", "solver", "iterations", "reconstructions", "stages_s", "timing"]
 assert list(r) == top, list(r)
 assert r["report_version"] == 1 and r["mode"] == "demo" and r["input"] is None and r["device"] == "CPU"
 assert r["data"] == {"acquisitions": 4, "coils": 8, "slices": 2, "frames": 1, "matrix": [32, 32, 1],

@@ -106,20 +106,31 @@ while read -r d t; do
 done <"$W/cost.pairs"
 echo "ok  spiral: toeplitz prints the dft's cost ($(head -n 1 "$W/cost.pairs" | tr '\t' ' ') ... $(tail -n 1 "$W/cost.pairs" | tr '\t' ' '))"
 
-# without a field map to correct, auto's large-problem choice is the plain NUFFT it runs, and says so (-n 1000
-# puts the DFT over its 2e10 limit; the tolerance ends the solve after a few iterations)
-run nufft_auto "$W/demo.h5" --fieldmap none -n 1000 --tolerance 0.1
-ran nufft_auto | grep -qx 'nufft (auto: non-Cartesian, DFT cost [0-9.e+]* sample-pixel products > 2e+10, no field map) L=null ' \
+# without a field map to correct, auto's large-problem choice is the plain NUFFT it runs, and says so: on a 128x128
+# single-coil spiral -n 30 puts the DFT over its 2e10 limit, too few iterations to pay for Toeplitz kernels (the
+# tolerance ends the solve after a few iterations)
+"$RECON" --demo --demo-size 128 --demo-slices 1 --demo-coils 1 -n 2 -q -o "$W/demo128" --device cpu >/dev/null \
+    2>"$W/demo128.stderr" || { cat "$W/demo128.stderr" >&2; fail "the 128x128 demo failed"; }
+est='estimated [0-9.e+]* s with toeplitz (kernels for 30 iterations) vs [0-9.e+]* s with'
+run nufft_auto "$W/demo128.h5" --fieldmap none -n 30 --tolerance 0.1
+ran nufft_auto | grep -qx "nufft (auto: non-Cartesian, DFT cost [0-9.e+]* sample-pixel products > 2e+10; $est nufft: toeplitz not under half, no field map) L=null " \
     || fail "auto without a field map did not name nufft: $(ran nufft_auto)"
-run nufft_nocorr "$W/demo.h5" --no-field-correction -n 1000 --tolerance 0.1
+run nufft_nocorr "$W/demo128.h5" --no-field-correction -n 30 --tolerance 0.1
 ran nufft_nocorr | grep -q '^nufft (auto: .*, no field correction)' \
     || fail "auto with --no-field-correction did not name nufft: $(ran nufft_nocorr)"
-run timeseg_auto "$W/demo.h5" -n 1000 --tolerance 0.1
-ran timeseg_auto | grep -qx 'timeseg (auto: non-Cartesian, DFT cost [0-9.e+]* sample-pixel products > 2e+10) L=[0-9][0-9]* ' \
+run timeseg_auto "$W/demo128.h5" -n 30 --tolerance 0.1
+ran timeseg_auto | grep -qx "timeseg (auto: non-Cartesian, DFT cost [0-9.e+]* sample-pixel products > 2e+10; $est timeseg: toeplitz not under half) L=[0-9][0-9]* " \
     || fail "auto with a field map did not name timeseg: $(ran timeseg_auto)"
+# -n 1000 on the small spiral: the kernels pay for themselves, auto takes toeplitz and names what it weighed
+run toeplitz_auto "$W/demo.h5" --fieldmap none -n 1000 --tolerance 0.1
+ran toeplitz_auto | grep -qx 'toeplitz (auto: non-Cartesian, DFT cost [0-9.e+]* sample-pixel products > 2e+10; estimated [0-9.e+]* s with toeplitz (kernels for 1000 iterations) vs [0-9.e+]* s with nufft: toeplitz under half, no field map) L=null ' \
+    || fail "auto with 1000 iterations did not take toeplitz: $(ran toeplitz_auto)"
+run toeplitz_auto_fm "$W/demo.h5" -n 1000 --tolerance 0.1
+ran toeplitz_auto_fm | grep -qx 'toeplitz (auto: non-Cartesian, DFT cost [0-9.e+]* sample-pixel products > 2e+10; estimated [0-9.e+]* s with toeplitz (kernels for 1000 iterations) vs [0-9.e+]* s with timeseg: toeplitz under half) L=[0-9][0-9]* ' \
+    || fail "auto with a field map and 1000 iterations did not take toeplitz: $(ran toeplitz_auto_fm)"
 run timeseg_none "$W/demo.h5" --operator timeseg --fieldmap none -n 2
 [ "$(rep timeseg_none operator.description)" = "timeseg (no field map to correct: plain nufft)" ] \
     || fail "--operator timeseg without a field map did not say it runs nufft: $(rep timeseg_none operator.description)"
 grep -q 'operator timeseg (no field map to correct: plain nufft)' "$W/timeseg_none.stdout" \
     || { cat "$W/timeseg_none.stdout"; fail "--operator timeseg without a field map did not print that it runs nufft"; }
-echo "ok  auto names nufft without a field map to correct, timeseg with one"
+echo "ok  auto names nufft without a field map to correct, timeseg with one, toeplitz where its kernels pay"

@@ -1,0 +1,223 @@
+// forge::recon's operator choice and the Toeplitz path's set-up: choose_operator() against its own cost model
+// (estimate_seconds(): Toeplitz only where its kernels and right-hand side, counted against the iterations asked
+// for, cost less than the NUFFT's iterations), the Toeplitz right-hand side by the NUFFT against the exact Gdft's
+// (the image and its solve), and the stage times every solve records (set-up, right-hand side, iterations).
+#include <cmath>
+#include <complex>
+#include <string>
+
+#include "TestHelpers.h"
+#include "forge/Operators/SENSE.h"
+#include "forge/Operators/dft/Gdft.h"
+#include "forge/Recon/Reconstruct.h"
+#include "forge/Sim/Coils.h"
+#include "forge/Sim/FieldMaps.h"
+#include "forge/Sim/Phantoms.h"
+#include "forge/Sim/Trajectories.h"
+
+using namespace forge_test;
+using forge::recon::EncodingOperator;
+using forge::recon::ReconProblem;
+using forge::recon::ReconSettings;
+using forge::recon::ToeplitzRhs;
+
+namespace {
+
+// N x N smooth Shepp-Logan seen by nc ring coils along 'spokes' radial spokes of 2N samples (readout times from
+// 0 to 'readout' seconds); with 'fieldmap' the demo's two-blob map, simulated by the exact field-corrected Gdft
+// (SENSE) in double, plus 1% complex noise.
+ReconProblem radial(std::size_t N, std::size_t nc, std::size_t spokes, bool fieldmap, double readout = 8e-3) {
+    ReconProblem P;
+    P.Nx = P.Ny = N;
+    P.nc = nc;
+    forge::recon::set_pixel_grid(P);
+    const forge::sim::Trajectory2D k = forge::sim::radial_spokes(spokes, 2 * N, double(N));
+    forge::recon::ReconFrame fr;
+    fr.kx = arma::conv_to<arma::fvec>::from(k.kx);
+    fr.ky = arma::conv_to<arma::fvec>::from(k.ky);
+    const std::size_t n1 = fr.kx.n_elem;
+    fr.kz = arma::fvec(n1, arma::fill::zeros);
+    fr.t = arma::fvec(n1);
+    for (std::size_t i = 0; i < n1; ++i) fr.t[i] = float(readout * double(i % (2 * N)) / double(2 * N));
+    const arma::fvec fm = fieldmap ? forge::sim::two_blob_fieldmap(N, 0) : arma::fvec(P.n2(), arma::fill::zeros);
+    const arma::fvec truth = forge::sim::smooth_shepp_logan_slice(N, 0, 1);
+    const arma::cx_fvec maps = forge::sim::normalise_coil_maps(forge::sim::ring_coil_maps(N, nc), nc);
+    const arma::vec z(n1, arma::fill::zeros);
+    forge::Gdft<double> G(n1, P.n2(), arma::conv_to<arma::vec>::from(fr.kx), arma::conv_to<arma::vec>::from(fr.ky), z,
+                          arma::conv_to<arma::vec>::from(P.ix), arma::conv_to<arma::vec>::from(P.iy),
+                          arma::conv_to<arma::vec>::from(P.iz), arma::conv_to<arma::vec>::from(fm),
+                          arma::conv_to<arma::vec>::from(fr.t));
+    const arma::cx_vec y = forge::SENSE<double, forge::Gdft<double>>(G, arma::conv_to<arma::cx_vec>::from(maps), nc) *
+                           arma::cx_vec(arma::conv_to<arma::cx_vec>::from(truth));
+    fr.y = arma::conv_to<arma::cx_fvec>::from(y);
+    fr.y += float(0.01 * arma::norm(fr.y) / std::sqrt(2.0 * fr.y.n_elem)) * complex_normal<float>(fr.y.n_elem);
+    P.frames.push_back(fr);
+    P.smaps.push_back(maps);
+    if (fieldmap) P.fieldmap.push_back(fm);
+    P.reference.push_back(truth);
+    P.n1total = P.n1max = n1;
+    return P;
+}
+
+// The sizes alone (what the cost model reads): N x N pixels, nc coils, one frame of n1 samples, no data.
+ReconProblem sized(std::size_t N, std::size_t nc, std::size_t n1, bool fieldmap) {
+    ReconProblem P;
+    P.Nx = P.Ny = N;
+    P.nc = nc;
+    forge::recon::set_pixel_grid(P);
+    forge::recon::ReconFrame fr;
+    fr.kx = fr.ky = fr.kz = fr.t = arma::fvec(n1, arma::fill::zeros);
+    P.frames.push_back(fr);
+    if (fieldmap) P.fieldmap.push_back(arma::fvec(P.n2(), arma::fill::zeros));
+    P.n1total = P.n1max = n1;
+    return P;
+}
+
+double relative_difference(const arma::cx_fvec& a, const arma::cx_fvec& b) {
+    return double(
+        arma::norm(arma::cx_vec(arma::conv_to<arma::cx_vec>::from(a) - arma::conv_to<arma::cx_vec>::from(b))) /
+        arma::norm(arma::conv_to<arma::cx_vec>::from(b)));
+}
+
+}  // namespace
+
+TEST_CASE("choose_operator takes Toeplitz exactly where its estimate, kernels included, is below half the NUFFT's",
+          "[recon][operator][toeplitz]") {
+    FORGE_INFO_SEED();
+    for (bool fieldmap : {false, true}) {
+        // 64x64, 2 coils, 64000 samples: the DFT over its CPU limit from 20 iterations, the kernels (an adjoint DFT
+        // of every sample on the 128x128 grid) worth about 50 NUFFT iterations
+        const ReconProblem P = sized(64, 2, 64000, fieldmap);
+        const EncodingOperator nufft = fieldmap ? EncodingOperator::TimeSeg : EncodingOperator::Nufft;
+        bool sawToeplitz = false, sawNufft = false;
+        for (int iterations : {2, 20, 50, 100, 1000, 100000, 10000000}) {
+            for (bool gpu : {false, true}) {
+                const auto c = forge::recon::choose_operator(P, iterations, gpu);
+                ReconSettings S;
+                S.iterations = iterations;
+                S.gpu = gpu;
+                const double tT = forge::recon::estimate_seconds(P, S, EncodingOperator::Toeplitz, true);
+                const double tN = forge::recon::estimate_seconds(P, S, nufft, true);
+                INFO("field map " << fieldmap << ", " << iterations << " iterations, gpu " << gpu << ": toeplitz " << tT
+                                  << " s, " << forge::recon::operator_name(nufft) << " " << tN << " s; chose "
+                                  << forge::recon::operator_name(c.op) << ": " << c.reason);
+                CHECK(tT > 0);
+                CHECK(tN > 0);
+                if (c.op == EncodingOperator::Dft) continue;                          // under the DFT's limit
+                CHECK(c.op == (tT < 0.5 * tN ? EncodingOperator::Toeplitz : nufft));  // a clear lead only
+                CHECK_THAT(c.reason, Catch::Matchers::Contains("toeplitz"));
+                if (!fieldmap) CHECK_THAT(c.reason, Catch::Matchers::Contains("no field map"));
+                (c.op == EncodingOperator::Toeplitz ? sawToeplitz : sawNufft) = true;
+            }
+        }
+        // the kernels are paid once, the NUFFT's interpolation every iteration: both choices occur
+        CHECK(sawToeplitz);
+        CHECK(sawNufft);
+    }
+}
+
+TEST_CASE("estimate_seconds counts the Toeplitz kernels once and its iterations as FFTs only",
+          "[recon][operator][toeplitz]") {
+    const ReconProblem P = sized(32, 4, 4096, true);
+    ReconSettings S;
+    auto at = [&](EncodingOperator op, int iterations) {
+        S.iterations = iterations;
+        return forge::recon::estimate_seconds(P, S, op, true);
+    };
+    for (bool gpu : {false, true}) {
+        S.gpu = gpu;
+        const double t0 = at(EncodingOperator::Toeplitz, 1), t1 = at(EncodingOperator::Toeplitz, 101);
+        const double t2 = at(EncodingOperator::Toeplitz, 201);
+        const double n0 = at(EncodingOperator::TimeSeg, 1), n1 = at(EncodingOperator::TimeSeg, 101);
+        const double n2 = at(EncodingOperator::TimeSeg, 201);
+        INFO("gpu " << gpu << ": toeplitz " << t0 << " -> " << t1 << " -> " << t2 << " s, timeseg " << n0 << " -> "
+                    << n1 << " -> " << n2 << " s");
+        if (!gpu) CHECK(t0 > n0);      // one iteration on the CPU: the kernels dominate
+        CHECK((t1 - t0) < (n1 - n0));  // per iteration: FFTs only, no interpolation
+        // the set-up (kernels, right-hand side; the NUFFT's plan) counted once, the iterations linearly
+        CHECK(t2 - t1 == Approx(t1 - t0).epsilon(1e-9));
+        CHECK(n2 - n1 == Approx(n1 - n0).epsilon(1e-9));
+        CHECK(t0 > (t1 - t0) / 100);
+        CHECK(n0 > (n1 - n0) / 100);
+        // without field correction a single kernel, no segments
+        const double plain = forge::recon::estimate_seconds(P, S, EncodingOperator::Toeplitz, false);
+        CHECK(plain < t1);
+    }
+}
+
+TEST_CASE("the Toeplitz path's right-hand side by the NUFFT gives the exact right-hand side's image",
+          "[recon][toeplitz][rhs]") {
+    FORGE_INFO_SEED();
+    for (bool fieldmap : {false, true}) {
+        const ReconProblem P = radial(32, 4, 48, fieldmap);
+        ReconSettings S;
+        S.op = EncodingOperator::Toeplitz;
+        S.iterations = 15;
+        S.tolerance = 0;
+        S.toeplitzRhs = ToeplitzRhs::Exact;
+        CHECK_FALSE(forge::recon::toeplitz_rhs_by_nufft(P, 0, S, true));
+        const auto exact = forge::recon::reconstruct(P, true, S);
+        S.toeplitzRhs = ToeplitzRhs::Nufft;
+        CHECK(forge::recon::toeplitz_rhs_by_nufft(P, 0, S, true));
+        const auto nufft = forge::recon::reconstruct(P, true, S);
+        S.op = EncodingOperator::Dft;  // the exact model throughout
+        const auto dft = forge::recon::reconstruct(P, true, S);
+        const double dNufft = relative_difference(nufft.complexImage[0], exact.complexImage[0]);
+        const double dExact = relative_difference(exact.complexImage[0], dft.complexImage[0]);
+        INFO("field map " << fieldmap << ": |nufft rhs - exact rhs| / |exact rhs| = " << dNufft
+                          << ", |toeplitz (exact rhs) - dft| / |dft| = " << dExact);
+        // G^H y by the NUFFT (W = 5, relative error ~1e-4; with a field map time-segmented for 5e-4) moves the
+        // image by about that much; the Toeplitz operator's own error (1e-3 with a field map) is of that order
+        CHECK(dNufft < (fieldmap ? 1e-3 : 3e-4));  // measured 1.2e-4 and 5.6e-5
+        CHECK(dNufft > 0);                         // a different operator ran
+        REQUIRE(nufft.solves.size() == 1);
+        CHECK(nufft.solves[0].report.iterations == 15);
+    }
+}
+
+TEST_CASE("toeplitz_rhs_by_nufft (Auto) keeps the exact DFT where it is cheap and takes the NUFFT where it is not",
+          "[recon][toeplitz][rhs]") {
+    ReconSettings S;
+    S.op = EncodingOperator::Toeplitz;
+    CHECK_FALSE(forge::recon::toeplitz_rhs_by_nufft(radial(16, 2, 16, false), 0, S, true));
+    // 128x128 x 8 coils x 200 spokes of 256: 8.4e9 sample-pixel products for the exact G^H y
+    const ReconProblem big = radial(128, 8, 200, false);
+    CHECK(forge::recon::toeplitz_rhs_by_nufft(big, 0, S, true));
+    S.toeplitzRhs = ToeplitzRhs::Exact;
+    CHECK_FALSE(forge::recon::toeplitz_rhs_by_nufft(big, 0, S, true));
+    S.toeplitzRhs = ToeplitzRhs::Auto;
+    CHECK_THROWS_AS(forge::recon::toeplitz_rhs_by_nufft(big, 1, S, true), forge::invalid_argument);
+}
+
+TEST_CASE("every solve records its set-up, right-hand side and iterations, adding up to the reconstruction's",
+          "[recon][timing]") {
+    FORGE_INFO_SEED();
+    ReconProblem P = radial(24, 3, 24, true);
+    ReconProblem Q = P;  // without maps: coil by coil, one solve per coil
+    Q.smaps.clear();
+    for (EncodingOperator op : {EncodingOperator::Dft, EncodingOperator::TimeSeg, EncodingOperator::Toeplitz}) {
+        for (const ReconProblem* p : {&P, &Q}) {
+            ReconSettings S;
+            S.op = op;
+            S.iterations = 4;
+            const auto R = forge::recon::reconstruct(*p, true, S);
+            INFO(forge::recon::operator_name(op) << (p->smaps.empty() ? ", coil by coil" : ", SENSE"));
+            REQUIRE(R.solves.size() == (p->smaps.empty() ? p->nc : 1));
+            double setup = 0, solve = 0;
+            for (std::size_t i = 0; i < R.solves.size(); ++i) {
+                const auto& s = R.solves[i];
+                CHECK(s.rhs_seconds >= 0);
+                CHECK(s.iteration_seconds > 0);
+                CHECK(s.iteration_seconds == Approx(s.report.elapsed_s).margin(1e-12));
+                CHECK(s.rhs_seconds + s.iteration_seconds == Approx(s.seconds).epsilon(1e-12));
+                CHECK(s.setup_seconds >= 0);
+                if (i > 0) CHECK(s.setup_seconds == 0);  // the frame's set-up is carried by its first solve
+                setup += s.setup_seconds;
+                solve += s.seconds;
+            }
+            CHECK(setup == Approx(R.setup_seconds).epsilon(1e-12));
+            CHECK(solve == Approx(R.solve_seconds).epsilon(1e-12));
+            CHECK(R.setup_seconds + R.solve_seconds <= R.seconds * (1 + 1e-9));
+        }
+    }
+}

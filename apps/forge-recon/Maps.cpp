@@ -11,6 +11,7 @@
 #include "forge/IO/MrdProblem.h"
 #include "forge/IO/Nifti.h"
 #include "forge/Recon/CoilPreprocessing.h"
+#include "forge/Solvers/recon_solve.h"
 
 namespace forge_recon {
 
@@ -104,6 +105,8 @@ forge::recon::CoilMapOptions coil_map_options(const Settings& S) {
     o.calibration = S.smapsCalibration;
     o.kernel = S.smapsKernel;
     o.threshold = S.smapsThreshold;
+    // --device cpu keeps the estimation on the host too; otherwise on the GPU when one is usable.
+    o.device = S.gpu ? forge::ReconDevice::Auto : forge::ReconDevice::Host;
     return o;
 }
 
@@ -111,6 +114,7 @@ forge::recon::FieldMapOptions fieldmap_options(const Settings& S) {
     forge::recon::FieldMapOptions o;
     o.beta = S.fieldmapBeta;
     o.iterations = S.fieldmapIterations;
+    o.device = S.gpu ? forge::ReconDevice::Auto : forge::ReconDevice::Host;
     return o;
 }
 

@@ -1,6 +1,7 @@
 // GPU tests of Gfft, Gnufft (CudaNufftPipeline) and TimeSegmentation: CPU == GPU, GPU vs the exact DFT,
 // adjointness on the device (OperatorChecks.h), and no host transfers inside device-resident transforms.
 #include <array>
+#include <cmath>
 #include <complex>
 
 #include "OperatorChecks.h"
@@ -71,7 +72,9 @@ void nufft_case(arma::uword Nx, arma::uword Ny, arma::uword Nz, arma::uword n1,
     auto st = forge::device::transfer_stats();
     CHECK(st.host_to_device_count == 0);
     CHECK(st.device_to_host_count == 0);
-    check_adjoint(G, 1e-4, DotScale::Value, 1, forge::Residency::Device);
+    // Relative to ||A x|| ||y|| / sqrt(n1), the typical size of |<A x, y>| for random vectors, rather than to
+    // |<A x, y>| itself, which an unlucky draw brings near 0 (the bound is then no longer about the operator).
+    check_adjoint(G, 1e-4 / std::sqrt(double(n1)), DotScale::Norms, 1, forge::Residency::Device);
 }
 }  // namespace
 

@@ -9,6 +9,7 @@
 
 #include "forge/Core/Parallel.h"
 #include "forge/Operators/nufft/Gnufft.h"
+#include "forge/Operators/nufft/cpu/HostPlan.h"
 
 namespace forge {
 
@@ -267,7 +268,7 @@ struct GridBuffer {
 
 template <typename T1>
 Stencils<T1> stencils(int W, int degree, const std::vector<T1>& coef, const uword* N, const uword* G,
-                      const std::vector<int>* first, const std::vector<T1>* offset) {
+                      const nufft_detail::UninitVector<int>* first, const nufft_detail::UninitVector<T1>* offset) {
     Stencils<T1> s{};
     s.W = W;
     s.degree = degree;
@@ -284,12 +285,13 @@ Stencils<T1> stencils(int W, int degree, const std::vector<T1>& coef, const uwor
 
 template <typename T1>
 void Gnufft<T1>::interpolate(const std::complex<T1>* grid, std::complex<T1>* samples) const {
-    const Stencils<T1> s = stencils(int(W_), degree_, coef_, N_, G_, first_, offset_);
+    const Points& P = host_points();
+    const Stencils<T1> s = stencils(int(W_), degree_, coef_, N_, G_, P.first, P.offset);
     SpreadFn<T1> sp;
     InterpFn<T1> ip;
     gridding_loops(s, sp, ip);
     const T1* g = reinterpret_cast<const T1*>(grid);
-    const uword* order = order_.data();
+    const uword* order = P.order.data();
     constexpr uword chunk = 1024;
     const long long nchunk = (long long)((n1_ + chunk - 1) / chunk);
 #pragma omp parallel for schedule(dynamic, 4)
@@ -301,14 +303,16 @@ void Gnufft<T1>::interpolate(const std::complex<T1>* grid, std::complex<T1>* sam
 
 template <typename T1>
 void Gnufft<T1>::spread(const std::complex<T1>* samples, std::complex<T1>* grid) const {
-    const Stencils<T1> s = stencils(int(W_), degree_, coef_, N_, G_, first_, offset_);
+    const Points& P = host_points();
+    const Stencils<T1> s = stencils(int(W_), degree_, coef_, N_, G_, P.first, P.offset);
     SpreadFn<T1> sp;
     InterpFn<T1> ip;
     gridding_loops(s, sp, ip);
     zero_grid(grid, grid_elems());
     T1* g = reinterpret_cast<T1*>(grid);
-    const uword* order = order_.data();
-    const long long nslab = (long long)slabStart_.size() - 1;
+    const uword* order = P.order.data();
+    const std::vector<uword>& slabStart = P.slabStart;
+    const long long nslab = (long long)slabStart.size() - 1;
     if (nslab < 2) {
         sp(s, order, samples, g, 0, n1_);
         return;
@@ -316,7 +320,7 @@ void Gnufft<T1>::spread(const std::complex<T1>* samples, std::complex<T1>* grid)
     // Slabs are >= W cells thick, so slabs of the same parity never touch the same grid cell.
     for (long long colour = 0; colour < 2; ++colour) {
 #pragma omp parallel for schedule(dynamic, 1)
-        for (long long q = colour; q < nslab; q += 2) sp(s, order, samples, g, slabStart_[q], slabStart_[q + 1]);
+        for (long long q = colour; q < nslab; q += 2) sp(s, order, samples, g, slabStart[q], slabStart[q + 1]);
     }
 }
 
@@ -339,7 +343,7 @@ void Gnufft<T1>::forward_host(const std::complex<T1>* image, std::complex<T1>* k
                 out[gx] = in[x] * (dzy * deapod_[0][x]);
             }
         }
-    plan_->execute(FftMemory::host, reinterpret_cast<forgeComplex<T1>*>(grid.data()), true);
+    host_fft().execute(FftMemory::host, reinterpret_cast<forgeComplex<T1>*>(grid.data()), true);
     interpolate(grid.data(), kdata);
 }
 
@@ -348,7 +352,7 @@ void Gnufft<T1>::adjoint_host(const std::complex<T1>* kdata, std::complex<T1>* i
     const uword Gx = G_[0], Gy = G_[1];
     GridBuffer<T1> grid(grid_elems());
     spread(kdata, grid.data());
-    plan_->execute(FftMemory::host, reinterpret_cast<forgeComplex<T1>*>(grid.data()), false);
+    host_fft().execute(FftMemory::host, reinterpret_cast<forgeComplex<T1>*>(grid.data()), false);
     constexpr std::size_t elemBytes = sizeof(std::complex<T1>);
 #pragma omp parallel for collapse(2) if (detail::parallel_elementwise(n2_, 2 * elemBytes))
     for (long long z = 0; z < (long long)N_[2]; ++z)

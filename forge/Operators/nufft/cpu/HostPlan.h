@@ -35,6 +35,16 @@ struct UninitAllocator : std::allocator<T> {
 };
 template <typename T>
 using UninitVector = std::vector<T, UninitAllocator<T>>;
+
+// One sample of the slab order: its index j and, per axis, the first grid cell of its stencil (unwrapped,
+// ceil(u - W/2)) and the offset y = 2 (u - first) - (W - 1) in [-1, 1] (0 / 0 on axes of length 1). Together, so that
+// the sort writes one place per sample (32 bytes in float) and the gridding reads one.
+template <typename T1>
+struct SampleStencil {
+    uword j;
+    int first[3];
+    T1 offset[3];
+};
 }  // namespace nufft_detail
 
 // Sample positions in the forms the host transforms read.
@@ -43,13 +53,10 @@ struct Gnufft<T1>::Points {
     uword n1 = 0;
     // Positions in grid units wrapped into [0, G) per axis (grid_positions()).
     std::vector<T1> u[3];
-    // Samples in slab order (slowest axis) for race-free gridding; slabStart has nslab+1 entries.
-    nufft_detail::UninitVector<uword> order;
+    // Samples in slab order (slowest axis) for race-free gridding, each with its stencil; slabStart has nslab+1
+    // entries.
+    nufft_detail::UninitVector<nufft_detail::SampleStencil<T1>> stencil;
     std::vector<uword> slabStart;
-    // Per axis, in slab order: first grid cell of the stencil (unwrapped, ceil(u - W/2)) and the offset
-    // y = 2 (u - first) - (W - 1) in [-1, 1] (0 / 0 on axes of length 1).
-    nufft_detail::UninitVector<int> first[3];
-    nufft_detail::UninitVector<T1> offset[3];
     double checkSeconds = 0, sortSeconds = 0;  // NufftPlanTimes::host_check, host_sort
 };
 

@@ -78,15 +78,21 @@ typename Gnufft<T1>::Points Gnufft<T1>::sort_points(const char* where, const arm
     if (nslab < 2) nslab = 1;
     const int a1 = sa == 2 ? 1 : 0;  // middle axis (y in 3D, x in 2D)
     const int a0 = 0;
-    const unsigned long long t1n = G_[a1] / 8 + 1, t0n = G_[a0] / 8 + 1;
+    // In 2D both tile indices would be the x tile: one of them is left out (the same order, far fewer keys).
+    const unsigned long long t1n = a1 == a0 ? 1 : G_[a1] / 8 + 1, t0n = G_[a0] / 8 + 1;
     const unsigned long long nkeys = nslab * t1n * t0n;
+    // Slab s covers [floor(s*Gs/nslab), floor((s+1)*Gs/nslab)): the borders as a table (no integer division per sample).
+    std::vector<double> border(nslab + 1);
+    for (uword s = 0; s <= nslab; ++s) border[s] = double((s * Gs) / nslab);
+    const double slabScale = double(nslab) / double(Gs);
     auto key_of = [&](uword j) -> unsigned long long {
-        uword s = uword(double(P.u[sa][j]) * double(nslab) / double(Gs));
+        const double us = double(P.u[sa][j]);
+        uword s = uword(us * slabScale);
         if (s >= nslab) s = nslab - 1;
-        // Slab s covers [floor(s*Gs/nslab), floor((s+1)*Gs/nslab)); fix rounding at the borders.
-        while (s > 0 && double(P.u[sa][j]) < double((s * Gs) / nslab)) --s;
-        while (s + 1 < nslab && double(P.u[sa][j]) >= double(((s + 1) * Gs) / nslab)) ++s;
-        const unsigned long long t1 = sa == a1 ? 0 : (unsigned long long)(P.u[a1][j] / 8);
+        // Fix rounding at the borders.
+        while (s > 0 && us < border[s]) --s;
+        while (s + 1 < nslab && us >= border[s + 1]) ++s;
+        const unsigned long long t1 = sa == a1 || a1 == a0 ? 0 : (unsigned long long)(P.u[a1][j] / 8);
         const unsigned long long t0 = sa == a0 ? 0 : (unsigned long long)(P.u[a0][j] / 8);
         return (s * t1n + t1) * t0n + t0;
     };
@@ -103,13 +109,9 @@ typename Gnufft<T1>::Points Gnufft<T1>::sort_points(const char* where, const arm
     if (counting && (unsigned long long)team * nkeys > 8 * (unsigned long long)n1 + (1u << 22)) team = 1;
     std::vector<uword> runStart(team + 1);
     for (int t = 0; t <= team; ++t) runStart[t] = uword((unsigned long long)n1 * t / team);
-    std::vector<uword> count(counting ? size_t(team) * nkeys : 0, 0);
+    std::vector<uword> count(counting ? size_t(team) * nkeys : 0, 0);  // per run and key
     nufft_detail::UninitVector<unsigned long long> key(n1);
-    P.order.resize(n1);
-    for (int d = 0; d < 3; ++d) {
-        P.first[d].resize(n1);
-        P.offset[d].resize(n1);
-    }
+    P.stencil.resize(n1);
 
     // Pass 1: check and convert k to grid units, key each sample, count the keys of each run.
     int bad = 0;
@@ -151,69 +153,60 @@ typename Gnufft<T1>::Points Gnufft<T1>::sort_points(const char* where, const arm
     if (counting) {
         // Exclusive sums in (key, run) order: run t's samples of a key follow those of runs before it (stable).
         uword run = 0;
-        for (unsigned long long q = 0; q < nkeys; ++q) {
-            const uword before = run;
-            for (int t = 0; t < team; ++t) {
-                uword& c = count[size_t(t) * nkeys + q];
-                const uword n = c;
-                c = run;
-                run += n;
+        for (uword s = 0; s < nslab; ++s) {
+            for (unsigned long long q = s * perSlab; q < (s + 1) * perSlab; ++q) {
+                for (int t = 0; t < team; ++t) {
+                    uword& c = count[size_t(t) * nkeys + q];
+                    const uword n = c;
+                    c = run;
+                    run += n;
+                }
             }
-            P.slabStart[q / perSlab + 1] += run - before;
+            P.slabStart[s + 1] = run;
         }
     } else {
         std::vector<std::pair<unsigned long long, uword>> sorted(n1);
         for (uword j = 0; j < n1; ++j) sorted[j] = {key[j], j};
         std::sort(sorted.begin(), sorted.end());
         for (uword idx = 0; idx < n1; ++idx) {
-            P.order[idx] = sorted[idx].second;
+            P.stencil[idx].j = sorted[idx].second;
             P.slabStart[sorted[idx].first / perSlab + 1]++;
         }
     }
-    for (uword s = 0; s < nslab; ++s) P.slabStart[s + 1] += P.slabStart[s];
+    if (!counting)
+        for (uword s = 0; s < nslab; ++s) P.slabStart[s + 1] += P.slabStart[s];
 
     // Pass 2: each sample's place in slab order, and its stencil start and offsets there, from the position in double
     // (u < 2^31 cells, so the float offset keeps its full precision however large the grid). Read in sample order,
     // written in slab order (scattered stores do not stall like scattered loads).
     const double halfW = double(W_) / 2, Wm1 = double(W_ - 1);
+    nufft_detail::UninitVector<nufft_detail::SampleStencil<T1>> keyed(counting ? 0 : n1);
 #pragma omp parallel for num_threads(team) schedule(static, 1) if (team > 1)
     for (int t = 0; t < team; ++t) {
         uword* cnt = counting ? count.data() + size_t(t) * nkeys : nullptr;
         for (uword j = runStart[t]; j < runStart[t + 1]; ++j) {
-            uword idx;
-            if (cnt) {
-                idx = cnt[key[j]]++;
-                P.order[idx] = j;
-            } else {
-                idx = j;  // std::sort path: stencils in sample order here, permuted below
-            }
+            nufft_detail::SampleStencil<T1> st;
+            st.j = j;
             for (int d = 0; d < 3; ++d) {
-                if (N_[d] == 1) {
-                    P.first[d][idx] = 0;
-                    P.offset[d][idx] = T1(0);
-                    continue;
-                }
+                st.first[d] = 0;
+                st.offset[d] = T1(0);
+                if (N_[d] == 1) continue;
                 double u = double(k[d][j]) * double(G_[d]) / double(N_[d]);
                 if (u < 0) u += double(G_[d]);
                 if (u >= double(G_[d])) u = 0;
                 const double f = std::ceil(u - halfW);
-                P.first[d][idx] = int(f);
-                P.offset[d][idx] = T1(std::min(1.0, std::max(-1.0, 2 * (u - f) - Wm1)));
+                st.first[d] = int(f);
+                st.offset[d] = T1(std::min(1.0, std::max(-1.0, 2 * (u - f) - Wm1)));
+            }
+            if (cnt) {
+                P.stencil[cnt[key[j]]++] = st;
+            } else {
+                keyed[j] = st;  // std::sort path: placed below
             }
         }
     }
-    if (!counting) {
-        for (int d = 0; d < 3; ++d) {
-            nufft_detail::UninitVector<int> f(n1);
-            nufft_detail::UninitVector<T1> y(n1);
-            for (uword idx = 0; idx < n1; ++idx) {
-                f[idx] = P.first[d][P.order[idx]];
-                y[idx] = P.offset[d][P.order[idx]];
-            }
-            P.first[d].swap(f);
-            P.offset[d].swap(y);
-        }
-    }
+    if (!counting)
+        for (uword idx = 0; idx < n1; ++idx) P.stencil[idx] = keyed[P.stencil[idx].j];
     P.sortSeconds = seconds_since(t1);
     return P;
 }

@@ -148,6 +148,7 @@ int CudaNufftPipeline::device() const { no_cuda_CudaNufftPipeline(); }
 uword CudaNufftPipeline::max_batch() const { no_cuda_CudaNufftPipeline(); }
 long long CudaNufftPipeline::num_sectors() const { no_cuda_CudaNufftPipeline(); }
 long long CudaNufftPipeline::sector_entries() const { no_cuda_CudaNufftPipeline(); }
+long long CudaNufftPipeline::num_subproblems() const { no_cuda_CudaNufftPipeline(); }
 }  // namespace cuda
 }  // namespace forge
 

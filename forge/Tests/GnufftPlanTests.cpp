@@ -186,3 +186,19 @@ TEST_CASE("Gnufft::plan_times: a host operator reports its check, sort and FFTW 
     CHECK(t.device_sort == 0);
     CHECK_THROWS_AS(G.grid_positions(3), forge::invalid_argument);
 }
+
+TEST_CASE("Gnufft::set_points from host forgeCols equals the arma::Col overload", "[Gnufft][nufft][plan][set_points]") {
+    FORGE_INFO_SEED();
+    const forge::ImageGrid grid(30, 26, 6);
+    const forge::Trajectory<double> k0 = random_samples<double>(grid, 500), k = random_samples<double>(grid, kMany);
+    forge::Gnufft<double> A(grid, k0), B(grid, k0);
+    A.set_points(k.kx, k.ky, k.kz);
+    B.set_points(forge::forgeCol<double>(k.kx), forge::forgeCol<double>(k.ky), forge::forgeCol<double>(k.kz));
+    const CVec<double> x = complex_normal<double>(grid.n_pixels());
+    CHECK(arma::all(CVec<double>(A * x) == CVec<double>(B * x)));
+    arma::vec bad = k.kx;
+    bad(4321) = 15.5;
+    CHECK_THROWS_WITH(B.set_points(forge::forgeCol<double>(bad), forge::forgeCol<double>(k.ky),
+                                   forge::forgeCol<double>(k.kz)),
+                      Catch::Contains("Gnufft::set_points: kx[4321] = 15.5 is outside [-15, 15]"));
+}

@@ -139,6 +139,8 @@ public:
     // duplication caused by footprints that straddle sector borders).
     long long num_sectors() const;
     long long sector_entries() const;
+    // Thread blocks of the gridding kernel: one per sector, more where a crowded sector's list is split.
+    long long num_subproblems() const;
 
 private:
     struct Impl;

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <type_traits>
@@ -227,35 +228,74 @@ void Gnufft<T1>::set_points(const arma::Col<T1>& kx, const arma::Col<T1>& ky, co
 }
 
 template <typename T1>
-void Gnufft<T1>::load_points(const char* where, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
-                             const arma::Col<T1>& kz) {
+void Gnufft<T1>::set_points(const forgeCol<T1>& kx, const forgeCol<T1>& ky, const forgeCol<T1>& kz) {
+    const char* where = "Gnufft::set_points";
     const uword n1 = kx.n_elem;
-    std::string refusal;
-    if (load_points_gpu(where, kx, ky, kz, refusal)) {
-        // The host data follow from the GPU plan's copy of the trajectory when a host transform needs them.
-        auto hp = std::make_shared<HostPoints>();
-        hp->source = pipeline_.get();
-        points_ = std::move(hp);
-    } else {
-        auto hp = std::make_shared<HostPoints>();
-        hp->points = sort_points(where, kx, ky, kz);  // throws before anything of the operator changes
-        std::call_once(hp->once, [] {});              // made
-        hp->ready.store(true, std::memory_order_release);
-        if (!refusal.empty()) {
-            // Sizes the GPU kernels cannot index leave the operator host-only; device input then gets this reason.
-            pipeline_.reset();
-            gpuRefusal_ = refusal;
-        }
-        points_ = std::move(hp);
-        times_.upload = times_.device_sort = times_.gpu_plan = 0;
+    require_positive(where, "n1 (number of k-space samples: the length of kx)", n1);
+    require_length(where, "ky", ky.n_elem, n1, "the length of kx");
+    require_length(where, "kz", kz.n_elem, n1, "the length of kx");
+    if (!kx.on_gpu() && !ky.on_gpu() && !kz.on_gpu()) {
+        load_points(where, kx.to_arma(), ky.to_arma(), kz.to_arma());
+        return;
     }
+    if (!kx.on_gpu() || !ky.on_gpu() || !kz.on_gpu()) {
+        throw residency_error(std::string(where) + ": kx, ky and kz must all be on the GPU or all on the host");
+    }
+    // The samples stay on the device; only a refusal copies them back, to name the first bad one.
+    const T1* k[3] = {kx.device_memptr(), ky.device_memptr(), kz.device_memptr()};
+    auto host_check = [&] {
+        forgeCol<T1> h[3] = {kx, ky, kz};
+        for (forgeCol<T1>& v : h) v.get_from_gpu();
+        check_points(where, h[0].to_arma(), h[1].to_arma(), h[2].to_arma());
+    };
+    std::string refusal;
+    if (!load_points_gpu(where, n1, k, true, host_check, refusal)) {
+        throw residency_error(std::string(where) + ": the samples are on the GPU but the operator has no GPU plan" +
+                              (refusal.empty() ? std::string(" (Gnufft<float> on a CUDA device only)")
+                                               : " (" + refusal + ")") +
+                              "; call get_from_gpu() on them first");
+    }
+    adopt_gpu_points(n1);
+}
+
+template <typename T1>
+void Gnufft<T1>::adopt_gpu_points(uword n1) {
+    // The host data follow from the GPU plan's copy of the trajectory when a host transform needs them.
+    auto hp = std::make_shared<HostPoints>();
+    hp->source = pipeline_.get();
+    points_ = std::move(hp);
     n1_ = n1;
     this->set_sizes(n1_, n2_);
 }
 
 template <typename T1>
-bool Gnufft<T1>::load_points_gpu(const char* where, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
-                                 const arma::Col<T1>& kz, std::string& refusal) {
+void Gnufft<T1>::load_points(const char* where, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
+                             const arma::Col<T1>& kz) {
+    const uword n1 = kx.n_elem;
+    std::string refusal;
+    const T1* k[3] = {kx.memptr(), ky.memptr(), kz.memptr()};
+    if (load_points_gpu(where, n1, k, false, [&] { check_points(where, kx, ky, kz); }, refusal)) {
+        adopt_gpu_points(n1);
+        return;
+    }
+    auto hp = std::make_shared<HostPoints>();
+    hp->points = sort_points(where, kx, ky, kz);  // throws before anything of the operator changes
+    std::call_once(hp->once, [] {});              // made
+    hp->ready.store(true, std::memory_order_release);
+    if (!refusal.empty()) {
+        // Sizes the GPU kernels cannot index leave the operator host-only; device input then gets this reason.
+        pipeline_.reset();
+        gpuRefusal_ = refusal;
+    }
+    points_ = std::move(hp);
+    times_.upload = times_.device_sort = times_.gpu_plan = 0;
+    n1_ = n1;
+    this->set_sizes(n1_, n2_);
+}
+
+template <typename T1>
+bool Gnufft<T1>::load_points_gpu(const char* where, uword n1, const T1* const k[3], bool onDevice,
+                                 const std::function<void()>& host_check, std::string& refusal) {
     if constexpr (std::is_same<T1, float>::value) {
         if (!device::available()) return false;
         const auto t0 = std::chrono::steady_clock::now();
@@ -268,11 +308,11 @@ bool Gnufft<T1>::load_points_gpu(const char* where, const arma::Col<T1>& kx, con
             g.offset[d] = nullptr;
         }
         g.W = W_;
-        g.n1 = kx.n_elem;
-        g.k[0] = kx.memptr();
-        g.k[1] = ky.memptr();
-        g.k[2] = kz.memptr();
-        g.k_on_device = false;
+        g.n1 = n1;
+        g.k[0] = k[0];
+        g.k[1] = k[1];
+        g.k[2] = k[2];
+        g.k_on_device = onDevice;
         g.coef = coef_.data();
         g.degree = degree_;
         try {
@@ -284,8 +324,8 @@ bool Gnufft<T1>::load_points_gpu(const char* where, const arma::Col<T1>& kx, con
         if (pipeline_ && pipeline_.use_count() == 1) {
             // The plan is this operator's alone: new points, same FFT plan, deapodization and workspace. A refused
             // trajectory leaves it as it was; the host check names the first bad component.
-            if (!pipeline_->set_trajectory(g.n1, g.k, false)) {
-                check_points(where, kx, ky, kz);
+            if (!pipeline_->set_trajectory(g.n1, g.k, onDevice)) {
+                host_check();
                 throw invalid_argument(std::string(where) + ": the GPU plan refused a sample as not finite or outside "
                                                             "the band");
             }
@@ -308,7 +348,7 @@ bool Gnufft<T1>::load_points_gpu(const char* where, const arma::Col<T1>& kx, con
             try {
                 plan = std::make_shared<cuda::CudaNufftPipeline>(g, options);
             } catch (const invalid_argument&) {
-                check_points(where, kx, ky, kz);  // a bad sample: its own message
+                host_check();  // a bad sample: its own message
                 throw;
             }
             const cuda::CudaNufftPipeline::SortTimes st = plan->sort_times();
@@ -322,7 +362,7 @@ bool Gnufft<T1>::load_points_gpu(const char* where, const arma::Col<T1>& kx, con
         gpuRefusal_.clear();
         return true;
     } else {
-        (void)where, (void)kx, (void)ky, (void)kz, (void)refusal;
+        (void)where, (void)n1, (void)k, (void)onDevice, (void)host_check, (void)refusal;
         return false;
     }
 }

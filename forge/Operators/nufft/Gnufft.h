@@ -33,6 +33,7 @@
 // kernel's blockIdx.y, one cuFFT plan-many per pass); on the host one vector after another. The FFTs of both
 // sides are FftPlans (forge/CUDA/FftPlan.h). domain_shape() is the image grid.
 #include <complex>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -100,6 +101,11 @@ public:
     // n1() and codomain_size() become the new count. Not to be called while another thread applies the operator.
     void set_points(const Trajectory<T1>& k);
     void set_points(const arma::Col<T1>& kx, const arma::Col<T1>& ky, const arma::Col<T1>& kz);
+    // The same from forgeCols. On the GPU (all three, on the plan's device): a Gnufft<float> with a GPU plan checks
+    // and sorts them there with no copy through the host (per-frame trajectories); the checks and their messages are
+    // the host's (a refusal copies the samples back to name the first bad one). An operator without a GPU plan throws
+    // forge::residency_error for samples on the GPU. On the host: as the arma::Col overload.
+    void set_points(const forgeCol<T1>& kx, const forgeCol<T1>& ky, const forgeCol<T1>& kz);
 
     uword n1() const { return n1_; }  // k-space samples
     uword Nx() const { return N_[0]; }
@@ -162,9 +168,13 @@ private:
     // New points for the operator (constructor and set_points): sorted on the GPU plan (Gnufft<float> with a device
     // present) or on the host; on a throw the operator is unchanged.
     void load_points(const char* where, const arma::Col<T1>& kx, const arma::Col<T1>& ky, const arma::Col<T1>& kz);
-    // The GPU plan given the new points, made or reused; false when the GPU cannot take them (sizes; gpuRefusal).
-    bool load_points_gpu(const char* where, const arma::Col<T1>& kx, const arma::Col<T1>& ky, const arma::Col<T1>& kz,
-                         std::string& gpuRefusal);
+    // The GPU plan given the new points k (host or device arrays of n1), made or reused; false when there is no
+    // device or the GPU cannot take them (sizes: gpuRefusal says why). A refused sample calls host_check, which
+    // throws the host's message.
+    bool load_points_gpu(const char* where, uword n1, const T1* const k[3], bool onDevice,
+                         const std::function<void()>& host_check, std::string& gpuRefusal);
+    // The operator's points are now the GPU plan's (n1 of them); the host plan follows on first use.
+    void adopt_gpu_points(uword n1);
     const Points& host_points() const;
     const FftPlan<T1>& host_fft() const;
     void forward_host(const std::complex<T1>* image, std::complex<T1>* kdata) const;

@@ -501,6 +501,7 @@ int CudaNufftPipeline::device() const { return impl_->device; }
 uword CudaNufftPipeline::max_batch() const { return impl_->maxBatch; }
 long long CudaNufftPipeline::num_sectors() const { return impl_->nsectors; }
 long long CudaNufftPipeline::sector_entries() const { return impl_->entries; }
+long long CudaNufftPipeline::num_subproblems() const { return impl_->nsub; }
 
 uword CudaNufftPipeline::pass_size(uword batch) const {
     const Impl& I = *impl_;

@@ -112,8 +112,8 @@ void check_thread_independent(const forge::ImageGrid& grid, const forge::Traject
     const arma::mat r = cart.image_coords();
     const arma::vec kx = arma::conv_to<arma::vec>::from(k.kx), ky = arma::conv_to<arma::vec>::from(k.ky),
                     kz = arma::conv_to<arma::vec>::from(k.kz);
-    forge::Gdft<double> exact(ns, grid.n_pixels(), arma::vec(kx(sub)), arma::vec(ky(sub)), arma::vec(kz(sub)),
-                              r.col(0), r.col(1), r.col(2), arma::vec(grid.n_pixels(), arma::fill::zeros),
+    forge::Gdft<double> exact(ns, grid.n_pixels(), arma::vec(kx(sub)), arma::vec(ky(sub)), arma::vec(kz(sub)), r.col(0),
+                              r.col(1), r.col(2), arma::vec(grid.n_pixels(), arma::fill::zeros),
                               arma::vec(ns, arma::fill::zeros));
     const arma::cx_vec ref = exact * arma::conv_to<arma::cx_vec>::from(x);
     CHECK(rel_error(arma::conv_to<arma::cx_vec>::from(CVec<T>(f3(sub))), ref) < 1e-3);
@@ -123,7 +123,8 @@ void check_thread_independent(const forge::ImageGrid& grid, const forge::Traject
 TEMPLATE_TEST_CASE("Gnufft host plan: the parallel sort gives the same transforms bit for bit on 1 and 3 threads",
                    "[Gnufft][nufft][plan]", float, double) {
     FORGE_INFO_SEED();
-    for (const forge::ImageGrid grid : {forge::ImageGrid(64, 48), forge::ImageGrid(24, 20, 16), forge::ImageGrid(32, 1, 12)}) {
+    for (const forge::ImageGrid grid :
+         {forge::ImageGrid(64, 48), forge::ImageGrid(24, 20, 16), forge::ImageGrid(32, 1, 12)}) {
         INFO("grid " << grid.to_string());
         SECTION("random") { check_thread_independent<TestType>(grid, random_samples<TestType>(grid, kMany)); }
         SECTION("clustered, with band edges") {
@@ -139,7 +140,8 @@ TEST_CASE("Gnufft host plan: set_points on large trajectories (grow and shrink) 
     forge::Gnufft<float> G(grid, random_samples<float>(grid, kMany));
     for (const uword n1 : {uword(3 * kMany), uword(kMany / 2), uword(20000)}) {
         INFO(n1 << " samples");
-        const forge::Trajectory<float> k = n1 == 20000 ? clustered_samples<float>(grid, n1) : random_samples<float>(grid, n1);
+        const forge::Trajectory<float> k =
+            n1 == 20000 ? clustered_samples<float>(grid, n1) : random_samples<float>(grid, n1);
         G.set_points(k);
         const forge::Gnufft<float> fresh(grid, k);
         const CVec<float> x = complex_normal<float>(grid.n_pixels()), y = complex_normal<float>(n1);
@@ -165,7 +167,8 @@ TEST_CASE("Gnufft host plan: the parallel check names the first bad sample as th
     CHECK_THROWS_WITH(forge::Gnufft<float>(grid, k), Catch::Contains("Gnufft: kx[30001] is nan"));
     k.kx(30001) = 0.f;
     CHECK_THROWS_WITH(G.set_points(k),
-                      Catch::Contains("Gnufft::set_points: ky[5000] = 17 is outside [-16, 16] cycles/FOV (grid size y = 32)"));
+                      Catch::Contains(
+                          "Gnufft::set_points: ky[5000] = 17 is outside [-16, 16] cycles/FOV (grid size y = 32)"));
     // Out of band on the axis of length 1 of a 2D image.
     k.ky(5000) = 0.f;
     k.kz(12345) = 0.75f;

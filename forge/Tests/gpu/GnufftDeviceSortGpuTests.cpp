@@ -123,8 +123,8 @@ void check_device_sort_equals_host_presort(const forge::ImageGrid& grid, const f
     // Forward: one thread per sample, the same stencils: bit for bit. Adjoint: shared-memory atomics (rounding).
     CHECK(arma::all(run(dev, forge::cuda::Direction::forward, x, n1) ==
                     run(host, forge::cuda::Direction::forward, x, n1)));
-    CHECK(rel_error(run(dev, forge::cuda::Direction::adjoint, y, n2), run(host, forge::cuda::Direction::adjoint, y, n2)) <
-          1e-6);
+    CHECK(rel_error(run(dev, forge::cuda::Direction::adjoint, y, n2),
+                    run(host, forge::cuda::Direction::adjoint, y, n2)) < 1e-6);
     // The samples come back as given.
     arma::fvec back[3] = {arma::fvec(n1), arma::fvec(n1), arma::fvec(n1)};
     float* const bp[3] = {back[0].memptr(), back[1].memptr(), back[2].memptr()};
@@ -254,7 +254,8 @@ TEST_CASE("GPU device sort: bad samples are named as the host names them, and se
     forge::Trajectory<float> k = good;
     k.kz(20000) = -8.5f;
     CHECK_THROWS_WITH(G.set_points(k),
-                      Catch::Contains("Gnufft::set_points: kz[20000] = -8.5 is outside [-8, 8] cycles/FOV (grid size z = 16)"));
+                      Catch::Contains(
+                          "Gnufft::set_points: kz[20000] = -8.5 is outside [-8, 8] cycles/FOV (grid size z = 16)"));
     CHECK_THROWS_WITH(forge::Gnufft<float>(grid, k),
                       Catch::Contains("Gnufft: kz[20000] = -8.5 is outside [-8, 8] cycles/FOV (grid size z = 16)"));
     k.ky(29999) = std::numeric_limits<float>::infinity();

@@ -191,12 +191,13 @@ bool CudaNufftPipeline::Impl::sort_on_device(uword n1u, const float* const k[3],
     const unsigned convertBlocks = std::max(1u, std::min(blocks_for(nk), unsigned(4 * std::max(sms, 1))));
     if (shared) {
         kernel_convert<true><<<convertBlocks, kThreads, size_t(nsectors) * sizeof(unsigned), stream>>>(
-            kd, nk, g, sampFirst.as<int4>(), sampOffset.as<float4>(), entryCount.as<long long>(), homeKey.as<unsigned>(),
-            sampleIndex.as<int>(), st);
+            kd, nk, g, sampFirst.as<int4>(), sampOffset.as<float4>(), entryCount.as<long long>(),
+            homeKey.as<unsigned>(), sampleIndex.as<int>(), st);
     } else {
-        kernel_convert<false><<<convertBlocks, kThreads, 0, stream>>>(kd, nk, g, sampFirst.as<int4>(),
-                                                                       sampOffset.as<float4>(), entryCount.as<long long>(),
-                                                                       homeKey.as<unsigned>(), sampleIndex.as<int>(), st);
+        kernel_convert<false>
+            <<<convertBlocks, kThreads, 0, stream>>>(kd, nk, g, sampFirst.as<int4>(), sampOffset.as<float4>(),
+                                                     entryCount.as<long long>(), homeKey.as<unsigned>(),
+                                                     sampleIndex.as<int>(), st);
     }
     FORGE_CUDA_CHECK_LAUNCH("kernel_convert");
     size_t scanBytes = 0;
@@ -205,8 +206,8 @@ bool CudaNufftPipeline::Impl::sort_on_device(uword n1u, const float* const k[3],
     reserve_bytes(cubTemp, scanBytes);
     FORGE_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(cubTemp.get(), scanBytes, entryCount.as<long long>(),
                                                    entryStart.as<long long>(), nk + 1, stream));
-    FORGE_CUDA_CHECK(cudaMemcpyAsync(st + 1, entryStart.as<long long>() + n, sizeof(long long),
-                                     cudaMemcpyDeviceToDevice, stream));
+    FORGE_CUDA_CHECK(
+        cudaMemcpyAsync(st + 1, entryStart.as<long long>() + n, sizeof(long long), cudaMemcpyDeviceToDevice, stream));
     std::vector<long long> host(nstats);
     FORGE_CUDA_CHECK(
         cudaMemcpyAsync(host.data(), st, nstats * sizeof(unsigned long long), cudaMemcpyDeviceToHost, stream));
@@ -222,8 +223,7 @@ bool CudaNufftPipeline::Impl::sort_on_device(uword n1u, const float* const k[3],
         // whose lists are indexed in 64 bits.
         std::vector<int4> hf(n);
         std::vector<float4> ho(n);
-        FORGE_CUDA_CHECK(
-            cudaMemcpyAsync(hf.data(), sampFirst.get(), n * sizeof(int4), cudaMemcpyDeviceToHost, stream));
+        FORGE_CUDA_CHECK(cudaMemcpyAsync(hf.data(), sampFirst.get(), n * sizeof(int4), cudaMemcpyDeviceToHost, stream));
         FORGE_CUDA_CHECK(
             cudaMemcpyAsync(ho.data(), sampOffset.get(), n * sizeof(float4), cudaMemcpyDeviceToHost, stream));
         FORGE_CUDA_CHECK(cudaStreamSynchronize(stream));

@@ -92,7 +92,7 @@ struct CudaNufftPipeline::Impl {
     long long nsub = 0;  // subproblems (thread blocks of the gridding kernel)
     bool split = false;  // some sector is split over several subproblems: the grid is cleared first
     DeviceBuffer deapod[3], order, first, offset, subSector, subRange, secFirst, secOffset, grid;
-    uword gridVectors = 0;  // oversampled grids the workspace holds
+    uword gridVectors = 0;                // oversampled grids the workspace holds
     std::unique_ptr<FftPlan<float>> fft;  // device-only: cuFFT on the plan's stream and device
     cudaStream_t stream = nullptr;
     bool ownsStream = false;

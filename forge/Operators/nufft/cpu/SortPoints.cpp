@@ -68,6 +68,8 @@ typename Gnufft<T1>::Points Gnufft<T1>::sort_points(const char* where, const arm
     for (int d = 0; d < 3; ++d) {
         lo[d] = N_[d] > 1 ? -double(N_[d] / 2) : -0.5;
         hi[d] = N_[d] > 1 ? double(N_[d] / 2) : 0.5;
+        P.u[d].reserve(n1);  // huge pages for the positions before the zero fill first touches them
+        nufft_detail::advise_huge_pages(P.u[d].data(), n1 * sizeof(T1));
         P.u[d].resize(n1);
     }
 

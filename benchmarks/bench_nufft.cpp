@@ -8,7 +8,8 @@
 // made by the first host transform: see its split row), seconds per transform, and the relative error of
 // forward and adjoint against float64 exact sums (2000 samples forward, 256 pixels adjoint). The "set_points" rows:
 // the same operator given new samples (the mirrored trajectory) by Gnufft::set_points, its plan column the seconds
-// set_points took (host sort and GPU re-sort; the constructor's FFT plans and GPU workspace are kept).
+// set_points took (host sort and GPU re-sort; the constructor's FFT plans and GPU workspace are kept); "set_points
+// (k on GPU)": the same from forgeCols already on the GPU (no upload).
 // "plan split" rows: Gnufft::plan_times() after the row above them (host check and sort, k upload, device sort, the
 // rest of the GPU plan, FFTW plans). "normal loop incl. plan" rows: a fresh operator and 10 x (forward, adjoint), as
 // a solver runs it (the GPU loop on device vectors; the CPU loop in 2D and only where there is no GPU).
@@ -186,6 +187,16 @@ void nufft_case(arma::uword Nx, arma::uword Ny, arma::uword Nz, arma::uword n1, 
             FVec out, outA;
             const double gf = seconds([&] { out = G * dx; }, 20), ga = seconds([&] { outA = G / dy; }, 20);
             row("GPU", name + " set_points", n1, gf, ga, -1, -1, tol, G.kernel_width(), sp);
+            // The original samples back, from forgeCols already on the GPU (a per-frame trajectory made there): no
+            // upload, the device sort alone.
+            forgeCol<float> gkx(kx), gky(ky), gkz(kz);
+            gkx.put_on_gpu();
+            gky.put_on_gpu();
+            gkz.put_on_gpu();
+            const double sd = seconds([&] { G.set_points(gkx, gky, gkz); }, 1);
+            plan_split("GPU", name + " set_points (k on GPU)", tol, G.kernel_width(), n1, G.plan_times());
+            const double gf2 = seconds([&] { out = G * dx; }, 20), ga2 = seconds([&] { outA = G / dy; }, 20);
+            row("GPU", name + " set_points (k on GPU)", n1, gf2, ga2, -1, -1, tol, G.kernel_width(), sd);
         }
     }
     if (!gdft || gpuFwd == 0) return;

@@ -141,7 +141,8 @@ void nufft_case(arma::uword Nx, arma::uword Ny, arma::uword Nz, arma::uword n1, 
                     }
                 },
                 1);
-            std::printf("| GPU  | %-36s | %5.0e | %2llu | %9llu | normal loop incl. plan: %.2f ms (plan + 10 x fwd+adj) |\n",
+            std::printf("| GPU  | %-36s | %5.0e | %2llu | %9llu | normal loop incl. plan: %.2f ms (plan + 10 x "
+                        "fwd+adj) |\n",
                         name.c_str(), tol, (unsigned long long)G.kernel_width(), (unsigned long long)n1, loop * 1e3);
         }
         arma::cx_fvec fc, ac;
@@ -161,7 +162,8 @@ void nufft_case(arma::uword Nx, arma::uword Ny, arma::uword Nz, arma::uword n1, 
                     }
                 },
                 1);
-            std::printf("| CPU  | %-36s | %5.0e | %2llu | %9llu | normal loop incl. plan: %.2f ms (plan + 10 x fwd+adj) |\n",
+            std::printf("| CPU  | %-36s | %5.0e | %2llu | %9llu | normal loop incl. plan: %.2f ms (plan + 10 x "
+                        "fwd+adj) |\n",
                         name.c_str(), tol, (unsigned long long)G.kernel_width(), (unsigned long long)n1, loop * 1e3);
         }
         if (G.gpu_enabled()) {

@@ -27,10 +27,10 @@
 // presorted into slabs at least W cells thick, by a parallel counting sort; even and odd slabs run in two passes) and
 // the inner loops over the contiguous x taps are compiled per width. A Gnufft<float> with a GPU plan checks and
 // sorts its samples on the device and makes its host data (slab sort, FFTW plans) only when a host transform first
-// needs them (plan_times() says where the plan's time went). On CUDA builds a Gnufft<float> given a forgeCol already on the GPU
-// runs on its CudaNufftPipeline (sector-based shared-memory gridding, a plan shared by copies) and the result stays on
-// the GPU. A batch of nbatch vectors back to back runs on the GPU as one plan execution (the vector in every
-// kernel's blockIdx.y, one cuFFT plan-many per pass); on the host one vector after another. The FFTs of both
+// needs them (plan_times() says where the plan's time went). On CUDA builds a Gnufft<float> given a forgeCol
+// already on the GPU runs on its CudaNufftPipeline (sector-based shared-memory gridding, a plan shared by copies)
+// and the result stays on the GPU. A batch of nbatch vectors back to back runs on the GPU as one plan execution
+// (the vector in every kernel's blockIdx.y, one cuFFT plan-many per pass); on the host one vector after another. The FFTs of both
 // sides are FftPlans (forge/CUDA/FftPlan.h). domain_shape() is the image grid.
 #include <complex>
 #include <functional>
@@ -95,8 +95,8 @@ public:
         : Gnufft(k.kx.n_elem, grid.nx, grid.ny, grid.nz, k.kx, k.ky, k.kz, options) {}
 
     // New sample positions (any number, at least one) on the same grid, with the same kernel, deapodization and
-    // FFT plans; the GPU plan re-sorts its sectors and keeps its allocations where they fit (a copy of the
-    // operator that shares it gets a plan of its own, so copies keep their samples). Checked as the
+    // FFT plans; the GPU plan sorts them into its sectors on the device, in plan memory that only grows (a copy of
+    // the operator that shares it gets a plan of its own, so copies keep their samples). Checked as the
     // constructor checks k (lengths equal, finite, within the band); on a throw the operator is unchanged.
     // n1() and codomain_size() become the new count. Not to be called while another thread applies the operator.
     void set_points(const Trajectory<T1>& k);

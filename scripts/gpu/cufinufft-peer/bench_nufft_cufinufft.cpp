@@ -5,7 +5,8 @@
 // forge forward, cufinufft forward, forge adjoint, cufinufft adjoint (alternating); the table gives medians.
 // Plan times are separate: forge's constructor (upload of k, device sort, cuFFT plan; split from
 // Gnufft::plan_times) and cufinufft's makeplan + setpts for both types. "loop": each library's plan and a
-// 10-iteration normal loop (forward then adjoint) on device arrays, as a solver runs it. Errors: relative to an exact float64 sum on 100 samples (forward) / 64 pixels (adjoint).
+// 10-iteration normal loop (forward then adjoint) on device arrays, as a solver runs it. Errors: relative to an exact
+// float64 sum on 100 samples (forward) / 64 pixels (adjoint).
 //   bench_nufft_cufinufft [--reps N] [--quick]     (--quick: 3D with 400000 samples)
 // Built by scripts/gpu/run-cufinufft-peer.sh; not part of forge's build or CI.
 #include <cuda_runtime.h>
@@ -220,8 +221,10 @@ void run_case(const char* name, const int N[3], size_t n1, const char* kind, int
             cufinufftf_plan q2, q1;
             CUF_OK(cufinufftf_makeplan(2, dim, modes, -1, 1, float(tol), &q2, nullptr));
             CUF_OK(cufinufftf_makeplan(1, dim, modes, +1, 1, float(tol), &q1, nullptr));
-            CUF_OK(cufinufftf_setpts(q2, int64_t(n1), dx.p, dy.p, dim == 3 ? dz.p : nullptr, 0, nullptr, nullptr, nullptr));
-            CUF_OK(cufinufftf_setpts(q1, int64_t(n1), dx.p, dy.p, dim == 3 ? dz.p : nullptr, 0, nullptr, nullptr, nullptr));
+            CUF_OK(cufinufftf_setpts(q2, int64_t(n1), dx.p, dy.p, dim == 3 ? dz.p : nullptr, 0, nullptr, nullptr,
+                                     nullptr));
+            CUF_OK(cufinufftf_setpts(q1, int64_t(n1), dx.p, dy.p, dim == 3 ? dz.p : nullptr, 0, nullptr, nullptr,
+                                     nullptr));
             for (int it = 0; it < 10; ++it) {
                 CUF_OK(cufinufftf_execute(q2, cfl(cOutK.p), cfl(it ? cOutI.p : dImg.p)));
                 CUF_OK(cufinufftf_execute(q1, cfl(cOutK.p), cfl(cOutI.p)));
@@ -278,8 +281,8 @@ void run_case(const char* name, const int N[3], size_t n1, const char* kind, int
             "%7.1e | %7.2f (upload %5.2f, sort %5.2f, rest %5.2f) | %7.2f (setpts %5.2f) | %7.1f | %7.1f | %5.2f |\n",
             name, kind, tol, (unsigned long long)G.kernel_width(), mf * 1e3, mc * 1e3, mf / mc, ma * 1e3, mac * 1e3,
             ma / mac, rel(sf, refF), rel(sfc, refF), rel(sa, refA), rel(sac, refA), planForge * 1e3, split.upload * 1e3,
-            split.device_sort * 1e3, split.gpu_plan * 1e3, planCuf * 1e3, setptsCuf * 1e3, loopForge * 1e3, loopCuf * 1e3,
-            loopForge / loopCuf);
+            split.device_sort * 1e3, split.gpu_plan * 1e3, planCuf * 1e3, setptsCuf * 1e3, loopForge * 1e3,
+            loopCuf * 1e3, loopForge / loopCuf);
         std::fflush(stdout);
         cufinufftf_destroy(p2);
         cufinufftf_destroy(p1);
@@ -311,7 +314,8 @@ int main(int argc, char** argv) {
         "cufinufft makeplan (both types) + setpts (both, points already on the device); loop = plan + 10 x (forward, "
         "adjoint) on device arrays, ratio forge / cufinufft\n");
     std::printf("| case                 | points  | tol   | W  | fwd forge | fwd cuf | ratio | adj forge | adj cuf "
-                "| ratio | fwd err forge cuf | adj err forge cuf | plan forge | plan cuf | loop forge | loop cuf | ratio |\n");
+                "| ratio | fwd err forge cuf | adj err forge cuf | plan forge | plan cuf | loop forge | loop cuf "
+                "| ratio |\n");
     std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     std::mt19937_64 rng(7);
     const int n2d[3] = {256, 256, 1}, n3d[3] = {128, 128, 64};

@@ -30,8 +30,8 @@
 // needs them (plan_times() says where the plan's time went). On CUDA builds a Gnufft<float> given a forgeCol
 // already on the GPU runs on its CudaNufftPipeline (sector-based shared-memory gridding, a plan shared by copies)
 // and the result stays on the GPU. A batch of nbatch vectors back to back runs on the GPU as one plan execution
-// (the vector in every kernel's blockIdx.y, one cuFFT plan-many per pass); on the host one vector after another. The FFTs of both
-// sides are FftPlans (forge/CUDA/FftPlan.h). domain_shape() is the image grid.
+// (the vector in every kernel's blockIdx.y, one cuFFT plan-many per pass); on the host one vector after another.
+// The FFTs of both sides are FftPlans (forge/CUDA/FftPlan.h). domain_shape() is the image grid.
 #include <complex>
 #include <functional>
 #include <memory>

@@ -202,10 +202,10 @@ bool CudaNufftPipeline::Impl::sort_on_device(uword n1u, const float* const k[3],
     FORGE_CUDA_CHECK_LAUNCH("kernel_convert");
     size_t scanBytes = 0;
     FORGE_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, scanBytes, entryCount.as<long long>(),
-                                                   entryStart.as<long long>(), nk + 1, stream));
+                                                   entryStart.as<long long>(), (long long)nk + 1, stream));
     reserve_bytes(cubTemp, scanBytes);
     FORGE_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(cubTemp.get(), scanBytes, entryCount.as<long long>(),
-                                                   entryStart.as<long long>(), nk + 1, stream));
+                                                   entryStart.as<long long>(), (long long)nk + 1, stream));
     FORGE_CUDA_CHECK(
         cudaMemcpyAsync(st + 1, entryStart.as<long long>() + n, sizeof(long long), cudaMemcpyDeviceToDevice, stream));
     std::vector<long long> host(nstats);

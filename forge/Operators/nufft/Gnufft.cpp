@@ -29,7 +29,8 @@ constexpr uword kMaxWidth = 16;
 constexpr int kTaps = 16;  // Gnufft<T1>::kMaxTaps: stride of the coefficient table
 
 // Fourier transform of the (K(0) = 1 normalised) Kaiser-Bessel kernel at nu cycles per grid cell.
-double kb_ft(double nu, double W, double beta) {
+// i0beta: I0(beta), the normaliser (one Bessel function per kernel, not per call).
+double kb_ft(double nu, double W, double beta, double i0beta) {
     const double a = kPi * W * nu;
     const double s = beta * beta - a * a;
     double v;
@@ -42,8 +43,9 @@ double kb_ft(double nu, double W, double beta) {
     } else {
         v = W;
     }
-    return v / std::cyl_bessel_i(0.0, beta);
+    return v / i0beta;
 }
+double kb_ft(double nu, double W, double beta) { return kb_ft(nu, W, beta, std::cyl_bessel_i(0.0, beta)); }
 
 double kb(double t, double W, double beta) {
     const double r = 2 * t / W;
@@ -198,12 +200,13 @@ Gnufft<T1>::Gnufft(uword n1, uword Nx, uword Ny, uword Nz, const arma::Col<T1>& 
     fit_kernel(int(W_), beta_, degree_, coef);
     coef_.assign(coef.begin(), coef.end());
     // Deapodization multipliers 1/D(p), p = x - N/2.
+    const double i0beta = std::cyl_bessel_i(0.0, beta_);
     for (int d = 0; d < 3; ++d) {
         deapod_[d].assign(N_[d], T1(1));
         if (N_[d] == 1) continue;
         for (uword x = 0; x < N_[d]; ++x) {
             const double p = double(x) - double(N_[d] / 2);
-            deapod_[d][x] = T1(1.0 / kb_ft(p / double(G_[d]), double(W_), beta_));
+            deapod_[d][x] = T1(1.0 / kb_ft(p / double(G_[d]), double(W_), beta_, i0beta));
         }
     }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -109,13 +110,14 @@ typename Gnufft<T1>::Points Gnufft<T1>::sort_points(const char* where, const arm
 #else
     int team = 1;
 #endif
-    const bool counting = nkeys <= 4 * (unsigned long long)n1 + (1u << 20);
+    const bool counting = nkeys <= 4 * (unsigned long long)n1 + (1u << 20) && nkeys <= 0xffffffffull;
     // Per-run counts cost team * nkeys: with many threads and many keys the counting runs on one thread.
     if (counting && (unsigned long long)team * nkeys > 8 * (unsigned long long)n1 + (1u << 22)) team = 1;
     std::vector<uword> runStart(team + 1);
     for (int t = 0; t <= team; ++t) runStart[t] = uword((unsigned long long)n1 * t / team);
     std::vector<uword> count(counting ? size_t(team) * nkeys : 0, 0);  // per run and key
-    nufft_detail::UninitVector<unsigned long long> key(n1);
+    // The counting sort's keys, 32 bits (the std::sort path computes its 64-bit keys again).
+    nufft_detail::UninitVector<std::uint32_t> key(counting ? n1 : 0);
     P.stencil.resize(n1);
 
     // Pass 1: check and convert k to grid units, key each sample, count the keys of each run.
@@ -139,11 +141,13 @@ typename Gnufft<T1>::Points Gnufft<T1>::sort_points(const char* where, const arm
             }
             if (!ok) {
                 bad = 1;
-                key[j] = 0;
+                if (counting) key[j] = 0;
                 continue;
             }
-            key[j] = key_of(j);
-            if (cnt) ++cnt[key[j]];
+            if (cnt) {
+                key[j] = std::uint32_t(key_of(j));
+                ++cnt[key[j]];
+            }
         }
     }
     if (bad) {
@@ -171,7 +175,7 @@ typename Gnufft<T1>::Points Gnufft<T1>::sort_points(const char* where, const arm
         }
     } else {
         std::vector<std::pair<unsigned long long, uword>> sorted(n1);
-        for (uword j = 0; j < n1; ++j) sorted[j] = {key[j], j};
+        for (uword j = 0; j < n1; ++j) sorted[j] = {key_of(j), j};
         std::sort(sorted.begin(), sorted.end());
         for (uword idx = 0; idx < n1; ++idx) {
             P.stencil[idx].j = sorted[idx].second;

@@ -4,10 +4,15 @@
 //   bench_nufft [--quick] [--no-gdft] [--tols 1e-3,1e-4,1e-5]
 //   (--quick: 400000 3D samples; --no-gdft: skip the slow exact DFTs)
 // Prints one table row per measurement: device, case, requested tolerance, kernel width, samples, plan
-// seconds (constructor, including the GPU sort and upload), seconds per transform, and the relative error of
+// seconds (constructor, including the GPU sort and upload; on the CPU row of a GPU operator "-", as its host plan is
+// made by the first host transform: see its split row), seconds per transform, and the relative error of
 // forward and adjoint against float64 exact sums (2000 samples forward, 256 pixels adjoint). The "set_points" rows:
 // the same operator given new samples (the mirrored trajectory) by Gnufft::set_points, its plan column the seconds
-// set_points took (host sort and GPU re-sort; the constructor's FFT plans and GPU workspace are kept).
+// set_points took (host sort and GPU re-sort; the constructor's FFT plans and GPU workspace are kept); "set_points
+// (k on GPU)": the same from forgeCols already on the GPU (no upload).
+// "plan split" rows: Gnufft::plan_times() after the row above them (host check and sort, k upload, device sort, the
+// rest of the GPU plan, FFTW plans). "normal loop incl. plan" rows: a fresh operator and 10 x (forward, adjoint), as
+// a solver runs it (the GPU loop on device vectors; the CPU loop in 2D and only where there is no GPU).
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -60,6 +65,26 @@ void trajectory(arma::uword n1, arma::uword Nx, arma::uword Ny, arma::uword Nz, 
         kz(j) = Nz > 1 ? float((u(rng) - 0.5) * (Nz - 1)) : 0.f;
     }
 }
+// Where the plan's time went (Gnufft::plan_times), in ms: host check + conversion, host slab sort, k upload, device
+// check + sort, the rest of the GPU plan, host FFTW plans. A GPU operator makes its host entries lazily ("-": not yet).
+void plan_split(const char* dev, const std::string& what, double tol, arma::uword W, arma::uword n1,
+                const Gnufft<float>::PlanTimes& t) {
+    auto ms = [](double s) {
+        char b[16];
+        if (s > 0)
+            std::snprintf(b, sizeof b, "%.3f", s * 1e3);
+        else
+            std::snprintf(b, sizeof b, "-");
+        return std::string(b);
+    };
+    std::printf("| %-4s | %-36s | %5.0e | %2llu | %9llu | plan split [ms]: host check %s, host sort %s, upload %s, "
+                "device sort %s, GPU plan rest %s, FFTW plan %s |\n",
+                dev, what.c_str(), tol, (unsigned long long)W, (unsigned long long)n1, ms(t.host_check).c_str(),
+                ms(t.host_sort).c_str(), ms(t.upload).c_str(), ms(t.device_sort).c_str(), ms(t.gpu_plan).c_str(),
+                ms(t.fft_plan).c_str());
+    std::fflush(stdout);
+}
+
 void row(const char* dev, const std::string& what, arma::uword n1, double fwd, double adj, double err,
          double errAdj = -1, double tol = 0, arma::uword W = 0, double plan = -1) {
     char t[16] = "-", w[24] = "-", p[16] = "-", ea[16] = "-";
@@ -102,10 +127,45 @@ void nufft_case(arma::uword Nx, arma::uword Ny, arma::uword Nz, arma::uword n1, 
         auto t0 = std::chrono::steady_clock::now();
         Gnufft<float> G(n1, Nx, Ny, Nz, kx, ky, kz, NufftOptions::for_tolerance(tol));
         const double plan = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        if (G.gpu_enabled()) {
+            plan_split("GPU", name, tol, G.kernel_width(), n1, G.plan_times());
+            // A normal-equation loop as a solver runs it, its plan included: construct, then 10 x (forward, adjoint).
+            dx.put_on_gpu();
+            FVec v = dx, w;
+            const double loop = seconds(
+                [&] {
+                    Gnufft<float> L(n1, Nx, Ny, Nz, kx, ky, kz, NufftOptions::for_tolerance(tol));
+                    for (int it = 0; it < 10; ++it) {
+                        w = L * v;
+                        v = L / w;
+                    }
+                },
+                1);
+            std::printf("| GPU  | %-36s | %5.0e | %2llu | %9llu | normal loop incl. plan: %.2f ms (plan + 10 x "
+                        "fwd+adj) |\n",
+                        name.c_str(), tol, (unsigned long long)G.kernel_width(), (unsigned long long)n1, loop * 1e3);
+        }
         arma::cx_fvec fc, ac;
         const double tf = seconds([&] { fc = G * x; }, 3), ta = seconds([&] { ac = G / y; }, 3);
         row("CPU", name, n1, tf, ta, rel(arma::cx_fvec(fc(sub)), exact), rel(arma::cx_fvec(ac(pix)), exactAdj), tol,
-            G.kernel_width(), plan);
+            G.kernel_width(), G.gpu_enabled() ? -1 : plan);
+        plan_split("CPU", name, tol, G.kernel_width(), n1, G.plan_times());
+        if (!G.gpu_enabled() && Nz == 1) {
+            // The same loop on the host, 2D only (the 3D one takes minutes on a few cores).
+            arma::cx_fvec v = x, w;
+            const double loop = seconds(
+                [&] {
+                    Gnufft<float> L(n1, Nx, Ny, Nz, kx, ky, kz, NufftOptions::for_tolerance(tol));
+                    for (int it = 0; it < 10; ++it) {
+                        w = L * v;
+                        v = L / w;
+                    }
+                },
+                1);
+            std::printf("| CPU  | %-36s | %5.0e | %2llu | %9llu | normal loop incl. plan: %.2f ms (plan + 10 x "
+                        "fwd+adj) |\n",
+                        name.c_str(), tol, (unsigned long long)G.kernel_width(), (unsigned long long)n1, loop * 1e3);
+        }
         if (G.gpu_enabled()) {
             dx.put_on_gpu();
             dy.put_on_gpu();
@@ -122,12 +182,23 @@ void nufft_case(arma::uword Nx, arma::uword Ny, arma::uword Nz, arma::uword n1, 
         // New samples on the same operator: the mirrored trajectory (inside the band as the original).
         const arma::fvec mx = -kx, my = -ky, mz = -kz;
         const double sp = seconds([&] { G.set_points(mx, my, mz); }, 1);
+        plan_split(G.gpu_enabled() ? "GPU" : "CPU", name + " set_points", tol, G.kernel_width(), n1, G.plan_times());
         const double sf = seconds([&] { fc = G * x; }, 3), sa = seconds([&] { ac = G / y; }, 3);
         row("CPU", name + " set_points", n1, sf, sa, -1, -1, tol, G.kernel_width(), sp);
         if (G.gpu_enabled()) {
             FVec out, outA;
             const double gf = seconds([&] { out = G * dx; }, 20), ga = seconds([&] { outA = G / dy; }, 20);
             row("GPU", name + " set_points", n1, gf, ga, -1, -1, tol, G.kernel_width(), sp);
+            // The original samples back, from forgeCols already on the GPU (a per-frame trajectory made there): no
+            // upload, the device sort alone.
+            forgeCol<float> gkx(kx), gky(ky), gkz(kz);
+            gkx.put_on_gpu();
+            gky.put_on_gpu();
+            gkz.put_on_gpu();
+            const double sd = seconds([&] { G.set_points(gkx, gky, gkz); }, 1);
+            plan_split("GPU", name + " set_points (k on GPU)", tol, G.kernel_width(), n1, G.plan_times());
+            const double gf2 = seconds([&] { out = G * dx; }, 20), ga2 = seconds([&] { outA = G / dy; }, 20);
+            row("GPU", name + " set_points (k on GPU)", n1, gf2, ga2, -1, -1, tol, G.kernel_width(), sd);
         }
     }
     if (!gdft || gpuFwd == 0) return;

@@ -3,7 +3,7 @@
 image, same requested tolerance, single precision, timed alternately in one process.
 
     PYTHONPATH=build/python python3 benchmarks/bench_nufft_peer.py [--cases 2d,3d,3dbig]
-        [--tols 1e-3,1e-4,1e-5] [--reps 5] [--points uniform,spiral]
+        [--tols 1e-3,1e-4,1e-5] [--reps 5] [--points uniform,spiral] [--plan-only]
 
 forge's forward s_j = sum_r m(r) exp(-i 2 pi k_j . r) with r = (x - N/2)/N is FINUFFT's type 2 with
 isign -1, points 2 pi k_j / N and modes in increasing order (modeord 0); the adjoint is type 1 with
@@ -11,6 +11,9 @@ isign +1. forge's image is x fastest, so FINUFFT gets it as (z, y, x) with point
 Prints per case: plan time (constructor / Plan + setpts), median execute time of each direction, the
 ratio forge / FINUFFT, and each library's relative error against an exact float64 sum on a subset of
 samples (forward) or pixels (adjoint). FINUFFT is not a dependency of forge: install it only to run this.
+--plan-only: only the plans, alternating, median and minimum of --reps: forge's constructor (check, sort, FFTW
+plan; one plan serves both directions) against FINUFFT's Plan + setpts of type 2 and of type 1, and against one
+type alone, on the same number of threads (OMP_NUM_THREADS; FINUFFT gets it as nthreads).
 """
 import argparse
 import os
@@ -157,6 +160,38 @@ def run_case(name, shape, n1, kind, tols, reps, nsub, rng):
               flush=True)
 
 
+def plan_case(name, shape, n1, kind, tols, reps, rng):
+    ks = trajectory(kind, n1, shape, rng)
+    n1 = ks[0].size
+    Nx, Ny, Nz = shape
+    dims = tuple(n for n in (Nz, Ny, Nx) if n > 1)
+    pts = [(2 * np.pi * ks[a].astype(np.float64) / shape[a]).astype(np.float32) for a in (2, 1, 0) if shape[a] > 1]
+    nthreads = int(os.environ.get("OMP_NUM_THREADS", "0")) or os.cpu_count()
+    for tol in tols:
+        tg, tf2, tf1 = [], [], []
+        for r in range(reps + 1):  # the first round warms up
+            t, G = timed(lambda: forge.Gnufft(ks[0], ks[1], ks[2], nx=Nx, ny=Ny, nz=Nz, tolerance=tol,
+                                               dtype=np.float32))
+            del G
+            tg.append(t) if r else None
+
+            def one(tp, sign):
+                p = finufft.Plan(tp, dims, eps=tol, isign=sign, dtype="complex64", nthreads=nthreads)
+                p.setpts(*pts)
+                return p
+
+            t, p2 = timed(lambda: one(2, -1))
+            t1, p1 = timed(lambda: one(1, 1))
+            del p2, p1
+            if r:
+                tf2.append(t)
+                tf1.append(t + t1)
+        med = statistics.median
+        print(f"| {name:<22} | {kind:<7} | {tol:5.0e} | {med(tg) * 1e3:8.1f} ({min(tg) * 1e3:7.1f}) | "
+              f"{med(tf1) * 1e3:8.1f} ({min(tf1) * 1e3:7.1f}) | {med(tf2) * 1e3:8.1f} ({min(tf2) * 1e3:7.1f}) | "
+              f"{med(tg) / med(tf1):5.2f} | {med(tg) / med(tf2):5.2f} |", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--cases", default="2d,3d")
@@ -164,11 +199,29 @@ def main():
     ap.add_argument("--points", default="uniform,spiral")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--subset", type=int, default=200, help="samples / pixels checked against the exact sum")
+    ap.add_argument("--plan-only", action="store_true", help="time the plans only (forge constructor, FINUFFT "
+                    "Plan + setpts)")
     a = ap.parse_args()
     cases = {"2d": ("2D 256x256, 131072", (256, 256, 1), 131072),
              "3d": ("3D 64^3, 524288", (64, 64, 64), 524288),
              "3dbig": ("3D 128x128x64, 2M", (128, 128, 64), 2000000)}
     tols = [float(t) for t in a.tols.split(",")]
+    if a.plan_only:
+        print(f"bench_nufft_peer --plan-only: forge Gnufft vs FINUFFT {finufft.__version__} (CPU, float32); "
+              f"{machine_line()}")
+        print("plan times in ms, median (minimum) of --reps after a warm-up, alternating; forge: constructor (one plan "
+              "for both directions); FINUFFT: Plan + setpts of type 2 and type 1, and of type 2 alone; ratio = forge / "
+              "FINUFFT")
+        print("| case                   | points  | tol   | forge             | FINUFFT 2 types   | FINUFFT 1 type    "
+              "| ratio (2) | ratio (1) |")
+        print("|---|---|---|---|---|---|---|---|")
+        rng = np.random.default_rng(2024)
+        for c in a.cases.split(","):
+            name, shape, n1 = cases[c]
+            for kind in a.points.split(","):
+                plan_case(name, shape, n1, kind, tols, a.reps, rng)
+        print(f"load after: {os.getloadavg()[0]:.2f}")
+        return
     print(f"bench_nufft_peer: forge Gnufft vs FINUFFT {finufft.__version__} (CPU, float32); {machine_line()}")
     print("times in ms (median of --reps after a warm-up); ratio = forge / FINUFFT; errors vs an exact float64 "
           f"sum on {a.subset} samples (fwd) / pixels (adj); plan = constructor / Plan + setpts of both directions")

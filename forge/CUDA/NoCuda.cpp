@@ -137,6 +137,10 @@ CudaNufftPipeline::CudaNufftPipeline(const NufftGeometry&, const PlanOptions&) {
 CudaNufftPipeline::~CudaNufftPipeline() = default;
 void CudaNufftPipeline::set_points(uword, const float*, const float*, const float*) { no_cuda_CudaNufftPipeline(); }
 void CudaNufftPipeline::set_points(uword, const int* const[3], const float* const[3]) { no_cuda_CudaNufftPipeline(); }
+bool CudaNufftPipeline::set_trajectory(uword, const float* const[3], bool) { no_cuda_CudaNufftPipeline(); }
+bool CudaNufftPipeline::has_trajectory() const { no_cuda_CudaNufftPipeline(); }
+void CudaNufftPipeline::copy_trajectory(float* const[3]) const { no_cuda_CudaNufftPipeline(); }
+CudaNufftPipeline::SortTimes CudaNufftPipeline::sort_times() const { no_cuda_CudaNufftPipeline(); }
 void CudaNufftPipeline::execute(Direction, const float*, float*, uword) const { no_cuda_CudaNufftPipeline(); }
 void CudaNufftPipeline::synchronize() const { no_cuda_CudaNufftPipeline(); }
 uword CudaNufftPipeline::n1() const { no_cuda_CudaNufftPipeline(); }
@@ -146,6 +150,7 @@ int CudaNufftPipeline::device() const { no_cuda_CudaNufftPipeline(); }
 uword CudaNufftPipeline::max_batch() const { no_cuda_CudaNufftPipeline(); }
 long long CudaNufftPipeline::num_sectors() const { no_cuda_CudaNufftPipeline(); }
 long long CudaNufftPipeline::sector_entries() const { no_cuda_CudaNufftPipeline(); }
+long long CudaNufftPipeline::num_subproblems() const { no_cuda_CudaNufftPipeline(); }
 }  // namespace cuda
 }  // namespace forge
 

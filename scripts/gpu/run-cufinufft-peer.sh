@@ -8,7 +8,9 @@
 #   2. cufinufft only (FINUFFT_USE_CPU=OFF, shared, sm_90) from the tarball;
 #   3. scripts/gpu/cufinufft-peer/bench_nufft_cufinufft against both,
 # then runs it (2D 256x256 / 131072 and 3D 128x128x64 / 2M samples, uniform and spiral points, tolerances
-# 1e-3, 1e-4, 1e-5, forward and adjoint, plan times, errors vs exact float64 sums). Logs in LOGDIR (default
+# 1e-3, 1e-4, 1e-5, forward and adjoint, plan times (forge's split into the upload of k, the device sort and the
+# rest; cufinufft's makeplan + setpts), each library's plan plus a 10-iteration normal loop, errors vs exact float64
+# sums). Logs in LOGDIR (default
 # $OUT if set, else ./gpu-logs). Environment: FORGE_PEER_ARGS (e.g. "--reps 10 --quick"), FORGE_GPU_ARCH
 # (default 90), FORGE_PEER_JOBS (default nproc), FORGE_PEER_FORGE_BUILD (a CUDA build tree of forge with
 # everything it installs built, e.g. .gpu-build after run-gpu-suite.sh: installed instead of step 1).

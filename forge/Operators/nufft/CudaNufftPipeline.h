@@ -6,7 +6,8 @@
 //   cuda::NufftGeometry g = ...;                 // sizes, kernel polynomials, stencil data (host arrays)
 //   cuda::CudaNufftPipeline plan(g);             // own blocking stream, current device
 //   plan.execute(cuda::Direction::forward, d_images, d_kdata, ncoils);
-//   plan.set_points(n1b, ux, uy, uz);            // another trajectory on the same grid
+//   plan.set_points(n1b, ux, uy, uz);            // another trajectory on the same grid (host presort)
+//   plan.set_trajectory(n1c, k, true);           // k in cycles/FOV, here device arrays: sorted on the device
 //
 // The batch is first-class: each pass takes up to pass_size() vectors, one oversampled grid each; every
 // kernel runs over the pass with the vector in gridDim.y, and one cuFFT plan-many transforms all its grids.
@@ -17,7 +18,8 @@
 //          per width).
 // Adjoint  (samples -> image): sector-based gridding (Gregerson's output-driven scheme, load-balanced by
 //          subproblems as in cufinufft): the oversampled grid is cut into sectors; each sample is listed
-//          (host presort, once) in every sector its kernel footprint touches; a sector's list is one
+//          (once per trajectory, on the device from k, or on the host from stencils) in every sector its
+//          kernel footprint touches; a sector's list is one
 //          subproblem, or several when it is crowded (more than max(1024, twice the mean) entries). One thread
 //          block per subproblem accumulates in a shared-memory tile (shared-memory atomics only in the hot
 //          loop) and writes the tile once: a plain store for a whole sector, atomic adds onto the cleared grid
@@ -50,6 +52,11 @@ struct NufftGeometry {
     // y = 2 (u - first) - (W - 1) in [-1, 1]; 0 and 0 on axes of length 1.
     const int* first[3];
     const float* offset[3];
+    // Or the samples themselves, n1 floats per axis in cycles/FOV (host arrays, or device arrays on the plan's device
+    // when k_on_device): with k[0] set, first and offset are not read, and the plan checks the samples (finite,
+    // within [-N/2, N/2], [-1/2, 1/2] on an axis of length 1), makes the stencils and sorts them on the device.
+    const float* k[3] = {nullptr, nullptr, nullptr};
+    bool k_on_device = false;
     const float* deapod[3];  // host: per-axis deapodization multipliers 1/D, N[d] entries each
     // host: tap a of a stencil weighs sum_k coef[k * kCoefStride + a] y^k, k = 0..degree (Gnufft's kernel)
     const float* coef;
@@ -98,6 +105,24 @@ public:
     // The same from stencil starts and offsets (NufftGeometry's first and offset; full precision on any grid).
     void set_points(uword n1, const int* const first[3], const float* const offset[3]);
 
+    // A new trajectory of n1 samples in cycles/FOV (host arrays, or device arrays on the plan's device when on_device),
+    // checked, converted to stencils and sorted into sectors on the device: per-sample footprint counts, a prefix sum,
+    // the (sector, sample) entries sorted by sector (CUB radix sort, stable: each list keeps the trajectory order),
+    // the subproblems, and the forward order. The positions in grid units are computed in double as Gnufft's host
+    // plan does, so both give the same stencils. Returns false, with the plan unchanged, when some component is not
+    // finite or lies outside the band (the caller finds and names it). Device scratch is kept and only grows.
+    bool set_trajectory(uword n1, const float* const k[3], bool on_device);
+    // The plan's samples in cycles/FOV, as last given to set_trajectory (or geometry.k): n1() floats into each of
+    // three host arrays. Throws when the points came as stencils (has_trajectory() false).
+    void copy_trajectory(float* const k[3]) const;
+    bool has_trajectory() const;
+    // Seconds the last set_trajectory (or the constructor's) took on the host clock: copying k to the device, and
+    // checking, converting and sorting it there (up to the finished sort).
+    struct SortTimes {
+        double upload = 0, sort = 0;
+    };
+    SortTimes sort_times() const;
+
     // Transforms batch vectors (device pointers): forward images (n2 x batch) -> k-space (n1 x batch),
     // adjoint the other way round. Calls from several host threads are serialised.
     void execute(Direction direction, const float* d_in, float* d_out, uword batch = 1) const;
@@ -114,6 +139,8 @@ public:
     // duplication caused by footprints that straddle sector borders).
     long long num_sectors() const;
     long long sector_entries() const;
+    // Thread blocks of the gridding kernel: one per sector, more where a crowded sector's list is split.
+    long long num_subproblems() const;
 
 private:
     struct Impl;

@@ -4,7 +4,10 @@
 #include "forge/Operators/nufft/Gnufft.h"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cmath>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <type_traits>
@@ -16,6 +19,7 @@
 #include "forge/Core/Exceptions.h"
 #include "forge/Core/Validation.h"
 #include "forge/Operators/nufft/CudaNufftPipeline.h"
+#include "forge/Operators/nufft/cpu/HostPlan.h"
 
 namespace forge {
 
@@ -25,7 +29,8 @@ constexpr uword kMaxWidth = 16;
 constexpr int kTaps = 16;  // Gnufft<T1>::kMaxTaps: stride of the coefficient table
 
 // Fourier transform of the (K(0) = 1 normalised) Kaiser-Bessel kernel at nu cycles per grid cell.
-double kb_ft(double nu, double W, double beta) {
+// i0beta: I0(beta), the normaliser (one Bessel function per kernel, not per call).
+double kb_ft(double nu, double W, double beta, double i0beta) {
     const double a = kPi * W * nu;
     const double s = beta * beta - a * a;
     double v;
@@ -38,8 +43,9 @@ double kb_ft(double nu, double W, double beta) {
     } else {
         v = W;
     }
-    return v / std::cyl_bessel_i(0.0, beta);
+    return v / i0beta;
 }
+double kb_ft(double nu, double W, double beta) { return kb_ft(nu, W, beta, std::cyl_bessel_i(0.0, beta)); }
 
 double kb(double t, double W, double beta) {
     const double r = 2 * t / W;
@@ -52,12 +58,17 @@ void fit_kernel(int W, double beta, int p, std::vector<double>& out) {
     out.assign(std::size_t(p + 1) * kTaps, 0.0);
     const int n = p + 1;
     std::vector<double> cheb(n), mono(n), Tprev(n), Tcur(n), Tnext(n);
+    std::vector<double> node(n);  // the kernel at the Chebyshev nodes (Bessel functions: once per node, not per m)
     for (int a = 0; a < W; ++a) {
+        for (int k = 0; k < n; ++k) {
+            const double th = kPi * (k + 0.5) / n, y = std::cos(th);
+            node[k] = kb((y + 1) / 2 + W / 2.0 - 1 - a, W, beta);
+        }
         for (int m = 0; m < n; ++m) {
             double c = 0;
             for (int k = 0; k < n; ++k) {
-                const double th = kPi * (k + 0.5) / n, y = std::cos(th);
-                c += kb((y + 1) / 2 + W / 2.0 - 1 - a, W, beta) * std::cos(m * th);
+                const double th = kPi * (k + 0.5) / n;
+                c += node[k] * std::cos(m * th);
             }
             cheb[m] = c * 2.0 / n * (m == 0 ? 0.5 : 1.0);
         }
@@ -120,16 +131,6 @@ NufftOptions NufftOptions::for_tolerance(double tol) {
     return o;
 }
 
-// Sample positions in the forms the transforms read (see the members of the same names in Gnufft.h).
-template <typename T1>
-struct Gnufft<T1>::Points {
-    uword n1 = 0;
-    std::vector<T1> u[3];
-    std::vector<uword> order, slabStart;
-    std::vector<int> first[3];
-    std::vector<T1> offset[3];
-};
-
 template <typename T1>
 Gnufft<T1>::Gnufft(uword n1, uword Nx, uword Ny, uword Nz, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
                    const arma::Col<T1>& kz, NufftOptions options)
@@ -170,13 +171,10 @@ Gnufft<T1>::Gnufft(uword n1, uword Nx, uword Ny, uword Nz, const arma::Col<T1>& 
     const double b2 = (double(W_) / alpha_) * (double(W_) / alpha_) * (alpha_ - 0.5) * (alpha_ - 0.5) - 0.8;
     beta_ = kPi * std::sqrt(std::max(b2, 0.0));
 
-    const arma::Col<T1>* k[3] = {&kx, &ky, &kz};
-    const char* kn[3] = {"kx", "ky", "kz"};
     const char* gridName[3] = {"oversampled grid size along x", "oversampled grid size along y",
                                "oversampled grid size along z"};
     dims_ = 0;
     for (int d = 0; d < 3; ++d) {
-        require_finite(where, kn[d], k[d]->memptr(), n1);
         if (N_[d] > 1) {
             ++dims_;
             uword g = uword(std::ceil(alpha_ * double(N_[d]) - 1e-9));
@@ -202,127 +200,19 @@ Gnufft<T1>::Gnufft(uword n1, uword Nx, uword Ny, uword Nz, const arma::Col<T1>& 
     fit_kernel(int(W_), beta_, degree_, coef);
     coef_.assign(coef.begin(), coef.end());
     // Deapodization multipliers 1/D(p), p = x - N/2.
+    const double i0beta = std::cyl_bessel_i(0.0, beta_);
     for (int d = 0; d < 3; ++d) {
         deapod_[d].assign(N_[d], T1(1));
         if (N_[d] == 1) continue;
         for (uword x = 0; x < N_[d]; ++x) {
             const double p = double(x) - double(N_[d] / 2);
-            deapod_[d][x] = T1(1.0 / kb_ft(p / double(G_[d]), double(W_), beta_));
+            deapod_[d][x] = T1(1.0 / kb_ft(p / double(G_[d]), double(W_), beta_, i0beta));
         }
     }
 
-    Points points = sort_points(where, kx, ky, kz);
-    plan_ = std::make_shared<FftPlan<T1>>(G_[0], G_[1], G_[2]);
-    update_gpu_plan(where, points);
-    take_points(std::move(points));
-}
-
-template <typename T1>
-typename Gnufft<T1>::Points Gnufft<T1>::sort_points(const char* where, const arma::Col<T1>& kx,
-                                                    const arma::Col<T1>& ky, const arma::Col<T1>& kz) const {
-    const uword n1 = kx.n_elem;
-    Points P;
-    P.n1 = n1;
-    const arma::Col<T1>* k[3] = {&kx, &ky, &kz};
-    const char* kn[3] = {"kx", "ky", "kz"};
-    for (int d = 0; d < 3; ++d) {
-        require_finite(where, kn[d], k[d]->memptr(), n1);
-        // Both band edges are accepted: the image grid is periodic in k with period N (the pixels sit at
-        // integer multiples of 1/N), so k = +N/2 and k = -N/2 are the same sample and land on the same
-        // grid position u = G/2 below (radial spokes from SigPy and BART end at +N/2).
-        const double lo = N_[d] > 1 ? -double(N_[d] / 2) : -0.5, hi = N_[d] > 1 ? double(N_[d] / 2) : 0.5;
-        P.u[d].resize(n1);
-        for (uword j = 0; j < n1; ++j) {
-            const double v = double((*k[d])[j]);
-            if (!(v >= lo && v <= hi)) {
-                std::ostringstream m;
-                m << where << ": " << kn[d] << "[" << j << "] = " << v << " is outside [" << lo << ", " << hi
-                  << "] cycles/FOV (grid size "
-                  << "xyz"[d] << " = " << N_[d] << ")";
-                throw invalid_argument(m.str());
-            }
-            if (N_[d] > 1) {
-                double u = v * double(G_[d]) / double(N_[d]);
-                if (u < 0) u += double(G_[d]);
-                T1 uf = T1(u);
-                if (uf >= T1(G_[d])) uf = T1(0);  // rounding of tiny negative positions
-                P.u[d][j] = uf;
-            } else {
-                P.u[d][j] = T1(0);
-            }
-        }
-    }
-
-    // Presort samples into slabs along the slowest non-trivial axis (race-free gridding) and, inside a
-    // slab, by 8-cell tiles of the other axes (cache locality for both directions).
-    const int sa = N_[2] > 1 ? 2 : (N_[1] > 1 ? 1 : 0);
-    const uword Gs = G_[sa];
-    uword nslab = Gs / W_;
-    nslab -= nslab & 1;
-    if (nslab < 2) nslab = 1;
-    P.slabStart.assign(nslab + 1, 0);
-    std::vector<std::pair<unsigned long long, uword>> key(n1);
-    const int a1 = sa == 2 ? 1 : 0;  // middle axis (y in 3D, x in 2D)
-    const int a0 = 0;
-    const unsigned long long t1n = G_[a1] / 8 + 1, t0n = G_[a0] / 8 + 1;
-    for (uword j = 0; j < n1; ++j) {
-        uword s = uword(double(P.u[sa][j]) * double(nslab) / double(Gs));
-        if (s >= nslab) s = nslab - 1;
-        // Slab s covers [floor(s*Gs/nslab), floor((s+1)*Gs/nslab)); fix rounding at the borders.
-        while (s > 0 && double(P.u[sa][j]) < double((s * Gs) / nslab)) --s;
-        while (s + 1 < nslab && double(P.u[sa][j]) >= double(((s + 1) * Gs) / nslab)) ++s;
-        const unsigned long long t1 = sa == a1 ? 0 : (unsigned long long)(P.u[a1][j] / 8);
-        const unsigned long long t0 = sa == a0 ? 0 : (unsigned long long)(P.u[a0][j] / 8);
-        key[j] = {(s * t1n + t1) * t0n + t0, j};
-        P.slabStart[s + 1]++;
-    }
-    P.order.resize(n1);
-    const unsigned long long nkeys = nslab * t1n * t0n;
-    if (nkeys <= 4 * (unsigned long long)n1 + (1u << 20)) {
-        // Counting sort (linear; stable, so samples keep their order inside a tile).
-        std::vector<uword> count(nkeys + 1, 0);
-        for (uword j = 0; j < n1; ++j) count[key[j].first + 1]++;
-        for (unsigned long long q = 0; q < nkeys; ++q) count[q + 1] += count[q];
-        for (uword j = 0; j < n1; ++j) P.order[count[key[j].first]++] = j;
-    } else {
-        std::sort(key.begin(), key.end());
-        for (uword j = 0; j < n1; ++j) P.order[j] = key[j].second;
-    }
-    std::vector<uword> pos(n1);  // sample j's place in slab order
-    for (uword idx = 0; idx < n1; ++idx) pos[P.order[idx]] = idx;
-    for (uword s = 0; s < nslab; ++s) P.slabStart[s + 1] += P.slabStart[s];
-
-    // Stencil starts and offsets in slab order, from the positions in double (u < 2^31 cells, so the
-    // float offset keeps its full precision however large the grid).
-    for (int d = 0; d < 3; ++d) {
-        P.first[d].assign(n1, 0);
-        P.offset[d].assign(n1, T1(0));
-        if (N_[d] == 1) continue;
-        // Read in sample order, written in slab order (scattered stores do not stall like scattered loads).
-        for (uword j = 0; j < n1; ++j) {
-            double u = double((*k[d])[j]) * double(G_[d]) / double(N_[d]);
-            if (u < 0) u += double(G_[d]);
-            if (u >= double(G_[d])) u = 0;
-            const double f = std::ceil(u - double(W_) / 2);
-            P.first[d][pos[j]] = int(f);
-            P.offset[d][pos[j]] = T1(std::min(1.0, std::max(-1.0, 2 * (u - f) - double(W_ - 1))));
-        }
-    }
-
-    return P;
-}
-
-template <typename T1>
-void Gnufft<T1>::take_points(Points&& p) {
-    n1_ = p.n1;
-    for (int d = 0; d < 3; ++d) {
-        u_[d] = std::move(p.u[d]);
-        first_[d] = std::move(p.first[d]);
-        offset_[d] = std::move(p.offset[d]);
-    }
-    order_ = std::move(p.order);
-    slabStart_ = std::move(p.slabStart);
-    this->set_sizes(n1_, n2_);
+    fft_ = std::make_shared<HostFft>();
+    load_points(where, kx, ky, kz);
+    if (!pipeline_) (void)host_fft();  // a host operator plans its FFTs now (a GPU one on its first host transform)
 }
 
 template <typename T1>
@@ -337,54 +227,115 @@ void Gnufft<T1>::set_points(const arma::Col<T1>& kx, const arma::Col<T1>& ky, co
     require_positive(where, "n1 (number of k-space samples: the length of kx)", n1);
     require_length(where, "ky", ky.n_elem, n1, "the length of kx");
     require_length(where, "kz", kz.n_elem, n1, "the length of kx");
-    Points points = sort_points(where, kx, ky, kz);
-    update_gpu_plan(where, points);
-    take_points(std::move(points));
+    load_points(where, kx, ky, kz);
 }
 
 template <typename T1>
-void Gnufft<T1>::update_gpu_plan(const char* where, const Points& P) {
+void Gnufft<T1>::set_points(const forgeCol<T1>& kx, const forgeCol<T1>& ky, const forgeCol<T1>& kz) {
+    const char* where = "Gnufft::set_points";
+    const uword n1 = kx.n_elem;
+    require_positive(where, "n1 (number of k-space samples: the length of kx)", n1);
+    require_length(where, "ky", ky.n_elem, n1, "the length of kx");
+    require_length(where, "kz", kz.n_elem, n1, "the length of kx");
+    if (!kx.on_gpu() && !ky.on_gpu() && !kz.on_gpu()) {
+        load_points(where, kx.to_arma(), ky.to_arma(), kz.to_arma());
+        return;
+    }
+    if (!kx.on_gpu() || !ky.on_gpu() || !kz.on_gpu()) {
+        throw residency_error(std::string(where) + ": kx, ky and kz must all be on the GPU or all on the host");
+    }
+    // The samples stay on the device; only a refusal copies them back, to name the first bad one.
+    const T1* k[3] = {kx.device_memptr(), ky.device_memptr(), kz.device_memptr()};
+    auto host_check = [&] {
+        forgeCol<T1> h[3] = {kx, ky, kz};
+        for (forgeCol<T1>& v : h) v.get_from_gpu();
+        check_points(where, h[0].to_arma(), h[1].to_arma(), h[2].to_arma());
+    };
+    std::string refusal;
+    if (!load_points_gpu(where, n1, k, true, host_check, refusal)) {
+        throw residency_error(std::string(where) + ": the samples are on the GPU but the operator has no GPU plan" +
+                              (refusal.empty() ? std::string(" (Gnufft<float> on a CUDA device only)")
+                                               : " (" + refusal + ")") +
+                              "; call get_from_gpu() on them first");
+    }
+    adopt_gpu_points(n1);
+}
+
+template <typename T1>
+void Gnufft<T1>::adopt_gpu_points(uword n1) {
+    // The host data follow from the GPU plan's copy of the trajectory when a host transform needs them.
+    auto hp = std::make_shared<HostPoints>();
+    hp->source = pipeline_.get();
+    points_ = std::move(hp);
+    n1_ = n1;
+    this->set_sizes(n1_, n2_);
+}
+
+template <typename T1>
+void Gnufft<T1>::load_points(const char* where, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
+                             const arma::Col<T1>& kz) {
+    const uword n1 = kx.n_elem;
+    std::string refusal;
+    const T1* k[3] = {kx.memptr(), ky.memptr(), kz.memptr()};
+    if (load_points_gpu(where, n1, k, false, [&] { check_points(where, kx, ky, kz); }, refusal)) {
+        adopt_gpu_points(n1);
+        return;
+    }
+    auto hp = std::make_shared<HostPoints>();
+    hp->points = sort_points(where, kx, ky, kz);  // throws before anything of the operator changes
+    std::call_once(hp->once, [] {});              // made
+    hp->ready.store(true, std::memory_order_release);
+    if (!refusal.empty()) {
+        // Sizes the GPU kernels cannot index leave the operator host-only; device input then gets this reason.
+        pipeline_.reset();
+        gpuRefusal_ = refusal;
+    }
+    points_ = std::move(hp);
+    times_.upload = times_.device_sort = times_.gpu_plan = 0;
+    n1_ = n1;
+    this->set_sizes(n1_, n2_);
+}
+
+template <typename T1>
+bool Gnufft<T1>::load_points_gpu(const char* where, uword n1, const T1* const k[3], bool onDevice,
+                                 const std::function<void()>& host_check, std::string& refusal) {
     if constexpr (std::is_same<T1, float>::value) {
-        if (!device::available()) return;
+        if (!device::available()) return false;
+        const auto t0 = std::chrono::steady_clock::now();
         cuda::NufftGeometry g{};
         for (int d = 0; d < 3; ++d) {
             g.N[d] = N_[d];
             g.G[d] = G_[d];
             g.deapod[d] = deapod_[d].data();
+            g.first[d] = nullptr;
+            g.offset[d] = nullptr;
         }
         g.W = W_;
-        g.n1 = P.n1;
-        // Stencil starts and offsets in sample order (the pipeline sorts them into its own sectors).
-        std::vector<int> first[3];
-        std::vector<float> offset[3];
-        for (int d = 0; d < 3; ++d) {
-            first[d].resize(P.n1);
-            offset[d].resize(P.n1);
-            for (uword idx = 0; idx < P.n1; ++idx) {
-                first[d][P.order[idx]] = P.first[d][idx];
-                offset[d][P.order[idx]] = float(P.offset[d][idx]);
-            }
-            g.first[d] = first[d].data();
-            g.offset[d] = offset[d].data();
-        }
-        std::vector<float> coef(coef_.begin(), coef_.end());
-        g.coef = coef.data();
+        g.n1 = n1;
+        g.k[0] = k[0];
+        g.k[1] = k[1];
+        g.k[2] = k[2];
+        g.k_on_device = onDevice;
+        g.coef = coef_.data();
         g.degree = degree_;
-        // Sizes the kernels cannot index leave the operator host-only; device input then gets this reason.
-        std::string refusal;
         try {
             cuda::CudaNufftPipeline::check_sizes(where, g);
         } catch (const invalid_argument& e) {
             refusal = e.what();
-        }
-        if (!refusal.empty()) {
-            pipeline_.reset();
-            gpuRefusal_ = refusal;
-            return;
+            return false;
         }
         if (pipeline_ && pipeline_.use_count() == 1) {
-            // The plan is this operator's alone: new points, same FFT plan, deapodization and workspace.
-            pipeline_->set_points(P.n1, g.first, g.offset);
+            // The plan is this operator's alone: new points, same FFT plan, deapodization and workspace. A refused
+            // trajectory leaves it as it was; the host check names the first bad component.
+            if (!pipeline_->set_trajectory(g.n1, g.k, onDevice)) {
+                host_check();
+                throw invalid_argument(std::string(where) + ": the GPU plan refused a sample as not finite or outside "
+                                                            "the band");
+            }
+            const cuda::CudaNufftPipeline::SortTimes st = pipeline_->sort_times();
+            times_.upload = st.upload;
+            times_.device_sort = st.sort;
+            times_.gpu_plan = 0;
         } else {
             // First plan, or one shared with copies of the operator (which keep their points): a plan of its own.
             if (stream_ && !cuda::stream_is_blocking(stream_)) {
@@ -396,12 +347,76 @@ void Gnufft<T1>::update_gpu_plan(const char* where, const Points& P) {
             cuda::PlanOptions options;
             options.stream = stream_;
             options.device = device_;
-            pipeline_ = std::make_shared<cuda::CudaNufftPipeline>(g, options);
+            std::shared_ptr<cuda::CudaNufftPipeline> plan;
+            try {
+                plan = std::make_shared<cuda::CudaNufftPipeline>(g, options);
+            } catch (const invalid_argument&) {
+                host_check();  // a bad sample: its own message
+                throw;
+            }
+            const cuda::CudaNufftPipeline::SortTimes st = plan->sort_times();
+            times_.upload = st.upload;
+            times_.device_sort = st.sort;
+            times_.gpu_plan =
+                std::max(0.0, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() -
+                                  st.upload - st.sort);
+            pipeline_ = std::move(plan);
         }
         gpuRefusal_.clear();
+        return true;
     } else {
-        (void)where, (void)P;
+        (void)where, (void)n1, (void)k, (void)onDevice, (void)host_check, (void)refusal;
+        return false;
     }
+}
+
+template <typename T1>
+const typename Gnufft<T1>::Points& Gnufft<T1>::host_points() const {
+    HostPoints& hp = *points_;
+    std::call_once(hp.once, [&] {
+        // Only operators with a GPU plan get here: the trajectory comes back from the device, already checked.
+        const uword n1 = hp.source->n1();
+        arma::Col<T1> k[3] = {arma::Col<T1>(n1), arma::Col<T1>(n1), arma::Col<T1>(n1)};
+        if constexpr (std::is_same<T1, float>::value) {
+            float* const kp[3] = {k[0].memptr(), k[1].memptr(), k[2].memptr()};
+            hp.source->copy_trajectory(kp);
+        }
+        hp.points = sort_points("Gnufft", k[0], k[1], k[2]);
+        hp.ready.store(true, std::memory_order_release);
+    });
+    return hp.points;
+}
+
+template <typename T1>
+const FftPlan<T1>& Gnufft<T1>::host_fft() const {
+    HostFft& f = *fft_;
+    std::call_once(f.once, [&] {
+        const auto t0 = std::chrono::steady_clock::now();
+        f.plan = std::make_shared<FftPlan<T1>>(G_[0], G_[1], G_[2]);
+        f.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        f.ready.store(true, std::memory_order_release);
+    });
+    return *f.plan;
+}
+
+template <typename T1>
+const std::vector<T1>& Gnufft<T1>::grid_positions(int axis) const {
+    if (axis < 0 || axis > 2) {
+        throw invalid_argument("Gnufft::grid_positions: axis = " + std::to_string(axis) + "; expected 0, 1 or 2");
+    }
+    return host_points().u[axis];
+}
+
+template <typename T1>
+typename Gnufft<T1>::PlanTimes Gnufft<T1>::plan_times() const {
+    PlanTimes t = times_;
+    // The host entries once made (ready is set at the end of their call_once).
+    if (points_->ready.load(std::memory_order_acquire)) {
+        t.host_check = points_->points.checkSeconds;
+        t.host_sort = points_->points.sortSeconds;
+    }
+    if (fft_->ready.load(std::memory_order_acquire)) t.fft_plan = fft_->seconds;
+    return t;
 }
 
 template <typename T1>

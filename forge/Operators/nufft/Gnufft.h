@@ -24,13 +24,16 @@
 // polynomial (Horner, degree W + 3) of the sample's offset within a grid cell, W values per axis and
 // sample; positions are kept as an integer first cell and a fraction, so float positions lose no
 // accuracy on large grids. The CPU path uses FFTW and OpenMP; gridding is race-free (samples are
-// presorted into slabs at least W cells thick; even and odd slabs run in two passes) and the inner loops
-// over the contiguous x taps are compiled per width. On CUDA builds a Gnufft<float> given a forgeCol already on the GPU
-// runs on its CudaNufftPipeline (sector-based shared-memory gridding, a plan shared by copies) and the result stays on
-// the GPU. A batch of nbatch vectors back to back runs on the GPU as one plan execution (the vector in every
-// kernel's blockIdx.y, one cuFFT plan-many per pass); on the host one vector after another. The FFTs of both
-// sides are FftPlans (forge/CUDA/FftPlan.h). domain_shape() is the image grid.
+// presorted into slabs at least W cells thick, by a parallel counting sort; even and odd slabs run in two passes) and
+// the inner loops over the contiguous x taps are compiled per width. A Gnufft<float> with a GPU plan checks and
+// sorts its samples on the device and makes its host data (slab sort, FFTW plans) only when a host transform first
+// needs them (plan_times() says where the plan's time went). On CUDA builds a Gnufft<float> given a forgeCol
+// already on the GPU runs on its CudaNufftPipeline (sector-based shared-memory gridding, a plan shared by copies)
+// and the result stays on the GPU. A batch of nbatch vectors back to back runs on the GPU as one plan execution
+// (the vector in every kernel's blockIdx.y, one cuFFT plan-many per pass); on the host one vector after another.
+// The FFTs of both sides are FftPlans (forge/CUDA/FftPlan.h). domain_shape() is the image grid.
 #include <complex>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -92,12 +95,17 @@ public:
         : Gnufft(k.kx.n_elem, grid.nx, grid.ny, grid.nz, k.kx, k.ky, k.kz, options) {}
 
     // New sample positions (any number, at least one) on the same grid, with the same kernel, deapodization and
-    // FFT plans; the GPU plan re-sorts its sectors and keeps its allocations where they fit (a copy of the
-    // operator that shares it gets a plan of its own, so copies keep their samples). Checked as the
+    // FFT plans; the GPU plan sorts them into its sectors on the device, in plan memory that only grows (a copy of
+    // the operator that shares it gets a plan of its own, so copies keep their samples). Checked as the
     // constructor checks k (lengths equal, finite, within the band); on a throw the operator is unchanged.
     // n1() and codomain_size() become the new count. Not to be called while another thread applies the operator.
     void set_points(const Trajectory<T1>& k);
     void set_points(const arma::Col<T1>& kx, const arma::Col<T1>& ky, const arma::Col<T1>& kz);
+    // The same from forgeCols. On the GPU (all three, on the plan's device): a Gnufft<float> with a GPU plan checks
+    // and sorts them there with no copy through the host (per-frame trajectories); the checks and their messages are
+    // the host's (a refusal copies the samples back to name the first bad one). An operator without a GPU plan throws
+    // forge::residency_error for samples on the GPU. On the host: as the arma::Col overload.
+    void set_points(const forgeCol<T1>& kx, const forgeCol<T1>& ky, const forgeCol<T1>& kz);
 
     uword n1() const { return n1_; }  // k-space samples
     uword Nx() const { return N_[0]; }
@@ -112,6 +120,18 @@ public:
     double tolerance() const { return tol_; }
     double beta() const { return beta_; }
     bool gpu_enabled() const { return static_cast<bool>(pipeline_); }
+    // Where the plan of the current points took its time (seconds, host clock). A Gnufft<float> with a GPU plan
+    // checks and sorts its samples on the device, and makes its host data (slab sort, FFTW plans) only when a host
+    // transform first needs them: their entries stay 0 until then.
+    struct PlanTimes {
+        double host_check = 0;   // host: k checked (finite, within the band) and converted to grid units
+        double host_sort = 0;    // host: slab sort and stencils (parallel counting sort)
+        double upload = 0;       // GPU: k copied to the device
+        double device_sort = 0;  // GPU: k checked, converted and sorted into sector lists on the device
+        double gpu_plan = 0;     // GPU: the rest of a new GPU plan (cuFFT plan, workspace, tables); 0 when reused
+        double fft_plan = 0;     // host FFTW plans of the oversampled grid (kept across set_points)
+    };
+    PlanTimes plan_times() const;
     // The GPU plan device input runs on (null without one); copies of the operator share it.
     const cuda::CudaNufftPipeline* gpu_plan() const { return pipeline_.get(); }
 
@@ -123,7 +143,7 @@ public:
     // Integral of the 1D kernel (= its Fourier transform at 0), for normalising gridded sums.
     double kernel_integral() const;
     // Sample positions along an axis in grid cells, wrapped into [0, grid_size(axis)) (0 on axes of length 1).
-    const std::vector<T1>& grid_positions(int axis) const { return u_[axis]; }
+    const std::vector<T1>& grid_positions(int axis) const;
     // The kernel as the polynomials the transforms evaluate: tap a (0..W-1) of a sample whose stencil
     // starts at cell ceil(u - W/2) weighs K(u - first - a) = sum_k kernel_coefficients()[k * kMaxTaps + a] y^k
     // with y = 2 (u - first) - (W - 1) in [-1, 1], k = 0..kernel_degree().
@@ -135,13 +155,28 @@ protected:
     void apply_device(const forgeComplex<T1>* in, forgeComplex<T1>* out, uword nbatch, bool forward) const override;
 
 private:
-    struct Points;
-    // Checks k against the grid and sorts it for gridding (nothing of the operator changes).
+    struct Points;      // host sample data (cpu/HostPlan.h)
+    struct HostPoints;  // the current points' host data, made at once or on first use
+    struct HostFft;     // the host FFTW plans, made at once or on first use
+    // Checks k against the grid and sorts it for gridding (nothing of the operator changes); OpenMP-parallel, the
+    // result independent of the thread count (cpu/SortPoints.cpp).
     Points sort_points(const char* where, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
                        const arma::Col<T1>& kz) const;
-    void take_points(Points&& p);
-    // The GPU plan for the current points (Gnufft<float> with a device present): made, or given the new points.
-    void update_gpu_plan(const char* where, const Points& points);
+    // Throws the message of the first bad component of k (the order of the serial checks), if there is one.
+    void check_points(const char* where, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
+                      const arma::Col<T1>& kz) const;
+    // New points for the operator (constructor and set_points): sorted on the GPU plan (Gnufft<float> with a device
+    // present) or on the host; on a throw the operator is unchanged.
+    void load_points(const char* where, const arma::Col<T1>& kx, const arma::Col<T1>& ky, const arma::Col<T1>& kz);
+    // The GPU plan given the new points k (host or device arrays of n1), made or reused; false when there is no
+    // device or the GPU cannot take them (sizes: gpuRefusal says why). A refused sample calls host_check, which
+    // throws the host's message.
+    bool load_points_gpu(const char* where, uword n1, const T1* const k[3], bool onDevice,
+                         const std::function<void()>& host_check, std::string& gpuRefusal);
+    // The operator's points are now the GPU plan's (n1 of them); the host plan follows on first use.
+    void adopt_gpu_points(uword n1);
+    const Points& host_points() const;
+    const FftPlan<T1>& host_fft() const;
     void forward_host(const std::complex<T1>* image, std::complex<T1>* kdata) const;
     void adjoint_host(const std::complex<T1>* kdata, std::complex<T1>* image) const;
 
@@ -150,22 +185,16 @@ private:
     uword W_;
     double alpha_, beta_, tol_ = 0;
     int dims_;  // axes longer than 1
-    // Sample positions in grid units (wrapped into [0, G)), per axis.
-    std::vector<T1> u_[3];
-    // Samples in slab order (slowest axis) for race-free gridding; slabStart_ has nslab+1 entries.
-    std::vector<uword> order_;
-    std::vector<uword> slabStart_;
-    // Per axis, in slab order: first grid cell of the sample's stencil (unwrapped, ceil(u - W/2)) and
-    // the offset y = 2 (u - first) - (W - 1) in [-1, 1] (0 / 0 on axes of length 1).
-    std::vector<int> first_[3];
-    std::vector<T1> offset_[3];
+    // The current points' host data (slab order, stencils, grid positions) and the host FFT plans; shared by copies.
+    std::shared_ptr<HostPoints> points_;
+    std::shared_ptr<HostFft> fft_;
+    PlanTimes times_;  // the GPU entries and the constructor's (host entries come from points_ and fft_)
     // Kernel K(t) = I0(beta sqrt(1 - (2t/W)^2)) / I0(beta) at tap a of a stencil, as a polynomial in y:
     // coef_[k * kMaxTaps + a] multiplies y^k, k = 0..degree_.
     std::vector<T1> coef_;
     int degree_ = 0;
     // 1/D per axis for the image pixels (deapodization).
     std::vector<T1> deapod_[3];
-    std::shared_ptr<const FftPlan<T1>> plan_;  // host FFTs of the oversampled grid (the GPU plan has its own)
     std::shared_ptr<cuda::CudaNufftPipeline> pipeline_;
     CUstream_st* stream_ = nullptr;  // NufftOptions::stream and device, for the GPU plan
     int device_ = -1;

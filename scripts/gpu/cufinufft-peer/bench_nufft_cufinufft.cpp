@@ -3,8 +3,10 @@
 // uniform random and spiral points, requested tolerances 1e-3, 1e-4, 1e-5; forward (cufinufft type 2,
 // isign -1) and adjoint (type 1, isign +1). Both write into preallocated device arrays; each repetition runs
 // forge forward, cufinufft forward, forge adjoint, cufinufft adjoint (alternating); the table gives medians.
-// Plan times are separate: forge's constructor (sort, upload, cuFFT plan) and cufinufft's makeplan + setpts
-// for both types. Errors: relative to an exact float64 sum on 100 samples (forward) / 64 pixels (adjoint).
+// Plan times are separate: forge's constructor (upload of k, device sort, cuFFT plan; split from
+// Gnufft::plan_times) and cufinufft's makeplan + setpts for both types. "loop": each library's plan and a
+// 10-iteration normal loop (forward then adjoint) on device arrays, as a solver runs it. Errors: relative to an exact
+// float64 sum on 100 samples (forward) / 64 pixels (adjoint).
 //   bench_nufft_cufinufft [--reps N] [--quick]     (--quick: 3D with 400000 samples)
 // Built by scripts/gpu/run-cufinufft-peer.sh; not part of forge's build or CI.
 #include <cuda_runtime.h>
@@ -197,6 +199,41 @@ void run_case(const char* name, const int N[3], size_t n1, const char* kind, int
         CUDA_OK(cudaDeviceSynchronize());
         const double t2 = now();
         const double planCuf = t2 - t0, setptsCuf = t2 - t1;
+        const forge::Gnufft<float>::PlanTimes split = G.plan_times();
+
+        // A 10-iteration normal loop as a solver runs it, each library's plan included (forge: constructor from host k;
+        // cufinufft: makeplan of both types and setpts from the device points), on preallocated device arrays.
+        CUDA_OK(cudaDeviceSynchronize());
+        t0 = now();
+        {
+            forge::Gnufft<float> L(n1, N[0], N[1], N[2], kx, ky, kz, forge::NufftOptions::for_tolerance(tol));
+            for (int it = 0; it < 10; ++it) {
+                L.apply(it ? foi : fi, fok, 1, true, forge::Residency::Device);
+                L.apply(fok, foi, 1, false, forge::Residency::Device);
+            }
+            CUDA_OK(cudaDeviceSynchronize());
+        }
+        const double loopForge = now() - t0;
+        auto cfl = [&](cf* p) { return reinterpret_cast<cuFloatComplex*>(p); };
+        CUDA_OK(cudaDeviceSynchronize());
+        t0 = now();
+        {
+            cufinufftf_plan q2, q1;
+            CUF_OK(cufinufftf_makeplan(2, dim, modes, -1, 1, float(tol), &q2, nullptr));
+            CUF_OK(cufinufftf_makeplan(1, dim, modes, +1, 1, float(tol), &q1, nullptr));
+            CUF_OK(cufinufftf_setpts(q2, int64_t(n1), dx.p, dy.p, dim == 3 ? dz.p : nullptr, 0, nullptr, nullptr,
+                                     nullptr));
+            CUF_OK(cufinufftf_setpts(q1, int64_t(n1), dx.p, dy.p, dim == 3 ? dz.p : nullptr, 0, nullptr, nullptr,
+                                     nullptr));
+            for (int it = 0; it < 10; ++it) {
+                CUF_OK(cufinufftf_execute(q2, cfl(cOutK.p), cfl(it ? cOutI.p : dImg.p)));
+                CUF_OK(cufinufftf_execute(q1, cfl(cOutK.p), cfl(cOutI.p)));
+            }
+            CUDA_OK(cudaDeviceSynchronize());
+            cufinufftf_destroy(q2);
+            cufinufftf_destroy(q1);
+        }
+        const double loopCuf = now() - t0;
 
         auto cfk = [&](cf* p) { return reinterpret_cast<cuFloatComplex*>(p); };
         std::vector<double> tf, ta, cfw, caw;
@@ -241,10 +278,11 @@ void run_case(const char* name, const int N[3], size_t n1, const char* kind, int
         const double mf = median(tf), mc = median(cfw), ma = median(ta), mac = median(caw);
         std::printf(
             "| %-20s | %-7s | %5.0e | %2llu | %8.3f | %8.3f | %5.2f | %8.3f | %8.3f | %5.2f | %7.1e %7.1e | %7.1e "
-            "%7.1e | %7.1f | %7.1f (setpts %5.1f) |\n",
+            "%7.1e | %7.2f (upload %5.2f, sort %5.2f, rest %5.2f) | %7.2f (setpts %5.2f) | %7.1f | %7.1f | %5.2f |\n",
             name, kind, tol, (unsigned long long)G.kernel_width(), mf * 1e3, mc * 1e3, mf / mc, ma * 1e3, mac * 1e3,
-            ma / mac, rel(sf, refF), rel(sfc, refF), rel(sa, refA), rel(sac, refA), planForge * 1e3, planCuf * 1e3,
-            setptsCuf * 1e3);
+            ma / mac, rel(sf, refF), rel(sfc, refF), rel(sa, refA), rel(sac, refA), planForge * 1e3, split.upload * 1e3,
+            split.device_sort * 1e3, split.gpu_plan * 1e3, planCuf * 1e3, setptsCuf * 1e3, loopForge * 1e3,
+            loopCuf * 1e3, loopForge / loopCuf);
         std::fflush(stdout);
         cufinufftf_destroy(p2);
         cufinufftf_destroy(p1);
@@ -272,10 +310,13 @@ int main(int argc, char** argv) {
                 forge::device::device_name(), cpu_line().c_str(), load[0], reps);
     std::printf(
         "times in ms; ratio = forge / cufinufft; errors vs exact float64 sums (100 samples fwd, 64 pixels adj); "
-        "plan = forge constructor + first call / cufinufft makeplan (both types) + setpts (both)\n");
+        "plan = forge constructor (k from the host: upload, device sort, rest = cuFFT plan and tables) + first call / "
+        "cufinufft makeplan (both types) + setpts (both, points already on the device); loop = plan + 10 x (forward, "
+        "adjoint) on device arrays, ratio forge / cufinufft\n");
     std::printf("| case                 | points  | tol   | W  | fwd forge | fwd cuf | ratio | adj forge | adj cuf "
-                "| ratio | fwd err forge cuf | adj err forge cuf | plan forge | plan cuf |\n");
-    std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+                "| ratio | fwd err forge cuf | adj err forge cuf | plan forge | plan cuf | loop forge | loop cuf "
+                "| ratio |\n");
+    std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     std::mt19937_64 rng(7);
     const int n2d[3] = {256, 256, 1}, n3d[3] = {128, 128, 64};
     for (const char* kind : {"uniform", "spiral"}) {

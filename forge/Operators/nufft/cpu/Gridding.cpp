@@ -9,6 +9,7 @@
 
 #include "forge/Core/Parallel.h"
 #include "forge/Operators/nufft/Gnufft.h"
+#include "forge/Operators/nufft/cpu/HostPlan.h"
 
 namespace forge {
 
@@ -17,15 +18,14 @@ constexpr int kTaps = 16;  // Gnufft<T1>::kMaxTaps: stride of the coefficient ta
 
 inline long long wrap(long long g, long long G) { return g < 0 ? g + G : (g >= G ? g - G : g); }
 
-// What the gridding loops read: per-axis stencil starts and offsets (slab order), the kernel polynomials.
+// What the gridding loops read: the samples' stencils in slab order, the kernel polynomials.
 template <typename T>
 struct Stencils {
     int W, degree;
     const T* coef;
     long long G[3];
     int taps[3];  // W on axes longer than 1, else 1
-    const int* first[3];
-    const T* offset[3];
+    const nufft_detail::SampleStencil<T>* st;  // per sample in slab order: its index, stencil starts and offsets
 };
 
 // W kernel weights of one axis by Horner's rule (the compiler vectorises over the taps).
@@ -47,13 +47,13 @@ template <typename T, int W, int DIM>
 inline void fixed_stencil(const Stencils<T>& s, uword idx, T (&wx)[W], T (&wy)[W], T (&wz)[W], long long (&oy)[W],
                           long long (&oz)[DIM == 3 ? W : 1]) {
     const long long Gx = s.G[0], Gy = s.G[1], Gz = s.G[2];
-    horner<T, W>(s.coef, s.degree, s.offset[0][idx], wx);
-    horner<T, W>(s.coef, s.degree, s.offset[1][idx], wy);
-    if (DIM == 3) horner<T, W>(s.coef, s.degree, s.offset[2][idx], wz);
-    const long long fy = s.first[1][idx];
+    horner<T, W>(s.coef, s.degree, s.st[idx].offset[0], wx);
+    horner<T, W>(s.coef, s.degree, s.st[idx].offset[1], wy);
+    if (DIM == 3) horner<T, W>(s.coef, s.degree, s.st[idx].offset[2], wz);
+    const long long fy = s.st[idx].first[1];
     for (int q = 0; q < W; ++q) oy[q] = wrap(fy + q, Gy) * Gx;
     if (DIM == 3) {
-        const long long fz = s.first[2][idx];
+        const long long fz = s.st[idx].first[2];
         for (int c = 0; c < W; ++c) oz[c] = wrap(fz + c, Gz) * Gx * Gy;
     } else {
         oz[0] = 0;
@@ -65,7 +65,7 @@ inline void fixed_stencil(const Stencils<T>& s, uword idx, T (&wx)[W], T (&wy)[W
 constexpr uword kGatherBlock = 256;  // samples gathered (or scattered) at once, for memory-level parallelism
 
 template <typename T, int W, int DIM>
-void spread_fixed(const Stencils<T>& s, const uword* order, const std::complex<T>* in, T* grid, uword b, uword e) {
+void spread_fixed(const Stencils<T>& s, const std::complex<T>* in, T* grid, uword b, uword e) {
     const long long Gx = s.G[0];
     constexpr int NZ = DIM == 3 ? W : 1;
     std::complex<T> vals[kGatherBlock];
@@ -74,7 +74,7 @@ void spread_fixed(const Stencils<T>& s, const uword* order, const std::complex<T
         // one tight loop, so the loads overlap instead of stalling the gridding one at a time.
         if ((idx - b) % kGatherBlock == 0) {
             const uword n = std::min(kGatherBlock, e - idx);
-            for (uword q = 0; q < n; ++q) vals[q] = in[order[idx + q]];
+            for (uword q = 0; q < n; ++q) vals[q] = in[s.st[idx + q].j];
         }
         const std::complex<T> val = vals[(idx - b) % kGatherBlock];
         T wx[W], wy[W], wz[W];
@@ -86,7 +86,7 @@ void spread_fixed(const Stencils<T>& s, const uword* order, const std::complex<T
             kv[2 * a] = wx[a] * vr;
             kv[2 * a + 1] = wx[a] * vi;
         }
-        const long long fx = s.first[0][idx];
+        const long long fx = s.st[idx].first[0];
         if (fx >= 0 && fx + W <= Gx) {
             for (int c = 0; c < NZ; ++c)
                 for (int q = 0; q < W; ++q) {
@@ -114,18 +114,18 @@ void spread_fixed(const Stencils<T>& s, const uword* order, const std::complex<T
 // Interpolation of samples [b, e): the W^(DIM-1) rows of 2W floats are summed with their y/z weights
 // into one row, which is then weighted by the x taps.
 template <typename T, int W, int DIM>
-void interp_fixed(const Stencils<T>& s, const uword* order, const T* grid, std::complex<T>* out, uword b, uword e) {
+void interp_fixed(const Stencils<T>& s, const T* grid, std::complex<T>* out, uword b, uword e) {
     const long long Gx = s.G[0];
     constexpr int NZ = DIM == 3 ? W : 1;
     std::complex<T> vals[kGatherBlock];
     for (uword idx = b; idx < e; ++idx) {
         if ((idx - b) % kGatherBlock == 0 && idx > b) {  // scatter the finished block in one tight loop
-            for (uword q = 0; q < kGatherBlock; ++q) out[order[idx - kGatherBlock + q]] = vals[q];
+            for (uword q = 0; q < kGatherBlock; ++q) out[s.st[idx - kGatherBlock + q].j] = vals[q];
         }
         T wx[W], wy[W], wz[W];
         long long oy[W], oz[NZ];
         fixed_stencil<T, W, DIM>(s, idx, wx, wy, wz, oy, oz);
-        const long long fx = s.first[0][idx];
+        const long long fx = s.st[idx].first[0];
         T acc[2 * W];
         for (int i = 0; i < 2 * W; ++i) acc[i] = 0;
         if (fx >= 0 && fx + W <= Gx) {
@@ -158,7 +158,7 @@ void interp_fixed(const Stencils<T>& s, const uword* order, const T* grid, std::
     }
     if (e > b) {
         const uword done = ((e - b - 1) / kGatherBlock) * kGatherBlock;  // start of the last block
-        for (uword q = 0; b + done + q < e; ++q) out[order[b + done + q]] = vals[q];
+        for (uword q = 0; b + done + q < e; ++q) out[s.st[b + done + q].j] = vals[q];
     }
 }
 
@@ -174,15 +174,15 @@ void generic_stencil(const Stencils<T>& s, uword idx, T (&w)[3][kTaps], long lon
             o[d][0] = 0;
             continue;
         }
-        horner_rt(s.coef, s.degree, s.W, s.offset[d][idx], w[d]);
-        for (int a = 0; a < s.taps[d]; ++a) o[d][a] = wrap(s.first[d][idx] + a, Gd[d]) * stride[d];
+        horner_rt(s.coef, s.degree, s.W, s.st[idx].offset[d], w[d]);
+        for (int a = 0; a < s.taps[d]; ++a) o[d][a] = wrap(s.st[idx].first[d] + a, Gd[d]) * stride[d];
     }
 }
 
 template <typename T>
-void spread_generic(const Stencils<T>& s, const uword* order, const std::complex<T>* in, T* grid, uword b, uword e) {
+void spread_generic(const Stencils<T>& s, const std::complex<T>* in, T* grid, uword b, uword e) {
     for (uword idx = b; idx < e; ++idx) {
-        const uword j = order[idx];
+        const uword j = s.st[idx].j;
         T w[3][kTaps];
         long long o[3][kTaps];
         generic_stencil(s, idx, w, o);
@@ -199,7 +199,7 @@ void spread_generic(const Stencils<T>& s, const uword* order, const std::complex
     }
 }
 template <typename T>
-void interp_generic(const Stencils<T>& s, const uword* order, const T* grid, std::complex<T>* out, uword b, uword e) {
+void interp_generic(const Stencils<T>& s, const T* grid, std::complex<T>* out, uword b, uword e) {
     for (uword idx = b; idx < e; ++idx) {
         T w[3][kTaps];
         long long o[3][kTaps];
@@ -217,14 +217,14 @@ void interp_generic(const Stencils<T>& s, const uword* order, const T* grid, std
                 re += wzy * rr;
                 im += wzy * ri;
             }
-        out[order[idx]] = std::complex<T>(re, im);
+        out[s.st[idx].j] = std::complex<T>(re, im);
     }
 }
 
 template <typename T>
-using SpreadFn = void (*)(const Stencils<T>&, const uword*, const std::complex<T>*, T*, uword, uword);
+using SpreadFn = void (*)(const Stencils<T>&, const std::complex<T>*, T*, uword, uword);
 template <typename T>
-using InterpFn = void (*)(const Stencils<T>&, const uword*, const T*, std::complex<T>*, uword, uword);
+using InterpFn = void (*)(const Stencils<T>&, const T*, std::complex<T>*, uword, uword);
 
 template <typename T, int DIM, int W = 2>
 void pick(int width, SpreadFn<T>& sp, InterpFn<T>& ip) {
@@ -267,16 +267,15 @@ struct GridBuffer {
 
 template <typename T1>
 Stencils<T1> stencils(int W, int degree, const std::vector<T1>& coef, const uword* N, const uword* G,
-                      const std::vector<int>* first, const std::vector<T1>* offset) {
+                      const nufft_detail::SampleStencil<T1>* st) {
     Stencils<T1> s{};
     s.W = W;
     s.degree = degree;
     s.coef = coef.data();
+    s.st = st;
     for (int d = 0; d < 3; ++d) {
         s.G[d] = (long long)G[d];
         s.taps[d] = N[d] > 1 ? W : 1;
-        s.first[d] = first[d].data();
-        s.offset[d] = offset[d].data();
     }
     return s;
 }
@@ -284,39 +283,40 @@ Stencils<T1> stencils(int W, int degree, const std::vector<T1>& coef, const uwor
 
 template <typename T1>
 void Gnufft<T1>::interpolate(const std::complex<T1>* grid, std::complex<T1>* samples) const {
-    const Stencils<T1> s = stencils(int(W_), degree_, coef_, N_, G_, first_, offset_);
+    const Points& P = host_points();
+    const Stencils<T1> s = stencils(int(W_), degree_, coef_, N_, G_, P.stencil.data());
     SpreadFn<T1> sp;
     InterpFn<T1> ip;
     gridding_loops(s, sp, ip);
     const T1* g = reinterpret_cast<const T1*>(grid);
-    const uword* order = order_.data();
     constexpr uword chunk = 1024;
     const long long nchunk = (long long)((n1_ + chunk - 1) / chunk);
 #pragma omp parallel for schedule(dynamic, 4)
     for (long long c = 0; c < nchunk; ++c) {
         const uword b = uword(c) * chunk;
-        ip(s, order, g, samples, b, std::min(n1_, b + chunk));
+        ip(s, g, samples, b, std::min(n1_, b + chunk));
     }
 }
 
 template <typename T1>
 void Gnufft<T1>::spread(const std::complex<T1>* samples, std::complex<T1>* grid) const {
-    const Stencils<T1> s = stencils(int(W_), degree_, coef_, N_, G_, first_, offset_);
+    const Points& P = host_points();
+    const Stencils<T1> s = stencils(int(W_), degree_, coef_, N_, G_, P.stencil.data());
     SpreadFn<T1> sp;
     InterpFn<T1> ip;
     gridding_loops(s, sp, ip);
     zero_grid(grid, grid_elems());
     T1* g = reinterpret_cast<T1*>(grid);
-    const uword* order = order_.data();
-    const long long nslab = (long long)slabStart_.size() - 1;
+    const std::vector<uword>& slabStart = P.slabStart;
+    const long long nslab = (long long)slabStart.size() - 1;
     if (nslab < 2) {
-        sp(s, order, samples, g, 0, n1_);
+        sp(s, samples, g, 0, n1_);
         return;
     }
     // Slabs are >= W cells thick, so slabs of the same parity never touch the same grid cell.
     for (long long colour = 0; colour < 2; ++colour) {
 #pragma omp parallel for schedule(dynamic, 1)
-        for (long long q = colour; q < nslab; q += 2) sp(s, order, samples, g, slabStart_[q], slabStart_[q + 1]);
+        for (long long q = colour; q < nslab; q += 2) sp(s, samples, g, slabStart[q], slabStart[q + 1]);
     }
 }
 
@@ -339,7 +339,7 @@ void Gnufft<T1>::forward_host(const std::complex<T1>* image, std::complex<T1>* k
                 out[gx] = in[x] * (dzy * deapod_[0][x]);
             }
         }
-    plan_->execute(FftMemory::host, reinterpret_cast<forgeComplex<T1>*>(grid.data()), true);
+    host_fft().execute(FftMemory::host, reinterpret_cast<forgeComplex<T1>*>(grid.data()), true);
     interpolate(grid.data(), kdata);
 }
 
@@ -348,7 +348,7 @@ void Gnufft<T1>::adjoint_host(const std::complex<T1>* kdata, std::complex<T1>* i
     const uword Gx = G_[0], Gy = G_[1];
     GridBuffer<T1> grid(grid_elems());
     spread(kdata, grid.data());
-    plan_->execute(FftMemory::host, reinterpret_cast<forgeComplex<T1>*>(grid.data()), false);
+    host_fft().execute(FftMemory::host, reinterpret_cast<forgeComplex<T1>*>(grid.data()), false);
     constexpr std::size_t elemBytes = sizeof(std::complex<T1>);
 #pragma omp parallel for collapse(2) if (detail::parallel_elementwise(n2_, 2 * elemBytes))
     for (long long z = 0; z < (long long)N_[2]; ++z)

@@ -22,45 +22,14 @@
 #include "forge/CUDA/detail/CudaCheck.h"
 #include "forge/CUDA/FftPlan.h"
 #include "forge/Core/DeviceMemory.h"
+#include "forge/Operators/nufft/cuda/PipelineImpl.cuh"
 
 namespace forge {
 namespace cuda {
 
+using namespace nufft_detail;
+
 namespace {
-constexpr int kMaxW = 16;
-constexpr int kThreads = 256;
-constexpr int kStride = NufftGeometry::kCoefStride;
-
-struct DevGeom {
-    int N[3], G[3], S[3], nsec[3];
-    int taps[3];  // W on axes longer than 1, else 1
-    int W, degree;
-    // Kernel polynomials by value: the kernels read them through the constant bank, uniformly per warp.
-    float coef[(NufftGeometry::kMaxDegree + 1) * kStride];
-};
-
-__device__ __forceinline__ int wrapi(int g, int G) { return g < 0 ? g + G : (g >= G ? g - G : g); }
-
-// The W tap weights of one axis at offset y, by Horner's rule (registers: W is a compile-time constant).
-template <int W>
-__device__ __forceinline__ void tap_weights(const DevGeom& g, float y, float* w) {
-#pragma unroll
-    for (int a = 0; a < W; ++a) w[a] = g.coef[g.degree * kStride + a];
-    for (int k = g.degree - 1; k >= 0; --k) {
-#pragma unroll
-        for (int a = 0; a < W; ++a) w[a] = fmaf(w[a], y, g.coef[k * kStride + a]);
-    }
-}
-template <int W>
-__device__ __forceinline__ void axis_weights(const DevGeom& g, int d, float y, float* w) {
-    if (g.taps[d] > 1) {
-        tap_weights<W>(g, y, w);
-    } else {
-#pragma unroll
-        for (int a = 0; a < W; ++a) w[a] = a == 0 ? 1.f : 0.f;
-    }
-}
-
 // Image pixel i's position on the oversampled grid (centred, wrapped) and its deapodization factor.
 __device__ __forceinline__ long long image_to_grid(long long i, const DevGeom& g, const float* __restrict__ dx,
                                                    const float* __restrict__ dy, const float* __restrict__ dz,
@@ -246,56 +215,13 @@ __global__ void __launch_bounds__(kThreads)
     }
 }
 
-// Copies n entries to the device into b, reallocating only when b is too small.
-template <typename T>
-void upload_into(DeviceBuffer& b, const T* h, size_t n) {
-    if (b.bytes() < n * sizeof(T) || !b) b = DeviceBuffer(std::max<size_t>(n, 1) * sizeof(T));
-    if (n) device::copy_to_device(b.get(), h, n * sizeof(T));
-}
 }  // namespace
-
-struct CudaNufftPipeline::Impl {
-    DevGeom g{};
-    int n1 = 0;
-    long long nsectors = 0, entries = 0;
-    size_t shmem = 0;
-    long long nsub = 0;  // subproblems (thread blocks of the gridding kernel)
-    bool split = false;  // some sector is split over several subproblems: the grid is cleared first
-    DeviceBuffer deapod[3], order, first, offset, subSector, subRange, secFirst, secOffset, grid;
-    uword gridVectors = 0;  // oversampled grids the workspace holds
-    std::unique_ptr<FftPlan<float>> fft;  // device-only: cuFFT on the plan's stream and device
-    cudaStream_t stream = nullptr;
-    bool ownsStream = false;
-    int device = 0;
-    uword maxBatch = 0;
-    std::mutex mutex;  // execute and set_points share the workspace and the sector lists
-
-    long long grid_elems() const { return (long long)g.G[0] * g.G[1] * g.G[2]; }
-    void sort_points(uword n1, const int* const first[3], const float* const offset[3]);
-    void reserve_grids(uword vectors);
-};
 
 // Host presort: list every sample in each sector its footprint touches (counting sort, two passes), and
 // upload the lists (with each entry's stencil start and offsets), the sample order of the forward
 // interpolation and the starts and offsets in that order.
 void CudaNufftPipeline::Impl::sort_points(uword n1u, const int* const fst[3], const float* const off[3]) {
     n1 = int(n1u);
-    auto sectors_along = [&](int d, int f, int* out) {
-        if (g.N[d] == 1) {
-            out[0] = 0;
-            return 1;
-        }
-        int cnt = 0;
-        for (int t = 0; t < g.W; ++t) {
-            int gi = f + t;
-            gi = gi < 0 ? gi + g.G[d] : (gi >= g.G[d] ? gi - g.G[d] : gi);
-            const int s = gi / g.S[d];
-            bool seen = false;
-            for (int q = 0; q < cnt; ++q) seen |= out[q] == s;
-            if (!seen) out[cnt++] = s;
-        }
-        return cnt;
-    };
     auto start_of = [&](int d, int j) { return g.N[d] == 1 ? 0 : fst[d][j]; };
     auto offset_of = [&](int d, int j) { return g.N[d] == 1 ? 0.f : off[d][j]; };
     std::vector<long long> start(nsectors + 1, 0);
@@ -313,7 +239,8 @@ void CudaNufftPipeline::Impl::sort_points(uword n1u, const int* const fst[3], co
         for (int j = 0; j < n1; ++j) {
             int sx[kMaxW], sy[kMaxW], sz[kMaxW];
             const int4 f = make_int4(start_of(0, j), start_of(1, j), start_of(2, j), 0);
-            const int cx = sectors_along(0, f.x, sx), cy = sectors_along(1, f.y, sy), cz = sectors_along(2, f.z, sz);
+            const int cx = footprint_sectors(g, 0, f.x, sx), cy = footprint_sectors(g, 1, f.y, sy),
+                      cz = footprint_sectors(g, 2, f.z, sz);
             for (int c = 0; c < cz; ++c)
                 for (int b = 0; b < cy; ++b)
                     for (int a = 0; a < cx; ++a) {
@@ -357,6 +284,15 @@ void CudaNufftPipeline::Impl::sort_points(uword n1u, const int* const fst[3], co
             upload_into(offset, so.data(), so.size());
         }
     }
+    std::vector<long long> count(nsectors);
+    for (long long sct = 0; sct < nsectors; ++sct) count[sct] = start[sct + 1] - start[sct];
+    make_subproblems(count);
+}
+
+void CudaNufftPipeline::Impl::make_subproblems(const std::vector<long long>& count) {
+    std::vector<long long> start(nsectors + 1, 0);
+    for (long long sct = 0; sct < nsectors; ++sct) start[sct + 1] = start[sct] + count[sct];
+    entries = start[nsectors];
     // Subproblems: each sector's list cut into runs of at most 'chunk' entries, chunk = max(1024, twice the
     // mean entries per sector), so that evenly loaded sectors stay whole and crowded ones are shared out.
     const long long chunk =
@@ -445,7 +381,15 @@ CudaNufftPipeline::CudaNufftPipeline(const NufftGeometry& geom, const PlanOption
         FORGE_CUDA_CHECK(cudaStreamCreate(&I.stream));  // blocking stream: ordered with the legacy default stream
         I.ownsStream = true;
     }
-    I.sort_points(geom.n1, geom.first, geom.offset);
+    if (geom.k[0]) {
+        if (!geom.k[1] || !geom.k[2]) throw invalid_argument("CudaNufftPipeline: geometry.k needs all three axes");
+        if (!I.sort_on_device(geom.n1, geom.k, geom.k_on_device)) {
+            throw invalid_argument("CudaNufftPipeline: geometry.k holds a sample that is not finite or lies outside "
+                                   "[-N/2, N/2] cycles/FOV ([-1/2, 1/2] on an axis of length 1)");
+        }
+    } else {
+        I.sort_points(geom.n1, geom.first, geom.offset);
+    }
     for (int d = 0; d < 3; ++d) upload_into(I.deapod[d], geom.deapod[d], geom.N[d]);
     I.reserve_grids(I.maxBatch ? std::min<uword>(I.maxBatch, 65535) : 1);
     FftPlanOptions fftOptions;
@@ -514,7 +458,42 @@ void CudaNufftPipeline::set_points(uword n1, const int* const first[3], const fl
     // Transforms already queued read the sector lists that are about to be overwritten.
     FORGE_CUDA_CHECK(cudaStreamSynchronize(I.stream));
     I.sort_points(n1, first, offset);
+    I.hasTrajectory = false;
 }
+
+bool CudaNufftPipeline::set_trajectory(uword n1, const float* const k[3], bool on_device) {
+    Impl& I = *impl_;
+    const char* where = "CudaNufftPipeline::set_trajectory";
+    checked_product(where, {{"n1 (k-space samples)", n1}}, kMaxIndex,
+                    "CudaNufftPipeline::kMaxIndex: the GPU kernels index it with 32-bit ints");
+    if (n1 < 1) throw invalid_argument(std::string(where) + ": n1 (samples) must be at least 1, got 0");
+    if (!k || !k[0] || !k[1] || !k[2]) throw invalid_argument(std::string(where) + ": kx, ky, kz must not be null");
+    std::lock_guard<std::mutex> lock(I.mutex);
+    DeviceGuard guard(I.device);
+    // Transforms already queued read the sector lists that are about to be overwritten.
+    FORGE_CUDA_CHECK(cudaStreamSynchronize(I.stream));
+    return I.sort_on_device(n1, k, on_device);
+}
+
+bool CudaNufftPipeline::has_trajectory() const { return impl_->hasTrajectory; }
+
+void CudaNufftPipeline::copy_trajectory(float* const k[3]) const {
+    Impl& I = *impl_;
+    if (!I.hasTrajectory) {
+        throw invalid_argument("CudaNufftPipeline::copy_trajectory: the plan's points were given as stencils, "
+                               "not as k (set_trajectory)");
+    }
+    std::lock_guard<std::mutex> lock(I.mutex);
+    DeviceGuard guard(I.device);
+    const size_t n = size_t(I.n1);
+    for (int d = 0; d < 3; ++d) {
+        FORGE_CUDA_CHECK(cudaMemcpyAsync(k[d], I.traj.as<float>() + d * n, n * sizeof(float), cudaMemcpyDeviceToHost,
+                                         I.stream));
+    }
+    FORGE_CUDA_CHECK(cudaStreamSynchronize(I.stream));
+}
+
+CudaNufftPipeline::SortTimes CudaNufftPipeline::sort_times() const { return impl_->times; }
 
 uword CudaNufftPipeline::n1() const { return uword(impl_->n1); }
 CUstream_st* CudaNufftPipeline::stream() const { return impl_->stream; }
@@ -522,6 +501,7 @@ int CudaNufftPipeline::device() const { return impl_->device; }
 uword CudaNufftPipeline::max_batch() const { return impl_->maxBatch; }
 long long CudaNufftPipeline::num_sectors() const { return impl_->nsectors; }
 long long CudaNufftPipeline::sector_entries() const { return impl_->entries; }
+long long CudaNufftPipeline::num_subproblems() const { return impl_->nsub; }
 
 uword CudaNufftPipeline::pass_size(uword batch) const {
     const Impl& I = *impl_;

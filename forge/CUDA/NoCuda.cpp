@@ -13,6 +13,7 @@
 #include "forge/Operators/dft/CudaMultiDft.h"
 #include "forge/Operators/nufft/CudaNufftPipeline.h"
 #include "forge/Operators/cuda/GridSelectKernels.h"
+#include "forge/Operators/toeplitz/cuda/KernelCombine.h"
 #include "forge/Operators/toeplitz/cuda/ToeplitzKernels.h"
 #include "forge/Penalties/cuda/PenaltyKernels.h"
 
@@ -362,6 +363,16 @@ template void toeplitz_expand_axis<float>(const forgeComplex<float>*, const forg
                                           uword, uword, uword, uword, uword);
 template void toeplitz_expand_axis<double>(const forgeComplex<double>*, const forgeComplex<double>*,
                                            forgeComplex<double>*, uword, uword, uword, uword, uword);
+
+template <typename T1>
+void toeplitz_combine_kernels(const forgeComplex<T1>*, const forgeComplex<T1>*, forgeComplex<T1>*, uword, uword, uword,
+                              uword, uword, bool) {
+    no_cuda_ToeplitzKernels("kernel combination");
+}
+template void toeplitz_combine_kernels<float>(const forgeComplex<float>*, const forgeComplex<float>*,
+                                              forgeComplex<float>*, uword, uword, uword, uword, uword, bool);
+template void toeplitz_combine_kernels<double>(const forgeComplex<double>*, const forgeComplex<double>*,
+                                               forgeComplex<double>*, uword, uword, uword, uword, uword, bool);
 
 }  // namespace cuda
 }  // namespace forge

@@ -99,8 +99,8 @@ SourceCost estimate_source_cost(const BuildShape& s) {
         grid *= 2.0 * double(s.P[a]);  // Gnufft's oversampling 2 of the padded grid
         if (2 * s.P[a] < W) {
             std::ostringstream m;
-            m << "the padded grid's axis " << "xyz"[a] << " has " << s.P[a] << " cells, too few for the NUFFT's "
-              << W << "-cell kernel";
+            m << "the padded grid's axis " << "xyz"[a] << " has " << s.P[a] << " cells (" << 2 * s.P[a]
+              << " on the NUFFT's oversampled grid), fewer than the NUFFT's kernel of " << W << " cells";
             r.why_not = m.str();
         }
     }

@@ -201,3 +201,25 @@ TEST_CASE("ToeplitzOptions: bad kernel source, build and grouping values and imp
     CHECK(field_free<float>(thin, trt, with_source(forge::KernelSource::Nufft)).kernel_source() ==
           forge::KernelSource::Nufft);
 }
+
+TEST_CASE("ToeplitzNormal's pair data for samples that share readout times (spokes): the segmented normal",
+          "[Toeplitz][nufft-kernels]") {
+    FORGE_INFO_SEED();
+    // 40 spokes of 30 samples with the same 30 readout times, some zero weights (a spoke's samples among them):
+    // the build works on the 30 distinct rows of interpolators and weights them per sample.
+    const Grid g{14, 12, 1};
+    Trajectory tr = random_trajectory(g, 1200, 0);
+    for (uword j = 0; j < 1200; ++j) tr.t[j] = 6e-3 * double(j % 30) / 30;
+    for (uword j = 0; j < 1200; j += 7) tr.W[j] = 0;
+    for (uword j = 60; j < 90; ++j) tr.W[j] = 0;
+    const arma::vec fm = smooth_field_map(g, 2 * kPi * 100);
+    for (const forge::KernelSource source : {forge::KernelSource::Exact, forge::KernelSource::Nufft}) {
+        INFO("source " << int(source));
+        const auto Nd = field_corrected<double>(g, tr, fm, 4, with_source(source));
+        const auto Nf = field_corrected<float>(g, tr, fm, 4, with_source(source));
+        CHECK(Nd.kernel_count() == 15);
+        CHECK(batch_error(Nd, SegmentedNormal(g, tr, fm, 4, double()), 2) <=
+              (source == forge::KernelSource::Exact ? 1e-11 : 1e-9));
+        CHECK(batch_error(Nf, SegmentedNormal(g, tr, fm, 4, float()), 2) <= 1e-5);
+    }
+}

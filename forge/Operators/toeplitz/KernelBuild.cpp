@@ -28,7 +28,6 @@ namespace forge {
 
 using toeplitz::gib;
 using toeplitz::kName;
-using toeplitz::pair_count;
 using toeplitz::to_host_layout;
 
 namespace {
@@ -40,31 +39,6 @@ constexpr double kPi = 3.14159265358979323846;
 double cell_offset(uword c, uword N, uword P) {
     if (P == 1) return 0;
     return (c < N ? double(c) : double(c) - double(P)) / double(N);
-}
-
-// The columns of the pair data D (n1 x npairs) that carry the kernels: D ~= B V^H with B = D V, V the
-// eigenvectors of D^H D whose singular values exceed 'relTol' times the largest. relTol = 0: B = D, V = I.
-void compress_pairs(const arma::cx_mat& D, double relTol, arma::cx_mat& B, arma::cx_mat& V) {
-    if (relTol <= 0 || D.n_cols < 2) {
-        B = D;
-        V = arma::eye<arma::cx_mat>(D.n_cols, D.n_cols);
-        return;
-    }
-    const arma::cx_mat gram = D.t() * D;
-    arma::vec lambda;
-    arma::cx_mat E;
-    if (!arma::eig_sym(lambda, E, gram)) {  // fall back to the uncompressed pairs
-        compress_pairs(D, 0, B, V);
-        return;
-    }
-    const double cut = lambda.max() * relTol * relTol;
-    const arma::uvec keep = arma::find(lambda > cut);
-    if (keep.n_elem == 0 || keep.n_elem >= D.n_cols) {
-        compress_pairs(D, 0, B, V);
-        return;
-    }
-    V = E.cols(keep);
-    B = D * V;
 }
 
 // A trajectory's samples grouped by their (exactly equal) coordinate along one axis of the padded grid, when the
@@ -379,39 +353,21 @@ void ToeplitzNormal<T1>::build(const arma::Col<T1>& kx, const arma::Col<T1>& ky,
     };
     if (progress) progress(0, totalSteps, since(t0));
 
-    // Pair data conj(a_l) W a_m for l <= m; pairs that vanish identically carry no kernel.
-    arma::cx_mat D(n1, pair_count(S_ - 1));
-    pairs_.clear();
-    uword np = 0;
-    for (uword l = 0; l < S_; ++l)
-        for (uword m = l; m < S_; ++m) {
-            D.col(np) = arma::conj(a.col(l)) % w % a.col(m);
-            if (arma::any(arma::abs(D.col(np)) > 0)) {
-                pairs_.push_back(l);
-                pairs_.push_back(m);
-                ++np;
-            }
-        }
-    if (np == 0) {  // W = 0: the zero operator, one zero kernel keeps the apply uniform
-        pairs_ = {0, 0};
-        np = 1;
-        D.col(0).zeros();
-    }
-    D.resize(n1, np);
-    npairs_ = np;
+    // Pair data conj(a_l) W a_m for l <= m (pairs that vanish identically carry no kernel), compressed.
+    // The products of min-max interpolators are far from independent: their singular values fall from 1 to a
+    // few 1e-2 and then by four orders at once (measured: 13 of 28 above 1e-5 for L = 6). Float kernels drop the
+    // directions below 1e-5 of the largest, a relative error of that order in the kernels, below float
+    // kernels' own precision in the applied operator and far below the segmentation's error. Double keeps all.
+    toeplitz::PairData pd = toeplitz::pair_data(a, w, single ? 1e-5 : 0.0);
+    pairs_ = std::move(pd.pairs);
+    npairs_ = pairs_.size() / 2;
     table_.assign(S_ * S_, 0);
     for (uword p = 0; p < npairs_; ++p) {
         const uword l = pairs_[2 * p], m = pairs_[2 * p + 1];
         table_[l * S_ + m] = static_cast<long long>(p) + 1;
         if (l != m) table_[m * S_ + l] = -(static_cast<long long>(p) + 1);
     }
-
-    // The products of min-max interpolators are far from independent: their singular values fall from 1 to a
-    // few 1e-2 and then by four orders at once (measured: 13 of 28 above 1e-5 for L = 6). Float kernels drop the
-    // directions below 1e-5 of the largest, a relative error of that order in the kernels, below float
-    // kernels' own precision in the applied operator and far below the segmentation's error. Double keeps all.
-    arma::cx_mat B, V;
-    compress_pairs(D, single ? 1e-5 : 0.0, B, V);
+    const arma::cx_mat B = std::move(pd.B), V = std::move(pd.V);
     ndft_ = B.n_cols;
     times_.pair_data = since(t0);
     step(1);

@@ -1,7 +1,10 @@
 #pragma once
-// What ToeplitzNormal's kernel build (KernelBuild.cpp) takes from KernelSources.cpp: the choice between the exact
-// DFT and the NUFFT as the source of the basis kernels (ToeplitzNormal.h, "Kernel sources"), and the basis kernels
-// by NUFFT on the host and on the GPU. Private to forge/Operators/toeplitz/.
+// What ToeplitzNormal's kernel build (KernelBuild.cpp) takes from PairData.cpp, the compressed pair data, and from
+// KernelSources.cpp: the choice between the exact DFT and the NUFFT as the source of the basis kernels
+// (ToeplitzNormal.h, "Kernel sources"), and the basis kernels by NUFFT on the host and on the GPU. Private to
+// forge/Operators/toeplitz/.
+#include <vector>
+
 #include <complex>
 #include <functional>
 #include <string>
@@ -13,6 +16,16 @@
 
 namespace forge {
 namespace toeplitz {
+
+// The pair data D(j, p) = conj(a(j, l)) w_j a(j, m) (a: n1 x S interpolators, w: weights) of the pairs l <= m that
+// do not vanish, compressed: D ~= B V^H, B = D V (n1 x nb), V (npairs x nb) the eigenvectors of D^H D whose
+// singular values exceed relTol times the largest (relTol = 0: V = I, B = D). pairs: (l, m) of each kept pair; none
+// kept (W = 0): the pair (0, 0) with zero data.
+struct PairData {
+    std::vector<uword> pairs;
+    arma::cx_mat B, V;
+};
+PairData pair_data(const arma::cx_mat& a, const arma::vec& w, double relTol);
 
 // The sizes the cost of a kernel build depends on.
 struct BuildShape {

@@ -12,8 +12,9 @@
 //   stack [Nx Ny Nz n1]   (default 48 48 16 24576; H100: stack 128 128 32 131072)
 //   radial3d [N n1]       (default 24 12000; H100: radial3d 96 1500000 and radial3d 64 512000)
 //   radial2d [N spokes]   (default 256 101)
-//   no CASE: stack and radial3d at their defaults. --no-exact skips the exact builds where Auto took the NUFFT
-//   (hours on a CPU at the full sizes); --full-dft adds the exact build without grouping (stack).
+//   no CASE: stack and radial3d at their defaults; bare sizes "Nx Ny Nz n1": a stack. --no-exact skips the exact
+//   builds where Auto took the NUFFT (hours on a CPU at the full sizes); --full-dft adds the exact build without
+//   grouping (stack).
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -210,7 +211,10 @@ int main(int argc, char** argv) {
     Settings s;
     std::vector<Geometry> cases;
     for (int i = 1; i < argc; ++i) {
-        const std::string a = argv[i];
+        // Sizes with no case name before them: a stack (the benchmark's first form, Nx Ny Nz n1).
+        const bool bare = is_number(argv[i]);
+        if (bare) --i;
+        const std::string a = bare ? "stack" : argv[i];
         // The sizes that follow a case name (as many as given, the rest default).
         auto sizes = [&](std::vector<uword> v) {
             for (uword& x : v)

@@ -225,10 +225,8 @@ forgeCol<forgeComplex<float>> device_basis_exact(const arma::cx_mat& B, const ar
         const arma::fvec zeroP(P, arma::fill::zeros), zero1(n1, arma::fill::zeros);
         const Gdft<float> Gk(n1, P, kx, ky, kz, fx, fy, fz, zeroP, zero1);
         if (!Gk.gpu_enabled()) return {};
-        FC data(arma::conv_to<arma::cx_fvec>::from(arma::vectorise(B)));
-        data.put_on_gpu();
         // One batched adjoint: each sample-cell phase is evaluated once for all basis kernels.
-        return Gk.adjoint(data, nb);
+        return Gk.adjoint(toeplitz::device_columns(B), nb);
     }
     const uword G = grp.count(), M = grp.slab();
     std::unique_ptr<Gdft<float>> first;
@@ -248,9 +246,7 @@ forgeCol<forgeComplex<float>> device_basis_exact(const arma::cx_mat& B, const ar
             other = std::make_unique<Gdft<float>>(*first, n, gx, gy, gz, zero1);
         }
         const Gdft<float>& Gg = other ? *other : *first;
-        FC data(arma::conv_to<arma::cx_fvec>::from(arma::vectorise(rows_of(B, rows, n))));
-        data.put_on_gpu();
-        const FC a = Gg.adjoint(data, nb);  // M x nb
+        const FC a = Gg.adjoint(toeplitz::device_columns(rows_of(B, rows, n)), nb);  // M x nb
         device::copy_on_device(Q.device_memptr() + M * nb * g, a.device_memptr(), M * nb * sizeof(forgeComplex<float>));
     }
     FC Ed(arma::conv_to<arma::cx_fvec>::from(arma::vectorise(E)));

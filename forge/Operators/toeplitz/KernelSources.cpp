@@ -160,6 +160,17 @@ forgeCol<forgeComplex<T1>> host_basis_nufft(const arma::cx_mat& B, const arma::C
     return basis;
 }
 
+forgeCol<forgeComplex<float>> device_columns(const arma::cx_mat& B) {
+    forgeCol<forgeComplex<float>> data(B.n_elem);
+    forgeComplex<float>* d = data.memptr();
+    const std::complex<double>* b = B.memptr();
+    const long long n = static_cast<long long>(B.n_elem);
+#pragma omp parallel for if (n >= (1 << 18))
+    for (long long i = 0; i < n; ++i) d[i] = forgeComplex<float>(float(b[i].real()), float(b[i].imag()));
+    data.put_on_gpu();
+    return data;
+}
+
 forgeCol<forgeComplex<float>> device_basis_nufft(const arma::cx_mat& B, const arma::fvec& kx, const arma::fvec& ky,
                                                  const arma::fvec& kz, const uword* N, const uword* P) {
     NufftOptions o;
@@ -167,9 +178,7 @@ forgeCol<forgeComplex<float>> device_basis_nufft(const arma::cx_mat& B, const ar
     const Gnufft<float> G(B.n_rows, P[0], P[1], P[2], nufft_coordinate(kx, N[0], P[0]),
                           nufft_coordinate(ky, N[1], P[1]), nufft_coordinate(kz, N[2], P[2]), o);
     if (!G.gpu_enabled()) return {};
-    forgeCol<forgeComplex<float>> data(arma::conv_to<arma::cx_fvec>::from(arma::vectorise(B)));
-    data.put_on_gpu();
-    return G.adjoint(data, B.n_cols);  // one plan execution for the batch; stays on the GPU
+    return G.adjoint(device_columns(B), B.n_cols);  // one plan execution for the batch; stays on the GPU
 }
 
 template forgeCol<forgeComplex<float>> host_basis_nufft<float>(const arma::cx_mat&, const arma::fvec&,

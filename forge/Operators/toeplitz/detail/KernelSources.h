@@ -54,6 +54,9 @@ KernelSource choose_kernel_source(KernelSource requested, const BuildShape& s);
 // Relative accuracy requested of the NUFFT kernels: 1e-6 for float (Gnufft<float>'s floor), 1e-9 for double.
 double nufft_kernel_tolerance(bool single);
 
+// The columns of B in float on the GPU, back to back (one pass over B on the host threads, then the upload).
+forgeCol<forgeComplex<float>> device_columns(const arma::cx_mat& B);
+
 // The basis kernels on the host by NUFFT (P x nb, column r from column r of B, in the circular cell order of the
 // padded grid), vectorDone() after each column.
 template <typename T1>

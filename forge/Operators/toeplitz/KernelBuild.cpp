@@ -226,7 +226,9 @@ forgeCol<forgeComplex<float>> device_basis_exact(const arma::cx_mat& B, const ar
         const Gdft<float> Gk(n1, P, kx, ky, kz, fx, fy, fz, zeroP, zero1);
         if (!Gk.gpu_enabled()) return {};
         // One batched adjoint: each sample-cell phase is evaluated once for all basis kernels.
-        return Gk.adjoint(toeplitz::device_columns(B), nb);
+        FC basis = Gk.adjoint(toeplitz::device_columns(B), nb);
+        device::synchronize();  // done before the plan goes
+        return basis;
     }
     const uword G = grp.count(), M = grp.slab();
     std::unique_ptr<Gdft<float>> first;

@@ -14,6 +14,7 @@
 #include <string>
 #include <type_traits>
 
+#include "forge/Core/DeviceMemory.h"
 #include "forge/Core/Exceptions.h"
 #include "forge/Operators/LinearOperator.h"
 #include "forge/Operators/nufft/Gnufft.h"
@@ -178,7 +179,9 @@ forgeCol<forgeComplex<float>> device_basis_nufft(const arma::cx_mat& B, const ar
     const Gnufft<float> G(B.n_rows, P[0], P[1], P[2], nufft_coordinate(kx, N[0], P[0]),
                           nufft_coordinate(ky, N[1], P[1]), nufft_coordinate(kz, N[2], P[2]), o);
     if (!G.gpu_enabled()) return {};
-    return G.adjoint(device_columns(B), B.n_cols);  // one plan execution for the batch; stays on the GPU
+    forgeCol<forgeComplex<float>> basis = G.adjoint(device_columns(B), B.n_cols);  // one plan execution, on the GPU
+    device::synchronize();  // the plan's stream done before the plan and its workspace go
+    return basis;
 }
 
 template forgeCol<forgeComplex<float>> host_basis_nufft<float>(const arma::cx_mat&, const arma::fvec&,

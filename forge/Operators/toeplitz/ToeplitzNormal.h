@@ -31,9 +31,10 @@
 // each; empty W = ones).
 // Accuracy: the field-free operator is exact to rounding. With a field map its error against the exact
 // G^H W G is about twice TimeSegmentation's (choose_segments() picks L for a requested error).
-// Cost: the kernels take one batched adjoint DFT of n1 samples on the 8 n2 cells of the padded grid (4 n2 in
-// 2D) per independent pair: float builds first reduce the pair data to their numerical rank (singular values
-// above 1e-5 of the largest), about half the pairs for min-max interpolators (dft_count()). When the samples take
+// Cost: the exact source's kernels take one batched adjoint DFT of n1 samples on the 8 n2 cells of the padded grid
+// (4 n2 in 2D) per independent pair (the NUFFT's: "Kernel sources" below): float builds first reduce the pair data
+// to their numerical rank (singular values above 1e-5 of the largest), about half the pairs for min-max
+// interpolators (dft_count()). When the samples take
 // only G <= Pa / 2 distinct values (exact equality) along an axis of Pa padded cells, e.g. the kz of a stack of
 // spirals or the ky of EPI, the build groups them (grouped_axis(); the axis with the largest saving Pa / G):
 // q(d) = sum_g exp(+i 2 pi k_g d_a) Q_g(d_other), Q_g the adjoint DFT of group g's samples on one slab of cells
@@ -42,8 +43,8 @@
 // Measured on the host (bench_toeplitz_build, 48x48x16 stack of spirals, 24576 samples, L = 6): 22.9 s -> 0.88 s.
 // The operator keeps kernel_count() complex arrays of the padded size (kernel_bytes()). An apply is 2 (L+1) FFTs on the
 // padded grid and one kernel product per cell, independent of n1. Host data run with FFTW (kernels built by the host
-// Gdft of precision T1); a forgeCol on the GPU runs with cuFFT and stays there (CUDA builds; with T1 = float and a
-// device present the kernels are built on the GPU by the CudaDftPipeline).
+// Gdft or Gnufft of precision T1); a forgeCol on the GPU runs with cuFFT and stays there (CUDA builds; with T1 = float
+// and a device present the kernels are built on the GPU by the CudaDftPipeline or the CudaNufftPipeline).
 // Host apply: the padded grid's FFT axis by axis, each axis transforming only the lines that are not zero (x: the
 // rows of the image's y and z; y: those of its z) and the inverse only the lines the crop keeps: 3/4 of the FFT
 // work of the full grids in 2D, 7/12 in 3D. After x, each slab of constant x is transformed along y and z,

@@ -253,8 +253,7 @@ int main(int argc, char** argv) {
         return 2;
     }
     std::printf("bench_toeplitz_build: Toeplitz kernels by the exact DFT and by NUFFT, float; %s%s%s\n",
-                forge_bench::machine_line().c_str(), s.gpu ? "; GPU " : "",
-                s.gpu ? forge::device::device_name() : "");
+                forge_bench::machine_line().c_str(), s.gpu ? "; GPU " : "", s.gpu ? forge::device::device_name() : "");
     forge_bench::Table table({"case", "built on", "pixels", "samples", "L", "basis kernels", "source", "grouped axis",
                               "build (DFT) [s]", "vs exact kernels", "vs G^H W G"});
     for (const Geometry& g : cases) {

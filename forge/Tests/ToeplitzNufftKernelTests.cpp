@@ -26,8 +26,8 @@ forge::ToeplitzNormal<T> field_free(const Grid& g, const Trajectory& tr, const f
 template <typename T>
 forge::ToeplitzNormal<T> field_corrected(const Grid& g, const Trajectory& tr, const arma::vec& fm, uword L,
                                          const forge::ToeplitzOptions& o) {
-    return forge::ToeplitzNormal<T>(g.Nx, g.Ny, g.Nz, as<T>(tr.kx), as<T>(tr.ky), as<T>(tr.kz), as<T>(tr.W),
-                                    as<T>(fm), as<T>(tr.t), L, forge::TSInterp::MinMax, o);
+    return forge::ToeplitzNormal<T>(g.Nx, g.Ny, g.Nz, as<T>(tr.kx), as<T>(tr.ky), as<T>(tr.kz), as<T>(tr.W), as<T>(fm),
+                                    as<T>(tr.t), L, forge::TSInterp::MinMax, o);
 }
 
 // A random trajectory with a fifth of its samples moved outside the grid's band (up to 0.8 N): the kernel is
@@ -58,8 +58,8 @@ arma::cx_vec kernel_columns(const forge::ToeplitzNormal<T>& N) {
 TEST_CASE("ToeplitzNormal with NUFFT kernels equals the exact G^H W G: 2D, 3D, odd sizes, axes of length 1",
           "[Toeplitz][nufft-kernels]") {
     FORGE_INFO_SEED();
-    for (const Grid& g : {Grid{16, 12, 1}, Grid{15, 9, 1}, Grid{10, 8, 6}, Grid{9, 7, 5}, Grid{1, 12, 10},
-                          Grid{12, 1, 8}}) {
+    for (const Grid& g :
+         {Grid{16, 12, 1}, Grid{15, 9, 1}, Grid{10, 8, 6}, Grid{9, 7, 5}, Grid{1, 12, 10}, Grid{12, 1, 8}}) {
         INFO("grid " << g.Nx << " x " << g.Ny << " x " << g.Nz);
         const Trajectory tr = beyond_band(g, 2 * g.n2());
         const ExactNormal ref(g, tr, arma::zeros(g.n2()));
@@ -127,7 +127,8 @@ TEST_CASE("ToeplitzNormal with NUFFT kernels on a stack (a Cartesian axis): no g
     CHECK(E.grouped_axis() == 2);
 }
 
-TEST_CASE("ToeplitzNormal's NUFFT build reports its progress: steps 0 .. total, in order", "[Toeplitz][nufft-kernels]") {
+TEST_CASE("ToeplitzNormal's NUFFT build reports its progress: steps 0 .. total, in order",
+          "[Toeplitz][nufft-kernels]") {
     FORGE_INFO_SEED();
     struct Call {
         uword done, total;

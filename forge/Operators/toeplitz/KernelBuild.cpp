@@ -240,8 +240,8 @@ forgeCol<forgeComplex<float>> device_basis_exact(const arma::cx_mat& B, const ar
                          zero1(n, arma::fill::zeros);
         std::unique_ptr<Gdft<float>> other;
         if (!first) {
-            first = std::make_unique<Gdft<float>>(n, M, gx, gy, gz, fx, fy, fz, arma::fvec(M, arma::fill::zeros),
-                                                  zero1);
+            first =
+                std::make_unique<Gdft<float>>(n, M, gx, gy, gz, fx, fy, fz, arma::fvec(M, arma::fill::zeros), zero1);
             if (!first->gpu_enabled()) return {};
             Q = FC::device_uninitialized(M * nb * G);
         } else {
@@ -399,9 +399,8 @@ void ToeplitzNormal<T1>::build(const arma::Col<T1>& kx, const arma::Col<T1>& ky,
         if (gpuBuild) try {
                 const toeplitz::DeviceScope scope(device_);
                 const auto tDft = std::chrono::steady_clock::now();
-                forgeCol<forgeComplex<float>> basis =
-                    nufft ? toeplitz::device_basis_nufft(B, kx, ky, kz, N_, P_)
-                          : device_basis_exact(B, kx, ky, kz, grp, E, ox, oy, oz, P);
+                forgeCol<forgeComplex<float>> basis = nufft ? toeplitz::device_basis_nufft(B, kx, ky, kz, N_, P_)
+                                                            : device_basis_exact(B, kx, ky, kz, grp, E, ox, oy, oz, P);
                 if (basis.n_elem > 0) {
                     device::synchronize();
                     times_.dft = since(tDft);
@@ -444,7 +443,7 @@ void ToeplitzNormal<T1>::build(const arma::Col<T1>& kx, const arma::Col<T1>& ky,
     step(totalSteps - stepsDone);
 }
 
-#define FORGE_TOEPLITZ_BUILD_INSTANTIATE(T1)                                                                    \
+#define FORGE_TOEPLITZ_BUILD_INSTANTIATE(T1)                                                                  \
     template void ToeplitzNormal<T1>::build(const arma::Col<T1>&, const arma::Col<T1>&, const arma::Col<T1>&, \
                                             const arma::Col<T1>&, const arma::cx_mat&, const ToeplitzOptions&);
 FORGE_TOEPLITZ_BUILD_INSTANTIATE(float)

@@ -55,9 +55,7 @@ constexpr CostModel kHostDouble{4e-9, 3.5e-9, 1e-3, 2e-9, 8e-9, 3e-9, 1e-7, 2e-2
 // plan's sorting on the host.
 constexpr CostModel kDevice{7e-13, 1.5e-13, 2e-3, 2e-12, 4e-12, 2e-12, 5e-8, 2e-2, 0.02};
 
-const CostModel& cost_model(const BuildShape& s) {
-    return s.device ? kDevice : s.single ? kHostFloat : kHostDouble;
-}
+const CostModel& cost_model(const BuildShape& s) { return s.device ? kDevice : s.single ? kHostFloat : kHostDouble; }
 
 // Index along one axis of the circular order (offset m at cell m mod P) of centred cell x (offset x - N).
 inline uword circular_cell(uword x, uword N, uword P) { return P > 1 ? (x + N) % P : 0; }
@@ -101,7 +99,8 @@ SourceCost estimate_source_cost(const BuildShape& s) {
         grid *= 2.0 * double(s.P[a]);  // Gnufft's oversampling 2 of the padded grid
         if (2 * s.P[a] < W) {
             std::ostringstream m;
-            m << "the padded grid's axis " << "xyz"[a] << " has " << s.P[a] << " cells (" << 2 * s.P[a]
+            m << "the padded grid's axis "
+              << "xyz"[a] << " has " << s.P[a] << " cells (" << 2 * s.P[a]
               << " on the NUFFT's oversampled grid), fewer than the NUFFT's kernel of " << W << " cells";
             r.why_not = m.str();
         }

@@ -25,8 +25,7 @@ forge::ToeplitzNormal<float> make(const Grid& g, const Trajectory& tr, const arm
         return forge::ToeplitzNormal<float>(g.Nx, g.Ny, g.Nz, as<float>(tr.kx), as<float>(tr.ky), as<float>(tr.kz),
                                             as<float>(tr.W), o);
     return forge::ToeplitzNormal<float>(g.Nx, g.Ny, g.Nz, as<float>(tr.kx), as<float>(tr.ky), as<float>(tr.kz),
-                                        as<float>(tr.W), as<float>(fm), as<float>(tr.t), L, forge::TSInterp::MinMax,
-                                        o);
+                                        as<float>(tr.W), as<float>(fm), as<float>(tr.t), L, forge::TSInterp::MinMax, o);
 }
 
 // N x applied on the GPU (cuFFT apply of the kernels where they were built), back on the host in double.

@@ -50,8 +50,8 @@ void toeplitz_combine_kernels(const forgeComplex<T1>* basis, const forgeComplex<
         const uword nc = chunks - c0 < 65535 ? chunks - c0 : 65535;
         const uword blocks = (P + kThreads - 1) / kThreads;
         const dim3 grid(unsigned(blocks < 65535 * 16 ? blocks : 65535 * 16), unsigned(nc));
-        k_combine<T1><<<grid, kThreads>>>(basis, coef + c0 * kCombineChunk * nb, out + c0 * kCombineChunk * P, P,
-                                          nb, npairs - c0 * kCombineChunk, Px, Py, alternate);
+        k_combine<T1><<<grid, kThreads>>>(basis, coef + c0 * kCombineChunk * nb, out + c0 * kCombineChunk * P, P, nb,
+                                          npairs - c0 * kCombineChunk, Px, Py, alternate);
         FORGE_CUDA_CHECK_LAUNCH("toeplitz_combine_kernels");
     }
 }

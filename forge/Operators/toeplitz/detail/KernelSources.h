@@ -29,14 +29,14 @@ PairData pair_data(const arma::cx_mat& a, const arma::vec& w, double relTol);
 
 // The sizes the cost of a kernel build depends on.
 struct BuildShape {
-    uword n1 = 0;                         // samples
-    uword nb = 1;                         // basis kernels (the rank of the pair data)
-    uword N[3] = {1, 1, 1};               // image grid
-    uword P[3] = {1, 1, 1};               // padded grid (2 N, or 1 on axes of length 1)
-    uword groups = 0;                     // distinct values along the grouped Cartesian axis; 0: the full DFT
-    uword slab = 0;                       // cells of one slab across that axis
-    bool device = false;                  // built on the GPU
-    bool single = true;                   // float kernels
+    uword n1 = 0;            // samples
+    uword nb = 1;            // basis kernels (the rank of the pair data)
+    uword N[3] = {1, 1, 1};  // image grid
+    uword P[3] = {1, 1, 1};  // padded grid (2 N, or 1 on axes of length 1)
+    uword groups = 0;        // distinct values along the grouped Cartesian axis; 0: the full DFT
+    uword slab = 0;          // cells of one slab across that axis
+    bool device = false;     // built on the GPU
+    bool single = true;      // float kernels
 };
 
 // Estimated seconds of the basis-kernel transforms by either source; nufft < 0 when a NUFFT cannot build them

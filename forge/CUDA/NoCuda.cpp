@@ -14,6 +14,7 @@
 #include "forge/Operators/nufft/CudaNufftPipeline.h"
 #include "forge/Operators/cuda/GridSelectKernels.h"
 #include "forge/Operators/toeplitz/cuda/ToeplitzApply.h"
+#include "forge/Operators/toeplitz/cuda/KernelCombine.h"
 #include "forge/Operators/toeplitz/cuda/ToeplitzKernels.h"
 #include "forge/Penalties/cuda/PenaltyKernels.h"
 #include "forge/Recon/cuda/MapKernels.h"
@@ -461,6 +462,15 @@ void ToeplitzFft<T1>::backward(forgeComplex<T1>*) const {
 FORGE_NO_CUDA_TOEPLITZ_APPLY(float)
 FORGE_NO_CUDA_TOEPLITZ_APPLY(double)
 #undef FORGE_NO_CUDA_TOEPLITZ_APPLY
+template <typename T1>
+void toeplitz_combine_kernels(const forgeComplex<T1>*, const forgeComplex<T1>*, forgeComplex<T1>*, uword, uword, uword,
+                              uword, uword, bool) {
+    no_cuda_ToeplitzKernels("kernel combination");
+}
+template void toeplitz_combine_kernels<float>(const forgeComplex<float>*, const forgeComplex<float>*,
+                                              forgeComplex<float>*, uword, uword, uword, uword, uword, bool);
+template void toeplitz_combine_kernels<double>(const forgeComplex<double>*, const forgeComplex<double>*,
+                                               forgeComplex<double>*, uword, uword, uword, uword, uword, bool);
 
 }  // namespace cuda
 }  // namespace forge

@@ -1,6 +1,7 @@
 // ToeplitzNormal's kernel build: the pair data and their compression, the basis kernels by adjoint DFTs (all the
-// padded grid's cells, or one slab per group of a Cartesian axis), on the GPU (Gdft<float>'s pipeline) or on the
-// host, then their FFTs and the pairs' combinations, kept in the layout of the apply that will read them.
+// padded grid's cells, or one slab per group of a Cartesian axis) or by NUFFTs (KernelSources.cpp, which also
+// holds the rule that chooses), on the GPU (Gdft<float>'s or Gnufft<float>'s pipeline) or on the host, then their
+// FFTs and the pairs' combinations, kept in the layout of the apply that will read them.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -19,13 +20,14 @@
 #include "forge/Operators/dft/Gdft.h"
 #include "forge/Operators/toeplitz/ToeplitzNormal.h"
 #include "forge/Operators/toeplitz/cpu/HostApply.h"
+#include "forge/Operators/toeplitz/cuda/KernelCombine.h"
 #include "forge/Operators/toeplitz/cuda/ToeplitzKernels.h"
+#include "forge/Operators/toeplitz/detail/KernelSources.h"
 
 namespace forge {
 
 using toeplitz::gib;
 using toeplitz::kName;
-using toeplitz::pair_count;
 using toeplitz::to_host_layout;
 
 namespace {
@@ -37,31 +39,6 @@ constexpr double kPi = 3.14159265358979323846;
 double cell_offset(uword c, uword N, uword P) {
     if (P == 1) return 0;
     return (c < N ? double(c) : double(c) - double(P)) / double(N);
-}
-
-// The columns of the pair data D (n1 x npairs) that carry the kernels: D ~= B V^H with B = D V, V the
-// eigenvectors of D^H D whose singular values exceed 'relTol' times the largest. relTol = 0: B = D, V = I.
-void compress_pairs(const arma::cx_mat& D, double relTol, arma::cx_mat& B, arma::cx_mat& V) {
-    if (relTol <= 0 || D.n_cols < 2) {
-        B = D;
-        V = arma::eye<arma::cx_mat>(D.n_cols, D.n_cols);
-        return;
-    }
-    const arma::cx_mat gram = D.t() * D;
-    arma::vec lambda;
-    arma::cx_mat E;
-    if (!arma::eig_sym(lambda, E, gram)) {  // fall back to the uncompressed pairs
-        compress_pairs(D, 0, B, V);
-        return;
-    }
-    const double cut = lambda.max() * relTol * relTol;
-    const arma::uvec keep = arma::find(lambda > cut);
-    if (keep.n_elem == 0 || keep.n_elem >= D.n_cols) {
-        compress_pairs(D, 0, B, V);
-        return;
-    }
-    V = E.cols(keep);
-    B = D * V;
 }
 
 // A trajectory's samples grouped by their (exactly equal) coordinate along one axis of the padded grid, when the
@@ -233,13 +210,97 @@ forgeCol<forgeComplex<T1>> host_kernels_from(forgeCol<forgeComplex<TB>> basis, c
     return out;
 }
 
+// The basis kernels on the GPU by the exact DFT (Gdft<float>'s pipeline; grouped: one adjoint per group on the
+// slab's cells, all on the first group's plan, then the expansion along the axis). Empty when Gdft has no device
+// plan for these sizes.
+forgeCol<forgeComplex<float>> device_basis_exact(const arma::cx_mat& B, const arma::fvec& kx, const arma::fvec& ky,
+                                                 const arma::fvec& kz, const AxisGroups& grp, const arma::cx_mat& E,
+                                                 const arma::vec& ox, const arma::vec& oy, const arma::vec& oz,
+                                                 uword P) {
+    using FC = forgeCol<forgeComplex<float>>;
+    const uword n1 = kx.n_elem, nb = B.n_cols;
+    const arma::fvec fx = arma::conv_to<arma::fvec>::from(ox), fy = arma::conv_to<arma::fvec>::from(oy),
+                     fz = arma::conv_to<arma::fvec>::from(oz);
+    if (grp.axis == 3) {
+        const arma::fvec zeroP(P, arma::fill::zeros), zero1(n1, arma::fill::zeros);
+        const Gdft<float> Gk(n1, P, kx, ky, kz, fx, fy, fz, zeroP, zero1);
+        if (!Gk.gpu_enabled()) return {};
+        // One batched adjoint: each sample-cell phase is evaluated once for all basis kernels.
+        FC basis = Gk.adjoint(toeplitz::device_columns(B), nb);
+        device::synchronize();  // done before the plan goes
+        return basis;
+    }
+    const uword G = grp.count(), M = grp.slab();
+    std::unique_ptr<Gdft<float>> first;
+    FC Q;
+    for (uword g = 0; g < G; ++g) {
+        const uword* rows = grp.order.data() + grp.start[g];
+        const uword n = grp.start[g + 1] - grp.start[g];
+        const arma::fvec gx = rows_of(kx, rows, n), gy = rows_of(ky, rows, n), gz = rows_of(kz, rows, n),
+                         zero1(n, arma::fill::zeros);
+        std::unique_ptr<Gdft<float>> other;
+        if (!first) {
+            first =
+                std::make_unique<Gdft<float>>(n, M, gx, gy, gz, fx, fy, fz, arma::fvec(M, arma::fill::zeros), zero1);
+            if (!first->gpu_enabled()) return {};
+            Q = FC::device_uninitialized(M * nb * G);
+        } else {
+            other = std::make_unique<Gdft<float>>(*first, n, gx, gy, gz, zero1);
+        }
+        const Gdft<float>& Gg = other ? *other : *first;
+        const FC a = Gg.adjoint(toeplitz::device_columns(rows_of(B, rows, n)), nb);  // M x nb
+        device::copy_on_device(Q.device_memptr() + M * nb * g, a.device_memptr(), M * nb * sizeof(forgeComplex<float>));
+    }
+    FC Ed(arma::conv_to<arma::cx_fvec>::from(arma::vectorise(E)));
+    Ed.put_on_gpu();
+    FC basis = FC::device_uninitialized(P * nb);
+    cuda::toeplitz_expand_axis<float>(Q.device_memptr(), Ed.device_memptr(), basis.device_memptr(), grp.lo, grp.Pa,
+                                      grp.hi, G, nb);
+    device::synchronize();
+    return basis;
+}
+
+// The kernels of the pairs (columns of D ~= B V^H) on the GPU from their basis kernels (P x nb on the device, in
+// the circular cell order, or the centred order with 'centred'): their FFTs by the apply's plan, then one launch
+// for all the pairs' combinations (divided by P; the centred order's shift undone by a sign per cell).
+forgeCol<forgeComplex<float>> device_kernels_from(forgeCol<forgeComplex<float>>& basis, const arma::cx_mat& V,
+                                                  const uword* Pd, const FftPlan<float>& fft, bool centred) {
+    using FC = forgeCol<forgeComplex<float>>;
+    const uword P = Pd[0] * Pd[1] * Pd[2], nb = V.n_cols, npairs = V.n_rows;
+    fft.execute(FftMemory::device, basis.device_memptr(), true, nb);
+    arma::cx_fvec coef(npairs * nb);  // row p of conj(V) / P, contiguous
+    for (uword p = 0; p < npairs; ++p)
+        for (uword r = 0; r < nb; ++r) coef[p * nb + r] = std::complex<float>(std::conj(V(p, r)) / double(P));
+    FC c(coef);
+    c.put_on_gpu();
+    FC K = FC::device_uninitialized(npairs * P);
+    cuda::toeplitz_combine_kernels<float>(basis.device_memptr(), c.device_memptr(), K.device_memptr(), P, nb, npairs,
+                                          Pd[0], Pd[1], centred);
+    device::synchronize();  // before c leaves; on the operator's device, which may not be the caller's
+    return K;
+}
+
+// Refuses option values outside their enumerations (a cast integer), naming the option.
+void check_build_options(const ToeplitzOptions& o) {
+    const auto bad = [](const char* what, int v, const char* expected) {
+        throw invalid_argument(std::string(kName) + ": options." + what + " = " + std::to_string(v) + "; expected " +
+                               expected);
+    };
+    if (o.build != KernelBuild::Auto && o.build != KernelBuild::Host)
+        bad("build", int(o.build), "KernelBuild::Auto or Host");
+    if (o.grouping != AxisGrouping::Auto && o.grouping != AxisGrouping::Off)
+        bad("grouping", int(o.grouping), "AxisGrouping::Auto or Off");
+    if (o.source != KernelSource::Auto && o.source != KernelSource::Exact && o.source != KernelSource::Nufft)
+        bad("source", int(o.source), "KernelSource::Auto, Exact or Nufft");
+}
+
 }  // namespace
 
 template <typename T1>
 void ToeplitzNormal<T1>::build(const arma::Col<T1>& kx, const arma::Col<T1>& ky, const arma::Col<T1>& kz,
                                const arma::Col<T1>& W, const arma::cx_mat& a, const ToeplitzOptions& options) {
+    check_build_options(options);
     const KernelBuild where = options.build;
-    const AxisGrouping grouping = options.grouping;
     const ToeplitzBuildProgress& progress = options.progress;
     const auto t0 = std::chrono::steady_clock::now();
     auto since = [](std::chrono::steady_clock::time_point a) {
@@ -264,129 +325,82 @@ void ToeplitzNormal<T1>::build(const arma::Col<T1>& kx, const arma::Col<T1>& ky,
         }
         w = arma::conv_to<arma::vec>::from(W);
     }
+    const bool single = std::is_same<T1, float>::value;
+    const bool gpuBuild = single && where == KernelBuild::Auto && device::available();
+    toeplitz::BuildShape shape;
+    shape.n1 = n1;
+    shape.device = gpuBuild;
+    shape.single = single;
+    for (int d = 0; d < 3; ++d) shape.N[d] = N_[d], shape.P[d] = P_[d];
+    // A requested NUFFT the grid cannot take is refused before any work.
+    if (options.source == KernelSource::Nufft) toeplitz::choose_kernel_source(KernelSource::Nufft, shape);
 
-    // Steps of the progress: the pair data, the DFTs (on the host: parts of the cells, or the groups of a Cartesian
-    // axis; on the GPU one step for all), the FFTs and combinations of the kernels.
+    // Steps of the progress: the pair data, the DFTs (on the host: parts of the cells, the groups of a Cartesian
+    // axis, or the NUFFT's basis kernels in as many steps; on the GPU one step for all), the FFTs and combinations
+    // of the kernels.
     const arma::Col<T1>* const k[3] = {&kx, &ky, &kz};
-    const AxisGroups grp = grouping == AxisGrouping::Auto ? find_cartesian_axis<T1>(k, P_) : AxisGroups();
+    const AxisGroups grp = options.grouping == AxisGrouping::Auto && options.source != KernelSource::Nufft
+                               ? find_cartesian_axis<T1>(k, P_)
+                               : AxisGroups();
     const uword dftSteps = grp.axis == 3 ? dft_parts(P_total_) : grp.count(), totalSteps = dftSteps + 2;
     uword stepsDone = 0;
     const auto step = [&](uword n) {
+        if (n == 0) return;
         stepsDone += n;
         if (progress) progress(stepsDone, totalSteps, since(t0));
     };
     if (progress) progress(0, totalSteps, since(t0));
 
-    // Pair data conj(a_l) W a_m for l <= m; pairs that vanish identically carry no kernel.
-    arma::cx_mat D(n1, pair_count(S_ - 1));
-    pairs_.clear();
-    uword np = 0;
-    for (uword l = 0; l < S_; ++l)
-        for (uword m = l; m < S_; ++m) {
-            D.col(np) = arma::conj(a.col(l)) % w % a.col(m);
-            if (arma::any(arma::abs(D.col(np)) > 0)) {
-                pairs_.push_back(l);
-                pairs_.push_back(m);
-                ++np;
-            }
-        }
-    if (np == 0) {  // W = 0: the zero operator, one zero kernel keeps the apply uniform
-        pairs_ = {0, 0};
-        np = 1;
-        D.col(0).zeros();
-    }
-    D.resize(n1, np);
-    npairs_ = np;
+    // Pair data conj(a_l) W a_m for l <= m (pairs that vanish identically carry no kernel), compressed.
+    // The products of min-max interpolators are far from independent: their singular values fall from 1 to a
+    // few 1e-2 and then by four orders at once (measured: 13 of 28 above 1e-5 for L = 6). Float kernels drop the
+    // directions below 1e-5 of the largest, a relative error of that order in the kernels, below float
+    // kernels' own precision in the applied operator and far below the segmentation's error. Double keeps all.
+    toeplitz::PairData pd = toeplitz::pair_data(a, w, single ? 1e-5 : 0.0);
+    pairs_ = std::move(pd.pairs);
+    npairs_ = pairs_.size() / 2;
     table_.assign(S_ * S_, 0);
     for (uword p = 0; p < npairs_; ++p) {
         const uword l = pairs_[2 * p], m = pairs_[2 * p + 1];
         table_[l * S_ + m] = static_cast<long long>(p) + 1;
         if (l != m) table_[m * S_ + l] = -(static_cast<long long>(p) + 1);
     }
-
-    // The products of min-max interpolators are far from independent: their singular values fall from 1 to a
-    // few 1e-2 and then by four orders at once (measured: 13 of 28 above 1e-5 for L = 6). Float kernels drop the
-    // directions below 1e-5 of the largest, a relative error of that order in the kernels, below float
-    // kernels' own precision in the applied operator and far below the segmentation's error. Double keeps all.
-    arma::cx_mat B, V;
-    compress_pairs(D, std::is_same<T1, float>::value ? 1e-5 : 0.0, B, V);
+    const arma::cx_mat B = std::move(pd.B), V = std::move(pd.V);
     ndft_ = B.n_cols;
     times_.pair_data = since(t0);
     step(1);
 
+    shape.nb = ndft_;
+    shape.groups = grp.axis < 3 ? grp.count() : 0;
+    shape.slab = grp.axis < 3 ? grp.slab() : 0;
+    source_ = toeplitz::choose_kernel_source(options.source, shape);
+    const bool nufft = source_ == KernelSource::Nufft;
+
     // Offsets of the padded grid's cells; with a Cartesian axis only those of one slab across it (0 along it).
     [[maybe_unused]] const uword P = P_total_;
-    groupedAxis_ = uword(grp.axis);
+    groupedAxis_ = nufft ? 3 : uword(grp.axis);
     uword extent[3] = {P_[0], P_[1], P_[2]};
     if (grp.axis < 3) extent[grp.axis] = 1;
-    const uword cells = extent[0] * extent[1] * extent[2];
+    const uword cells = nufft ? 0 : extent[0] * extent[1] * extent[2];
     arma::vec ox(cells), oy(cells), oz(cells);
-    for (uword z = 0; z < extent[2]; ++z)
-        for (uword y = 0; y < extent[1]; ++y)
-            for (uword x = 0; x < extent[0]; ++x) {
-                const uword c = x + extent[0] * (y + extent[1] * z);
-                ox[c] = cell_offset(x, N_[0], P_[0]);
-                oy[c] = cell_offset(y, N_[1], P_[1]);
-                oz[c] = cell_offset(z, N_[2], P_[2]);
-            }
-    const arma::cx_mat E = grp.axis < 3 ? axis_phases(grp, N_[grp.axis]) : arma::cx_mat();
+    if (!nufft)
+        for (uword z = 0; z < extent[2]; ++z)
+            for (uword y = 0; y < extent[1]; ++y)
+                for (uword x = 0; x < extent[0]; ++x) {
+                    const uword c = x + extent[0] * (y + extent[1] * z);
+                    ox[c] = cell_offset(x, N_[0], P_[0]);
+                    oy[c] = cell_offset(y, N_[1], P_[1]);
+                    oz[c] = cell_offset(z, N_[2], P_[2]);
+                }
+    const arma::cx_mat E = !nufft && grp.axis < 3 ? axis_phases(grp, N_[grp.axis]) : arma::cx_mat();
 
     bool onGpu = false;
     if constexpr (std::is_same<T1, float>::value) {  // double: always on the host
-        if (where == KernelBuild::Auto && device::available()) try {
+        if (gpuBuild) try {
                 const toeplitz::DeviceScope scope(device_);
-                using FC = forgeCol<forgeComplex<float>>;
                 const auto tDft = std::chrono::steady_clock::now();
-                FC basis;
-                if (grp.axis == 3) {
-                    const arma::fvec zeroP(P, arma::fill::zeros), zero1(n1, arma::fill::zeros);
-                    Gdft<float> Gk(n1, P, kx, ky, kz, arma::conv_to<arma::fvec>::from(ox),
-                                   arma::conv_to<arma::fvec>::from(oy), arma::conv_to<arma::fvec>::from(oz), zeroP,
-                                   zero1);
-                    if (Gk.gpu_enabled()) {
-                        FC data(arma::conv_to<arma::cx_fvec>::from(arma::vectorise(B)));
-                        data.put_on_gpu();
-                        // One batched adjoint: each sample-cell phase is evaluated once for all basis kernels.
-                        basis = Gk.adjoint(data, ndft_);
-                    }
-                } else {
-                    // One adjoint per group on the slab's cells, all on the first group's plan; then the
-                    // expansion along the axis.
-                    const uword G = grp.count(), M = grp.slab();
-                    std::unique_ptr<Gdft<float>> first;
-                    FC Q;
-                    for (uword g = 0; g < G; ++g) {
-                        const uword* rows = grp.order.data() + grp.start[g];
-                        const uword n = grp.start[g + 1] - grp.start[g];
-                        const arma::fvec gx = rows_of(kx, rows, n), gy = rows_of(ky, rows, n),
-                                         gz = rows_of(kz, rows, n), zero1(n, arma::fill::zeros);
-                        std::unique_ptr<Gdft<float>> other;
-                        if (!first) {
-                            first = std::make_unique<Gdft<float>>(n, M, gx, gy, gz, arma::conv_to<arma::fvec>::from(ox),
-                                                                  arma::conv_to<arma::fvec>::from(oy),
-                                                                  arma::conv_to<arma::fvec>::from(oz),
-                                                                  arma::fvec(M, arma::fill::zeros), zero1);
-                            if (!first->gpu_enabled()) break;
-                            Q = FC::device_uninitialized(M * ndft_ * G);
-                        } else {
-                            other = std::make_unique<Gdft<float>>(*first, n, gx, gy, gz, zero1);
-                        }
-                        const Gdft<float>& Gg = other ? *other : *first;
-                        FC data(arma::conv_to<arma::cx_fvec>::from(arma::vectorise(rows_of(B, rows, n))));
-                        data.put_on_gpu();
-                        const FC a = Gg.adjoint(data, ndft_);  // M x ndft
-                        device::copy_on_device(Q.device_memptr() + M * ndft_ * g, a.device_memptr(),
-                                               M * ndft_ * sizeof(forgeComplex<float>));
-                    }
-                    if (Q.n_elem > 0) {
-                        FC Ed(arma::conv_to<arma::cx_fvec>::from(arma::vectorise(E)));
-                        Ed.put_on_gpu();
-                        basis = FC::device_uninitialized(P * ndft_);
-                        cuda::toeplitz_expand_axis<float>(Q.device_memptr(), Ed.device_memptr(), basis.device_memptr(),
-                                                          grp.lo, grp.Pa, grp.hi, G, ndft_);
-                        device::synchronize();
-                    }
-                }
+                forgeCol<forgeComplex<float>> basis = nufft ? toeplitz::device_basis_nufft(B, kx, ky, kz, N_, P_)
+                                                            : device_basis_exact(B, kx, ky, kz, grp, E, ox, oy, oz, P);
                 if (basis.n_elem > 0) {
                     device::synchronize();
                     times_.dft = since(tDft);
@@ -394,20 +408,7 @@ void ToeplitzNormal<T1>::build(const arma::Col<T1>& kx, const arma::Col<T1>& ky,
                     // The apply's plan, made once here.
                     cache_->fft = std::make_unique<FftPlan<T1>>(P_[0], P_[1], P_[2],
                                                                 toeplitz::device_fft_options(stream_, device_));
-                    cache_->fft->execute(FftMemory::device, basis.device_memptr(), true, ndft_);
-                    ForgeVec K = ForgeVec::device_uninitialized(npairs_ * P);
-                    forgeComplex<float>* kk = K.device_memptr();
-                    const forgeComplex<float>* b = basis.device_memptr();
-                    for (uword p = 0; p < npairs_; ++p) {
-                        device::fill(kk + p * P, forgeComplex<float>(0, 0), P);
-                        for (uword r = 0; r < ndft_; ++r) {
-                            const std::complex<double> c = std::conj(V(p, r)) / double(P);
-                            device::axpby(forgeComplex<float>(float(c.real()), float(c.imag())), b + r * P,
-                                          forgeComplex<float>(1, 0), kk + p * P, P);
-                        }
-                    }
-                    cache_->device = std::move(K);
-                    device::synchronize();  // on the operator's device, which may not be the caller's
+                    cache_->device = device_kernels_from(basis, V, P_, *cache_->fft, nufft);
                     onGpu = true;
                 }
             } catch (const cuda_error& e) {
@@ -416,15 +417,22 @@ void ToeplitzNormal<T1>::build(const arma::Col<T1>& kx, const arma::Col<T1>& ky,
                   << ", plus " << ndft_ << " basis kernels) on the GPU failed: " << e.what();
                 throw cuda_error(m.str());
             }
-    } else {
-        (void)where;
     }
     if (!onGpu) {
         const auto tDft = std::chrono::steady_clock::now();
         const std::function<void()> partDone = [&] { step(1); };
-        forgeCol<forgeComplex<T1>> basis =
-            grp.axis == 3 ? host_basis_direct<T1, T1>(B, kx, ky, kz, ox, oy, oz, dftSteps, partDone)
-                          : host_basis_grouped<T1, T1>(B, kx, ky, kz, grp, E, ox, oy, oz, partDone);
+        forgeCol<forgeComplex<T1>> basis;
+        if (nufft) {
+            uword r = 0;  // the basis kernels spread over the progress's DFT steps
+            const std::function<void()> vectorDone = [&] {
+                ++r;
+                step(dftSteps * r / ndft_ - dftSteps * (r - 1) / ndft_);
+            };
+            basis = toeplitz::host_basis_nufft<T1>(B, kx, ky, kz, N_, P_, vectorDone);
+        } else {
+            basis = grp.axis == 3 ? host_basis_direct<T1, T1>(B, kx, ky, kz, ox, oy, oz, dftSteps, partDone)
+                                  : host_basis_grouped<T1, T1>(B, kx, ky, kz, grp, E, ox, oy, oz, partDone);
+        }
         times_.dft = since(tDft);
         cache_->host = host_kernels_from<T1, T1>(std::move(basis), V, P_);
         host_kernels();  // the host apply's plans and first scratch now: part of the build, not of the first apply
@@ -435,7 +443,7 @@ void ToeplitzNormal<T1>::build(const arma::Col<T1>& kx, const arma::Col<T1>& ky,
     step(totalSteps - stepsDone);
 }
 
-#define FORGE_TOEPLITZ_BUILD_INSTANTIATE(T1)                                                                    \
+#define FORGE_TOEPLITZ_BUILD_INSTANTIATE(T1)                                                                  \
     template void ToeplitzNormal<T1>::build(const arma::Col<T1>&, const arma::Col<T1>&, const arma::Col<T1>&, \
                                             const arma::Col<T1>&, const arma::cx_mat&, const ToeplitzOptions&);
 FORGE_TOEPLITZ_BUILD_INSTANTIATE(float)

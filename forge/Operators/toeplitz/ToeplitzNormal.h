@@ -1,7 +1,7 @@
 #pragma once
 // ToeplitzNormal<T1>: the normal operator N = G^H diag(W) G of the exact field-corrected DFT G of one trajectory
 // on a Cartesian image grid, applied by FFTs on a grid of twice the size (Toeplitz embedding), with kernels
-// computed once by forge's exact DFT.
+// computed once by forge's exact DFT or by a NUFFT (ToeplitzOptions::source; see "Kernel sources" below).
 //
 //   field-free   (G^H W G x)(r) = sum_r' q(r - r') x(r'),   q(d) = sum_j W_j exp(+i 2 pi k_j . d)
 //                q on the offsets d = m / N (m = -N .. N-1 per axis) is one adjoint Gdft of W; then
@@ -18,7 +18,7 @@
 //   y = N * x;     // = N / x: the operator is Hermitian (domain = codomain = the n2 = Nx*Ny*Nz pixels)
 //   N.domain_shape() == grid
 // Options (ToeplitzOptions.h, the last argument of every constructor): where the kernels are built, whether a
-// Cartesian axis is grouped, a progress callback, and the stream and device of device applies.
+// Cartesian axis is grouped, a progress callback, the stream and device of device applies, and the kernel source.
 //
 // As the normal of an operator (SENSE then runs sum_c S_c^H N S_c with the coils batched through the FFTs):
 //   auto G  = std::make_shared<Gdft<float>>(...);                     // the exact operator: right-hand side
@@ -31,9 +31,10 @@
 // each; empty W = ones).
 // Accuracy: the field-free operator is exact to rounding. With a field map its error against the exact
 // G^H W G is about twice TimeSegmentation's (choose_segments() picks L for a requested error).
-// Cost: the kernels take one batched adjoint DFT of n1 samples on the 8 n2 cells of the padded grid (4 n2 in
-// 2D) per independent pair: float builds first reduce the pair data to their numerical rank (singular values
-// above 1e-5 of the largest), about half the pairs for min-max interpolators (dft_count()). When the samples take
+// Cost: the exact source's kernels take one batched adjoint DFT of n1 samples on the 8 n2 cells of the padded grid
+// (4 n2 in 2D) per independent pair (the NUFFT's: "Kernel sources" below): float builds first reduce the pair data
+// to their numerical rank (singular values above 1e-5 of the largest), about half the pairs for min-max
+// interpolators (dft_count()). When the samples take
 // only G <= Pa / 2 distinct values (exact equality) along an axis of Pa padded cells, e.g. the kz of a stack of
 // spirals or the ky of EPI, the build groups them (grouped_axis(); the axis with the largest saving Pa / G):
 // q(d) = sum_g exp(+i 2 pi k_g d_a) Q_g(d_other), Q_g the adjoint DFT of group g's samples on one slab of cells
@@ -42,14 +43,29 @@
 // Measured on the host (bench_toeplitz_build, 48x48x16 stack of spirals, 24576 samples, L = 6): 22.9 s -> 0.88 s.
 // The operator keeps kernel_count() complex arrays of the padded size (kernel_bytes()). An apply is 2 (L+1) FFTs on the
 // padded grid and one kernel product per cell, independent of n1. Host data run with FFTW (kernels built by the host
-// Gdft of precision T1); a forgeCol on the GPU runs with cuFFT and stays there (CUDA builds; with T1 = float and a
-// device present the kernels are built on the GPU by the CudaDftPipeline).
+// Gdft or Gnufft of precision T1); a forgeCol on the GPU runs with cuFFT and stays there (CUDA builds; with T1 = float
+// and a device present the kernels are built on the GPU by the CudaDftPipeline or the CudaNufftPipeline).
 // Host apply: the padded grid's FFT axis by axis, each axis transforming only the lines that are not zero (x: the
 // rows of the image's y and z; y: those of its z) and the inverse only the lines the crop keeps: 3/4 of the FFT
 // work of the full grids in 2D, 7/12 in 3D. After x, each slab of constant x is transformed along y and z,
 // multiplied by the kernels and transformed back in a thread's cache, so only the image's lines pass through
 // memory. All stages run on the OpenMP threads (over planes, slabs, rows); the scratch is kept between applies (a
 // pool: concurrent applies each take their own).
+// Kernel sources (ToeplitzOptions::source, kernel_source()): the basis kernels q(d) = sum_j b_j exp(+i 2 pi k_j . d)
+// (b: a column of the compressed pair data) on the offsets d = m / N are either adjoint DFTs (Exact, above) or one
+// type-1 NUFFT each (Nufft): Gnufft's adjoint on the padded grid (2N per axis) at k' = 2k, k wrapped into
+// [-N/2, N/2] (exact at integer m), reordered from the NUFFT's centred order to the circular one; requested
+// relative error 1e-6 in float (Gnufft<float>'s floor), 1e-9 in double; on the GPU one batched adjoint of
+// Gnufft<float>'s device plan. Per basis kernel it costs the FFT of the NUFFT's grid (4N per axis: 2^d times the
+// padded grid's cells) and n1 W^d spreading taps (W = 8 in float, 11 in double) instead of n1 x cells phases, and
+// needs no Cartesian axis. Measured against the exact float64
+// G^H W G (ToeplitzNufftKernelTests): float <= 1e-5, double <= 1e-9 relative beyond the segmentation's error.
+// Auto estimates both builds' seconds (KernelSources.cpp: per-unit costs measured on the host and on an H100) and
+// takes the NUFFT when, for float, the exact build is estimated above 0.25 s on the host (0.02 s on the GPU) and
+// slower than the NUFFT; for double (host only), above 2 s and ten times slower: double keeps kernels exact to
+// rounding wherever they are affordable. Grids with fewer than two axes longer than 1 (or an axis too short for
+// the NUFFT's kernel) always take the exact DFT; asking for Nufft there throws. build_times().dft is the time of
+// the basis kernels' transforms by either source; grouped_axis() is 3 after a NUFFT.
 // Progress: ToeplitzOptions::progress, when set, is called with (done, total, seconds) as the kernel build
 // proceeds: done = 0 when it starts, then after each step (the pair data, equal parts of the DFTs, the FFTs and
 // combinations of the kernels), last with done = total; seconds since the build started.
@@ -122,8 +138,10 @@ public:
     double build_seconds() const { return times_.total; }
     bool kernels_built_on_gpu() const { return builtOnGpu_; }
     // The axis (0 = x, 1 = y, 2 = z) along which the build grouped the samples by their exactly equal
-    // coordinate; 3 when it took the full DFT.
+    // coordinate; 3 when it took the full DFT or a NUFFT.
     uword grouped_axis() const { return groupedAxis_; }
+    // How the basis kernels were computed: KernelSource::Exact or KernelSource::Nufft (never Auto).
+    KernelSource kernel_source() const { return source_; }
     // Uploads the kernels (when built on the host) and makes the cuFFT plan now; nothing without a device.
     void prepare_device() const override;
 
@@ -152,6 +170,7 @@ private:
     std::shared_ptr<Cache> cache_;                       // kernels (host and/or device), FFT plans, shared by copies
     BuildTimes times_;
     uword groupedAxis_ = 3;
+    KernelSource source_ = KernelSource::Exact;
     bool builtOnGpu_ = false;
     CUstream_st* stream_ = nullptr;  // ToeplitzOptions::stream and device
     int device_ = -1;
@@ -165,6 +184,7 @@ extern template class ToeplitzNormal<double>;
 #ifdef FORGE_GLOBAL_NAMES  // opt-in: these names at global scope too (docs/conventions.md)
 using forge::AxisGrouping;
 using forge::KernelBuild;
+using forge::KernelSource;
 using forge::ToeplitzBuildProgress;
 using forge::ToeplitzNormal;
 using forge::ToeplitzOptions;

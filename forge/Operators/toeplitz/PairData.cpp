@@ -1,0 +1,140 @@
+// The pair data of ToeplitzNormal's kernel build and their compression (detail/KernelSources.h, PairData).
+//
+// D(j, p) = conj(a_l(t_j)) W_j a_m(t_j) depends on the sample through its weight and its row of interpolators, and
+// samples with equal readout times have equal rows (every spoke, interleaf or partition repeats the readout's times:
+// 3D radial 96^3 with 1.5M samples has 96). So the work is done on the T distinct rows: F (T x pairs) of their
+// products, the Gram matrix D^H D = F^H diag(s) F with s_t = sum of W_j^2 over the samples of row t, and D V =
+// diag(W) (F V)(row of j), gathered once per sample at the end: n1 x pairs products and an n1 x pairs x pairs
+// product become T-sized.
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "forge/Operators/toeplitz/cpu/HostApply.h"
+#include "forge/Operators/toeplitz/detail/KernelSources.h"
+
+namespace forge {
+namespace toeplitz {
+
+namespace {
+
+std::uint64_t bits(double v) {
+    std::uint64_t b;
+    std::memcpy(&b, &v, sizeof b);
+    return b;
+}
+
+std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    return h;
+}
+
+bool rows_equal(const arma::cx_mat& a, uword i, uword j) {
+    for (uword l = 0; l < a.n_cols; ++l)
+        if (bits(a(i, l).real()) != bits(a(j, l).real()) || bits(a(i, l).imag()) != bits(a(j, l).imag())) return false;
+    return true;
+}
+
+// The distinct rows of a (bit for bit): of[j] = the row group of sample j, first[g] = a sample of group g.
+void group_rows(const arma::cx_mat& a, std::vector<uword>& of, std::vector<uword>& first) {
+    const uword n = a.n_rows;
+    std::vector<std::uint64_t> h(n, 0xcbf29ce484222325ull);
+    for (uword l = 0; l < a.n_cols; ++l) {
+        const std::complex<double>* c = a.colptr(l);
+        for (uword j = 0; j < n; ++j) h[j] = mix(mix(h[j], bits(c[j].real())), bits(c[j].imag()));
+    }
+    uword cap = 16;
+    while (cap < 2 * n) cap *= 2;
+    std::vector<uword> table(cap, 0);  // group + 1, 0: empty (open addressing, linear probing)
+    of.resize(n);
+    first.clear();
+    for (uword j = 0; j < n; ++j) {
+        uword pos = uword(h[j] * 0x9e3779b97f4a7c15ull >> 17) & (cap - 1);
+        for (;; pos = (pos + 1) & (cap - 1)) {
+            if (table[pos] == 0) {
+                table[pos] = first.size() + 1;
+                of[j] = first.size();
+                first.push_back(j);
+                break;
+            }
+            const uword g = table[pos] - 1;
+            if (h[first[g]] == h[j] && rows_equal(a, first[g], j)) {
+                of[j] = g;
+                break;
+            }
+        }
+    }
+}
+
+// The columns of the pair data that carry the kernels, from F (T x npairs) and the row weights s (D^H D =
+// F^H diag(s) F): V the eigenvectors of D^H D whose singular values exceed relTol times the largest, FV = F V.
+// relTol = 0 (or fewer than two pairs): V = I, FV = F.
+void compress(const arma::cx_mat& F, const arma::vec& s, double relTol, arma::cx_mat& FV, arma::cx_mat& V) {
+    const auto all = [&] {
+        FV = F;
+        V = arma::eye<arma::cx_mat>(F.n_cols, F.n_cols);
+    };
+    if (relTol <= 0 || F.n_cols < 2) return all();
+    const arma::cx_mat gram = F.t() * (F.each_col() % arma::conv_to<arma::cx_vec>::from(s));
+    arma::vec lambda;
+    arma::cx_mat E;
+    if (!arma::eig_sym(lambda, E, arma::cx_mat(0.5 * (gram + gram.t())))) return all();
+    const double cut = lambda.max() * relTol * relTol;
+    const arma::uvec keep = arma::find(lambda > cut);
+    if (keep.n_elem == 0 || keep.n_elem >= F.n_cols) return all();
+    V = E.cols(keep);
+    FV = F * V;
+}
+
+}  // namespace
+
+PairData pair_data(const arma::cx_mat& a, const arma::vec& w, double relTol) {
+    const uword n1 = a.n_rows, S = a.n_cols;
+    std::vector<uword> of, first;
+    group_rows(a, of, first);
+    const uword T = first.size();
+    arma::vec s(T, arma::fill::zeros), wmax(T, arma::fill::zeros);
+    for (uword j = 0; j < n1; ++j) {
+        s[of[j]] += w[j] * w[j];
+        wmax[of[j]] = std::max(wmax[of[j]], w[j]);
+    }
+    // Products of the distinct rows for the pairs l <= m that do not vanish on a sample of positive weight.
+    PairData r;
+    arma::cx_mat F(T, S * (S + 1) / 2);
+    uword np = 0;
+    for (uword l = 0; l < S; ++l)
+        for (uword m = l; m < S; ++m) {
+            bool nonzero = false;
+            for (uword t = 0; t < T; ++t) {
+                F(t, np) = std::conj(a(first[t], l)) * a(first[t], m);
+                nonzero = nonzero || (wmax[t] > 0 && std::abs(F(t, np)) > 0);
+            }
+            if (nonzero) {
+                r.pairs.push_back(l);
+                r.pairs.push_back(m);
+                ++np;
+            }
+        }
+    if (np == 0) {  // W = 0: the zero operator, one zero kernel keeps the apply uniform
+        r.pairs = {0, 0};
+        r.B.zeros(n1, 1);
+        r.V.ones(1, 1);
+        return r;
+    }
+    F.resize(T, np);
+    arma::cx_mat FV;
+    compress(F, s, relTol, FV, r.V);
+    const uword nb = FV.n_cols;
+    r.B.set_size(n1, nb);
+#pragma omp parallel for if (n1 * nb >= (1 << 18))
+    for (long long rc = 0; rc < static_cast<long long>(nb); ++rc) {
+        const uword c = uword(rc);
+        std::complex<double>* b = r.B.colptr(c);
+        const std::complex<double>* f = FV.colptr(c);
+        for (uword j = 0; j < n1; ++j) b[j] = w[j] * f[of[j]];
+    }
+    return r;
+}
+
+}  // namespace toeplitz
+}  // namespace forge

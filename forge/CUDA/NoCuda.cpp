@@ -388,20 +388,11 @@ namespace {
 }  // namespace
 
 template <typename T1>
-void toeplitz_mix(const forgeComplex<T1>*, const long long*, const forgeComplex<T1>*, forgeComplex<T1>*, uword,
-                  uword, uword, CUstream_st*) {
-    no_cuda_ToeplitzKernels("kernel product");
-}
-template <typename T1>
 void toeplitz_expand_axis(const forgeComplex<T1>*, const forgeComplex<T1>*, forgeComplex<T1>*, uword, uword, uword,
                           uword, uword) {
     no_cuda_ToeplitzKernels("kernel expansion");
 }
 
-template void toeplitz_mix<float>(const forgeComplex<float>*, const long long*, const forgeComplex<float>*,
-                                  forgeComplex<float>*, uword, uword, uword, CUstream_st*);
-template void toeplitz_mix<double>(const forgeComplex<double>*, const long long*, const forgeComplex<double>*,
-                                   forgeComplex<double>*, uword, uword, uword, CUstream_st*);
 template void toeplitz_expand_axis<float>(const forgeComplex<float>*, const forgeComplex<float>*, forgeComplex<float>*,
                                           uword, uword, uword, uword, uword);
 template void toeplitz_expand_axis<double>(const forgeComplex<double>*, const forgeComplex<double>*,

@@ -24,6 +24,14 @@ forge::ToeplitzOptions host_build(forge::AxisGrouping grouping = forge::AxisGrou
     forge::ToeplitzOptions o;
     o.build = forge::KernelBuild::Host;
     o.grouping = grouping;
+    o.source = forge::KernelSource::Exact;  // the reference: exact kernels whatever Auto would choose
+    return o;
+}
+
+// The GPU's exact build (Auto may take the NUFFT, which has no grouping).
+forge::ToeplitzOptions exact_gpu_build() {
+    forge::ToeplitzOptions o;
+    o.source = forge::KernelSource::Exact;
     return o;
 }
 
@@ -120,7 +128,7 @@ TEST_CASE("ToeplitzNormal on the GPU: kernels grouped along a Cartesian axis equ
         arma::fvec& k = s.axis == 0 ? c.kx : s.axis == 1 ? c.ky : c.kz;
         k = arma::floor(uniform<float>(c.n1, 0, float(N[s.axis]) - 0.01f)) - float(N[s.axis] / 2);
         INFO("grid " << c.Nx << " x " << c.Ny << " x " << c.Nz << ", Cartesian along axis " << s.axis);
-        const forge::ToeplitzNormal<float> gpu(c.Nx, c.Ny, c.Nz, c.kx, c.ky, c.kz, c.W);
+        const forge::ToeplitzNormal<float> gpu(c.Nx, c.Ny, c.Nz, c.kx, c.ky, c.kz, c.W, exact_gpu_build());
         const forge::ToeplitzNormal<float> host(c.Nx, c.Ny, c.Nz, c.kx, c.ky, c.kz, c.W,
                                                 host_build(forge::AxisGrouping::Off));
         CHECK(gpu.kernels_built_on_gpu());
@@ -139,7 +147,8 @@ TEST_CASE("ToeplitzNormal on the GPU: kernels grouped along a Cartesian axis equ
         CHECK(rel_error(arma::conv_to<arma::cx_vec>::from(on_device(gpu, x)), exact) <= 1e-5);
 
         const uword L = forge::ToeplitzNormal<float>::choose_segments(c.fm, c.t, 1e-3);
-        const forge::ToeplitzNormal<float> fgpu(c.Nx, c.Ny, c.Nz, c.kx, c.ky, c.kz, c.W, c.fm, c.t, L);
+        const forge::ToeplitzNormal<float> fgpu(c.Nx, c.Ny, c.Nz, c.kx, c.ky, c.kz, c.W, c.fm, c.t, L,
+                                                forge::TSInterp::MinMax, exact_gpu_build());
         const forge::ToeplitzNormal<float> fhost(c.Nx, c.Ny, c.Nz, c.kx, c.ky, c.kz, c.W, c.fm, c.t, L,
                                                  forge::TSInterp::MinMax, host_build(forge::AxisGrouping::Off));
         CHECK(fgpu.kernels_built_on_gpu());

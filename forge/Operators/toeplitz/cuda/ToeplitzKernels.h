@@ -4,7 +4,7 @@
 // zero are stored; table (S x S, row l) names the kernel of (l, m): 0 none, p + 1 the stored kernel p, -(p + 1)
 // its conjugate (K(m, l) = conj(K(l, m)) elementwise). A diagonal kernel K(l, l) enters by its real part (the
 // Fourier transform of a Hermitian convolution), so the operator is Hermitian to rounding. Each u_l is summed in
-// a register and written once. mix_at is the CUDA kernel's expression; the host apply (ToeplitzNormal.cpp) sums
+// a register and written once. mix_at is the sum the device apply's kernel product follows (ToeplitzApply.h); the host apply (ToeplitzNormal.cpp) sums
 // the same terms row by row on real and imaginary parts apart.
 #include "forge/Core/Config.h"
 #include "forge/Core/forgeComplex.h"
@@ -37,12 +37,6 @@ FORGE_HD void mix_at(const forgeComplex<T1>* K, const long long* table, const fo
 }  // namespace toeplitz
 
 namespace cuda {
-// mix_at over every cell of nbatch vectors (z and u: nbatch x S x P), on device pointers (table included), queued
-// on 'stream' (null: the legacy default stream).
-template <typename T1>
-void toeplitz_mix(const forgeComplex<T1>* K, const long long* table, const forgeComplex<T1>* z, forgeComplex<T1>* u,
-                  uword P, uword S, uword nbatch, CUstream_st* stream = nullptr);
-
 // Expansion of kernels along a Cartesian axis of Pa cells, for nb basis kernels on a grid of lo x Pa x hi cells
 // (lo: the cells of the faster axes, hi: of the slower ones): out[i + lo (d + Pa h) + lo Pa hi r] =
 // sum_g E[d + Pa g] Q[i + lo h + lo hi (r + nb g)], i.e. each of the G groups' slab kernels Q_g times its

@@ -253,9 +253,10 @@ void run_size(const Size& z, bool device) {
         forge::recon::FieldMapOptions fo;
         fo.device = ReconDevice::GPU;
         for (std::size_t s = 0; s < z.slices; ++s) {
-            const arma::fvec wd = forge::recon::estimate_fieldmap(
-                {host.echoImages[s], host.echoImages[z.slices + s]},
-                {scan.frames[0].echo_time, scan.frames[z.slices].echo_time}, z.N, z.N, 1, fo);
+            const arma::fvec wd =
+                forge::recon::estimate_fieldmap({host.echoImages[s], host.echoImages[z.slices + s]},
+                                                {scan.frames[0].echo_time, scan.frames[z.slices].echo_time}, z.N, z.N,
+                                                1, fo);
             same = std::max(same, double(arma::abs(wd - host.fieldmaps[s]).max()) / (2 * M_PI));
             for (std::size_t k = 0; k < z.N * z.N; ++k) {
                 const double d = std::fabs(double(gpu.fieldmaps[s][k]) - double(host.fieldmaps[s][k])) / (2 * M_PI);

@@ -40,22 +40,20 @@ void check_echoes(const std::vector<arma::cx_fvec>& echoes, const std::vector<do
     }
 }
 
-// Sum over a (2 half + 1)^d window, clipped at the faces.
+// Sum over a (2 half + 1)^d window, clipped at the faces: axis by axis, each element by cuda::axis_window_sum (the
+// device's start adds the same values in the same order).
 void window_sum(std::vector<cxd>& img, std::size_t Nx, std::size_t Ny, std::size_t Nz, std::size_t half) {
     const std::size_t N[3] = {Nx, Ny, Nz}, stride[3] = {1, Nx, Nx * Ny}, total = Nx * Ny * Nz;
-    std::vector<cxd> line, prefix;
+    std::vector<cxd> line;
     for (int d = 0; d < 3; ++d) {
         const std::size_t n = N[d];
         if (n == 1 || half == 0) continue;
         line.resize(n);
-        prefix.assign(n + 1, cxd(0));
         for (std::size_t start = 0; start < total; ++start) {
             if ((start / stride[d]) % n != 0) continue;
-            for (std::size_t i = 0; i < n; ++i) prefix[i + 1] = prefix[i] + img[start + i * stride[d]];
-            for (std::size_t i = 0; i < n; ++i) {
-                const std::size_t lo = i >= half ? i - half : 0, hi = std::min(n - 1, i + half);
-                line[i] = prefix[hi + 1] - prefix[lo];
-            }
+            const double* src = reinterpret_cast<const double*>(img.data() + start);
+            for (std::size_t i = 0; i < n; ++i)
+                cuda::axis_window_sum(src, n, stride[d], i, half, reinterpret_cast<double*>(&line[i]));
             for (std::size_t i = 0; i < n; ++i) img[start + i * stride[d]] = line[i];
         }
     }

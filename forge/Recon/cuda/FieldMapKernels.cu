@@ -51,33 +51,16 @@ __global__ void k_phase_product(const forgeComplex<float>* __restrict__ echoes, 
     z[j] = forgeComplex<double>(ar * br + ai * bi, ai * br - ar * bi);
 }
 
-// One line per thread: out = sum over the window along one axis of in (running sum).
+// One pixel per thread: out = the window sum along one axis of in (axis_window_sum, as the host sums it).
 __global__ void k_window_axis_double(const forgeComplex<double>* __restrict__ in,
                                      forgeComplex<double>* __restrict__ out, uword n2, uword n, uword stride,
                                      uword half) {
-    const uword lines = n2 / n;
-    const uword L = uword(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (L >= lines) return;
-    const uword a = L % stride, b = L / stride;
-    const forgeComplex<double>* src = in + a + b * stride * n;
-    forgeComplex<double>* dst = out + a + b * stride * n;
-    double sr = 0, si = 0;
-    const uword first = half < n - 1 ? half : n - 1;
-    for (uword t = 0; t <= first; ++t) {
-        sr += src[t * stride].re;
-        si += src[t * stride].im;
-    }
-    for (uword i = 0; i < n; ++i) {
-        dst[i * stride] = forgeComplex<double>(sr, si);
-        if (i + 1 + half < n) {
-            sr += src[(i + 1 + half) * stride].re;
-            si += src[(i + 1 + half) * stride].im;
-        }
-        if (i >= half) {
-            sr -= src[(i - half) * stride].re;
-            si -= src[(i - half) * stride].im;
-        }
-    }
+    const uword j = uword(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (j >= n2) return;
+    const uword i = (j / stride) % n;
+    double v[2];
+    axis_window_sum(reinterpret_cast<const double*>(in + (j - i * stride)), n, stride, i, half, v);
+    out[j] = forgeComplex<double>(v[0], v[1]);
 }
 
 __global__ void k_start(const forgeComplex<double>* __restrict__ z, double* __restrict__ w, uword n2, double dt) {
@@ -161,7 +144,7 @@ void fieldmap_start(const forgeComplex<float>* echoes, double* w, forgeComplex<d
     const uword N[3] = {grid.Nx, grid.Ny, grid.Nz}, stride[3] = {1, grid.Nx, grid.Nx * grid.Ny};
     for (int d = 0; d < 3; ++d) {
         if (N[d] == 1 || half == 0) continue;
-        k_window_axis_double<<<blocks_for(n2 / N[d]), kThreads>>>(src, dst, n2, N[d], stride[d], half);
+        k_window_axis_double<<<blocks_for(n2), kThreads>>>(src, dst, n2, N[d], stride[d], half);
         FORGE_CUDA_CHECK_LAUNCH("k_window_axis_double");
         std::swap(src, dst);
     }

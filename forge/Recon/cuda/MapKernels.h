@@ -64,10 +64,26 @@ double device_max(const double* v, uword n);
 // a /= s (n entries).
 void divide(double* a, double s, uword n);
 
-// w = angle(window sum of y_0 conj(y_1)) / dt, the window (2 half + 1)^d clipped at the faces, in double.
-// scratch: 2 n2 complex doubles.
+// w = angle(window sum of y_0 conj(y_1)) / dt, the window (2 half + 1)^d clipped at the faces, in double: axis by
+// axis (x, y, z), each pixel's sum by axis_window_sum, as the host sums it. scratch: 2 n2 complex doubles.
 void fieldmap_start(const forgeComplex<float>* echoes, double* w, forgeComplex<double>* scratch, MapGrid grid,
                     uword half, double dt);
+
+// The start's window sum along one axis at element i of a line of n complex doubles (interleaved re, im; element t
+// at line[2 t stride]): the elements max(i - half, 0) .. min(i + half, n - 1) added in ascending order from 0.
+// Host and device both call this, so their starts add the same values in the same order; a direct sum also keeps
+// a window of zeros exactly 0 (running or prefix sums leave a residue there of the line's rounding, whose angle,
+// the start where the echoes vanish, is then arbitrary: up to pi / dt apart between two summation orders).
+FORGE_HD void axis_window_sum(const double* line, uword n, uword stride, uword i, uword half, double* out) {
+    const uword lo = i >= half ? i - half : 0, hi = i + half < n - 1 ? i + half : n - 1;
+    double re = 0, im = 0;
+    for (uword t = lo; t <= hi; ++t) {
+        re += line[2 * t * stride];
+        im += line[2 * t * stride + 1];
+    }
+    out[0] = re;
+    out[1] = im;
+}
 
 // One separable-quadratic-surrogate step (FieldMapEstimation.h): next = w - grad / curv, every pixel.
 void fieldmap_sqs_step(const double* a, const double* phi, const EchoPair* pairs, uword npairs, const double* w,

@@ -1,5 +1,7 @@
 # Shared helpers for the forge-recon CLI tests (sourced by the test_*.sh scripts).
 set -u
+# File listings (ls) compared as strings sort the same in every locale.
+export LC_ALL=C
 fail() { echo "FAIL: $*" >&2; exit 1; }
 # fresh work folder
 workdir() { rm -rf "$1" && mkdir -p "$1" || fail "cannot create $1"; }

@@ -15,7 +15,10 @@ LIB_KB=$(ldd "$RECON" 2>/dev/null | awk '/=> \//{print $3}' | xargs -r stat -L -
 LIMIT_KB=$((${LIB_KB:-0} + 400000))
 
 limited() {  # runs forge-recon under the address-space and time limits
-    ( ulimit -v $LIMIT_KB && export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=2 && exec timeout 30 "$RECON" "$@" )
+    # (no GPU: the CUDA driver's own address-space reservations would exceed any such limit, and the limit is
+    # about host allocations)
+    ( ulimit -v $LIMIT_KB && export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=2 CUDA_VISIBLE_DEVICES= &&
+      exec timeout 30 "$RECON" "$@" )
 }
 
 check_refused() {  # name, expected stderr substrings (separated by |), args...

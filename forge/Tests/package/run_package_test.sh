@@ -90,15 +90,19 @@ echo "api_example: the build output has the deprecation warning of each deprecat
 # (run as readme_example is: the run path alone is checked for the installed programs below, and where Armadillo's
 # own libraries sit outside the system folders, as on a machine with unpacked packages, they need the loader path)
 (cd "$TMP" && "$TMP/build/api_example") || { echo "FAIL: api_example" >&2; exit 1; }
+# The caller's loader path without the entries inside the build tree (installed programs must not need them).
+BUILD_REAL=$(readlink -f "$BUILD_DIR")
+LD_OUTSIDE_BUILD=$(printf '%s' "${LD_LIBRARY_PATH:-}" | tr ':' '\n' | grep -v -e '^$' -e "^$BUILD_REAL" | paste -sd: - || true)
 # Forge::IO: installed with its headers, and an outside program links it, when forge built it.
 if [ -f "$BUILD_DIR/libForgeIO.so" ]; then
     test -f "$TMP/prefix/include/forge/IO/Nifti.h" || { echo "FAIL: forge/IO headers not installed" >&2; exit 1; }
     test -x "$TMP/build/io_example" || { echo "FAIL: Forge::IO not found by find_package(Forge)" >&2; exit 1; }
-    (cd "$TMP" && env -u LD_LIBRARY_PATH "$TMP/build/io_example") || { echo "FAIL: io_example" >&2; exit 1; }
+    (cd "$TMP" && env LD_LIBRARY_PATH="$LD_OUTSIDE_BUILD" "$TMP/build/io_example") || { echo "FAIL: io_example" >&2; exit 1; }
 fi
 
 # 6. Installed programs start from the install tree alone (their run path finds libForgeCommon), with
-#    no LD_LIBRARY_PATH pointing into the build tree.
+#    no LD_LIBRARY_PATH entry pointing into the build tree (the caller's other entries stay: on a machine with
+#    unpacked packages Armadillo's own libraries are found only through them).
 for prog in forge-recon gdft_example; do
     if [ -f "$BUILD_DIR/apps/$prog" ]; then
         exe="$TMP/prefix/bin/$prog"
@@ -111,7 +115,7 @@ for prog in forge-recon gdft_example; do
     fi
 done
 if [ -f "$BUILD_DIR/apps/forge-recon" ]; then
-    env -u LD_LIBRARY_PATH "$TMP/prefix/bin/forge-recon" --help > "$TMP/help.txt" \
+    env LD_LIBRARY_PATH="$LD_OUTSIDE_BUILD" "$TMP/prefix/bin/forge-recon" --help > "$TMP/help.txt" \
         || { cat "$TMP/help.txt"; echo "FAIL: installed forge-recon --help did not run" >&2; exit 1; }
     grep -q "forge-recon" "$TMP/help.txt" || { echo "FAIL: installed forge-recon --help printed no usage" >&2; exit 1; }
     echo "installed forge-recon runs from $TMP/prefix/bin"

@@ -52,9 +52,9 @@ constexpr CostModel kHostDouble{4e-9, 3.5e-9, 1e-3, 2e-9, 8e-9, 3e-9, 1e-7, 2e-2
 // GPU (float): an H100. Exact builds fitted to measurements there (3D radial 64^3 / 512k and 96^3 / 1.5M samples,
 // full DFTs: 1.8 s and 14.3 s; the stack of spirals 128x128x32 grouped along kz: 0.089 s of DFTs for 13 basis
 // kernels, about 2 ms per group); the NUFFT from the H100's memory bandwidth (the grid's FFT and spreading) and the
-// plan's sorting, plus a fixed 0.12 s measured there for every NUFFT build whatever its size (0.11-0.12 s for one
-// basis kernel of a 256x256 2D radial and of the 128x128x32 stack, against 3-10 ms of transforms).
-constexpr CostModel kDevice{7e-13, 1.5e-13, 2e-3, 2e-12, 4e-12, 2e-12, 5e-8, 0.12, 0.02};
+// plan's sorting. (A fixed 0.12 s per NUFFT build, tried, kept forge-recon's 2D field-corrected slices on exact
+// kernels, 0.4 s a slice against 0.23 s by NUFFT on an H100; the NUFFT's fixed cost there varied from 0.02 to 0.2 s.)
+constexpr CostModel kDevice{7e-13, 1.5e-13, 2e-3, 2e-12, 4e-12, 2e-12, 5e-8, 2e-2, 0.02};
 
 const CostModel& cost_model(const BuildShape& s) { return s.device ? kDevice : s.single ? kHostFloat : kHostDouble; }
 

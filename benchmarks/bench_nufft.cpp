@@ -123,27 +123,31 @@ void nufft_case(arma::uword Nx, arma::uword Ny, arma::uword Nz, arma::uword n1, 
     const arma::cx_fvec exactAdj = arma::conv_to<arma::cx_fvec>::from(refPix / arma::conv_to<arma::cx_vec>::from(y));
     FVec dx(x), dy(y);
     double gpuFwd = 0, gpuAdj = 0;
+    // A normal-equation loop as a solver runs it, its plan included: construct, then 10 x (forward, adjoint), on
+    // the device (v a device forgeCol) or the host (an arma vector).
+    auto normal_loop = [&](const char* dev, double tol, uword width, auto v) {
+        decltype(v) w;
+        const double loop = seconds(
+            [&] {
+                Gnufft<float> L(n1, Nx, Ny, Nz, kx, ky, kz, NufftOptions::for_tolerance(tol));
+                for (int it = 0; it < 10; ++it) {
+                    w = L * v;
+                    v = L / w;
+                }
+            },
+            1);
+        std::printf("| %-4s | %-36s | %5.0e | %2llu | %9llu | normal loop incl. plan: %.2f ms (plan + 10 x "
+                    "fwd+adj) |\n",
+                    dev, name.c_str(), tol, (unsigned long long)width, (unsigned long long)n1, loop * 1e3);
+    };
     for (double tol : tolerances) {
         auto t0 = std::chrono::steady_clock::now();
         Gnufft<float> G(n1, Nx, Ny, Nz, kx, ky, kz, NufftOptions::for_tolerance(tol));
         const double plan = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         if (G.gpu_enabled()) {
             plan_split("GPU", name, tol, G.kernel_width(), n1, G.plan_times());
-            // A normal-equation loop as a solver runs it, its plan included: construct, then 10 x (forward, adjoint).
             dx.put_on_gpu();
-            FVec v = dx, w;
-            const double loop = seconds(
-                [&] {
-                    Gnufft<float> L(n1, Nx, Ny, Nz, kx, ky, kz, NufftOptions::for_tolerance(tol));
-                    for (int it = 0; it < 10; ++it) {
-                        w = L * v;
-                        v = L / w;
-                    }
-                },
-                1);
-            std::printf("| GPU  | %-36s | %5.0e | %2llu | %9llu | normal loop incl. plan: %.2f ms (plan + 10 x "
-                        "fwd+adj) |\n",
-                        name.c_str(), tol, (unsigned long long)G.kernel_width(), (unsigned long long)n1, loop * 1e3);
+            normal_loop("GPU", tol, G.kernel_width(), FVec(dx));
         }
         arma::cx_fvec fc, ac;
         const double tf = seconds([&] { fc = G * x; }, 3), ta = seconds([&] { ac = G / y; }, 3);
@@ -152,19 +156,7 @@ void nufft_case(arma::uword Nx, arma::uword Ny, arma::uword Nz, arma::uword n1, 
         plan_split("CPU", name, tol, G.kernel_width(), n1, G.plan_times());
         if (!G.gpu_enabled() && Nz == 1) {
             // The same loop on the host, 2D only (the 3D one takes minutes on a few cores).
-            arma::cx_fvec v = x, w;
-            const double loop = seconds(
-                [&] {
-                    Gnufft<float> L(n1, Nx, Ny, Nz, kx, ky, kz, NufftOptions::for_tolerance(tol));
-                    for (int it = 0; it < 10; ++it) {
-                        w = L * v;
-                        v = L / w;
-                    }
-                },
-                1);
-            std::printf("| CPU  | %-36s | %5.0e | %2llu | %9llu | normal loop incl. plan: %.2f ms (plan + 10 x "
-                        "fwd+adj) |\n",
-                        name.c_str(), tol, (unsigned long long)G.kernel_width(), (unsigned long long)n1, loop * 1e3);
+            normal_loop("CPU", tol, G.kernel_width(), x);
         }
         if (G.gpu_enabled()) {
             dx.put_on_gpu();

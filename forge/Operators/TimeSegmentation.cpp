@@ -60,16 +60,41 @@ arma::cx_mat time_phases(const arma::vec& w, const arma::vec& t) {
         for (uword b = 0; b < w.n_elem; ++b) X(b, i) = std::polar(1.0, -w(b) * t(i));
     return X;
 }
+// The same at n equally spaced times t_i = t0 + i dt, by rotating each row by exp(-i w_b dt) from one time to the
+// next (a complex product instead of a sine and cosine: the tables of coefficients() hold up to 4096 x 65537
+// entries), recomputed exactly every 64 times so that rounding does not accumulate (relative error ~1e-14).
+arma::cx_mat time_phases_uniform(const arma::vec& w, double t0, double dt, uword n) {
+    constexpr uword kExactEvery = 64;
+    const uword nb = w.n_elem;
+    arma::cx_mat X(nb, n);
+    arma::cx_vec step(nb);
+    for (uword b = 0; b < nb; ++b) step(b) = std::polar(1.0, -w(b) * dt);
+    for (uword i = 0; i < n; ++i) {
+        std::complex<double>* x = X.colptr(i);
+        if (i % kExactEvery == 0) {
+            const double ti = t0 + double(i) * dt;
+            for (uword b = 0; b < nb; ++b) x[b] = std::polar(1.0, -w(b) * ti);
+        } else {
+            const std::complex<double>* prev = X.colptr(i - 1);
+            for (uword b = 0; b < nb; ++b) x[b] = prev[b] * step(b);
+        }
+    }
+    return X;
+}
 
 // Least-squares (min-max) interpolators over a field-map histogram (centres w, weights c):
-// a(t) = (E^H D E)^+ E^H D x(t), evaluated for many times at once.
-arma::cx_mat minmax_at(const arma::vec& w, const arma::vec& c, const Nodes& n, const arma::vec& times) {
+// a(t) = (E^H D E)^+ E^H D x(t) = M x(t), M = (E^H D E)^+ E^H D ((L+1) x bins), for many times at once.
+arma::cx_mat minmax_operator(const arma::vec& w, const arma::vec& c, const Nodes& n) {
     const arma::cx_mat E = node_phases(w, n);
     const arma::cx_vec cc = arma::conv_to<arma::cx_vec>::from(c);
     arma::cx_mat DE = E.each_col() % cc;
     arma::cx_mat EHE = E.t() * DE;
     arma::cx_mat P = arma::pinv(EHE, 1e-12 * arma::norm(EHE, 2));
-    return (P * (DE.t() * time_phases(w, times))).st();
+    return P * DE.t();
+}
+// a at the times whose phases X = time_phases(w, times) are given: times x (L+1).
+arma::cx_mat minmax_at(const arma::vec& w, const arma::vec& c, const Nodes& n, const arma::cx_mat& X) {
+    return (minmax_operator(w, c, n) * X).st();
 }
 
 // Interpolator matrix (n x (L+1)) at the times t.
@@ -88,15 +113,16 @@ arma::cx_mat coefficients(const arma::vec& fm, const arma::vec& t, const Nodes& 
     histogram(fm, nbins, centres, weights);
     const double T = t.max() - t.min();
     if (!(T > 0)) {
-        A.each_row() = minmax_at(centres, weights, n, arma::vec{t(0)});
+        A.each_row() = minmax_at(centres, weights, n, time_phases(centres, arma::vec{t(0)}));
         return A;
     }
     // a(t) is smooth on the scale 1/max|w|: tabulate it finely and interpolate linearly (relative error
     // about (max|w| T / nt)^2 / 8), unless there are fewer times than table entries: then exactly.
     const double wmax = std::max(std::abs(fm.min()), std::abs(fm.max()));
     const uword nt = uword(std::min(65536.0, std::max(1024.0, 64 * wmax * T)));
-    if (t.n_elem <= nt) return minmax_at(centres, weights, n, t);
-    const arma::cx_mat tab = minmax_at(centres, weights, n, arma::linspace(t.min(), t.max(), nt + 1));
+    if (t.n_elem <= nt) return minmax_at(centres, weights, n, time_phases(centres, t));
+    const arma::cx_mat tab =
+        minmax_at(centres, weights, n, time_phases_uniform(centres, t.min(), T / double(nt), nt + 1));
     // Column by column: A and tab are column-major, and a row of A strides over n1 entries (assigning rows
     // took 13 s for 131072 samples, these loops milliseconds).
     const double t0 = t.min();
@@ -209,6 +235,40 @@ arma::Mat<std::complex<T1>> TimeSegmentationCore<T1>::interpolators() const {
     return A;
 }
 
+namespace {
+// What the error estimate of every L shares: the field-map and time histograms (centres and weights) and the
+// phases exp(-i w_b t_i) at their centres.
+struct ErrorTables {
+    arma::vec wc, ww, tc, tw;
+    arma::cx_mat X;  // bins of w x bins of t
+    double tmin = 0, tmax = 0;
+};
+ErrorTables error_tables(const arma::vec& fm, const arma::vec& t) {
+    ErrorTables e;
+    histogram(fm, field_bins(fm, t), e.wc, e.ww);
+    histogram(t, 256, e.tc, e.tw);
+    e.X = time_phases(e.wc, e.tc);
+    e.tmin = t.min();
+    e.tmax = t.max();
+    return e;
+}
+// RMS and largest |exp(-i w t) - sum_l a_l(t) exp(-i w tau_l)| over the histograms, with the interpolators as the
+// operator builds them (same nodes and field histogram) at the time-bin centres.
+TSErrorReport error_of(const ErrorTables& e, uword L, TSInterp type) {
+    const Nodes n = make_nodes(e.tmin, e.tmax, L);
+    arma::cx_mat A;
+    if (type == TSInterp::Hanning) {
+        A = coefficients(e.wc, e.tc, n, e.wc.n_elem, type);
+    } else {
+        A = minmax_at(e.wc, e.ww, n, e.X);
+    }
+    const arma::mat err = arma::abs(e.X.st() - A * node_phases(e.wc, n).st());
+    const arma::mat w = e.tw * e.ww.t();
+    const double sum = arma::accu(w % err % err), wsum = arma::accu(w), mx = err.max();
+    return {L, std::sqrt(sum / wsum), mx};
+}
+}  // namespace
+
 template <typename T1>
 TSErrorReport TimeSegmentationCore<T1>::approximation_error(const arma::Col<T1>& fieldMap, const arma::Col<T1>& timeVec,
                                                             uword L, TSInterp type) {
@@ -220,17 +280,7 @@ TSErrorReport TimeSegmentationCore<T1>::approximation_error(const arma::Col<T1>&
     require_finite(where, "timeVec", timeVec.memptr(), timeVec.n_elem);
     require_segments(where, L, timeVec.n_elem, fieldMap.n_elem, type, double(sizeof(std::complex<T1>)), false);
     const arma::vec fm = arma::conv_to<arma::vec>::from(fieldMap), t = arma::conv_to<arma::vec>::from(timeVec);
-    arma::vec wc, ww, tc, tw;
-    histogram(fm, field_bins(fm, t), wc, ww);
-    histogram(t, 256, tc, tw);
-    const Nodes n = make_nodes(t.min(), t.max(), L);
-    // The interpolators as the operator builds them (same nodes and histogram), at the time-bin centres.
-    const arma::cx_mat Afull = coefficients(fm, tc, n, field_bins(fm, t), type);
-    // err(i, b) = |exp(-i w_b t_i) - sum_l a_l(t_i) exp(-i w_b tau_l)|
-    const arma::mat err = arma::abs(time_phases(wc, tc).st() - Afull * node_phases(wc, n).st());
-    const arma::mat w = tw * ww.t();
-    const double sum = arma::accu(w % err % err), wsum = arma::accu(w), mx = err.max();
-    return {L, std::sqrt(sum / wsum), mx};
+    return error_of(error_tables(fm, t), L, type);
 }
 
 template <typename T1>
@@ -248,8 +298,14 @@ TSErrorReport TimeSegmentationCore<T1>::choose_segments(const arma::Col<T1>& fie
     const uword last = std::min<uword>(Lmax, timeVec.n_elem);
     const double goal = 0.9 * targetError;
     TSErrorReport r;
+    const char* where = "TimeSegmentation::choose_segments";
+    require_finite(where, "fieldMap", fieldMap.memptr(), fieldMap.n_elem);
+    require_finite(where, "timeVec", timeVec.memptr(), timeVec.n_elem);
+    const ErrorTables tables =
+        error_tables(arma::conv_to<arma::vec>::from(fieldMap), arma::conv_to<arma::vec>::from(timeVec));
     for (uword L = 1; L <= last; ++L) {
-        r = approximation_error(fieldMap, timeVec, L, type);
+        require_segments(where, L, timeVec.n_elem, fieldMap.n_elem, type, double(sizeof(std::complex<T1>)), false);
+        r = error_of(tables, L, type);
         if (r.rms_error <= goal) return r;
     }
     std::ostringstream m;

@@ -361,20 +361,19 @@ namespace {
 // development machine while other builds loaded it (load 2 to 6): BART's radial phantom (128x128, 101 spokes x
 // 256 samples, 8 coils) and the demo's 128x128 spiral (24576 samples, 8 coils). The GPU rates are the H100's Gdft
 // rate and rough FFT and interpolation rates; recalibrate them from an H100 run's report. When an operator gets
-// faster, update its rate here: the Toeplitz kernel build above all (toeplitz_kernel_seconds()).
+// faster, update its rate here (the Toeplitz kernels' rates are ToeplitzNormal's: KernelSources.cpp).
 struct CostRates {
     double dft;     // exact DFT (Gdft, coils batched): sample-pixel products per coil per second
     double fft;     // FFTs: 5 M log2 M flops of an M-point FFT per second
     double taps;    // NUFFT interpolation: kernel taps applied (forward or adjoint) per second
-    double kernel;  // Toeplitz kernel build (adjoint DFTs on the padded grid): sample-cell products per second
     double plan;    // NUFFT plan (on the host, also for a GPU NUFFT): samples per second
 };
 CostRates cost_rates(bool gpu) {
-    if (gpu) return {1.85e12, 1e12, 1e12, 1.85e12, 5e6};
+    if (gpu) return {1.85e12, 1e12, 1e12, 5e6};
     // CPU: Gdft 4.5e8 (with a field map) to 3.8e9 (without); FFTs of 256^2 in 2.6 ms (inside the Toeplitz
     // apply); radial NUFFT (25856 samples, W = 5: 25 taps in 2D, 256^2 grid) 6.4 ms each way, its plan (the whole
-    // frame's set-up) 0.02 to 0.03 s; kernels 3.7e8 to 1.3e9
-    return {1e9, 2e9, 1.7e8, 5e8, 1e6};
+    // frame's set-up) 0.02 to 0.03 s. The Toeplitz kernels are priced by ToeplitzNormal's own rule.
+    return {1e9, 2e9, 1.7e8, 1e6};
 }
 
 double padded_cells(const ReconProblem& P) { return double(P.n2()) * (P.Nz > 1 ? 8.0 : 4.0); }
@@ -395,10 +394,12 @@ double nufft_apply_seconds(const ReconProblem& P, double n1, const CostRates& r)
 }
 
 // The Toeplitz kernels of one frame of n1 samples with 'segs' = L + 1 segments: about half of the (L+1)(L+2)/2
-// pair kernels (their numerical rank), each one adjoint DFT of the n1 samples on the padded grid.
-double toeplitz_kernel_seconds(const ReconProblem& P, double n1, double segs, const CostRates& r) {
-    const double dfts = std::max(1.0, segs * (segs + 1) / 4);
-    return dfts * n1 * padded_cells(P) / r.kernel;
+// pair kernels (their numerical rank) as basis kernels, each an adjoint DFT or NUFFT of the n1 samples on the
+// padded grid, priced by ToeplitzNormal's own rule for the source it will choose; then an FFT of every pair kernel.
+double toeplitz_kernel_seconds(const ReconProblem& P, double n1, double segs, bool gpu, const CostRates& r) {
+    const double basis = std::max(1.0, std::round(segs * (segs + 1) / 4)), pairs = segs * (segs + 1) / 2;
+    return ToeplitzNormal<float>::estimate_kernel_seconds(uword(n1), P.Nx, P.Ny, P.Nz, uword(basis), gpu) +
+           pairs * fft_flops(padded_cells(P)) / r.fft;
 }
 
 // The right-hand side G^H y of one frame (every coil): exact DFT, or NUFFT adjoints (time-segmented: segs of them).
@@ -428,7 +429,7 @@ double estimate_seconds(const ReconProblem& P, const ReconSettings& S, EncodingO
             const double rhs = toeplitz_rhs_by_nufft(P, i, S, fieldCorrection)
                                    ? rhs_nufft_seconds(P, n1, segs + 1, r)  // the rhs's L: for half the error
                                    : rhs_exact_seconds(P, n1, r);
-            t += toeplitz_kernel_seconds(P, n1, segs, r) + rhs + iterations * toeplitz_iteration_seconds(P, segs, r);
+            t += toeplitz_kernel_seconds(P, n1, segs, S.gpu, r) + rhs + iterations * toeplitz_iteration_seconds(P, segs, r);
         } else if (op == EncodingOperator::Fft) {
             const double grid = double(P.fftGrid[0] * P.fftGrid[1] * P.fftGrid[2]);
             t += iterations * segs * double(P.nc) * 2 * (fft_flops(grid) / r.fft + 2 * n1 / r.taps);

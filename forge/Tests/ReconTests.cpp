@@ -231,16 +231,24 @@ TEST_CASE("reconstruct: the Toeplitz path prints the exact path's cost ||y - A x
 TEST_CASE("choose_operator names the operator that runs: nufft without a field map to correct", "[recon][operator]") {
     ReconProblem P = radial_problem(16, 2, 8, 0);
     CHECK(forge::recon::choose_operator(P, 10, false).op == EncodingOperator::Dft);
-    // 128000 samples on 64x64: the DFT over its limit in 10 iterations, too few to pay for Toeplitz kernels (an
-    // adjoint DFT of every sample on the 2x grid): the NUFFT runs (OperatorChoiceTests.cpp: where Toeplitz pays)
-    P = radial_problem(64, 2, 1000, 0);
-    const int many = 10;
-    const auto none = forge::recon::choose_operator(P, many, false);
+    // 512000 samples on 128x128 (the sizes alone: the choice reads nothing else): the DFT over its limit in 2
+    // iterations, too few to pay for Toeplitz kernels and a right-hand side by NUFFT: the NUFFT runs
+    // (OperatorChoiceTests.cpp: where Toeplitz pays)
+    P = ReconProblem();
+    P.Nx = P.Ny = 128;
+    P.nc = 2;
+    forge::recon::set_pixel_grid(P);
+    forge::recon::ReconFrame fr;
+    fr.kx = fr.ky = fr.kz = fr.t = arma::fvec(512000, arma::fill::zeros);
+    P.frames.push_back(fr);
+    P.n1total = P.n1max = fr.kx.n_elem;
+    const int iterations = 2;
+    const auto none = forge::recon::choose_operator(P, iterations, false);
     CHECK(none.op == EncodingOperator::Nufft);
     CHECK_THAT(none.reason, Catch::Matchers::Contains("no field map"));
     P.fieldmap.push_back(arma::fvec(P.n2(), arma::fill::zeros));
-    CHECK(forge::recon::choose_operator(P, many, false).op == EncodingOperator::TimeSeg);
-    const auto off = forge::recon::choose_operator(P, many, false, false);
+    CHECK(forge::recon::choose_operator(P, iterations, false).op == EncodingOperator::TimeSeg);
+    const auto off = forge::recon::choose_operator(P, iterations, false, false);
     CHECK(off.op == EncodingOperator::Nufft);
     CHECK_THAT(off.reason, Catch::Matchers::Contains("no field correction"));
 }

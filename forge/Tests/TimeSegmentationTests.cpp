@@ -180,6 +180,33 @@ TEST_CASE("TimeSegmentation gives the same result on any number of threads", "[T
     check_adjoint(A, 1e-11, DotScale::Value);
 }
 
+TEST_CASE("choose_segments returns the first L whose approximation_error meets 0.9 x the target",
+          "[TimeSegmentation][ts]") {
+    FORGE_INFO_SEED();
+    // A random field map (+-100 Hz) and readout times (0 to 20 ms, unsorted): choose_segments shares its tables
+    // between the L it tries; approximation_error builds them for one L.
+    const arma::fvec fm = 2 * 3.14159265f * 100 * (2 * arma::randu<arma::fvec>(500) - 1);
+    const arma::fvec t = 0.02f * arma::randu<arma::fvec>(3000);
+    using Core = forge::TimeSegmentationCore<float>;
+    for (auto type : {forge::TSInterp::MinMax, forge::TSInterp::Hanning}) {
+        // (Hanning interpolators converge slowly: 1e-3 needs more than 64 segments here)
+        for (double target : {1e-1, 1e-2, type == forge::TSInterp::MinMax ? 1e-3 : 3e-2}) {
+            const forge::TSErrorReport r = Core::choose_segments(fm, t, target, type, 64);
+            arma::uword first = 0;
+            forge::TSErrorReport at;
+            for (arma::uword L = 1; L <= 64 && first == 0; ++L) {
+                at = Core::approximation_error(fm, t, L, type);
+                if (at.rms_error <= 0.9 * target) first = L;
+            }
+            INFO("type " << int(type) << ", target " << target << ": chose L = " << r.L << ", first L = " << first);
+            REQUIRE(first > 0);
+            CHECK(r.L == first);
+            CHECK(r.rms_error == Approx(at.rms_error).epsilon(1e-12));
+            CHECK(r.max_error == Approx(at.max_error).epsilon(1e-12));
+        }
+    }
+}
+
 TEST_CASE("TimeSegmentation rejects bad inputs", "[TimeSegmentation][ts][errors]") {
     forge::Gfft<float> F(8, 8);
     arma::fvec fm(64, arma::fill::zeros), t(64, arma::fill::zeros);

@@ -2,10 +2,12 @@
 // (host) and DeviceApply.cpp (GPU); cpu/HostApply.h has what they share.
 #include "forge/Operators/toeplitz/ToeplitzNormal.h"
 
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <sstream>
 #include <string>
+#include <type_traits>
 
 #include "forge/CUDA/CudaFft.h"
 #include "forge/CUDA/FftPlan.h"
@@ -13,6 +15,7 @@
 #include "forge/Core/Parallel.h"
 #include "forge/Core/Validation.h"
 #include "forge/Operators/toeplitz/cpu/HostApply.h"
+#include "forge/Operators/toeplitz/detail/KernelSources.h"
 
 namespace forge {
 
@@ -180,6 +183,22 @@ template <typename T1>
 double ToeplitzNormal<T1>::kernel_bytes(uword Nx, uword Ny, uword Nz, uword L) {
     const double cells = double(Nx > 1 ? 2 * Nx : 1) * double(Ny > 1 ? 2 * Ny : 1) * double(Nz > 1 ? 2 * Nz : 1);
     return double(pair_count(L)) * cells * sizeof(std::complex<T1>);
+}
+
+template <typename T1>
+double ToeplitzNormal<T1>::estimate_kernel_seconds(uword n1, uword Nx, uword Ny, uword Nz, uword basis, bool device,
+                                                   KernelSource source) {
+    toeplitz::BuildShape shape;
+    shape.n1 = n1;
+    shape.nb = std::max<uword>(basis, 1);
+    shape.device = device;
+    shape.single = std::is_same<T1, float>::value;
+    const uword N[3] = {Nx, Ny, Nz};
+    for (int d = 0; d < 3; ++d) shape.N[d] = N[d], shape.P[d] = N[d] > 1 ? 2 * N[d] : 1;
+    const toeplitz::SourceCost cost = toeplitz::estimate_source_cost(shape);
+    if (source == KernelSource::Exact || cost.nufft < 0) return cost.exact;
+    if (source == KernelSource::Nufft) return cost.nufft;
+    return toeplitz::choose_kernel_source(KernelSource::Auto, shape) == KernelSource::Nufft ? cost.nufft : cost.exact;
 }
 
 template class ToeplitzNormal<float>;

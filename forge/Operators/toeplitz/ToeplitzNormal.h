@@ -123,6 +123,12 @@ public:
     // building them. The operator keeps them where it built them (and a copy on the other side once used
     // there).
     static double kernel_bytes(uword Nx, uword Ny, uword Nz, uword L);
+    // Estimated seconds of the basis kernels' transforms for n1 samples and 'basis' basis kernels (the rank of the
+    // pair data; about (L+1)(L+2)/4), on the GPU or the host, by 'source' (Auto: the source the build would choose,
+    // priced without Cartesian-axis grouping; a grid the NUFFT cannot take: the exact DFT): the cost rule behind Auto, for callers weighing the Toeplitz path
+    // against others. Not the pair data, the kernels' FFTs or their combination.
+    static double estimate_kernel_seconds(uword n1, uword Nx, uword Ny, uword Nz, uword basis, bool device,
+                                          KernelSource source = KernelSource::Auto);
 
     uword segments() const { return S_ - 1; }       // L (0: field-free)
     uword kernel_count() const { return npairs_; }  // stored pair kernels

@@ -10,7 +10,8 @@
 // the same operator given new samples (the mirrored trajectory) by Gnufft::set_points, its plan column the seconds
 // set_points took (host sort and GPU re-sort; the constructor's FFT plans and GPU workspace are kept); "set_points
 // (k on GPU)": the same from forgeCols already on the GPU (no upload).
-// "plan split" rows: Gnufft::plan_times() after the row above them (host check and sort, k upload, device sort, the
+// "plan (k on GPU)": a new operator constructed from those forgeCols, its plan column the constructor's seconds (the
+// mean of 3 after one more; its transform columns repeat the row above). "plan split" rows: Gnufft::plan_times() after the row above them (host check and sort, k upload, device sort, the
 // rest of the GPU plan, FFTW plans). "normal loop incl. plan" rows: a fresh operator and 10 x (forward, adjoint), as
 // a solver runs it (the GPU loop on device vectors; the CPU loop in 2D and only where there is no GPU).
 #include <chrono>
@@ -18,6 +19,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -191,6 +193,15 @@ void nufft_case(arma::uword Nx, arma::uword Ny, arma::uword Nz, arma::uword n1, 
             plan_split("GPU", name + " set_points (k on GPU)", tol, G.kernel_width(), n1, G.plan_times());
             const double gf2 = seconds([&] { out = G * dx; }, 20), ga2 = seconds([&] { outA = G / dy; }, 20);
             row("GPU", name + " set_points (k on GPU)", n1, gf2, ga2, -1, -1, tol, G.kernel_width(), sd);
+            // A whole new plan from those forgeCols (cufinufft's makeplan + setpts, whose points are on the device).
+            std::vector<std::unique_ptr<Gnufft<float>>> plans;  // kept: their release is not part of the plan
+            const double pd = seconds(
+                [&] {
+                    plans.push_back(std::make_unique<Gnufft<float>>(n1, Nx, Ny, Nz, gkx, gky, gkz,
+                                                                    NufftOptions::for_tolerance(tol)));
+                },
+                3);
+            row("GPU", name + " plan (k on GPU)", n1, gf2, ga2, -1, -1, tol, G.kernel_width(), pd);
         }
     }
     if (!gdft || gpuFwd == 0) return;

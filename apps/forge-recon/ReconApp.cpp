@@ -6,6 +6,7 @@
 #include <complex>
 #include <cstdio>
 #include <fstream>
+#include <future>
 #include <memory>
 
 #ifdef _OPENMP
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include "forge/Core/DeviceMemory.h"
+#include "forge/Operators/nufft/Gnufft.h"
 #include "forge/IO/Nifti.h"
 
 namespace forge_recon {
@@ -224,7 +226,32 @@ std::string device_description(const Settings& S) {
     return std::string("GPU (") + forge::device::device_name() + ")";
 }
 
+namespace {
+std::future<void>& device_warm_up() {
+    static std::future<void> warm;
+    return warm;
+}
+}  // namespace
+
+void start_device_warm_up(const Settings& S) {
+    if (S.device == "cpu" || !forge::device::built_with_cuda() || dist::distributed()) return;
+    device_warm_up() = std::async(std::launch::async, [] {
+        try {
+            if (!forge::device::available()) return;
+            // One tiny NUFFT each way on the GPU: the context, cuFFT and the lazily loaded kernel modules.
+            const arma::fvec k = {-1.5f, 0.0f, 2.25f}, z(3, arma::fill::zeros);
+            const forge::Gnufft<float> G(3, 16, 16, 1, k, k, z);
+            forge::forgeCol<forge::forgeComplex<float>> x(arma::cx_fvec(256, arma::fill::zeros));
+            x.put_on_gpu();
+            const forge::forgeCol<forge::forgeComplex<float>> y = G * x, back = G / y;
+            forge::device::synchronize();
+        } catch (...) {  // resolve_device() and the reconstruction report what matters
+        }
+    });
+}
+
 void resolve_device(Settings& S) {
+    if (device_warm_up().valid()) device_warm_up().wait();
     const bool have = forge::device::built_with_cuda() && forge::device::available();
     if (S.device == "gpu") {
         if (!forge::device::built_with_cuda())

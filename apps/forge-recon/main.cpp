@@ -98,6 +98,7 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
 
 int run_file(Settings& S) {
     const auto t0 = std::chrono::steady_clock::now();
+    start_device_warm_up(S);
     file_outputs(S);
     RunReport report;
     report.mode = "file";

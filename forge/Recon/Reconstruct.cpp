@@ -241,12 +241,17 @@ arma::cx_fvec recon_one(const ReconProblem& P, const ReconFrame& fr, bool fieldC
     // right-hand side G^H y the exact Gdft, or where that costs more the NUFFT (time-segmented for half the
     // normal operator's requested error: G^H y enters the solution once). Unit weights, as recon_solve's.
     OperatorPtr<float> G;
-    if (toeplitz_rhs_by_nufft(P, fs.index, S, fieldCorrection)) {
+    // The segments for half the normal operator's error: the Toeplitz kernels' L (ToeplitzNormal::choose_segments
+    // halves its target) and the NUFFT right-hand side's, chosen once.
+    const bool rhsByNufft = toeplitz_rhs_by_nufft(P, fs.index, S, fieldCorrection);
+    const uword halfErrorL = correct && (rhsByNufft || S.segments <= 0)
+                                 ? ToeplitzNormal<float>::choose_segments(fm, fr.t, S.toeplitzError, TSInterp::MinMax, 64)
+                                 : 0;
+    if (rhsByNufft) {
         Gnufft<float> Gn(n1, P.Nx, P.Ny, P.Nz, fr.kx, fr.ky, fr.kz);
         if (correct) {
             using TS = TimeSegmentation<float, Gnufft<float>>;
-            const uword L = TS::choose_segments(fm, fr.t, S.toeplitzError / 2, TSInterp::MinMax, 64).L;
-            G = std::make_shared<const TS>(Gn, fm, fr.t, L, TSInterp::MinMax);
+            G = std::make_shared<const TS>(Gn, fm, fr.t, halfErrorL, TSInterp::MinMax);
         } else {
             G = share(Gn);
         }
@@ -258,8 +263,7 @@ arma::cx_fvec recon_one(const ReconProblem& P, const ReconFrame& fr, bool fieldC
     ToeplitzOptions options;
     if (S.on_build) options.progress = [&](uword d, uword n, double s) { S.on_build(label + segments, d, n, s); };
     if (correct) {
-        const uword L =
-            S.segments > 0 ? uword(S.segments) : ToeplitzNormal<float>::choose_segments(fm, fr.t, S.toeplitzError);
+        const uword L = S.segments > 0 ? uword(S.segments) : halfErrorL;
         segments = " (L=" + std::to_string(L) + ")";
         fs.segments = L;
         T = std::make_shared<ToeplitzNormal<float>>(P.Nx, P.Ny, P.Nz, fr.kx, fr.ky, fr.kz, arma::fvec(), fm, fr.t, L,

@@ -138,3 +138,20 @@ TEST_CASE("Gnufft::set_points on a copy leaves the original's samples", "[Gnufft
     CHECK(arma::all(arma::cx_fvec(G * x) == arma::cx_fvec(forge::Gnufft<float>(grid, k1) * x)));
     CHECK(arma::all(arma::cx_fvec(copy * x) == arma::cx_fvec(forge::Gnufft<float>(grid, k2) * x)));
 }
+
+TEST_CASE("Gnufft from forgeCol samples on the host equals Gnufft from arma columns", "[Gnufft][set_points]") {
+    FORGE_INFO_SEED();
+    for (const forge::ImageGrid grid : {forge::ImageGrid(24, 20), forge::ImageGrid(12, 10, 8)}) {
+        INFO("grid " << grid.to_string());
+        const forge::Trajectory<float> k = random_samples<float>(grid, 700);
+        const forge::NufftOptions o = forge::NufftOptions::for_tolerance(1e-4);
+        const forge::Gnufft<float> G(k.n_samples(), grid.nx, grid.ny, grid.nz, forge::forgeCol<float>(k.kx),
+                                     forge::forgeCol<float>(k.ky), forge::forgeCol<float>(k.kz), o);
+        check_equals_fresh(G, grid, k, o);
+        // Lengths are checked against n1 and named.
+        CHECK_THROWS_WITH(forge::Gnufft<float>(k.n_samples(), grid.nx, grid.ny, grid.nz, forge::forgeCol<float>(k.kx),
+                                               forge::forgeCol<float>(arma::fvec(k.ky.head(699))),
+                                               forge::forgeCol<float>(k.kz), o),
+                          Catch::Contains("ky has 699 entries"));
+    }
+}

@@ -134,6 +134,29 @@ NufftOptions NufftOptions::for_tolerance(double tol) {
 template <typename T1>
 Gnufft<T1>::Gnufft(uword n1, uword Nx, uword Ny, uword Nz, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
                    const arma::Col<T1>& kz, NufftOptions options)
+    : Gnufft(GridOnly{}, n1, Nx, Ny, Nz, options) {
+    const char* where = "Gnufft";
+    require_length(where, "kx", kx.n_elem, n1, "n1");
+    require_length(where, "ky", ky.n_elem, n1, "n1");
+    require_length(where, "kz", kz.n_elem, n1, "n1");
+    load_points(where, kx, ky, kz);
+    if (!pipeline_) (void)host_fft();  // a host operator plans its FFTs now (a GPU one on its first host transform)
+}
+
+template <typename T1>
+Gnufft<T1>::Gnufft(uword n1, uword Nx, uword Ny, uword Nz, const forgeCol<T1>& kx, const forgeCol<T1>& ky,
+                   const forgeCol<T1>& kz, NufftOptions options)
+    : Gnufft(GridOnly{}, n1, Nx, Ny, Nz, options) {
+    const char* where = "Gnufft";
+    require_length(where, "kx", kx.n_elem, n1, "n1");
+    require_length(where, "ky", ky.n_elem, n1, "n1");
+    require_length(where, "kz", kz.n_elem, n1, "n1");
+    load_points(where, kx, ky, kz);
+    if (!pipeline_) (void)host_fft();
+}
+
+template <typename T1>
+Gnufft<T1>::Gnufft(GridOnly, uword n1, uword Nx, uword Ny, uword Nz, NufftOptions options)
     : LinearOperator<T1>("Gnufft", n1, 0), n1_(n1), n2_(0), N_{Nx, Ny, Nz}, W_(options.kernel_width),
       alpha_(options.oversampling), stream_(options.stream), device_(options.device) {
     const char* where = "Gnufft";
@@ -141,9 +164,6 @@ Gnufft<T1>::Gnufft(uword n1, uword Nx, uword Ny, uword Nz, const arma::Col<T1>& 
     n2_ = detail::require_centred_grid(where, Nx, Ny, Nz);
     this->set_sizes(n1, n2_);
     this->set_domain_shape(ImageGrid(Nx, Ny, Nz));
-    require_length(where, "kx", kx.n_elem, n1, "n1");
-    require_length(where, "ky", ky.n_elem, n1, "n1");
-    require_length(where, "kz", kz.n_elem, n1, "n1");
     if (options.tolerance != 0) {
         // float's rounding (FFT, sums) sits near 1e-6 of the result; double reaches 1e-12 with W <= 14.
         const double lo = std::is_same<T1, float>::value ? 1e-6 : 1e-12;
@@ -211,8 +231,6 @@ Gnufft<T1>::Gnufft(uword n1, uword Nx, uword Ny, uword Nz, const arma::Col<T1>& 
     }
 
     fft_ = std::make_shared<HostFft>();
-    load_points(where, kx, ky, kz);
-    if (!pipeline_) (void)host_fft();  // a host operator plans its FFTs now (a GPU one on its first host transform)
 }
 
 template <typename T1>
@@ -237,6 +255,13 @@ void Gnufft<T1>::set_points(const forgeCol<T1>& kx, const forgeCol<T1>& ky, cons
     require_positive(where, "n1 (number of k-space samples: the length of kx)", n1);
     require_length(where, "ky", ky.n_elem, n1, "the length of kx");
     require_length(where, "kz", kz.n_elem, n1, "the length of kx");
+    load_points(where, kx, ky, kz);
+}
+
+template <typename T1>
+void Gnufft<T1>::load_points(const char* where, const forgeCol<T1>& kx, const forgeCol<T1>& ky,
+                             const forgeCol<T1>& kz) {
+    const uword n1 = kx.n_elem;
     if (!kx.on_gpu() && !ky.on_gpu() && !kz.on_gpu()) {
         load_points(where, kx.to_arma(), ky.to_arma(), kz.to_arma());
         return;

@@ -93,6 +93,11 @@ public:
     // The same from the geometry: n1 = k.n_samples() (the trajectory's times t are ignored).
     Gnufft(const ImageGrid& grid, const Trajectory<T1>& k, NufftOptions options = NufftOptions())
         : Gnufft(k.kx.n_elem, grid.nx, grid.ny, grid.nz, k.kx, k.ky, k.kz, options) {}
+    // The same from forgeCols. Samples on the GPU (all three, on options.device) are checked and sorted there with
+    // no copy through the host, as set_points(forgeCol...) does; an operator that cannot have a GPU plan (double,
+    // no device, sizes the GPU kernels cannot index) throws forge::residency_error for them. On the host: as above.
+    Gnufft(uword n1, uword Nx, uword Ny, uword Nz, const forgeCol<T1>& kx, const forgeCol<T1>& ky,
+           const forgeCol<T1>& kz, NufftOptions options = NufftOptions());
 
     // New sample positions (any number, at least one) on the same grid, with the same kernel, deapodization and
     // FFT plans; the GPU plan sorts them into its sectors on the device, in plan memory that only grows (a copy of
@@ -155,6 +160,11 @@ protected:
     void apply_device(const forgeComplex<T1>* in, forgeComplex<T1>* out, uword nbatch, bool forward) const override;
 
 private:
+    // Everything but the samples: options checked, grid, kernel and deapodization (both public constructors).
+    struct GridOnly {};
+    Gnufft(GridOnly, uword n1, uword Nx, uword Ny, uword Nz, NufftOptions options);
+    // The forgeCol samples of the constructor and set_points: on the GPU plan when all three are on the GPU.
+    void load_points(const char* where, const forgeCol<T1>& kx, const forgeCol<T1>& ky, const forgeCol<T1>& kz);
     struct Points;      // host sample data (cpu/HostPlan.h)
     struct HostPoints;  // the current points' host data, made at once or on first use
     struct HostFft;     // the host FFTW plans, made at once or on first use

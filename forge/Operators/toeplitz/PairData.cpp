@@ -66,24 +66,21 @@ void group_rows(const arma::cx_mat& a, std::vector<uword>& of, std::vector<uword
     }
 }
 
-// The columns of the pair data that carry the kernels, from F (T x npairs) and the row weights s (D^H D =
-// F^H diag(s) F): V the eigenvectors of D^H D whose singular values exceed relTol times the largest, FV = F V.
-// relTol = 0 (or fewer than two pairs): V = I, FV = F.
-void compress(const arma::cx_mat& F, const arma::vec& s, double relTol, arma::cx_mat& FV, arma::cx_mat& V) {
-    const auto all = [&] {
-        FV = F;
-        V = arma::eye<arma::cx_mat>(F.n_cols, F.n_cols);
-    };
-    if (relTol <= 0 || F.n_cols < 2) return all();
-    const arma::cx_mat gram = F.t() * (F.each_col() % arma::conv_to<arma::cx_vec>::from(s));
+// The columns of the pair data that carry the kernels, from Fs = diag(sqrt s) F (T x npairs; s the row weights, so
+// that D^H D = F^H diag(s) F = Fs^H Fs): V the eigenvectors of D^H D whose singular values exceed relTol times the
+// largest; false (V = I: keep every pair) for relTol = 0, fewer than two pairs, or no direction to drop.
+bool compress(const arma::cx_mat& Fs, double relTol, arma::cx_mat& V) {
+    V = arma::eye<arma::cx_mat>(Fs.n_cols, Fs.n_cols);
+    if (relTol <= 0 || Fs.n_cols < 2) return false;
+    const arma::cx_mat gram = Fs.t() * Fs;  // a Hermitian rank-k update in Armadillo: half a general product
     arma::vec lambda;
     arma::cx_mat E;
-    if (!arma::eig_sym(lambda, E, arma::cx_mat(0.5 * (gram + gram.t())))) return all();
+    if (!arma::eig_sym(lambda, E, arma::cx_mat(0.5 * (gram + gram.t())))) return false;
     const double cut = lambda.max() * relTol * relTol;
     const arma::uvec keep = arma::find(lambda > cut);
-    if (keep.n_elem == 0 || keep.n_elem >= F.n_cols) return all();
+    if (keep.n_elem == 0 || keep.n_elem >= Fs.n_cols) return false;
     V = E.cols(keep);
-    FV = F * V;
+    return true;
 }
 
 }  // namespace
@@ -98,16 +95,23 @@ PairData pair_data(const arma::cx_mat& a, const arma::vec& w, double relTol) {
         s[of[j]] += w[j] * w[j];
         wmax[of[j]] = std::max(wmax[of[j]], w[j]);
     }
-    // Products of the distinct rows for the pairs l <= m that do not vanish on a sample of positive weight.
+    // Products of the distinct rows for the pairs l <= m that do not vanish on a sample of positive weight, each row
+    // scaled by sqrt(s_t) (Fs = diag(sqrt s) F: the Gram matrix is Fs^H Fs, and the scale is undone per sample
+    // below, so no second T x pairs matrix is made).
+    arma::vec root = arma::sqrt(s), inverse(T);
+    for (uword t = 0; t < T; ++t) inverse[t] = s[t] > 0 ? 1 / root[t] : 0.0;  // s_t = 0: every W_j of the row is 0
     PairData r;
     arma::cx_mat F(T, S * (S + 1) / 2);
     uword np = 0;
     for (uword l = 0; l < S; ++l)
         for (uword m = l; m < S; ++m) {
             bool nonzero = false;
+            std::complex<double>* f = F.colptr(np);
+            const std::complex<double>*al = a.colptr(l), *am = a.colptr(m);
             for (uword t = 0; t < T; ++t) {
-                F(t, np) = std::conj(a(first[t], l)) * a(first[t], m);
-                nonzero = nonzero || (wmax[t] > 0 && std::abs(F(t, np)) > 0);
+                f[t] = root[t] * (std::conj(al[first[t]]) * am[first[t]]);
+                // (a compare, not std::abs: a hypot per entry took longer than the products)
+                nonzero = nonzero || (wmax[t] > 0 && (f[t].real() != 0 || f[t].imag() != 0));
             }
             if (nonzero) {
                 r.pairs.push_back(l);
@@ -121,17 +125,18 @@ PairData pair_data(const arma::cx_mat& a, const arma::vec& w, double relTol) {
         r.V.ones(1, 1);
         return r;
     }
-    F.resize(T, np);
+    if (np < F.n_cols) F.resize(T, np);
     arma::cx_mat FV;
-    compress(F, s, relTol, FV, r.V);
-    const uword nb = FV.n_cols;
+    if (compress(F, relTol, r.V)) FV = F * r.V;
+    const arma::cx_mat& kept = FV.is_empty() ? F : FV;
+    const uword nb = kept.n_cols;
     r.B.set_size(n1, nb);
 #pragma omp parallel for if (n1 * nb >= (1 << 18))
     for (long long rc = 0; rc < static_cast<long long>(nb); ++rc) {
         const uword c = uword(rc);
         std::complex<double>* b = r.B.colptr(c);
-        const std::complex<double>* f = FV.colptr(c);
-        for (uword j = 0; j < n1; ++j) b[j] = w[j] * f[of[j]];
+        const std::complex<double>* f = kept.colptr(c);
+        for (uword j = 0; j < n1; ++j) b[j] = (w[j] * inverse[of[j]]) * f[of[j]];
     }
     return r;
 }

@@ -345,3 +345,37 @@ TEST_CASE("GPU Gnufft::set_points from samples on the GPU: no copy of k through 
         CHECK_THROWS_AS(G.set_points(dk[0], dk[1], hostKz), forge::residency_error);
     }
 }
+
+TEST_CASE("GPU Gnufft constructed from samples on the GPU: no copy of k through the host, equal to host samples",
+          "[gpu][Gnufft][device_sort][set_points]") {
+    FORGE_INFO_SEED();
+    for (const forge::ImageGrid grid : {forge::ImageGrid(48, 40), forge::ImageGrid(20, 18, 12)}) {
+        INFO("grid " << grid.to_string());
+        const forge::Trajectory<float> k = clustered_samples(grid, 30000);
+        RVec dk[3] = {RVec(k.kx), RVec(k.ky), RVec(k.kz)};
+        for (RVec& v : dk) v.put_on_gpu();
+        forge::device::reset_transfer_stats();
+        const forge::Gnufft<float> G(k.n_samples(), grid.nx, grid.ny, grid.nz, dk[0], dk[1], dk[2]);
+        const forge::device::TransferStats st = forge::device::transfer_stats();
+        CHECK(st.host_to_device_bytes < k.n_samples() * sizeof(float));  // tables only, nothing of the size of k
+        CHECK(st.device_to_host_bytes == 0);
+        REQUIRE(G.gpu_enabled());
+        const forge::Gnufft<float> fresh(grid, k);
+        const arma::cx_fvec x = complex_normal<float>(grid.n_pixels()), y = complex_normal<float>(k.n_samples());
+        CHECK(arma::all(on_gpu(G, x, true) == on_gpu(fresh, x, true)));
+        CHECK(rel_error(on_gpu(G, y, false), on_gpu(fresh, y, false)) < 1e-6);
+        CHECK(rel_error(arma::cx_fvec(G * x), arma::cx_fvec(fresh * x)) == 0);  // the host plan from the device's k
+        // A bad sample on the device: the host constructor's message.
+        arma::fvec bad = k.kx;
+        bad(321) = -float(grid.nx) / 2 - 0.5f;
+        RVec dbad(bad);
+        dbad.put_on_gpu();
+        std::ostringstream want;
+        want << "Gnufft: kx[321] = " << double(bad(321)) << " is outside";
+        CHECK_THROWS_WITH(forge::Gnufft<float>(k.n_samples(), grid.nx, grid.ny, grid.nz, dbad, dk[1], dk[2]),
+                          Catch::Contains(want.str()));
+        RVec hostKz(k.kz);
+        CHECK_THROWS_AS(forge::Gnufft<float>(k.n_samples(), grid.nx, grid.ny, grid.nz, dk[0], dk[1], hostKz),
+                        forge::residency_error);
+    }
+}

@@ -61,6 +61,12 @@ def _is_c_contiguous(lib, x):
     return bool(x.flags.c_contiguous)
 
 
+def _is_f_contiguous(lib, x):
+    if lib == "torch" or lib == "jax":
+        return False
+    return bool(x.flags.f_contiguous)
+
+
 def _on_cuda(lib, x):
     if lib == "cupy":
         return True
@@ -127,15 +133,42 @@ def require_finite(vec, arg, where):
         raise ValueError(f"{where}: {arg} has a NaN or Inf entry; {arg} must be finite")
 
 
+def grid_shape(nx, ny, nz):
+    """The C-order shape of an nx x ny x nz image: (nz, ny, nx), or (ny, nx) for nz = 1."""
+    return (nz, ny, nx) if nz > 1 else (ny, nx)
+
+
 IMAGE_LAYOUT_HINT = "images are flattened with x fastest (C order of an (nz, ny, nx) array: image.reshape(-1))"
+
+
+def shape_tuple(shape, arg, where):
+    """An operator shape (ishape, oshape) as a tuple of positive ints."""
+    if isinstance(shape, (int, np.integer)):
+        shape = (shape,)
+    try:
+        t = tuple(count(s, arg, where) for s in shape)
+    except TypeError:
+        raise TypeError(f"{where}: {arg} must be a tuple of sizes, got {shape!r}") from None
+    if not t:
+        raise ValueError(f"{where}: {arg} must have at least one axis")
+    return t
+
+
+def _fmt_shape(shape):
+    return "(" + ", ".join(str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
 
 
 class Vector:
     """One checked array argument: the array to hand to the C++ module, its library and batch size.
 
-    ``hint`` is appended to a size error (e.g. IMAGE_LAYOUT_HINT for image vectors)."""
+    ``n`` is the entries of one vector; ``core`` the operator's shape of one vector (ishape or oshape,
+    default ``(n,)``). An array of shape ``(*batch, *core)`` with a core of several axes is *shaped* (results
+    take the operator's other shape, behind the same batch axes); a 1-D ``(n,)`` or ``(nbatch, n)`` is flat
+    and gives flat results (what forge took before operators had shapes). C order
+    only: an array in another memory order is refused, never reinterpreted. ``hint`` is appended to a size
+    error (e.g. IMAGE_LAYOUT_HINT for image vectors)."""
 
-    def __init__(self, x, arg, where, n, dtype, size_name, allow_batch=True, hint=None):
+    def __init__(self, x, arg, where, n, dtype, size_name, allow_batch=True, hint=None, core=None):
         lib = library_of(x, arg, where)
         if lib == "torch" and x.requires_grad:
             x = x.detach()  # forge computes no gradients; detach() shares the memory
@@ -148,14 +181,30 @@ class Vector:
                 msg += f" or build the operator with dtype=numpy.{other}"
             raise TypeError(msg)
         shape = tuple(int(s) for s in x.shape)
-        batch_ok = allow_batch and len(shape) == 2 and shape[1] == n
-        if not (shape == (n,) or batch_ok):
-            expect = f"({n},) or (nbatch, {n})" if allow_batch else f"({n},)"
+        core = (n,) if core is None else tuple(core)
+        k = len(core)
+        # A vector in the operator's own shape of several axes (an image (ny, nx), coil data (coils, samples))
+        # is shaped, behind any number of batch axes; a 1-D vector (and a legacy (nbatch, n) batch) is flat.
+        if k > 1 and shape[len(shape) - k:] == core and (allow_batch or len(shape) == k):
+            lead, shaped = shape[:len(shape) - k], True
+        elif shape == (n,):
+            lead, shaped = (), False
+        elif allow_batch and len(shape) == 2 and shape[1] == n:
+            lead, shaped = shape[:1], False
+        else:
+            if k == 1:
+                expect = f"({n},) or (nbatch, {n})" if allow_batch else f"({n},)"
+            else:
+                batch = f" or (..., {', '.join(str(s) for s in core)})" if allow_batch else ""
+                flat = f" or flat ({n},)" + (f" / (nbatch, {n})" if allow_batch else "")
+                expect = f"{_fmt_shape(core)}{batch}{flat}"
             raise ValueError(f"{where}: {arg} has shape {shape}, expected {expect} with {n} = {size_name}"
                              + (f"; {hint}" if hint else ""))
         if not _is_c_contiguous(lib, x):
             fix = "x.contiguous()" if lib == "torch" else f"{lib}.ascontiguousarray(x)"
-            raise ValueError(f"{where}: {arg} is not C-contiguous; pass {fix}")
+            order = " (it is in Fortran order)" if _is_f_contiguous(lib, x) and len(shape) > 1 else ""
+            raise ValueError(f"{where}: {arg} is not C-contiguous{order}; pass {fix} (forge reads arrays in C "
+                             f"order, the last axis fastest, and never reinterprets another order)")
         self.cuda = _on_cuda(lib, x)
         if self.cuda and lib in ("cupy", "torch"):
             _require_current_device(lib, x, arg, where)
@@ -168,14 +217,17 @@ class Vector:
             x = np.asarray(x)  # the same host memory, read-only
         self.lib = lib
         self.array = x
-        self.nbatch = shape[0] if len(shape) == 2 else 1
-        self.batched = len(shape) == 2
+        self.lead = lead
+        self.shaped = shaped
+        self.nbatch = math.prod(lead) if lead else 1
+        self.batched = bool(lead)
         self._stream_synced = False
 
-    def empty(self, n, dtype):
-        """An uninitialised output of n entries per vector (same batch), made by the input's library."""
-        shape = (self.nbatch, n) if self.batched else (n,)
-        return empty_like_place(self.lib, self.array, shape, dtype)
+    def empty(self, n, dtype, core=None):
+        """An uninitialised output of n entries per vector (same batch), made by the input's library: of
+        shape ``lead + core`` for a shaped input, flat otherwise."""
+        tail = tuple(core) if (self.shaped and core is not None) else (n,)
+        return empty_like_place(self.lib, self.array, self.lead + tail, dtype)
 
     def before(self):
         """Orders forge's work after the caller's current stream when that is not the legacy default."""
@@ -270,11 +322,20 @@ def host_real(values, arg, where, dtype, n=None, size_name=None, ndim=1):
     a = to_numpy(values, arg, where)
     if a.dtype.kind not in "fiu":
         raise TypeError(f"{where}: {arg} must be real numbers, got dtype {a.dtype}")
-    if a.ndim != ndim:
+    if ndim is not None and a.ndim != ndim:
         raise ValueError(f"{where}: {arg} must be a {ndim}-D array, got shape {a.shape}")
     if n is not None and a.size != n:
         raise ValueError(f"{where}: {arg} has {a.size} entries, expected {n} ({size_name})")
-    return np.ascontiguousarray(a, dtype=dtype)
+    # C order of the values whatever the memory order (a Fortran-ordered array is copied, not transposed).
+    a = np.ascontiguousarray(a, dtype=dtype)
+    return a.reshape(-1) if ndim is None else a
+
+
+def shaped_real(values, arg, where, dtype, n=None, size_name=None):
+    """host_real of any shape, flattened in C order, with the shape it came in: (flat array, shape)."""
+    a = to_numpy(values, arg, where)
+    shape = tuple(int(s) for s in np.shape(a))
+    return host_real(a, arg, where, dtype, n, size_name, ndim=None), (shape if shape else (1,))
 
 
 def host_complex(values, arg, where, dtype):

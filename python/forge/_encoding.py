@@ -29,25 +29,31 @@ class Gdft(LinearOperator):
     kx, ky, kz: k-space samples in cycles/FOV (n1 each; kz defaults to zeros for 2-D);
     ix, iy, iz: pixel positions in FOV units (n2 each; iz defaults to zeros), e.g. from image_coords();
     field_map: rad/s per pixel (default zeros); t: sample times in seconds (default zeros);
-    dtype: numpy.float32 (GPU path on CUDA builds) or numpy.float64."""
+    dtype: numpy.float32 (GPU path on CUDA builds) or numpy.float64.
 
-    def __init__(self, kx, ky, kz=None, *, ix, iy, iz=None, field_map=None, t=None, dtype=np.float32):
-        self._init("Gdft", kx, ky, kz, ix, iy, iz, field_map, t, dtype)
+    Shapes: ``oshape`` is the shape of kx (e.g. (interleaves, samples)), ``ishape`` that of ix (image_coords
+    gives flat positions: pass ``ishape=(ny, nx)`` to apply the operator to (ny, nx) images)."""
 
-    def _init(self, base, kx, ky, kz, ix, iy, iz, field_map, t, dtype, extra=()):
+    def __init__(self, kx, ky, kz=None, *, ix, iy, iz=None, field_map=None, t=None, ishape=None,
+                 dtype=np.float32):
+        self._init("Gdft", kx, ky, kz, ix, iy, iz, field_map, t, dtype, ishape=ishape)
+
+    def _init(self, base, kx, ky, kz, ix, iy, iz, field_map, t, dtype, extra=(), ishape=None):
         where = base
         d = real_dtype(dtype)
-        kx = _arrays.host_real(kx, "kx", where, d)
-        ix = _arrays.host_real(ix, "ix", where, d)
+        kx, oshape = _arrays.shaped_real(kx, "kx", where, d)
+        ix, ix_shape = _arrays.shaped_real(ix, "ix", where, d)
         n1, n2 = kx.size, ix.size
-        ky = _arrays.host_real(ky, "ky", where, d, n1, "the length of kx")
-        kz = _arrays.host_real(_zeros_or(kz, n1, d), "kz", where, d, n1, "the length of kx")
-        t = _arrays.host_real(_zeros_or(t, n1, d), "t", where, d, n1, "the length of kx")
-        iy = _arrays.host_real(iy, "iy", where, d, n2, "the length of ix")
-        iz = _arrays.host_real(_zeros_or(iz, n2, d), "iz", where, d, n2, "the length of ix")
-        fm = _arrays.host_real(_zeros_or(field_map, n2, d), "field_map", where, d, n2, "the length of ix")
+        ky = _arrays.host_real(ky, "ky", where, d, n1, "the length of kx", ndim=None)
+        kz = _arrays.host_real(_zeros_or(kz, n1, d), "kz", where, d, n1, "the length of kx", ndim=None)
+        t = _arrays.host_real(_zeros_or(t, n1, d), "t", where, d, n1, "the length of kx", ndim=None)
+        iy = _arrays.host_real(iy, "iy", where, d, n2, "the length of ix", ndim=None)
+        iz = _arrays.host_real(_zeros_or(iz, n2, d), "iz", where, d, n2, "the length of ix", ndim=None)
+        fm = _arrays.host_real(_zeros_or(field_map, n2, d), "field_map", where, d, n2, "the length of ix", ndim=None)
         native = _native_class(base, d)(kx, ky, kz, ix, iy, iz, fm, t, *extra)
-        LinearOperator.__init__(self, native, d)
+        if ishape is None:
+            ishape = ix_shape
+        LinearOperator.__init__(self, native, d, ishape, oshape)
 
     @property
     def gpu_enabled(self):
@@ -77,7 +83,8 @@ class GdftR2(Gdft):
 
     def __init__(self, kx, ky, kz=None, *, ix, iy, iz=None, field_map=None, t=None, nx, ny, nz=1,
                  dtype=np.float32):
-        self._init("GdftR2", kx, ky, kz, ix, iy, iz, field_map, t, dtype, _arrays.grid(nx, ny, nz, "GdftR2"))
+        grid = _arrays.grid(nx, ny, nz, "GdftR2")
+        self._init("GdftR2", kx, ky, kz, ix, iy, iz, field_map, t, dtype, grid, ishape=_arrays.grid_shape(*grid))
 
 
 class Gnufft(LinearOperator):
@@ -93,15 +100,15 @@ class Gnufft(LinearOperator):
         d = real_dtype(dtype)
         nx, ny, nz = _arrays.grid(nx, ny, nz, "Gnufft")
         kernel_width = _arrays.count(kernel_width, "kernel_width", "Gnufft")
-        kx = _arrays.host_real(kx, "kx", "Gnufft", d)
+        kx, oshape = _arrays.shaped_real(kx, "kx", "Gnufft", d)
         n1 = kx.size
-        ky = _arrays.host_real(ky, "ky", "Gnufft", d, n1, "the length of kx")
-        kz = _arrays.host_real(_zeros_or(kz, n1, d), "kz", "Gnufft", d, n1, "the length of kx")
+        ky = _arrays.host_real(ky, "ky", "Gnufft", d, n1, "the length of kx", ndim=None)
+        kz = _arrays.host_real(_zeros_or(kz, n1, d), "kz", "Gnufft", d, n1, "the length of kx", ndim=None)
         tol = 0.0 if tolerance is None else float(tolerance)
         if tolerance is not None and not tol > 0:
             raise ValueError(f"Gnufft: tolerance must be a positive relative error, got {tolerance!r}")
         native = _native_class("Gnufft", d)(nx, ny, nz, kx, ky, kz, float(oversampling), kernel_width, tol)
-        LinearOperator.__init__(self, native, d)
+        LinearOperator.__init__(self, native, d, _arrays.grid_shape(nx, ny, nz), oshape)
 
     @property
     def kernel_width(self):
@@ -126,7 +133,8 @@ class Gfft(LinearOperator):
     def __init__(self, nx, ny, nz=1, *, dtype=np.float32):
         d = real_dtype(dtype)
         nx, ny, nz = _arrays.grid(nx, ny, nz, "Gfft")
-        LinearOperator.__init__(self, _native_class("Gfft", d)(nx, ny, nz), d)
+        shape = _arrays.grid_shape(nx, ny, nz)
+        LinearOperator.__init__(self, _native_class("Gfft", d)(nx, ny, nz), d, shape, shape)
 
 
 def density_compensation(kx, ky, kz=None, *, nx, ny, nz=1, iterations=20, dtype=np.float32):
@@ -137,10 +145,10 @@ def density_compensation(kx, ky, kz=None, *, nx, ny, nz=1, iterations=20, dtype=
     d = real_dtype(dtype)
     nx, ny, nz = _arrays.grid(nx, ny, nz, where)
     iterations = _arrays.count(iterations, "iterations", where)
-    kx = _arrays.host_real(kx, "kx", where, d)
+    kx, shape = _arrays.shaped_real(kx, "kx", where, d)
     n1 = kx.size
-    ky = _arrays.host_real(ky, "ky", where, d, n1, "the length of kx")
-    kz = _arrays.host_real(_zeros_or(kz, n1, d), "kz", where, d, n1, "the length of kx")
+    ky = _arrays.host_real(ky, "ky", where, d, n1, "the length of kx", ndim=None)
+    kz = _arrays.host_real(_zeros_or(kz, n1, d), "kz", where, d, n1, "the length of kx", ndim=None)
     out = np.empty(n1, d)
     _native_class("density_compensation", d)(nx, ny, nz, kx, ky, kz, iterations, out)
-    return out
+    return out.reshape(shape)

@@ -19,10 +19,31 @@ class LinearOperator:
     ``shape`` is ``(codomain_size, domain_size)``; ``dtype`` the real precision (float32 or float64),
     and vectors are arrays of the matching complex dtype."""
 
-    def __init__(self, native, dtype):
+    def __init__(self, native, dtype, ishape=None, oshape=None):
         self._native = native
         self.dtype = real_dtype(dtype)
         self.complex_dtype = _arrays.complex_dtype(dtype)
+        self._set_shapes(ishape, oshape)
+
+    def _set_shapes(self, ishape, oshape):
+        where = type(self).__name__
+        ishape = (self.domain_size,) if ishape is None else _arrays.shape_tuple(ishape, "ishape", where)
+        oshape = (self.codomain_size,) if oshape is None else _arrays.shape_tuple(oshape, "oshape", where)
+        for name, shp, size in (("ishape", ishape, self.domain_size), ("oshape", oshape, self.codomain_size)):
+            if _prod(shp) != size:
+                raise ValueError(f"{where}: {name} {shp} holds {_prod(shp)} entries, the operator's "
+                                 f"{'domain' if name == 'ishape' else 'codomain'} has {size}")
+        self._ishape, self._oshape = ishape, oshape
+
+    @property
+    def ishape(self):
+        """Shape of one input vector (an image: (ny, nx) or (nz, ny, nx), C order, x fastest)."""
+        return self._ishape
+
+    @property
+    def oshape(self):
+        """Shape of one output vector (data: (samples,), (interleaves, samples), (coils, ..., samples))."""
+        return self._oshape
 
     @property
     def domain_size(self):
@@ -43,11 +64,13 @@ class LinearOperator:
         return self._native.name
 
     def forward(self, x):
-        """G x for an image x of shape (domain_size,) or (nbatch, domain_size)."""
+        """G x for an image x of shape ishape or (nbatch, *ishape) (result oshape or (nbatch, *oshape)), or
+        flat, (domain_size,) or (nbatch, domain_size) (result flat)."""
         return self._apply(x, _FORWARD, "x")
 
     def adjoint(self, y):
-        """G^H y for data y of shape (codomain_size,) or (nbatch, codomain_size)."""
+        """G^H y for data y of shape oshape or (nbatch, *oshape), or flat (codomain_size,) or
+        (nbatch, codomain_size); the result is shaped like the input."""
         return self._apply(y, _ADJOINT, "y")
 
     def normal(self, x):
@@ -76,8 +99,10 @@ class LinearOperator:
         what = ("codomain_size (data entries)" if mode == _ADJOINT else "domain_size (pixels)")
         where = f"{type(self).__name__}.{('forward', 'adjoint', 'normal')[mode]}"
         hint = None if mode == _ADJOINT else _arrays.IMAGE_LAYOUT_HINT
-        vec = _arrays.Vector(v, arg, where, n_in, self.complex_dtype, what, hint=hint)
-        out = vec.empty(n_out, self.complex_dtype)
+        core_in = self._oshape if mode == _ADJOINT else self._ishape
+        core_out = self._oshape if mode == _FORWARD else self._ishape
+        vec = _arrays.Vector(v, arg, where, n_in, self.complex_dtype, what, hint=hint, core=core_in)
+        out = vec.empty(n_out, self.complex_dtype, core_out)
         vec.before()
         self._native.apply(vec.array, out, vec.nbatch, mode)
         vec.after()
@@ -109,6 +134,13 @@ class _Adjoint:
 
     def __repr__(self):
         return f"{self._op!r}.H"
+
+
+def _prod(shape):
+    p = 1
+    for s in shape:
+        p *= int(s)
+    return p
 
 
 def _zeros_or(values, n, dtype):

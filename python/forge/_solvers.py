@@ -11,8 +11,8 @@ def solve_pwls_pcg(G, y, *, x0=None, weights=None, penalty=None, niter=10, toler
     """Penalized weighted least squares by conjugate gradients:
     argmin_x ||W^(1/2) (y - G x)||^2 + R(x).
 
-    G: a forge operator; y: data (codomain_size,); x0: initial image (default zeros); weights: real, non-negative,
-    one per sample (default ones); penalty: QuadPenalty or TVPenalty (default none); niter: iterations;
+    G: a forge operator; y: data, G.oshape or flat (codomain_size,); x0: initial image, G.ishape or flat
+    (default zeros); weights: real, non-negative, one per sample, G.oshape or flat (default ones); penalty: QuadPenalty or TVPenalty (default none); niter: iterations;
     tolerance: stop when ||gradient|| <= tolerance * ||initial gradient|| (0: run all); callback(info) is
     called after each iteration with a dict (iteration, cost, gradient_norm, step, elapsed_s).
     All arrays live in one place: on the host, or on the GPU (CuPy or PyTorch), where the solve then runs
@@ -22,18 +22,21 @@ def solve_pwls_pcg(G, y, *, x0=None, weights=None, penalty=None, niter=10, toler
     _require_operator(G, None, where)
     niter = _arrays.count(niter, "niter", where, minimum=0)
     d, cd = G.dtype, G.complex_dtype
-    vy = _arrays.Vector(y, "y", where, G.codomain_size, cd, "G.codomain_size", allow_batch=False)
+    vy = _arrays.Vector(y, "y", where, G.codomain_size, cd, "G.codomain_size", allow_batch=False, core=G.oshape)
+    shaped = vy.shaped
     if x0 is None:
         x0 = _arrays.zeros_like_place(vy.lib, vy.array, (G.domain_size,), cd)
     vx = _arrays.Vector(x0, "x0", where, G.domain_size, cd, "G.domain_size", allow_batch=False,
-                        hint=_arrays.IMAGE_LAYOUT_HINT)
+                        hint=_arrays.IMAGE_LAYOUT_HINT, core=G.ishape)
+    shaped = shaped or vx.shaped
     if weights is None:
         weights = _arrays.ones_like_place(vy.lib, vy.array, (G.codomain_size,), d)
-    vw = _arrays.Vector(weights, "weights", where, G.codomain_size, d, "G.codomain_size", allow_batch=False)
+    vw = _arrays.Vector(weights, "weights", where, G.codomain_size, d, "G.codomain_size", allow_batch=False,
+                        core=G.oshape)
     penalty = _check_solver_arguments(penalty, callback, G, where)
     _arrays.require_finite(vy, "y", where)
     _arrays.require_finite(vx, "x0", where)
-    out = vy.empty(G.domain_size, cd)
+    out = _arrays.empty_like_place(vy.lib, vy.array, G.ishape if shaped else (G.domain_size,), cd)
     vy.before()
     info = _native_class("solve_pwls_pcg", d)(vx.array, G._native, vw.array, vy.array, penalty._native, niter,
                                               float(tolerance), callback, out)
@@ -74,15 +77,16 @@ def solve_pwls_pcg_normal(N, b, *, x0=None, penalty=None, niter=10, tolerance=0.
     niter = _arrays.count(niter, "niter", where, minimum=0)
     cd = N.complex_dtype
     vb = _arrays.Vector(b, "b", where, N.domain_size, cd, "N.domain_size", allow_batch=False,
-                        hint=_arrays.IMAGE_LAYOUT_HINT)
+                        hint=_arrays.IMAGE_LAYOUT_HINT, core=N.ishape)
     if x0 is None:
         x0 = _arrays.zeros_like_place(vb.lib, vb.array, (N.domain_size,), cd)
     vx = _arrays.Vector(x0, "x0", where, N.domain_size, cd, "N.domain_size", allow_batch=False,
-                        hint=_arrays.IMAGE_LAYOUT_HINT)
+                        hint=_arrays.IMAGE_LAYOUT_HINT, core=N.ishape)
+    shaped = vb.shaped or vx.shaped
     penalty = _check_solver_arguments(penalty, callback, N, where)
     _arrays.require_finite(vb, "b", where)
     _arrays.require_finite(vx, "x0", where)
-    out = vb.empty(N.domain_size, cd)
+    out = _arrays.empty_like_place(vb.lib, vb.array, N.ishape if shaped else (N.domain_size,), cd)
     vb.before()
     info = _native_class("solve_pwls_pcg_normal", N.dtype)(vx.array, N._native, vb.array, penalty._native, niter,
                                                            float(tolerance), callback, out)

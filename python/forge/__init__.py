@@ -18,6 +18,7 @@ field maps in rad/s, sample times in seconds, shot phases in radians.
 
 # One subject per module, all re-exported here: forge.Gdft, forge.solve_pwls_pcg, ... are the API.
 from . import _arrays, _native
+from ._algebra import PythonOperator, batched, diagonal, hstack, identity, vstack
 from ._arrays import real_dtype
 from ._composites import NormalOf, SENSE, TimeSegmentation, ToeplitzNormal, pcSENSE, with_normal
 from ._device import (CudaError, ResidencyError, built_with_cuda, cuda_available, device_name,
@@ -33,6 +34,12 @@ __version__ = "0.1.0"
 
 __all__ = [
     "LinearOperator",
+    "PythonOperator",
+    "batched",
+    "diagonal",
+    "hstack",
+    "identity",
+    "vstack",
     "Gdft",
     "GdftR2",
     "Gnufft",

@@ -10,6 +10,7 @@ before and after the call so that the ordering still holds.
 
 import math
 import operator
+import threading
 
 import numpy as np
 
@@ -138,6 +139,10 @@ def grid_shape(nx, ny, nz):
     return (nz, ny, nx) if nz > 1 else (ny, nx)
 
 
+# The library of the CUDA arrays this thread last handed to forge (read by PythonOperator, whose device views
+# reach user code as arrays of that library).
+device_library = threading.local()
+
 IMAGE_LAYOUT_HINT = "images are flattened with x fastest (C order of an (nz, ny, nx) array: image.reshape(-1))"
 
 
@@ -231,6 +236,8 @@ class Vector:
 
     def before(self):
         """Orders forge's work after the caller's current stream when that is not the legacy default."""
+        if self.cuda:
+            device_library.name = self.lib
         if self.cuda and not _on_default_stream(self.lib, self.array):
             _sync_current_stream(self.lib, self.array)
             self._stream_synced = True

@@ -19,6 +19,8 @@ class LinearOperator:
     ``shape`` is ``(codomain_size, domain_size)``; ``dtype`` the real precision (float32 or float64),
     and vectors are arrays of the matching complex dtype."""
 
+    __array_ufunc__ = None  # numpy_array * G and friends defer to the operator (which refuses them)
+
     def __init__(self, native, dtype, ishape=None, oshape=None):
         self._native = native
         self.dtype = real_dtype(dtype)
@@ -78,12 +80,55 @@ class LinearOperator:
         return self._apply(x, _NORMAL, "x")
 
     def __matmul__(self, x):
+        if isinstance(x, LinearOperator):
+            from ._algebra import compose
+
+            return compose(self, x)
         return self.forward(x)
+
+    def __add__(self, other):
+        if not isinstance(other, LinearOperator):
+            return NotImplemented
+        from ._algebra import add
+
+        return add(self, other)
+
+    def __sub__(self, other):
+        if not isinstance(other, LinearOperator):
+            return NotImplemented
+        from ._algebra import add, scale
+
+        return add(self, scale(-1.0, other))
+
+    def __mul__(self, a):
+        from ._algebra import scale
+
+        return scale(a, self)
+
+    __rmul__ = __mul__
+
+    def __neg__(self):
+        from ._algebra import scale
+
+        return scale(-1.0, self)
 
     @property
     def H(self):
-        """The adjoint operator: ``G.H @ y`` is ``G.adjoint(y)``."""
-        return _Adjoint(self)
+        """The adjoint operator A^H, an operator of its own (``G.H @ y`` is ``G.adjoint(y)``; solvers and
+        composites take it); ``G.H.H is G``."""
+        h = self.__dict__.get("_adjoint_op")
+        if h is None:
+            from ._algebra import Adjoint
+
+            h = self._adjoint_op = Adjoint(self)
+        return h
+
+    @property
+    def N(self):
+        """The normal operator A^H A as an operator (A's own fast normal where it has one, e.g. Toeplitz)."""
+        from ._algebra import Normal
+
+        return Normal(self)
 
     def prepare_device(self):
         """Uploads what the operator keeps for the GPU now rather than on its first GPU call."""
@@ -107,33 +152,6 @@ class LinearOperator:
         self._native.apply(vec.array, out, vec.nbatch, mode)
         vec.after()
         return vec.result(out)
-
-
-class _Adjoint:
-    """G^H as an operator: ``G.H @ y``."""
-
-    def __init__(self, op):
-        self._op = op
-
-    def __matmul__(self, y):
-        return self._op.adjoint(y)
-
-    def forward(self, y):
-        return self._op.adjoint(y)
-
-    def adjoint(self, x):
-        return self._op.forward(x)
-
-    @property
-    def H(self):
-        return self._op
-
-    @property
-    def shape(self):
-        return (self._op.domain_size, self._op.codomain_size)
-
-    def __repr__(self):
-        return f"{self._op!r}.H"
 
 
 def _prod(shape):

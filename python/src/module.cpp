@@ -38,6 +38,7 @@ NB_MODULE(_native, m) {
 
     forge_python::bind_operators(m);
     forge_python::bind_composites(m);
+    forge_python::bind_algebra(m);
     forge_python::bind_penalties(m);
     forge_python::bind_solvers(m);
     forge_python::bind_maps(m);

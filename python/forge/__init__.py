@@ -28,12 +28,14 @@ from ._maps import (coil_compression_matrix, coil_maps, coil_maps_from_images, e
                     noise_covariance, phase_difference_fieldmap, whitening_matrix)
 from ._operator import LinearOperator
 from ._penalties import QuadPenalty, TVPenalty
+from ._scipy import as_linear_operator
 from ._solvers import solve_pwls_pcg, solve_pwls_pcg_normal
 
 __version__ = "0.1.0"
 
 __all__ = [
     "LinearOperator",
+    "as_linear_operator",
     "PythonOperator",
     "batched",
     "diagonal",

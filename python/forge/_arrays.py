@@ -176,7 +176,10 @@ class Vector:
     def __init__(self, x, arg, where, n, dtype, size_name, allow_batch=True, hint=None, core=None):
         lib = library_of(x, arg, where)
         if lib == "torch" and x.requires_grad:
-            x = x.detach()  # forge computes no gradients; detach() shares the memory
+            # A silent detach would cut the graph: the loss would quietly miss every gradient through forge.
+            raise ValueError(f"{where}: {arg} requires gradients, which forge's applies do not compute; use "
+                             f"forge.torch.apply(op, {arg}) (autograd through the operator, backward by its adjoint) "
+                             f"or pass {arg}.detach()")
         d = _dtype_name(lib, x)
         if d != dtype.name:
             fix = f".to(torch.{dtype.name})" if lib == "torch" else f".astype(numpy.{dtype.name})"

@@ -12,15 +12,17 @@ import numpy as np
 
 from . import _arrays
 from ._arrays import real_dtype
-from ._operator import LinearOperator, _native_class, _prod, _require_operator
+from ._operator import LinearOperator, _native_class, _prod, _require_operator, record, recorded
 
 class Composite(LinearOperator):
     """An operator built from others (``parts``) by the algebra."""
 
-    def __init__(self, native, dtype, ishape, oshape, parts, label):
+    def __init__(self, native, dtype, ishape, oshape, parts, label, recipe=None):
         self.parts = tuple(parts)
         self._label = label
         LinearOperator.__init__(self, native, dtype, ishape, oshape)
+        if recipe is not None:
+            self._recipe = recipe
 
     def __repr__(self):
         return f"forge.{self._label}: {self.ishape} -> {self.oshape}, {self.dtype.name}"
@@ -31,18 +33,18 @@ class Adjoint(Composite):
 
     def __init__(self, A):
         Composite.__init__(self, _native_class("AdjointOf", A.dtype)(A._native), A.dtype, A.oshape, A.ishape, (A,),
-                           f"{A!r}.H")
+                           f"{A!r}.H", record(_adjoint_of, (A,), {}))
         self._of = A
 
     @property
     def H(self):
         return self._of
 
-    def forward(self, y):
-        return self._of.adjoint(y)
+    def forward(self, y, out=None):
+        return self._of.adjoint(y, out)
 
-    def adjoint(self, x):
-        return self._of.forward(x)
+    def adjoint(self, x, out=None):
+        return self._of.forward(x, out)
 
     def __repr__(self):
         return f"{self._of!r}.H"
@@ -53,11 +55,15 @@ class Normal(Composite):
 
     def __init__(self, A):
         Composite.__init__(self, _native_class("NormalOf", A.dtype)(A._native), A.dtype, A.ishape, A.ishape, (A,),
-                           f"({A!r}).N")
+                           f"({A!r}).N", record(Normal, (A,), {}))
 
     @property
     def H(self):
         return self
+
+
+def _adjoint_of(A):
+    return A.H
 
 
 def _same_dtype(ops, where):
@@ -77,7 +83,7 @@ def compose(A, B):
         raise ValueError(f"{where}: B gives {B.codomain_size} entries (oshape {B.oshape}) but A takes "
                          f"{A.domain_size} (ishape {A.ishape})")
     return Composite(_native_class("Chain", d)(B._native, A._native), d, B.ishape, A.oshape, (A, B),
-                     f"({A!r} @ {B!r})")
+                     f"({A!r} @ {B!r})", record(compose, (A, B), {}))
 
 
 def _diag_native(weights, copies, d, label):
@@ -95,7 +101,7 @@ def scale(a, A):
         raise ValueError(f"{where}: a must be finite, got {a!r}")
     D = _diag_native(np.full(A.domain_size, a), 1, A.dtype, "Scale")
     return Composite(_native_class("Chain", A.dtype)(D, A._native), A.dtype, A.ishape, A.oshape, (A,),
-                     f"{a!r} * {A!r}")
+                     f"{a!r} * {A!r}", record(scale, (a, A), {}))
 
 
 def hstack(ops):
@@ -112,7 +118,7 @@ def hstack(ops):
     native = _native_class("AdjointOf", d)(_native_class("VerticalStack", d)(adjoints))
     same = all(A.ishape == ops[0].ishape for A in ops)
     ishape = (len(ops),) + tuple(ops[0].ishape) if same else (sum(A.domain_size for A in ops),)
-    return Composite(native, d, ishape, ops[0].oshape, ops, "hstack")
+    return Composite(native, d, ishape, ops[0].oshape, ops, "hstack", record(hstack, (ops,), {}))
 
 
 def vstack(ops):
@@ -129,7 +135,7 @@ def vstack(ops):
     native = _native_class("VerticalStack", d)([A._native for A in ops])
     same = all(A.oshape == ops[0].oshape for A in ops)
     oshape = (len(ops),) + tuple(ops[0].oshape) if same else (sum(A.codomain_size for A in ops),)
-    return Composite(native, d, ops[0].ishape, oshape, ops, "vstack")
+    return Composite(native, d, ops[0].ishape, oshape, ops, "vstack", record(vstack, (ops,), {}))
 
 
 def add(A, B):
@@ -142,7 +148,7 @@ def add(A, B):
     twice = _diag_native(np.ones(2 * A.domain_size), 2, d, "Copy")
     H = hstack([A, B])
     return Composite(_native_class("Chain", d)(twice, H._native), d, A.ishape, A.oshape, (A, B),
-                     f"({A!r} + {B!r})")
+                     f"({A!r} + {B!r})", record(add, (A, B), {}))
 
 
 def batched(A, copies):
@@ -152,7 +158,8 @@ def batched(A, copies):
     _require_operator(A, None, where, "A")
     copies = _arrays.count(copies, "copies", where)
     return Composite(_native_class("Batched", A.dtype)(A._native, copies), A.dtype, (copies,) + tuple(A.ishape),
-                     (copies,) + tuple(A.oshape), (A,), f"batched({A!r}, {copies})")
+                     (copies,) + tuple(A.oshape), (A,), f"batched({A!r}, {copies})",
+                     record(batched, (A, copies), {}))
 
 
 def diagonal(weights, *, dtype=np.float32):
@@ -163,7 +170,8 @@ def diagonal(weights, *, dtype=np.float32):
     if w.size == 0 or not np.all(np.isfinite(w)):
         raise ValueError(f"{where}: weights must be finite and not empty")
     shape = w.shape if w.ndim else (1,)
-    return Composite(_diag_native(w, 1, d, "Diagonal"), d, shape, shape, (), "diagonal")
+    return Composite(_diag_native(w, 1, d, "Diagonal"), d, shape, shape, (), "diagonal",
+                     record(diagonal, (w.reshape(shape),), {"dtype": d}))
 
 
 def identity(shape, *, dtype=np.float32):
@@ -183,6 +191,7 @@ class PythonOperator(LinearOperator):
     a leading batch axis, ``(nbatch, *ishape)``, and returns ``(nbatch, *oshape)``. Results are written into
     forge's buffer in the operator's complex dtype."""
 
+    @recorded
     def __init__(self, forward, adjoint, *, ishape, oshape, normal=None, batched=False, dtype=np.float32,
                  name="PythonOperator"):
         where = "PythonOperator"

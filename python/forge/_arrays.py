@@ -257,6 +257,32 @@ class Vector:
         return out
 
 
+def check_out(out, vec, shape, dtype, where):
+    """An ``out=`` array: the result's exact shape and dtype, C-contiguous, of the input's library and place, and
+    not overlapping the input (forge may read the input after writing part of the output)."""
+    lib = library_of(out, "out", where)
+    if lib != vec.lib or lib == "jax":
+        raise TypeError(f"{where}: out is a {lib} array, the input a {vec.lib} one; out must be a writable array "
+                        f"of the input's library" + (" (JAX arrays are immutable)" if lib == "jax" else ""))
+    oshape = tuple(int(s) for s in out.shape)
+    if oshape != tuple(shape):
+        raise ValueError(f"{where}: out has shape {oshape}, expected {tuple(shape)}")
+    d = _dtype_name(lib, out)
+    if d != np.dtype(dtype).name:
+        raise TypeError(f"{where}: out has dtype {d}, expected {np.dtype(dtype).name}")
+    if not _is_c_contiguous(lib, out):
+        raise ValueError(f"{where}: out is not C-contiguous")
+    if _on_cuda(lib, out) != vec.cuda:
+        raise ValueError(f"{where}: out is on {'a CUDA device' if _on_cuda(lib, out) else 'the host'}, the input "
+                         f"{'on a CUDA device' if vec.cuda else 'on the host'}; forge never copies between them")
+    if lib == "numpy" and np.may_share_memory(out, vec.array):
+        raise ValueError(f"{where}: out overlaps the input; give a separate array")
+    if lib == "torch" and out.data_ptr() == vec.array.data_ptr():
+        raise ValueError(f"{where}: out is the input; give a separate array")
+    if lib == "cupy" and out.data.ptr == vec.array.data.ptr:
+        raise ValueError(f"{where}: out is the input; give a separate array")
+
+
 def empty_like_place(lib, like, shape, dtype):
     dtype = np.dtype(dtype)
     if lib in ("numpy", "jax"):

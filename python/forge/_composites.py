@@ -5,7 +5,7 @@ import numpy as np
 
 from . import _arrays
 from ._arrays import real_dtype
-from ._operator import LinearOperator, _native_class, _require_operator, _zeros_or
+from ._operator import LinearOperator, _native_class, _require_operator, _zeros_or, record, recorded
 
 
 def _interp_flag(interpolator, where):
@@ -20,6 +20,7 @@ class TimeSegmentation(LinearOperator):
     approximates Gdft(..., field_map, t) with ``segments`` + 1 applications of G per transform.
     field_map: rad/s per pixel of G; t: seconds per sample of G; interpolator 'hanning' or 'minmax'."""
 
+    @recorded
     def __init__(self, G, field_map, t, segments, *, interpolator="hanning"):
         where = "TimeSegmentation"
         _require_operator(G, None, where)
@@ -53,6 +54,7 @@ class SENSE(LinearOperator):
     (coil c's samples at [c*n1, (c+1)*n1)). maps: complex sensitivities of shape (n_coils, *G.ishape), e.g.
     (coils, ny, nx), or (n_coils, n2). ishape is G's, oshape (n_coils, *G.oshape)."""
 
+    @recorded
     def __init__(self, G, maps, n_coils=None):
         where = "SENSE"
         _require_operator(G, None, where)
@@ -85,6 +87,7 @@ class pcSENSE(LinearOperator):
     maps: complex (n_coils, n2); shot_phases: radians, (n_shots, n2).
     Data order: coil-major, then shot: y[(c*n_shots + s)*samples_per_shot + j]."""
 
+    @recorded
     def __init__(self, kx, ky, kz=None, *, t=None, ix, iy, iz=None, field_map=None, maps, shot_phases,
                  dtype=np.float32):
         where = "pcSENSE"
@@ -146,6 +149,7 @@ class ToeplitzNormal(LinearOperator):
     Use it for iterations: ``forge.solve_pwls_pcg_normal(N, G.H @ (w * y))``, or as the normal of G inside
     SENSE: ``forge.SENSE(forge.with_normal(G, N), maps)``."""
 
+    @recorded
     def __init__(self, kx, ky, kz=None, *, nx, ny, nz=1, weights=None, field_map=None, t=None, segments=None,
                  target_error=1e-3, interpolator="minmax", build="auto", axis_grouping="auto", dtype=np.float32):
         where = "ToeplitzNormal"
@@ -248,12 +252,14 @@ def with_normal(G, N):
                          f"{G.domain_size} -> {G.domain_size} (G.domain_size)")
     op = LinearOperator(_native_class("WithNormal", G.dtype)(G._native, N._native), G.dtype, G.ishape, G.oshape)
     op.encoding_operator, op.normal_operator = G, N
+    op._recipe = record(with_normal, (G, N), {})
     return op
 
 
 class NormalOf(LinearOperator):
     """A's normal operator A^H A as a square operator of its own (what solve_pwls_pcg_normal takes)."""
 
+    @recorded
     def __init__(self, A):
         _require_operator(A, None, "NormalOf", "A")
         self.encoding_operator = A

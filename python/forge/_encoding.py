@@ -5,7 +5,7 @@ import numpy as np
 
 from . import _arrays
 from ._arrays import real_dtype
-from ._operator import LinearOperator, _native_class, _zeros_or
+from ._operator import LinearOperator, _native_class, _zeros_or, recorded
 
 
 def image_coords(nx, ny, nz=1, dtype=np.float32):
@@ -34,6 +34,7 @@ class Gdft(LinearOperator):
     Shapes: ``oshape`` is the shape of kx (e.g. (interleaves, samples)), ``ishape`` that of ix (image_coords
     gives flat positions: pass ``ishape=(ny, nx)`` to apply the operator to (ny, nx) images)."""
 
+    @recorded
     def __init__(self, kx, ky, kz=None, *, ix, iy, iz=None, field_map=None, t=None, ishape=None,
                  dtype=np.float32):
         self._init("Gdft", kx, ky, kz, ix, iy, iz, field_map, t, dtype, ishape=ishape)
@@ -75,12 +76,16 @@ class Gdft(LinearOperator):
         """The device list of set_devices ([]: one GPU)."""
         return list(self._native.devices())
 
+    def _pickle_state(self):
+        return {"devices": self.devices}
+
 
 class GdftR2(Gdft):
     """Gdft with the sinc factor of the field map's gradients (R2* / intra-voxel dephasing), computed by
     forge from ``field_map`` on the nx x ny x nz grid (x fastest; nx*ny*nz = number of pixels).
     Arguments and units as Gdft."""
 
+    @recorded
     def __init__(self, kx, ky, kz=None, *, ix, iy, iz=None, field_map=None, t=None, nx, ny, nz=1,
                  dtype=np.float32):
         grid = _arrays.grid(nx, ny, nz, "GdftR2")
@@ -95,6 +100,7 @@ class Gnufft(LinearOperator):
     ``tolerance`` (e.g. 1e-4; float32 1e-6..1e-1, float64 1e-12..1e-1) instead picks oversampling 2 and the
     narrowest kernel whose measured relative error is within it (docs/nufft.md)."""
 
+    @recorded
     def __init__(self, kx, ky, kz=None, *, nx, ny, nz=1, oversampling=2.0, kernel_width=5, tolerance=None,
                  dtype=np.float32):
         d = real_dtype(dtype)
@@ -130,6 +136,7 @@ class Gfft(LinearOperator):
     """Centred Cartesian FFT of an nx x ny x nz image (x fastest), unnormalised: the Cartesian case of Gdft
     (k = x - nx/2 cycles/FOV), so ``G.H @ (G @ x) = nx*ny*nz * x``."""
 
+    @recorded
     def __init__(self, nx, ny, nz=1, *, dtype=np.float32):
         d = real_dtype(dtype)
         nx, ny, nz = _arrays.grid(nx, ny, nz, "Gfft")

@@ -1,6 +1,8 @@
 """LinearOperator, the base of every forge operator in Python: forward, adjoint and normal of one vector or a
 batch, on the arrays' own memory (host or GPU), through the native operator it wraps."""
 
+import functools
+
 import numpy as np
 
 from . import _arrays, _native
@@ -65,19 +67,20 @@ class LinearOperator:
     def name(self):
         return self._native.name
 
-    def forward(self, x):
+    def forward(self, x, out=None):
         """G x for an image x of shape ishape or (nbatch, *ishape) (result oshape or (nbatch, *oshape)), or
-        flat, (domain_size,) or (nbatch, domain_size) (result flat)."""
-        return self._apply(x, _FORWARD, "x")
+        flat, (domain_size,) or (nbatch, domain_size) (result flat). ``out``: an array of the result's shape,
+        dtype and place to write it into (returned)."""
+        return self._apply(x, _FORWARD, "x", out)
 
-    def adjoint(self, y):
+    def adjoint(self, y, out=None):
         """G^H y for data y of shape oshape or (nbatch, *oshape), or flat (codomain_size,) or
-        (nbatch, codomain_size); the result is shaped like the input."""
-        return self._apply(y, _ADJOINT, "y")
+        (nbatch, codomain_size); the result is shaped like the input. ``out`` as for forward."""
+        return self._apply(y, _ADJOINT, "y", out)
 
-    def normal(self, x):
-        """G^H G x (an operator may compute it faster than adjoint after forward)."""
-        return self._apply(x, _NORMAL, "x")
+    def normal(self, x, out=None):
+        """G^H G x (an operator may compute it faster than adjoint after forward); ``out`` as for forward."""
+        return self._apply(x, _NORMAL, "x", out)
 
     def __matmul__(self, x):
         if isinstance(x, LinearOperator):
@@ -134,11 +137,22 @@ class LinearOperator:
         """Uploads what the operator keeps for the GPU now rather than on its first GPU call."""
         self._native.prepare_device()
 
+    def __reduce__(self):
+        # Pickled as the constructor call that made the operator (copies of its geometry), rebuilt on loading:
+        # the C++ object holds plans and kernels that are made again rather than serialised.
+        recipe = self.__dict__.get("_recipe")
+        if recipe is None:
+            raise TypeError(f"{self!r} cannot be pickled: it was not made by a forge constructor or the algebra")
+        return (_rebuild, recipe + (self._pickle_state(),))
+
+    def _pickle_state(self):
+        return {}
+
     def __repr__(self):
         return (f"forge.{type(self).__name__}({self.name}: {self.domain_size} -> {self.codomain_size}, "
                 f"{self.dtype.name})")
 
-    def _apply(self, v, mode, arg):
+    def _apply(self, v, mode, arg, out=None):
         n_in = self.codomain_size if mode == _ADJOINT else self.domain_size
         n_out = self.codomain_size if mode == _FORWARD else self.domain_size
         what = ("codomain_size (data entries)" if mode == _ADJOINT else "domain_size (pixels)")
@@ -147,11 +161,55 @@ class LinearOperator:
         core_in = self._oshape if mode == _ADJOINT else self._ishape
         core_out = self._oshape if mode == _FORWARD else self._ishape
         vec = _arrays.Vector(v, arg, where, n_in, self.complex_dtype, what, hint=hint, core=core_in)
-        out = vec.empty(n_out, self.complex_dtype, core_out)
+        if out is None:
+            out = vec.empty(n_out, self.complex_dtype, core_out)
+        else:
+            shape = vec.lead + (tuple(core_out) if vec.shaped else (n_out,))
+            _arrays.check_out(out, vec, shape, self.complex_dtype, where)
         vec.before()
         self._native.apply(vec.array, out, vec.nbatch, mode)
         vec.after()
         return vec.result(out)
+
+
+def _snapshot(value):
+    """A constructor argument as pickling keeps it: arrays as NumPy copies (the caller may change theirs later),
+    operators as themselves (pickled by their own recipe)."""
+    if isinstance(value, (LinearOperator, str, bytes, int, float, complex, bool, type(None), np.dtype, type)):
+        return value
+    if isinstance(value, (list, tuple)):
+        return type(value)(_snapshot(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _snapshot(v) for k, v in value.items()}
+    if isinstance(value, np.generic):
+        return value
+    root = type(value).__module__.split(".")[0]
+    if isinstance(value, np.ndarray) or root in ("cupy", "torch", "jax", "jaxlib"):
+        return np.array(_arrays.to_numpy(value, "argument", "pickle"), copy=True)
+    return value
+
+
+def record(fn, args, kwargs):
+    """The recipe (fn, args, kwargs) that rebuilds an operator when it is unpickled."""
+    return (fn, _snapshot(tuple(args)), _snapshot(dict(kwargs)))
+
+
+def recorded(init):
+    """Decorates an operator class's __init__: the call is kept as the operator's pickling recipe."""
+
+    @functools.wraps(init)
+    def wrapper(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        self._recipe = record(type(self), args, kwargs)
+
+    return wrapper
+
+
+def _rebuild(fn, args, kwargs, state):
+    op = fn(*args, **kwargs)
+    if state.get("devices"):
+        op.set_devices(state["devices"])
+    return op
 
 
 def _prod(shape):

@@ -30,6 +30,8 @@ from ._operator import LinearOperator
 from ._penalties import QuadPenalty, TVPenalty
 from ._scipy import as_linear_operator
 from ._solvers import solve_pwls_pcg, solve_pwls_pcg_normal
+from ._voronoi import voronoi_density_compensation
+from . import trajectories
 
 __version__ = "0.1.0"
 
@@ -57,6 +59,7 @@ __all__ = [
     "solve_pwls_pcg",
     "solve_pwls_pcg_normal",
     "density_compensation",
+    "voronoi_density_compensation",
     "coil_maps",
     "coil_maps_from_images",
     "estimate_fieldmap",

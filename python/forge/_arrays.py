@@ -134,6 +134,42 @@ def require_finite(vec, arg, where):
         raise ValueError(f"{where}: {arg} has a NaN or Inf entry; {arg} must be finite")
 
 
+UNITS = ("cycles", "normalized", "radians")
+
+
+def k_in_cycles(k, units, n, arg, where):
+    """k-space coordinates of one axis of n pixels in forge's cycles per field of view, from ``units``:
+    'cycles' (cycles/FOV, [-n/2, n/2]), 'normalized' (cycles/pixel, [-0.5, 0.5): SigPy's and BART's k / n in
+    some tools, FINUFFT's x / 2pi) or 'radians' (radians/pixel, [-pi, pi): FINUFFT's and torchkbnufft's)."""
+    if units == "cycles":
+        return k
+    if units not in UNITS:
+        raise ValueError(f"{where}: units must be 'cycles', 'normalized' or 'radians', got {units!r}")
+    if n is None:
+        raise ValueError(f"{where}: units={units!r} needs the image grid to convert {arg} (give ishape=(ny, nx) or "
+                         f"(nz, ny, nx))")
+    factor = n if units == "normalized" else n / (2 * np.pi)
+    return (k.astype(np.float64) * factor).astype(k.dtype)
+
+
+def grid_of_shape(ishape):
+    """(nx, ny, nz) of an image shape (ny, nx) or (nz, ny, nx); None for a flat one."""
+    if len(ishape) == 2:
+        return ishape[1], ishape[0], 1
+    if len(ishape) == 3:
+        return ishape[2], ishape[1], ishape[0]
+    return None
+
+
+def k_units(kx, ky, kz, units, grid, where):
+    """kx, ky, kz in cycles/FOV from ``units`` on the (nx, ny, nz) grid (None: unknown)."""
+    if units == "cycles":
+        return kx, ky, kz
+    nx, ny, nz = grid if grid is not None else (None, None, None)
+    return (k_in_cycles(kx, units, nx, "kx", where), k_in_cycles(ky, units, ny, "ky", where),
+            k_in_cycles(kz, units, nz, "kz", where))
+
+
 def grid_shape(nx, ny, nz):
     """The C-order shape of an nx x ny x nz image: (nz, ny, nx), or (ny, nx) for nz = 1."""
     return (nz, ny, nx) if nz > 1 else (ny, nx)

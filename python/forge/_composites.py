@@ -89,7 +89,7 @@ class pcSENSE(LinearOperator):
 
     @recorded
     def __init__(self, kx, ky, kz=None, *, t=None, ix, iy, iz=None, field_map=None, maps, shot_phases,
-                 dtype=np.float32):
+                 units="cycles", dtype=np.float32):
         where = "pcSENSE"
         d = real_dtype(dtype)
         kx = _arrays.host_real(kx, "kx", where, d, ndim=2)
@@ -120,6 +120,7 @@ class pcSENSE(LinearOperator):
             raise ValueError(f"{where}: shot_phases has shape {ph_shape}, expected (n_shots, n2) = "
                              f"{(shape[0], n2)}")
         ph = ph.reshape(shape[0], n2)
+        kx, ky, kz = _arrays.k_units(kx, ky, kz, units, _arrays.grid_of_shape(ishape), where)
         native = _native_class("pcSENSE", d)(kx, ky, kz, t, ix, iy, iz, fm, m.reshape(-1), ph, m.shape[0])
         LinearOperator.__init__(self, native, d, ishape, (m.shape[0],) + tuple(shape))
 
@@ -151,7 +152,8 @@ class ToeplitzNormal(LinearOperator):
 
     @recorded
     def __init__(self, kx, ky, kz=None, *, nx, ny, nz=1, weights=None, field_map=None, t=None, segments=None,
-                 target_error=1e-3, interpolator="minmax", build="auto", axis_grouping="auto", dtype=np.float32):
+                 target_error=1e-3, interpolator="minmax", build="auto", axis_grouping="auto", units="cycles",
+                 dtype=np.float32):
         where = "ToeplitzNormal"
         d = real_dtype(dtype)
         nx, ny, nz = _arrays.grid(nx, ny, nz, where)
@@ -160,6 +162,7 @@ class ToeplitzNormal(LinearOperator):
         n2 = nx * ny * nz
         ky = _arrays.host_real(ky, "ky", where, d, n1, "the length of kx", ndim=None)
         kz = _arrays.host_real(_zeros_or(kz, n1, d), "kz", where, d, n1, "the length of kx", ndim=None)
+        kx, ky, kz = _arrays.k_units(kx, ky, kz, units, (nx, ny, nz), where)
         w = _arrays.host_real(np.ones(n1, d) if weights is None else weights, "weights", where, d, n1,
                               "the length of kx", ndim=None)
         if build not in ("auto", "host"):

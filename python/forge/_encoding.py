@@ -31,15 +31,18 @@ class Gdft(LinearOperator):
     field_map: rad/s per pixel (default zeros); t: sample times in seconds (default zeros);
     dtype: numpy.float32 (GPU path on CUDA builds) or numpy.float64.
 
+    units: of kx, ky, kz: 'cycles' (cycles/FOV, the default), 'normalized' (cycles/pixel, [-0.5, 0.5)) or
+    'radians' (radians/pixel, [-pi, pi)); the last two need the image grid (ishape).
+
     Shapes: ``oshape`` is the shape of kx (e.g. (interleaves, samples)), ``ishape`` that of ix (image_coords
     gives flat positions: pass ``ishape=(ny, nx)`` to apply the operator to (ny, nx) images)."""
 
     @recorded
     def __init__(self, kx, ky, kz=None, *, ix, iy, iz=None, field_map=None, t=None, ishape=None,
-                 dtype=np.float32):
-        self._init("Gdft", kx, ky, kz, ix, iy, iz, field_map, t, dtype, ishape=ishape)
+                 units="cycles", dtype=np.float32):
+        self._init("Gdft", kx, ky, kz, ix, iy, iz, field_map, t, dtype, ishape=ishape, units=units)
 
-    def _init(self, base, kx, ky, kz, ix, iy, iz, field_map, t, dtype, extra=(), ishape=None):
+    def _init(self, base, kx, ky, kz, ix, iy, iz, field_map, t, dtype, extra=(), ishape=None, units="cycles"):
         where = base
         d = real_dtype(dtype)
         kx, oshape = _arrays.shaped_real(kx, "kx", where, d)
@@ -51,9 +54,11 @@ class Gdft(LinearOperator):
         iy = _arrays.host_real(iy, "iy", where, d, n2, "the length of ix", ndim=None)
         iz = _arrays.host_real(_zeros_or(iz, n2, d), "iz", where, d, n2, "the length of ix", ndim=None)
         fm = _arrays.host_real(_zeros_or(field_map, n2, d), "field_map", where, d, n2, "the length of ix", ndim=None)
-        native = _native_class(base, d)(kx, ky, kz, ix, iy, iz, fm, t, *extra)
         if ishape is None:
             ishape = ix_shape
+        grid = _arrays.grid_of_shape(_arrays.shape_tuple(ishape, "ishape", where))
+        kx, ky, kz = _arrays.k_units(kx, ky, kz, units, grid, where)
+        native = _native_class(base, d)(kx, ky, kz, ix, iy, iz, fm, t, *extra)
         LinearOperator.__init__(self, native, d, ishape, oshape)
 
     @property
@@ -87,9 +92,10 @@ class GdftR2(Gdft):
 
     @recorded
     def __init__(self, kx, ky, kz=None, *, ix, iy, iz=None, field_map=None, t=None, nx, ny, nz=1,
-                 dtype=np.float32):
+                 units="cycles", dtype=np.float32):
         grid = _arrays.grid(nx, ny, nz, "GdftR2")
-        self._init("GdftR2", kx, ky, kz, ix, iy, iz, field_map, t, dtype, grid, ishape=_arrays.grid_shape(*grid))
+        self._init("GdftR2", kx, ky, kz, ix, iy, iz, field_map, t, dtype, grid, ishape=_arrays.grid_shape(*grid),
+                   units=units)
 
 
 class Gnufft(LinearOperator):
@@ -98,11 +104,12 @@ class Gnufft(LinearOperator):
     is periodic: +N/2 and -N/2 are the same sample);
     ``oversampling`` is the grid factor (>= 1.25), ``kernel_width`` the kernel width in grid cells;
     ``tolerance`` (e.g. 1e-4; float32 1e-6..1e-1, float64 1e-12..1e-1) instead picks oversampling 2 and the
-    narrowest kernel whose measured relative error is within it (docs/nufft.md)."""
+    narrowest kernel whose measured relative error is within it (docs/nufft.md). ``units``: 'cycles'
+    (default), 'normalized' (cycles/pixel, [-0.5, 0.5)) or 'radians' ([-pi, pi), FINUFFT's convention)."""
 
     @recorded
     def __init__(self, kx, ky, kz=None, *, nx, ny, nz=1, oversampling=2.0, kernel_width=5, tolerance=None,
-                 dtype=np.float32):
+                 units="cycles", dtype=np.float32):
         d = real_dtype(dtype)
         nx, ny, nz = _arrays.grid(nx, ny, nz, "Gnufft")
         kernel_width = _arrays.count(kernel_width, "kernel_width", "Gnufft")
@@ -110,6 +117,7 @@ class Gnufft(LinearOperator):
         n1 = kx.size
         ky = _arrays.host_real(ky, "ky", "Gnufft", d, n1, "the length of kx", ndim=None)
         kz = _arrays.host_real(_zeros_or(kz, n1, d), "kz", "Gnufft", d, n1, "the length of kx", ndim=None)
+        kx, ky, kz = _arrays.k_units(kx, ky, kz, units, (nx, ny, nz), "Gnufft")
         tol = 0.0 if tolerance is None else float(tolerance)
         if tolerance is not None and not tol > 0:
             raise ValueError(f"Gnufft: tolerance must be a positive relative error, got {tolerance!r}")
@@ -144,7 +152,7 @@ class Gfft(LinearOperator):
         LinearOperator.__init__(self, _native_class("Gfft", d)(nx, ny, nz), d, shape, shape)
 
 
-def density_compensation(kx, ky, kz=None, *, nx, ny, nz=1, iterations=20, dtype=np.float32):
+def density_compensation(kx, ky, kz=None, *, nx, ny, nz=1, iterations=20, units="cycles", dtype=np.float32):
     """Pipe-Menon density compensation weights for a trajectory (cycles/FOV, each axis in [-N/2, N/2]) on an
     nx x ny x nz grid: a NumPy array of n1 real weights, normalised so that G^H diag(w) G ~ I for a fully
     sampled field of view; a gridding reconstruction is then ``G.H @ (w * y)``."""
@@ -156,6 +164,7 @@ def density_compensation(kx, ky, kz=None, *, nx, ny, nz=1, iterations=20, dtype=
     n1 = kx.size
     ky = _arrays.host_real(ky, "ky", where, d, n1, "the length of kx", ndim=None)
     kz = _arrays.host_real(_zeros_or(kz, n1, d), "kz", where, d, n1, "the length of kx", ndim=None)
+    kx, ky, kz = _arrays.k_units(kx, ky, kz, units, (nx, ny, nz), where)
     out = np.empty(n1, d)
     _native_class("density_compensation", d)(nx, ny, nz, kx, ky, kz, iterations, out)
     return out.reshape(shape)

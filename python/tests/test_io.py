@@ -44,3 +44,24 @@ def test_cfl_errors(tmp_path):
         io.read_cfl(tmp_path / "nohdr")
     with pytest.raises(TypeError, match="must be numbers"):
         io.write_cfl(tmp_path / "s", np.array(["a"]))
+
+
+def test_bart_reads_and_writes_the_same_arrays(tmp_path, rng):
+    import shutil
+    import subprocess
+
+    bart = shutil.which("bart")
+    if bart is None:
+        pytest.skip("BART is not installed")
+    a = crandn(rng, 5, 3, 2, dtype=np.complex64)
+    io.write_cfl(tmp_path / "a", a)
+    run = lambda *args: subprocess.run([bart, *map(str, args)], check=True, capture_output=True, cwd=tmp_path)
+    run("transpose", 0, 1, "a", "t")  # swaps BART's dimensions 0 (x) and 1 (y)
+    assert np.array_equal(io.read_cfl(tmp_path / "t"), a.transpose(1, 0, 2))
+    run("scale", 2, "a", "s")
+    assert np.array_equal(io.read_cfl(tmp_path / "s"), 2 * a)
+    run("ones", 3, 4, 1, 2, "o")
+    assert io.read_cfl(tmp_path / "o").shape == (4, 1, 2) and io.read_cfl(tmp_path / "o", reverse=True).shape == (2, 1, 4)
+    b = io.read_cfl(tmp_path / "a")
+    run("copy", "a", "c")
+    assert (tmp_path / "c.cfl").read_bytes() == (tmp_path / "a.cfl").read_bytes() and np.array_equal(b, a)

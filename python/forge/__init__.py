@@ -31,7 +31,7 @@ from ._penalties import QuadPenalty, TVPenalty
 from ._scipy import as_linear_operator
 from ._solvers import solve_pwls_pcg, solve_pwls_pcg_normal
 from ._voronoi import voronoi_density_compensation
-from . import trajectories
+from . import io, trajectories
 
 __version__ = "0.1.0"
 

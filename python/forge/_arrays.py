@@ -216,7 +216,8 @@ class Vector:
             raise ValueError(f"{where}: {arg} requires gradients, which forge's applies do not compute; use "
                              f"forge.torch.apply(op, {arg}) (autograd through the operator, backward by its adjoint) "
                              f"or pass {arg}.detach()")
-        d = _dtype_name(lib, x)
+        # NumPy, the common case, skips the generic helpers: this runs on every apply.
+        d = x.dtype.name if lib == "numpy" else _dtype_name(lib, x)
         if d != dtype.name:
             fix = f".to(torch.{dtype.name})" if lib == "torch" else f".astype(numpy.{dtype.name})"
             msg = f"{where}: {arg} has dtype {d}, expected {dtype.name}; convert it with {fix}"
@@ -224,8 +225,8 @@ class Vector:
             if other and dtype.kind == "c":
                 msg += f" or build the operator with dtype=numpy.{other}"
             raise TypeError(msg)
-        shape = tuple(int(s) for s in x.shape)
-        core = (n,) if core is None else tuple(core)
+        shape = x.shape if lib == "numpy" else tuple(int(s) for s in x.shape)
+        core = (n,) if core is None else core
         k = len(core)
         # A vector in the operator's own shape of several axes (an image (ny, nx), coil data (coils, samples))
         # is shaped, behind any number of batch axes; a 1-D vector (and a legacy (nbatch, n) batch) is flat.
@@ -244,12 +245,12 @@ class Vector:
                 expect = f"{_fmt_shape(core)}{batch}{flat}"
             raise ValueError(f"{where}: {arg} has shape {shape}, expected {expect} with {n} = {size_name}"
                              + (f"; {hint}" if hint else ""))
-        if not _is_c_contiguous(lib, x):
+        if not (x.flags.c_contiguous if lib == "numpy" else _is_c_contiguous(lib, x)):
             fix = "x.contiguous()" if lib == "torch" else f"{lib}.ascontiguousarray(x)"
             order = " (it is in Fortran order)" if _is_f_contiguous(lib, x) and len(shape) > 1 else ""
             raise ValueError(f"{where}: {arg} is not C-contiguous{order}; pass {fix} (forge reads arrays in C "
                              f"order, the last axis fastest, and never reinterprets another order)")
-        self.cuda = _on_cuda(lib, x)
+        self.cuda = lib != "numpy" and _on_cuda(lib, x)
         if self.cuda and lib in ("cupy", "torch"):
             _require_current_device(lib, x, arg, where)
         if lib == "jax":

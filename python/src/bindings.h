@@ -137,5 +137,6 @@ void bind_algebra(nb::module_& m);     // Chain, Batched, StackedDiagonal, Adjoi
 void bind_penalties(nb::module_& m);   // Penalty, QuadPenalty, TVPenalty
 void bind_solvers(nb::module_& m);     // solve_pwls_pcg, solve_pwls_pcg_normal
 void bind_maps(nb::module_& m);        // coil and field maps, coil preprocessing
+void bind_io(nb::module_& m);          // MRD files (only when Forge::IO is built: FORGE_PYTHON_HAS_IO)
 
 }  // namespace forge_python

@@ -65,3 +65,43 @@ def test_bart_reads_and_writes_the_same_arrays(tmp_path, rng):
     b = io.read_cfl(tmp_path / "a")
     run("copy", "a", "c")
     assert (tmp_path / "c.cfl").read_bytes() == (tmp_path / "a.cfl").read_bytes() and np.array_equal(b, a)
+
+
+def mrd_or_skip():
+    import forge
+
+    if not forge._native.has_mrd():
+        pytest.skip("forge was built without Forge::IO")
+
+
+def test_mrd_round_trip_and_the_file_as_h5py_reads_it(tmp_path, rng):
+    mrd_or_skip()
+    h5py = pytest.importorskip("h5py")
+    n_acq, nc, ns = 5, 3, 40
+    data = crandn(rng, n_acq, nc, ns, dtype=np.complex64)
+    traj = rng.uniform(-16, 16, (n_acq, ns, 2)).astype(np.float32)
+    header = {"encoded_matrix": [32, 32, 1], "encoded_fov_mm": [240.0, 240.0, 5.0], "recon_matrix": [32, 32, 1],
+              "recon_fov_mm": [240.0, 240.0, 5.0], "trajectory": "spiral", "echo_times_ms": [2.5],
+              "receiver_channels": nc}
+    io.write_mrd(tmp_path / "s.h5", header, data=data, traj=traj, e1=np.arange(n_acq), dwell_us=2.0,
+                 slice_dir=[0.0, 0.0, 1.0])
+    m = io.read_mrd(tmp_path / "s.h5")
+    assert len(m.acquisitions) == n_acq and not m.noise
+    assert m.data.tobytes() == data.tobytes() and m.traj.tobytes() == traj.tobytes()
+    assert np.array_equal(m.field("e1"), np.arange(n_acq)) and np.all(m.field("dwell_us") == 2.0)
+    h = m.header
+    assert h["encoded_matrix"] == [32, 32, 1] and h["trajectory"] == "spiral" and h["receiver_channels"] == nc
+    assert h["echo_times_ms"] == [2.5] and h["te_ms"] == 2.5
+    # The same file through h5py: ISMRMRD's compound, data as float pairs with samples fastest, then channels.
+    with h5py.File(tmp_path / "s.h5", "r") as f:
+        rec = f["dataset/data"]
+        assert rec.shape == (n_acq,)
+        assert np.array_equal(np.asarray(rec[3]["data"], np.float32), data[3].view(np.float32).reshape(-1))
+        assert np.array_equal(np.asarray(rec[3]["traj"], np.float32), traj[3].reshape(-1))
+        assert rec[3]["head"]["idx"]["kspace_encode_step_1"] == 3
+    # What read_mrd gives writes back to an equal file.
+    io.write_mrd(tmp_path / "t.h5", m.header, m.acquisitions)
+    m2 = io.read_mrd(tmp_path / "t.h5")
+    assert m2.data.tobytes() == data.tobytes() and m2.header == m.header
+    with pytest.raises(ValueError, match="not both"):
+        io.write_mrd(tmp_path / "u.h5", header, m.acquisitions, data=data)

@@ -144,3 +144,41 @@ def test_python_operator_normal_and_errors(ops, rng):
         forge.solve_pwls_pcg(forge.SENSE(failing, np.ones((2, 6, 6))), crandn(rng, 2, 40), niter=3)
     with pytest.raises(TypeError, match="PythonOperator: forward must be callable"):
         forge.PythonOperator(3, boom, ishape=(2,), oshape=(2,))
+
+
+def test_python_operator_device_views_reach_user_code_as_tensors(rng):
+    # The device branch of PythonOperator's dispatch with host memory: forge hands DLPack producers (not NumPy
+    # arrays) for device buffers, and the functions see arrays of the caller's library (here torch).
+    torch = pytest.importorskip("torch")
+    from forge import _algebra, _arrays
+
+    class View:
+        def __init__(self, a):
+            self.a = a
+
+        def __dlpack__(self, **kw):
+            return self.a.__dlpack__(**kw)
+
+        def __dlpack_device__(self):
+            return self.a.__dlpack_device__()
+
+    M = crandn(rng, 6, 6)
+    seen = []
+
+    def fwd(x):
+        seen.append(type(x))
+        r = torch.from_numpy(M) @ x.reshape(-1)
+        x[...] = 0  # a copy: the caller's input must stay as it was
+        return r
+
+    call = _algebra._python_apply("P", (fwd, fwd, None), (2, 3), (6,), np.complex128, False)
+    _arrays.device_library.name = "torch"
+    try:
+        x = crandn(rng, 2, 6)
+        keep = x.copy()
+        out = np.zeros(12, complex)
+        call(View(x.reshape(-1)), View(out), 2, 0)
+    finally:
+        _arrays.device_library.name = None
+    assert seen == [torch.Tensor, torch.Tensor] and np.array_equal(x, keep)
+    assert rel_err(out.reshape(2, 6), (M @ x.T).T) < 1e-14

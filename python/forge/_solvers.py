@@ -93,6 +93,10 @@ def _check_solver_arguments(penalty, callback, G, where):
     if penalty.n_pixels != G.domain_size:
         raise ValueError(f"{where}: penalty covers {penalty.n_pixels} pixels, the operator's domain_size is "
                          f"{G.domain_size}")
+    if len(G.ishape) > 1 and len(penalty.ishape) > 1 and tuple(penalty.ishape) != tuple(G.ishape):
+        # Same number of pixels on another grid (nx and ny swapped): the differences would run across rows.
+        raise ValueError(f"{where}: penalty is on a {penalty.ishape} grid (nz, ny, nx order), the operator's image is "
+                         f"{G.ishape}; build the penalty with the operator's nx, ny, nz")
     if callback is not None and not callable(callback):
         raise TypeError(f"{where}: callback must be callable")
     return penalty

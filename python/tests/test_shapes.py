@@ -141,3 +141,12 @@ def test_solver_returns_the_image_shape(rng):
     N = forge.NormalOf(S)
     xn = forge.solve_pwls_pcg_normal(N, S.H @ y, penalty=R, niter=5)
     assert xn.shape == (n, n)
+
+
+def test_a_penalty_on_another_grid_is_refused(rng):
+    G = forge.Gnufft(*rng.uniform(-4, 4, (2, 2, 30)), nx=8, ny=16, dtype=np.float64)
+    y = crandn(rng, *G.oshape)
+    with pytest.raises(ValueError, match=r"penalty is on a \(8, 16\) grid.*the operator's image is \(16, 8\)"):
+        forge.solve_pwls_pcg(G, y, penalty=forge.QuadPenalty(16, 8, beta=1.0, dtype=np.float64))
+    x = forge.solve_pwls_pcg(G, y, penalty=forge.QuadPenalty(8, 16, beta=1.0, dtype=np.float64), niter=2)
+    assert x.shape == (16, 8)

@@ -23,6 +23,7 @@ def test_backward_on_device_equals_host(torch, rng):
     kx, ky = rng.uniform(-6, 6, (2, 3, 200))
     ops = [G, forge.Gnufft(kx, ky, nx=12, ny=12), forge.SENSE(G, crandn(rng, 3, G.domain_size, dtype=np.complex64))]
     for A in ops:
+        A.prepare_device()
         x0 = crandn(rng, *A.ishape, dtype=np.complex64)
         w = crandn(rng, *A.oshape, dtype=np.complex64)
         grads = []

@@ -93,7 +93,9 @@ def _check_solver_arguments(penalty, callback, G, where):
     if penalty.n_pixels != G.domain_size:
         raise ValueError(f"{where}: penalty covers {penalty.n_pixels} pixels, the operator's domain_size is "
                          f"{G.domain_size}")
-    if len(G.ishape) > 1 and len(penalty.ishape) > 1 and tuple(penalty.ishape) != tuple(G.ishape):
+    squeeze = lambda shape: tuple(s for s in shape if s > 1)
+    grid, image = squeeze(penalty.ishape), squeeze(G.ishape)
+    if len(grid) > 1 and len(image) > 1 and grid != image:
         # Same number of pixels on another grid (nx and ny swapped): the differences would run across rows.
         raise ValueError(f"{where}: penalty is on a {penalty.ishape} grid (nz, ny, nx order), the operator's image is "
                          f"{G.ishape}; build the penalty with the operator's nx, ny, nz")

@@ -74,17 +74,20 @@ def mrd_or_skip():
         pytest.skip("forge was built without Forge::IO")
 
 
-def test_mrd_round_trip_and_the_file_as_h5py_reads_it(tmp_path, rng):
-    mrd_or_skip()
-    h5py = pytest.importorskip("h5py")
-    n_acq, nc, ns = 5, 3, 40
+def write_test_mrd(path, rng, n_acq=5, nc=3, ns=40):
     data = crandn(rng, n_acq, nc, ns, dtype=np.complex64)
     traj = rng.uniform(-16, 16, (n_acq, ns, 2)).astype(np.float32)
     header = {"encoded_matrix": [32, 32, 1], "encoded_fov_mm": [240.0, 240.0, 5.0], "recon_matrix": [32, 32, 1],
               "recon_fov_mm": [240.0, 240.0, 5.0], "trajectory": "spiral", "echo_times_ms": [2.5],
               "receiver_channels": nc}
-    io.write_mrd(tmp_path / "s.h5", header, data=data, traj=traj, e1=np.arange(n_acq), dwell_us=2.0,
-                 slice_dir=[0.0, 0.0, 1.0])
+    io.write_mrd(path, header, data=data, traj=traj, e1=np.arange(n_acq), dwell_us=2.0, slice_dir=[0.0, 0.0, 1.0])
+    return data, traj
+
+
+def test_mrd_round_trip(tmp_path, rng):
+    mrd_or_skip()
+    data, traj = write_test_mrd(tmp_path / "s.h5", rng)
+    n_acq, nc = data.shape[:2]
     m = io.read_mrd(tmp_path / "s.h5")
     assert len(m.acquisitions) == n_acq and not m.noise
     assert m.data.tobytes() == data.tobytes() and m.traj.tobytes() == traj.tobytes()
@@ -92,16 +95,24 @@ def test_mrd_round_trip_and_the_file_as_h5py_reads_it(tmp_path, rng):
     h = m.header
     assert h["encoded_matrix"] == [32, 32, 1] and h["trajectory"] == "spiral" and h["receiver_channels"] == nc
     assert h["echo_times_ms"] == [2.5] and h["te_ms"] == 2.5
-    # The same file through h5py: ISMRMRD's compound, data as float pairs with samples fastest, then channels.
-    with h5py.File(tmp_path / "s.h5", "r") as f:
-        rec = f["dataset/data"]
-        assert rec.shape == (n_acq,)
-        assert np.array_equal(np.asarray(rec[3]["data"], np.float32), data[3].view(np.float32).reshape(-1))
-        assert np.array_equal(np.asarray(rec[3]["traj"], np.float32), traj[3].reshape(-1))
-        assert rec[3]["head"]["idx"]["kspace_encode_step_1"] == 3
     # What read_mrd gives writes back to an equal file.
     io.write_mrd(tmp_path / "t.h5", m.header, m.acquisitions)
     m2 = io.read_mrd(tmp_path / "t.h5")
     assert m2.data.tobytes() == data.tobytes() and m2.header == m.header
     with pytest.raises(ValueError, match="not both"):
-        io.write_mrd(tmp_path / "u.h5", header, m.acquisitions, data=data)
+        io.write_mrd(tmp_path / "u.h5", h, m.acquisitions, data=data)
+    with pytest.raises(TypeError, match="unknown acquisition field 'e3'"):
+        io.write_mrd(tmp_path / "u.h5", h, data=data, e3=1)
+
+
+def test_mrd_file_as_h5py_reads_it(tmp_path, rng):
+    mrd_or_skip()
+    h5py = pytest.importorskip("h5py")
+    data, traj = write_test_mrd(tmp_path / "s.h5", rng)
+    # ISMRMRD's compound: data as float pairs with samples fastest, then channels; the trajectory likewise.
+    with h5py.File(tmp_path / "s.h5", "r") as f:
+        rec = f["dataset/data"]
+        assert rec.shape == (data.shape[0],)
+        assert np.array_equal(np.asarray(rec[3]["data"], np.float32), data[3].view(np.float32).reshape(-1))
+        assert np.array_equal(np.asarray(rec[3]["traj"], np.float32), traj[3].reshape(-1))
+        assert rec[3]["head"]["idx"]["kspace_encode_step_1"] == 3

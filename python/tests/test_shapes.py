@@ -121,7 +121,8 @@ def test_sense_takes_shaped_maps(rng):
         assert rel_err(y[c], G @ (maps[c] * img)) < 1e-14
     assert rel_err(y.reshape(-1), Sflat @ img.reshape(-1)) == 0
     assert (S.H @ y).shape == (n, n)
-    with pytest.raises(ValueError, match=r"SENSE: maps has shape \(3, 7, 8\), expected \(n_coils, 64\).*\(n_coils, 8, 8\)"):
+    msg = r"SENSE: maps has shape \(3, 7, 8\), expected \(n_coils, 64\).*\(n_coils, 8, 8\)"
+    with pytest.raises(ValueError, match=msg):
         forge.SENSE(G, maps[:, :7])
     Ts = forge.TimeSegmentation(G, rng.uniform(-50, 50, (n, n)), np.linspace(0, 1e-3, 60).reshape(2, 30), 3)
     assert Ts.ishape == (n, n) and Ts.oshape == (2, 30)

@@ -70,6 +70,7 @@ def test_signatures_match(name):
         else:
             fn = attr.__func__ if isinstance(attr, staticmethod) else attr
             assert params(item) == runtime_params(fn), f"{name}.{item.name}"
-    public = {m for m, v in vars(obj).items() if not m.startswith("_") and (callable(v) or isinstance(v, (property, staticmethod)))}
+    public = {m for m, v in vars(obj).items()
+              if not m.startswith("_") and (callable(v) or isinstance(v, (property, staticmethod)))}
     declared = {i.name for i in node.body if isinstance(i, ast.FunctionDef)}
     assert public <= declared, f"{name}: the stub lacks {sorted(public - declared)}"

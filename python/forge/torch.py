@@ -24,7 +24,8 @@ class OperatorFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, op, mode):
         ctx.op, ctx.mode, ctx.shape = op, mode, x.shape
-        return op._apply(x.detach(), mode, _NAMES[mode])
+        # contiguous(): a view inside a network (a transpose, a slice) is copied in its logical order.
+        return op._apply(x.detach().contiguous(), mode, _NAMES[mode])
 
     @staticmethod
     def backward(ctx, grad):

@@ -40,6 +40,15 @@ def test_gradcheck(rng, name):
     assert rel_err(out.detach().numpy(), A @ x.detach().numpy()) == 0
 
 
+def test_views_go_in_by_their_values(rng):
+    A = operators(rng)["Gnufft"]
+    big = tensor(rng, A.ishape[1], A.ishape[0])  # its transpose has A's ishape but is not contiguous
+    out = ftorch.forward(A, big.t())
+    assert rel_err(out.detach().numpy(), A @ np.ascontiguousarray(big.detach().numpy().T)) == 0
+    out.abs().sum().backward()
+    assert big.grad is not None and big.grad.shape == big.shape
+
+
 def test_requires_grad_is_refused_by_plain_applies(rng):
     A = operators(rng)["Gdft"]
     x = tensor(rng, *A.ishape)

@@ -151,3 +151,14 @@ def test_a_penalty_on_another_grid_is_refused(rng):
         forge.solve_pwls_pcg(G, y, penalty=forge.QuadPenalty(16, 8, beta=1.0, dtype=np.float64))
     x = forge.solve_pwls_pcg(G, y, penalty=forge.QuadPenalty(8, 16, beta=1.0, dtype=np.float64), niter=2)
     assert x.shape == (16, 8)
+
+
+def test_coil_maps_take_shaped_data_and_units(rng):
+    n, nc = 16, 3
+    kx, ky = forge.trajectories.radial(n, 24)  # (24, 32)
+    S = forge.SENSE(forge.Gnufft(kx, ky, nx=n, ny=n), crandn(rng, nc, n, n, dtype=np.complex64))
+    yy, xx = np.mgrid[-1:1:n * 1j, -1:1:n * 1j]
+    y = S @ (xx**2 + yy**2 < 0.6).astype(np.complex64)
+    flat = forge.coil_maps(y.reshape(nc, -1), kx.reshape(-1), ky.reshape(-1), nx=n, ny=n, calibration=8)
+    shaped = forge.coil_maps(y, kx / n, ky / n, nx=n, ny=n, calibration=8, units="normalized")
+    assert shaped.shape == (nc, n * n) and rel_err(shaped, flat) < 1e-6

@@ -8,17 +8,18 @@ FORGE_DEB_PACKAGES=(build-essential cmake pkg-config libarmadillo-dev libopenbla
                     python3-nibabel
                     python3-h5py python3-dev python3-venv libopenmpi-dev openmpi-bin)
 
-# forge_python_env DIR: a virtual environment of python3 at DIR with nanobind (builds the extension), NumPy
-# and pytest (run python/tests), installed from PyPI when missing. Prints nothing else on success.
+# forge_python_env DIR: a virtual environment of python3 at DIR with nanobind (builds the extension), NumPy,
+# pytest and SciPy (run python/tests; SciPy for forge.as_linear_operator's tests), installed from PyPI when
+# missing. Prints nothing else on success.
 forge_python_env() {
     local venv=$1
     if [ ! -x "$venv/bin/python" ]; then
         echo "== python: virtual environment $venv ($(python3 --version 2>&1))"
         python3 -m venv "$venv" || { echo "error: python3 -m venv failed (Debian: apt-get install python3-venv)" >&2; return 1; }
     fi
-    if ! "$venv/bin/python" -c "import nanobind, numpy, pytest" 2>/dev/null; then
-        echo "== python: pip install nanobind numpy pytest"
-        "$venv/bin/python" -m pip install -q --disable-pip-version-check nanobind numpy pytest
+    if ! "$venv/bin/python" -c "import nanobind, numpy, pytest, scipy" 2>/dev/null; then
+        echo "== python: pip install nanobind numpy pytest scipy"
+        "$venv/bin/python" -m pip install -q --disable-pip-version-check nanobind numpy pytest scipy
     fi
 }
 

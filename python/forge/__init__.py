@@ -1,23 +1,27 @@
 """forge: iterative MRI reconstruction (field-corrected non-Cartesian SENSE) from Python.
 
-Operators map an image (``domain_size`` pixels, flattened with x fastest, i.e. the C order of an
-``(nz, ny, nx)`` array) to k-space data (``codomain_size`` samples)::
+Operators map an image (``ishape``: ``(ny, nx)`` or ``(nz, ny, nx)`` in C order, x fastest) to k-space data
+(``oshape``: the trajectory's shape, e.g. ``(interleaves, samples)``; SENSE adds a leading coil axis)::
 
     y = G @ x          # forward, also G.forward(x)
-    x = G.H @ y        # adjoint, also G.adjoint(y)
-    z = G.normal(x)    # G^H G x
+    x = G.H @ y        # adjoint, also G.adjoint(y); G.H is an operator of its own
+    z = G.N @ x        # G^H G x (the fast normal where there is one), also G.normal(x)
+    A = S @ D + 2 * G  # operator algebra over forge's C++ composites
 
-A vector is a 1-D array of the size, or a batch of shape ``(nbatch, size)``. Arrays are NumPy, CuPy,
-PyTorch or (host) JAX arrays of complex64 (operators built with ``dtype=numpy.float32``, the default)
-or complex128 (``dtype=numpy.float64``); they come in without copies (DLPack) and results are arrays of
-the same library: host arrays run on the CPU (OpenMP), CuPy arrays and CUDA tensors on the GPU, where
-the results stay. Units (docs/conventions.md): k-space in cycles per field of view (an N-point axis
-spans [-N/2, N/2], +N/2 being the same sample as -N/2), pixel positions in FOV units (``(x - N/2) / N``),
-field maps in rad/s, sample times in seconds, shot phases in radians.
+Arrays in the operator's shapes may carry leading batch axes; a 1-D array of the full size (or a
+``(nbatch, size)`` batch) is taken flat and gives flat results. Arrays are NumPy, CuPy, PyTorch or (host) JAX
+arrays of complex64 (operators built with ``dtype=numpy.float32``, the default) or complex128
+(``dtype=numpy.float64``); they come in without copies (DLPack) and results are arrays of the same library: host
+arrays run on the CPU (OpenMP), CuPy arrays and CUDA tensors on the GPU, where the results stay. Units
+(docs/conventions.md): k-space in cycles per field of view by default (an N-point axis spans [-N/2, N/2], +N/2
+being the same sample as -N/2; ``units='normalized'`` or ``'radians'`` on the constructors), pixel positions in
+FOV units (``(x - N/2) / N``), field maps in rad/s, sample times in seconds, shot phases in radians. Submodules:
+forge.trajectories, forge.io (BART and MRD files), forge.torch (autograd; import it explicitly).
 """
 
 # One subject per module, all re-exported here: forge.Gdft, forge.solve_pwls_pcg, ... are the API.
 from . import _arrays, _native
+from ._algebra import PythonOperator, batched, diagonal, hstack, identity, vstack
 from ._arrays import real_dtype
 from ._composites import NormalOf, SENSE, TimeSegmentation, ToeplitzNormal, pcSENSE, with_normal
 from ._device import (CudaError, ResidencyError, built_with_cuda, cuda_available, device_name,
@@ -27,12 +31,22 @@ from ._maps import (coil_compression_matrix, coil_maps, coil_maps_from_images, e
                     noise_covariance, phase_difference_fieldmap, whitening_matrix)
 from ._operator import LinearOperator
 from ._penalties import QuadPenalty, TVPenalty
+from ._scipy import as_linear_operator
 from ._solvers import solve_pwls_pcg, solve_pwls_pcg_normal
+from ._voronoi import voronoi_density_compensation
+from . import io, trajectories
 
 __version__ = "0.1.0"
 
 __all__ = [
     "LinearOperator",
+    "as_linear_operator",
+    "PythonOperator",
+    "batched",
+    "diagonal",
+    "hstack",
+    "identity",
+    "vstack",
     "Gdft",
     "GdftR2",
     "Gnufft",
@@ -48,6 +62,7 @@ __all__ = [
     "solve_pwls_pcg",
     "solve_pwls_pcg_normal",
     "density_compensation",
+    "voronoi_density_compensation",
     "coil_maps",
     "coil_maps_from_images",
     "estimate_fieldmap",

@@ -10,6 +10,7 @@ before and after the call so that the ordering still holds.
 
 import math
 import operator
+import threading
 
 import numpy as np
 
@@ -59,6 +60,12 @@ def _is_c_contiguous(lib, x):
     if lib == "jax":
         return True
     return bool(x.flags.c_contiguous)
+
+
+def _is_f_contiguous(lib, x):
+    if lib == "torch" or lib == "jax":
+        return False
+    return bool(x.flags.f_contiguous)
 
 
 def _on_cuda(lib, x):
@@ -127,19 +134,90 @@ def require_finite(vec, arg, where):
         raise ValueError(f"{where}: {arg} has a NaN or Inf entry; {arg} must be finite")
 
 
+UNITS = ("cycles", "normalized", "radians")
+
+
+def k_in_cycles(k, units, n, arg, where):
+    """k-space coordinates of one axis of n pixels in forge's cycles per field of view, from ``units``:
+    'cycles' (cycles/FOV, [-n/2, n/2]), 'normalized' (cycles/pixel, [-0.5, 0.5): SigPy's and BART's k / n in
+    some tools, FINUFFT's x / 2pi) or 'radians' (radians/pixel, [-pi, pi): FINUFFT's and torchkbnufft's)."""
+    if units == "cycles":
+        return k
+    if units not in UNITS:
+        raise ValueError(f"{where}: units must be 'cycles', 'normalized' or 'radians', got {units!r}")
+    if n is None:
+        raise ValueError(f"{where}: units={units!r} needs the image grid to convert {arg} (give ishape=(ny, nx) or "
+                         f"(nz, ny, nx))")
+    factor = n if units == "normalized" else n / (2 * np.pi)
+    return (k.astype(np.float64) * factor).astype(k.dtype)
+
+
+def grid_of_shape(ishape):
+    """(nx, ny, nz) of an image shape (ny, nx) or (nz, ny, nx); None for a flat one."""
+    if len(ishape) == 2:
+        return ishape[1], ishape[0], 1
+    if len(ishape) == 3:
+        return ishape[2], ishape[1], ishape[0]
+    return None
+
+
+def k_units(kx, ky, kz, units, grid, where):
+    """kx, ky, kz in cycles/FOV from ``units`` on the (nx, ny, nz) grid (None: unknown)."""
+    if units == "cycles":
+        return kx, ky, kz
+    nx, ny, nz = grid if grid is not None else (None, None, None)
+    return (k_in_cycles(kx, units, nx, "kx", where), k_in_cycles(ky, units, ny, "ky", where),
+            k_in_cycles(kz, units, nz, "kz", where))
+
+
+def grid_shape(nx, ny, nz):
+    """The C-order shape of an nx x ny x nz image: (nz, ny, nx), or (ny, nx) for nz = 1."""
+    return (nz, ny, nx) if nz > 1 else (ny, nx)
+
+
+# The library of the CUDA arrays this thread last handed to forge (read by PythonOperator, whose device views
+# reach user code as arrays of that library).
+device_library = threading.local()
+
 IMAGE_LAYOUT_HINT = "images are flattened with x fastest (C order of an (nz, ny, nx) array: image.reshape(-1))"
+
+
+def shape_tuple(shape, arg, where):
+    """An operator shape (ishape, oshape) as a tuple of positive ints."""
+    if isinstance(shape, (int, np.integer)):
+        shape = (shape,)
+    try:
+        t = tuple(count(s, arg, where) for s in shape)
+    except TypeError:
+        raise TypeError(f"{where}: {arg} must be a tuple of sizes, got {shape!r}") from None
+    if not t:
+        raise ValueError(f"{where}: {arg} must have at least one axis")
+    return t
+
+
+def _fmt_shape(shape):
+    return "(" + ", ".join(str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
 
 
 class Vector:
     """One checked array argument: the array to hand to the C++ module, its library and batch size.
 
-    ``hint`` is appended to a size error (e.g. IMAGE_LAYOUT_HINT for image vectors)."""
+    ``n`` is the entries of one vector; ``core`` the operator's shape of one vector (ishape or oshape,
+    default ``(n,)``). An array of shape ``(*batch, *core)`` with a core of several axes is *shaped* (results
+    take the operator's other shape, behind the same batch axes); a 1-D ``(n,)`` or ``(nbatch, n)`` is flat
+    and gives flat results (what forge took before operators had shapes). C order
+    only: an array in another memory order is refused, never reinterpreted. ``hint`` is appended to a size
+    error (e.g. IMAGE_LAYOUT_HINT for image vectors)."""
 
-    def __init__(self, x, arg, where, n, dtype, size_name, allow_batch=True, hint=None):
+    def __init__(self, x, arg, where, n, dtype, size_name, allow_batch=True, hint=None, core=None):
         lib = library_of(x, arg, where)
         if lib == "torch" and x.requires_grad:
-            x = x.detach()  # forge computes no gradients; detach() shares the memory
-        d = _dtype_name(lib, x)
+            # A silent detach would cut the graph: the loss would quietly miss every gradient through forge.
+            raise ValueError(f"{where}: {arg} requires gradients, which forge's applies do not compute; use "
+                             f"forge.torch.apply(op, {arg}) (autograd through the operator, backward by its adjoint) "
+                             f"or pass {arg}.detach()")
+        # NumPy, the common case, skips the generic helpers: this runs on every apply.
+        d = x.dtype.name if lib == "numpy" else _dtype_name(lib, x)
         if d != dtype.name:
             fix = f".to(torch.{dtype.name})" if lib == "torch" else f".astype(numpy.{dtype.name})"
             msg = f"{where}: {arg} has dtype {d}, expected {dtype.name}; convert it with {fix}"
@@ -147,16 +225,32 @@ class Vector:
             if other and dtype.kind == "c":
                 msg += f" or build the operator with dtype=numpy.{other}"
             raise TypeError(msg)
-        shape = tuple(int(s) for s in x.shape)
-        batch_ok = allow_batch and len(shape) == 2 and shape[1] == n
-        if not (shape == (n,) or batch_ok):
-            expect = f"({n},) or (nbatch, {n})" if allow_batch else f"({n},)"
+        shape = x.shape if lib == "numpy" else tuple(int(s) for s in x.shape)
+        core = (n,) if core is None else core
+        k = len(core)
+        # A vector in the operator's own shape of several axes (an image (ny, nx), coil data (coils, samples))
+        # is shaped, behind any number of batch axes; a 1-D vector (and a legacy (nbatch, n) batch) is flat.
+        if k > 1 and shape[len(shape) - k:] == core and (allow_batch or len(shape) == k):
+            lead, shaped = shape[:len(shape) - k], True
+        elif shape == (n,):
+            lead, shaped = (), False
+        elif allow_batch and len(shape) == 2 and shape[1] == n:
+            lead, shaped = shape[:1], False
+        else:
+            if k == 1:
+                expect = f"({n},) or (nbatch, {n})" if allow_batch else f"({n},)"
+            else:
+                batch = f" or (..., {', '.join(str(s) for s in core)})" if allow_batch else ""
+                flat = f" or flat ({n},)" + (f" / (nbatch, {n})" if allow_batch else "")
+                expect = f"{_fmt_shape(core)}{batch}{flat}"
             raise ValueError(f"{where}: {arg} has shape {shape}, expected {expect} with {n} = {size_name}"
                              + (f"; {hint}" if hint else ""))
-        if not _is_c_contiguous(lib, x):
+        if not (x.flags.c_contiguous if lib == "numpy" else _is_c_contiguous(lib, x)):
             fix = "x.contiguous()" if lib == "torch" else f"{lib}.ascontiguousarray(x)"
-            raise ValueError(f"{where}: {arg} is not C-contiguous; pass {fix}")
-        self.cuda = _on_cuda(lib, x)
+            order = " (it is in Fortran order)" if _is_f_contiguous(lib, x) and len(shape) > 1 else ""
+            raise ValueError(f"{where}: {arg} is not C-contiguous{order}; pass {fix} (forge reads arrays in C "
+                             f"order, the last axis fastest, and never reinterprets another order)")
+        self.cuda = lib != "numpy" and _on_cuda(lib, x)
         if self.cuda and lib in ("cupy", "torch"):
             _require_current_device(lib, x, arg, where)
         if lib == "jax":
@@ -168,17 +262,22 @@ class Vector:
             x = np.asarray(x)  # the same host memory, read-only
         self.lib = lib
         self.array = x
-        self.nbatch = shape[0] if len(shape) == 2 else 1
-        self.batched = len(shape) == 2
+        self.lead = lead
+        self.shaped = shaped
+        self.nbatch = math.prod(lead) if lead else 1
+        self.batched = bool(lead)
         self._stream_synced = False
 
-    def empty(self, n, dtype):
-        """An uninitialised output of n entries per vector (same batch), made by the input's library."""
-        shape = (self.nbatch, n) if self.batched else (n,)
-        return empty_like_place(self.lib, self.array, shape, dtype)
+    def empty(self, n, dtype, core=None):
+        """An uninitialised output of n entries per vector (same batch), made by the input's library: of
+        shape ``lead + core`` for a shaped input, flat otherwise."""
+        tail = tuple(core) if (self.shaped and core is not None) else (n,)
+        return empty_like_place(self.lib, self.array, self.lead + tail, dtype)
 
     def before(self):
         """Orders forge's work after the caller's current stream when that is not the legacy default."""
+        if self.cuda:
+            device_library.name = self.lib
         if self.cuda and not _on_default_stream(self.lib, self.array):
             _sync_current_stream(self.lib, self.array)
             self._stream_synced = True
@@ -193,6 +292,32 @@ class Vector:
 
             return jnp.asarray(out)
         return out
+
+
+def check_out(out, vec, shape, dtype, where):
+    """An ``out=`` array: the result's exact shape and dtype, C-contiguous, of the input's library and place, and
+    not overlapping the input (forge may read the input after writing part of the output)."""
+    lib = library_of(out, "out", where)
+    if lib != vec.lib or lib == "jax":
+        raise TypeError(f"{where}: out is a {lib} array, the input a {vec.lib} one; out must be a writable array "
+                        f"of the input's library" + (" (JAX arrays are immutable)" if lib == "jax" else ""))
+    oshape = tuple(int(s) for s in out.shape)
+    if oshape != tuple(shape):
+        raise ValueError(f"{where}: out has shape {oshape}, expected {tuple(shape)}")
+    d = _dtype_name(lib, out)
+    if d != np.dtype(dtype).name:
+        raise TypeError(f"{where}: out has dtype {d}, expected {np.dtype(dtype).name}")
+    if not _is_c_contiguous(lib, out):
+        raise ValueError(f"{where}: out is not C-contiguous")
+    if _on_cuda(lib, out) != vec.cuda:
+        raise ValueError(f"{where}: out is on {'a CUDA device' if _on_cuda(lib, out) else 'the host'}, the input "
+                         f"{'on a CUDA device' if vec.cuda else 'on the host'}; forge never copies between them")
+    if lib == "numpy" and np.may_share_memory(out, vec.array):
+        raise ValueError(f"{where}: out overlaps the input; give a separate array")
+    if lib == "torch" and out.data_ptr() == vec.array.data_ptr():
+        raise ValueError(f"{where}: out is the input; give a separate array")
+    if lib == "cupy" and out.data.ptr == vec.array.data.ptr:
+        raise ValueError(f"{where}: out is the input; give a separate array")
 
 
 def empty_like_place(lib, like, shape, dtype):
@@ -270,11 +395,20 @@ def host_real(values, arg, where, dtype, n=None, size_name=None, ndim=1):
     a = to_numpy(values, arg, where)
     if a.dtype.kind not in "fiu":
         raise TypeError(f"{where}: {arg} must be real numbers, got dtype {a.dtype}")
-    if a.ndim != ndim:
+    if ndim is not None and a.ndim != ndim:
         raise ValueError(f"{where}: {arg} must be a {ndim}-D array, got shape {a.shape}")
     if n is not None and a.size != n:
         raise ValueError(f"{where}: {arg} has {a.size} entries, expected {n} ({size_name})")
-    return np.ascontiguousarray(a, dtype=dtype)
+    # C order of the values whatever the memory order (a Fortran-ordered array is copied, not transposed).
+    a = np.ascontiguousarray(a, dtype=dtype)
+    return a.reshape(-1) if ndim is None else a
+
+
+def shaped_real(values, arg, where, dtype, n=None, size_name=None):
+    """host_real of any shape, flattened in C order, with the shape it came in: (flat array, shape)."""
+    a = to_numpy(values, arg, where)
+    shape = tuple(int(s) for s in np.shape(a))
+    return host_real(a, arg, where, dtype, n, size_name, ndim=None), (shape if shape else (1,))
 
 
 def host_complex(values, arg, where, dtype):

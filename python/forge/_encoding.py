@@ -5,7 +5,7 @@ import numpy as np
 
 from . import _arrays
 from ._arrays import real_dtype
-from ._operator import LinearOperator, _native_class, _zeros_or
+from ._operator import LinearOperator, _native_class, _zeros_or, recorded
 
 
 def image_coords(nx, ny, nz=1, dtype=np.float32):
@@ -29,25 +29,37 @@ class Gdft(LinearOperator):
     kx, ky, kz: k-space samples in cycles/FOV (n1 each; kz defaults to zeros for 2-D);
     ix, iy, iz: pixel positions in FOV units (n2 each; iz defaults to zeros), e.g. from image_coords();
     field_map: rad/s per pixel (default zeros); t: sample times in seconds (default zeros);
-    dtype: numpy.float32 (GPU path on CUDA builds) or numpy.float64."""
+    dtype: numpy.float32 (GPU path on CUDA builds) or numpy.float64.
 
-    def __init__(self, kx, ky, kz=None, *, ix, iy, iz=None, field_map=None, t=None, dtype=np.float32):
-        self._init("Gdft", kx, ky, kz, ix, iy, iz, field_map, t, dtype)
+    units: of kx, ky, kz: 'cycles' (cycles/FOV, the default), 'normalized' (cycles/pixel, [-0.5, 0.5)) or
+    'radians' (radians/pixel, [-pi, pi)); the last two need the image grid (ishape).
 
-    def _init(self, base, kx, ky, kz, ix, iy, iz, field_map, t, dtype, extra=()):
+    Shapes: ``oshape`` is the shape of kx (e.g. (interleaves, samples)), ``ishape`` that of ix (image_coords
+    gives flat positions: pass ``ishape=(ny, nx)`` to apply the operator to (ny, nx) images)."""
+
+    @recorded
+    def __init__(self, kx, ky, kz=None, *, ix, iy, iz=None, field_map=None, t=None, ishape=None,
+                 units="cycles", dtype=np.float32):
+        self._init("Gdft", kx, ky, kz, ix, iy, iz, field_map, t, dtype, ishape=ishape, units=units)
+
+    def _init(self, base, kx, ky, kz, ix, iy, iz, field_map, t, dtype, extra=(), ishape=None, units="cycles"):
         where = base
         d = real_dtype(dtype)
-        kx = _arrays.host_real(kx, "kx", where, d)
-        ix = _arrays.host_real(ix, "ix", where, d)
+        kx, oshape = _arrays.shaped_real(kx, "kx", where, d)
+        ix, ix_shape = _arrays.shaped_real(ix, "ix", where, d)
         n1, n2 = kx.size, ix.size
-        ky = _arrays.host_real(ky, "ky", where, d, n1, "the length of kx")
-        kz = _arrays.host_real(_zeros_or(kz, n1, d), "kz", where, d, n1, "the length of kx")
-        t = _arrays.host_real(_zeros_or(t, n1, d), "t", where, d, n1, "the length of kx")
-        iy = _arrays.host_real(iy, "iy", where, d, n2, "the length of ix")
-        iz = _arrays.host_real(_zeros_or(iz, n2, d), "iz", where, d, n2, "the length of ix")
-        fm = _arrays.host_real(_zeros_or(field_map, n2, d), "field_map", where, d, n2, "the length of ix")
+        ky = _arrays.host_real(ky, "ky", where, d, n1, "the length of kx", ndim=None)
+        kz = _arrays.host_real(_zeros_or(kz, n1, d), "kz", where, d, n1, "the length of kx", ndim=None)
+        t = _arrays.host_real(_zeros_or(t, n1, d), "t", where, d, n1, "the length of kx", ndim=None)
+        iy = _arrays.host_real(iy, "iy", where, d, n2, "the length of ix", ndim=None)
+        iz = _arrays.host_real(_zeros_or(iz, n2, d), "iz", where, d, n2, "the length of ix", ndim=None)
+        fm = _arrays.host_real(_zeros_or(field_map, n2, d), "field_map", where, d, n2, "the length of ix", ndim=None)
+        if ishape is None:
+            ishape = ix_shape
+        grid = _arrays.grid_of_shape(_arrays.shape_tuple(ishape, "ishape", where))
+        kx, ky, kz = _arrays.k_units(kx, ky, kz, units, grid, where)
         native = _native_class(base, d)(kx, ky, kz, ix, iy, iz, fm, t, *extra)
-        LinearOperator.__init__(self, native, d)
+        LinearOperator.__init__(self, native, d, ishape, oshape)
 
     @property
     def gpu_enabled(self):
@@ -69,15 +81,21 @@ class Gdft(LinearOperator):
         """The device list of set_devices ([]: one GPU)."""
         return list(self._native.devices())
 
+    def _pickle_state(self):
+        return {"devices": self.devices}
+
 
 class GdftR2(Gdft):
     """Gdft with the sinc factor of the field map's gradients (R2* / intra-voxel dephasing), computed by
     forge from ``field_map`` on the nx x ny x nz grid (x fastest; nx*ny*nz = number of pixels).
     Arguments and units as Gdft."""
 
+    @recorded
     def __init__(self, kx, ky, kz=None, *, ix, iy, iz=None, field_map=None, t=None, nx, ny, nz=1,
-                 dtype=np.float32):
-        self._init("GdftR2", kx, ky, kz, ix, iy, iz, field_map, t, dtype, _arrays.grid(nx, ny, nz, "GdftR2"))
+                 units="cycles", dtype=np.float32):
+        grid = _arrays.grid(nx, ny, nz, "GdftR2")
+        self._init("GdftR2", kx, ky, kz, ix, iy, iz, field_map, t, dtype, grid, ishape=_arrays.grid_shape(*grid),
+                   units=units)
 
 
 class Gnufft(LinearOperator):
@@ -86,22 +104,25 @@ class Gnufft(LinearOperator):
     is periodic: +N/2 and -N/2 are the same sample);
     ``oversampling`` is the grid factor (>= 1.25), ``kernel_width`` the kernel width in grid cells;
     ``tolerance`` (e.g. 1e-4; float32 1e-6..1e-1, float64 1e-12..1e-1) instead picks oversampling 2 and the
-    narrowest kernel whose measured relative error is within it (docs/nufft.md)."""
+    narrowest kernel whose measured relative error is within it (docs/nufft.md). ``units``: 'cycles'
+    (default), 'normalized' (cycles/pixel, [-0.5, 0.5)) or 'radians' ([-pi, pi), FINUFFT's convention)."""
 
+    @recorded
     def __init__(self, kx, ky, kz=None, *, nx, ny, nz=1, oversampling=2.0, kernel_width=5, tolerance=None,
-                 dtype=np.float32):
+                 units="cycles", dtype=np.float32):
         d = real_dtype(dtype)
         nx, ny, nz = _arrays.grid(nx, ny, nz, "Gnufft")
         kernel_width = _arrays.count(kernel_width, "kernel_width", "Gnufft")
-        kx = _arrays.host_real(kx, "kx", "Gnufft", d)
+        kx, oshape = _arrays.shaped_real(kx, "kx", "Gnufft", d)
         n1 = kx.size
-        ky = _arrays.host_real(ky, "ky", "Gnufft", d, n1, "the length of kx")
-        kz = _arrays.host_real(_zeros_or(kz, n1, d), "kz", "Gnufft", d, n1, "the length of kx")
+        ky = _arrays.host_real(ky, "ky", "Gnufft", d, n1, "the length of kx", ndim=None)
+        kz = _arrays.host_real(_zeros_or(kz, n1, d), "kz", "Gnufft", d, n1, "the length of kx", ndim=None)
+        kx, ky, kz = _arrays.k_units(kx, ky, kz, units, (nx, ny, nz), "Gnufft")
         tol = 0.0 if tolerance is None else float(tolerance)
         if tolerance is not None and not tol > 0:
             raise ValueError(f"Gnufft: tolerance must be a positive relative error, got {tolerance!r}")
         native = _native_class("Gnufft", d)(nx, ny, nz, kx, ky, kz, float(oversampling), kernel_width, tol)
-        LinearOperator.__init__(self, native, d)
+        LinearOperator.__init__(self, native, d, _arrays.grid_shape(nx, ny, nz), oshape)
 
     @property
     def kernel_width(self):
@@ -123,13 +144,15 @@ class Gfft(LinearOperator):
     """Centred Cartesian FFT of an nx x ny x nz image (x fastest), unnormalised: the Cartesian case of Gdft
     (k = x - nx/2 cycles/FOV), so ``G.H @ (G @ x) = nx*ny*nz * x``."""
 
+    @recorded
     def __init__(self, nx, ny, nz=1, *, dtype=np.float32):
         d = real_dtype(dtype)
         nx, ny, nz = _arrays.grid(nx, ny, nz, "Gfft")
-        LinearOperator.__init__(self, _native_class("Gfft", d)(nx, ny, nz), d)
+        shape = _arrays.grid_shape(nx, ny, nz)
+        LinearOperator.__init__(self, _native_class("Gfft", d)(nx, ny, nz), d, shape, shape)
 
 
-def density_compensation(kx, ky, kz=None, *, nx, ny, nz=1, iterations=20, dtype=np.float32):
+def density_compensation(kx, ky, kz=None, *, nx, ny, nz=1, iterations=20, units="cycles", dtype=np.float32):
     """Pipe-Menon density compensation weights for a trajectory (cycles/FOV, each axis in [-N/2, N/2]) on an
     nx x ny x nz grid: a NumPy array of n1 real weights, normalised so that G^H diag(w) G ~ I for a fully
     sampled field of view; a gridding reconstruction is then ``G.H @ (w * y)``."""
@@ -137,10 +160,11 @@ def density_compensation(kx, ky, kz=None, *, nx, ny, nz=1, iterations=20, dtype=
     d = real_dtype(dtype)
     nx, ny, nz = _arrays.grid(nx, ny, nz, where)
     iterations = _arrays.count(iterations, "iterations", where)
-    kx = _arrays.host_real(kx, "kx", where, d)
+    kx, shape = _arrays.shaped_real(kx, "kx", where, d)
     n1 = kx.size
-    ky = _arrays.host_real(ky, "ky", where, d, n1, "the length of kx")
-    kz = _arrays.host_real(_zeros_or(kz, n1, d), "kz", where, d, n1, "the length of kx")
+    ky = _arrays.host_real(ky, "ky", where, d, n1, "the length of kx", ndim=None)
+    kz = _arrays.host_real(_zeros_or(kz, n1, d), "kz", where, d, n1, "the length of kx", ndim=None)
+    kx, ky, kz = _arrays.k_units(kx, ky, kz, units, (nx, ny, nz), where)
     out = np.empty(n1, d)
     _native_class("density_compensation", d)(nx, ny, nz, kx, ky, kz, iterations, out)
-    return out
+    return out.reshape(shape)

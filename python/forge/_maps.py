@@ -20,22 +20,26 @@ def _host_2d(values, arg, where, complex_dtype=np.complex64):
 
 
 def coil_maps(data, kx, ky, kz=None, *, nx, ny, nz=1, calibration=24.0, kernel=5, threshold=0.05,
-              return_mask=False):
+              return_mask=False, units="cycles"):
     """Coil sensitivity maps from the data themselves (docs/map-estimation.md): low-resolution coil images
     from the central calibration x calibration (cycles/FOV) box of k-space, then the local eigenvector
     (Walsh / Inati adaptive combine) over kernel^d windows, normalised so that sum_c |S_c|^2 = 1 inside the
     object and 0 outside it (threshold: fraction of the maximum local energy).
 
-    data: complex (n_coils, n1); kx, ky, kz: cycles/FOV (n1 each). Returns maps of shape (n_coils, nx*ny*nz)
-    (complex64), and with return_mask=True also the boolean object mask (nx*ny*nz,)."""
+    data: complex (n_coils, n1), or (n_coils, *trajectory shape) e.g. a SENSE operator's oshape; kx, ky, kz:
+    n1 entries each, in cycles/FOV (or ``units`` 'normalized' / 'radians', as the operators take them).
+    Returns maps of shape (n_coils, nx*ny*nz) (complex64; SENSE takes them as they are), and with
+    return_mask=True also the boolean object mask (nx*ny*nz,)."""
     where = "coil_maps"
-    y = _host_2d(data, "data", where)
+    a = _arrays.to_numpy(data, "data", where)
+    y = _host_2d(a.reshape(a.shape[0], -1) if a.ndim > 2 else a, "data", where)
     nc, n1 = y.shape
     d = np.float32
-    kx = _arrays.host_real(kx, "kx", where, d, n1, "data.shape[1] (samples per coil)")
-    ky = _arrays.host_real(ky, "ky", where, d, n1, "data.shape[1] (samples per coil)")
-    kz = _arrays.host_real(_zeros_or(kz, n1, d), "kz", where, d, n1, "data.shape[1] (samples per coil)")
+    kx = _arrays.host_real(kx, "kx", where, d, n1, "data.shape[1] (samples per coil)", ndim=None)
+    ky = _arrays.host_real(ky, "ky", where, d, n1, "data.shape[1] (samples per coil)", ndim=None)
+    kz = _arrays.host_real(_zeros_or(kz, n1, d), "kz", where, d, n1, "data.shape[1] (samples per coil)", ndim=None)
     nx, ny, nz = _arrays.grid(nx, ny, nz, where)
+    kx, ky, kz = _arrays.k_units(kx, ky, kz, units, (nx, ny, nz), where)
     kernel = _arrays.count(kernel, "kernel", where, maximum=_arrays.INT_MAX)
     n2 = nx * ny * nz
     maps = np.empty((nc, n2), np.complex64)

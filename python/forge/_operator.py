@@ -1,6 +1,8 @@
 """LinearOperator, the base of every forge operator in Python: forward, adjoint and normal of one vector or a
 batch, on the arrays' own memory (host or GPU), through the native operator it wraps."""
 
+import functools
+
 import numpy as np
 
 from . import _arrays, _native
@@ -19,10 +21,33 @@ class LinearOperator:
     ``shape`` is ``(codomain_size, domain_size)``; ``dtype`` the real precision (float32 or float64),
     and vectors are arrays of the matching complex dtype."""
 
-    def __init__(self, native, dtype):
+    __array_ufunc__ = None  # numpy_array * G and friends defer to the operator (which refuses them)
+
+    def __init__(self, native, dtype, ishape=None, oshape=None):
         self._native = native
         self.dtype = real_dtype(dtype)
         self.complex_dtype = _arrays.complex_dtype(dtype)
+        self._set_shapes(ishape, oshape)
+
+    def _set_shapes(self, ishape, oshape):
+        where = type(self).__name__
+        ishape = (self.domain_size,) if ishape is None else _arrays.shape_tuple(ishape, "ishape", where)
+        oshape = (self.codomain_size,) if oshape is None else _arrays.shape_tuple(oshape, "oshape", where)
+        for name, shp, size in (("ishape", ishape, self.domain_size), ("oshape", oshape, self.codomain_size)):
+            if _prod(shp) != size:
+                raise ValueError(f"{where}: {name} {shp} holds {_prod(shp)} entries, the operator's "
+                                 f"{'domain' if name == 'ishape' else 'codomain'} has {size}")
+        self._ishape, self._oshape = ishape, oshape
+
+    @property
+    def ishape(self):
+        """Shape of one input vector (an image: (ny, nx) or (nz, ny, nx), C order, x fastest)."""
+        return self._ishape
+
+    @property
+    def oshape(self):
+        """Shape of one output vector (data: (samples,), (interleaves, samples), (coils, ..., samples))."""
+        return self._oshape
 
     @property
     def domain_size(self):
@@ -42,73 +67,156 @@ class LinearOperator:
     def name(self):
         return self._native.name
 
-    def forward(self, x):
-        """G x for an image x of shape (domain_size,) or (nbatch, domain_size)."""
-        return self._apply(x, _FORWARD, "x")
+    def forward(self, x, out=None):
+        """G x for an image x of shape ishape or (nbatch, *ishape) (result oshape or (nbatch, *oshape)), or
+        flat, (domain_size,) or (nbatch, domain_size) (result flat). ``out``: an array of the result's shape,
+        dtype and place to write it into (returned)."""
+        return self._apply(x, _FORWARD, "x", out)
 
-    def adjoint(self, y):
-        """G^H y for data y of shape (codomain_size,) or (nbatch, codomain_size)."""
-        return self._apply(y, _ADJOINT, "y")
+    def adjoint(self, y, out=None):
+        """G^H y for data y of shape oshape or (nbatch, *oshape), or flat (codomain_size,) or
+        (nbatch, codomain_size); the result is shaped like the input. ``out`` as for forward."""
+        return self._apply(y, _ADJOINT, "y", out)
 
-    def normal(self, x):
-        """G^H G x (an operator may compute it faster than adjoint after forward)."""
-        return self._apply(x, _NORMAL, "x")
+    def normal(self, x, out=None):
+        """G^H G x (an operator may compute it faster than adjoint after forward); ``out`` as for forward."""
+        return self._apply(x, _NORMAL, "x", out)
 
     def __matmul__(self, x):
+        if isinstance(x, LinearOperator):
+            from ._algebra import compose
+
+            return compose(self, x)
         return self.forward(x)
+
+    def __add__(self, other):
+        if not isinstance(other, LinearOperator):
+            return NotImplemented
+        from ._algebra import add
+
+        return add(self, other)
+
+    def __sub__(self, other):
+        if not isinstance(other, LinearOperator):
+            return NotImplemented
+        from ._algebra import add, scale
+
+        return add(self, scale(-1.0, other))
+
+    def __mul__(self, a):
+        from ._algebra import scale
+
+        return scale(a, self)
+
+    __rmul__ = __mul__
+
+    def __neg__(self):
+        from ._algebra import scale
+
+        return scale(-1.0, self)
 
     @property
     def H(self):
-        """The adjoint operator: ``G.H @ y`` is ``G.adjoint(y)``."""
-        return _Adjoint(self)
+        """The adjoint operator A^H, an operator of its own (``G.H @ y`` is ``G.adjoint(y)``; solvers and
+        composites take it); ``G.H.H is G``."""
+        h = self.__dict__.get("_adjoint_op")
+        if h is None:
+            from ._algebra import Adjoint
+
+            h = self._adjoint_op = Adjoint(self)
+        return h
+
+    @property
+    def N(self):
+        """The normal operator A^H A as an operator (A's own fast normal where it has one, e.g. Toeplitz)."""
+        from ._algebra import Normal
+
+        return Normal(self)
 
     def prepare_device(self):
         """Uploads what the operator keeps for the GPU now rather than on its first GPU call."""
         self._native.prepare_device()
 
+    def __reduce__(self):
+        # Pickled as the constructor call that made the operator (copies of its geometry), rebuilt on loading:
+        # the C++ object holds plans and kernels that are made again rather than serialised.
+        recipe = self.__dict__.get("_recipe")
+        if recipe is None:
+            raise TypeError(f"{self!r} cannot be pickled: it was not made by a forge constructor or the algebra")
+        return (_rebuild, recipe + (self._pickle_state(),))
+
+    def _pickle_state(self):
+        return {}
+
     def __repr__(self):
         return (f"forge.{type(self).__name__}({self.name}: {self.domain_size} -> {self.codomain_size}, "
                 f"{self.dtype.name})")
 
-    def _apply(self, v, mode, arg):
+    def _apply(self, v, mode, arg, out=None):
         n_in = self.codomain_size if mode == _ADJOINT else self.domain_size
         n_out = self.codomain_size if mode == _FORWARD else self.domain_size
         what = ("codomain_size (data entries)" if mode == _ADJOINT else "domain_size (pixels)")
         where = f"{type(self).__name__}.{('forward', 'adjoint', 'normal')[mode]}"
         hint = None if mode == _ADJOINT else _arrays.IMAGE_LAYOUT_HINT
-        vec = _arrays.Vector(v, arg, where, n_in, self.complex_dtype, what, hint=hint)
-        out = vec.empty(n_out, self.complex_dtype)
+        core_in = self._oshape if mode == _ADJOINT else self._ishape
+        core_out = self._oshape if mode == _FORWARD else self._ishape
+        vec = _arrays.Vector(v, arg, where, n_in, self.complex_dtype, what, hint=hint, core=core_in)
+        if out is None:
+            out = vec.empty(n_out, self.complex_dtype, core_out)
+        else:
+            shape = vec.lead + (tuple(core_out) if vec.shaped else (n_out,))
+            _arrays.check_out(out, vec, shape, self.complex_dtype, where)
         vec.before()
         self._native.apply(vec.array, out, vec.nbatch, mode)
         vec.after()
         return vec.result(out)
 
 
-class _Adjoint:
-    """G^H as an operator: ``G.H @ y``."""
+def _snapshot(value):
+    """A constructor argument as pickling keeps it: arrays as NumPy copies (the caller may change theirs later),
+    operators as themselves (pickled by their own recipe)."""
+    if isinstance(value, (LinearOperator, str, bytes, int, float, complex, bool, type(None), np.dtype, type)):
+        return value
+    if isinstance(value, (list, tuple)):
+        return type(value)(_snapshot(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _snapshot(v) for k, v in value.items()}
+    if isinstance(value, np.generic):
+        return value
+    root = type(value).__module__.split(".")[0]
+    if isinstance(value, np.ndarray) or root in ("cupy", "torch", "jax", "jaxlib"):
+        return np.array(_arrays.to_numpy(value, "argument", "pickle"), copy=True)
+    return value
 
-    def __init__(self, op):
-        self._op = op
 
-    def __matmul__(self, y):
-        return self._op.adjoint(y)
+def record(fn, args, kwargs):
+    """The recipe (fn, args, kwargs) that rebuilds an operator when it is unpickled."""
+    return (fn, _snapshot(tuple(args)), _snapshot(dict(kwargs)))
 
-    def forward(self, y):
-        return self._op.adjoint(y)
 
-    def adjoint(self, x):
-        return self._op.forward(x)
+def recorded(init):
+    """Decorates an operator class's __init__: the call is kept as the operator's pickling recipe."""
 
-    @property
-    def H(self):
-        return self._op
+    @functools.wraps(init)
+    def wrapper(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        self._recipe = record(type(self), args, kwargs)
 
-    @property
-    def shape(self):
-        return (self._op.domain_size, self._op.codomain_size)
+    return wrapper
 
-    def __repr__(self):
-        return f"{self._op!r}.H"
+
+def _rebuild(fn, args, kwargs, state):
+    op = fn(*args, **kwargs)
+    if state.get("devices"):
+        op.set_devices(state["devices"])
+    return op
+
+
+def _prod(shape):
+    p = 1
+    for s in shape:
+        p *= int(s)
+    return p
 
 
 def _zeros_or(values, n, dtype):

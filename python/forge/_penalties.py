@@ -10,15 +10,16 @@ from ._operator import _native_class
 class _Penalty:
     """Roughness penalty R(x) over first differences of an nx x ny x nz image (x fastest)."""
 
-    def __init__(self, native, dtype, n):
+    def __init__(self, native, dtype, n, shape=None):
         self._native = native
+        self.ishape = (n,) if shape is None else shape
         self.dtype = real_dtype(dtype)
         self.complex_dtype = _arrays.complex_dtype(dtype)
         self.n_pixels = n
 
     def _vec(self, x, arg, where):
         return _arrays.Vector(x, arg, where, self.n_pixels, self.complex_dtype, "nx*ny*nz (pixels)",
-                              allow_batch=False, hint=_arrays.IMAGE_LAYOUT_HINT)
+                              allow_batch=False, hint=_arrays.IMAGE_LAYOUT_HINT, core=self.ishape)
 
     def penalty(self, x):
         """R(x), a float."""
@@ -29,7 +30,7 @@ class _Penalty:
     def gradient(self, x):
         """dR/dRe(x) + i dR/dIm(x), an array of the library of x."""
         v = self._vec(x, "x", f"{type(self).__name__}.gradient")
-        out = v.empty(self.n_pixels, self.complex_dtype)
+        out = v.empty(self.n_pixels, self.complex_dtype, self.ishape)
         v.before()
         self._native.gradient(v.array, out)
         v.after()
@@ -49,7 +50,8 @@ class QuadPenalty(_Penalty):
     def __init__(self, nx, ny=1, nz=1, *, beta, dtype=np.float32):
         d = real_dtype(dtype)
         nx, ny, nz = _arrays.grid(nx, ny, nz, "QuadPenalty")
-        _Penalty.__init__(self, _native_class("QuadPenalty", d)(nx, ny, nz, float(beta)), d, nx * ny * nz)
+        _Penalty.__init__(self, _native_class("QuadPenalty", d)(nx, ny, nz, float(beta)), d, nx * ny * nz,
+                          _arrays.grid_shape(nx, ny, nz))
 
 
 class TVPenalty(_Penalty):
@@ -59,4 +61,4 @@ class TVPenalty(_Penalty):
         d = real_dtype(dtype)
         nx, ny, nz = _arrays.grid(nx, ny, nz, "TVPenalty")
         _Penalty.__init__(self, _native_class("TVPenalty", d)(nx, ny, nz, float(beta), float(delta)), d,
-                          nx * ny * nz)
+                          nx * ny * nz, _arrays.grid_shape(nx, ny, nz))

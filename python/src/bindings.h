@@ -133,8 +133,10 @@ void write_to(const forge::forgeCol<E>& r, A& out) {
 // The parts of the module, in the order module.cpp calls them: a class's base before the class.
 void bind_operators(nb::module_& m);   // LinearOperator, Gdft, GdftR2, Gnufft, Gfft, density_compensation
 void bind_composites(nb::module_& m);  // TimeSegmentation, SENSE, pcSENSE, ToeplitzNormal, WithNormal, NormalOf
+void bind_algebra(nb::module_& m);     // Chain, Batched, StackedDiagonal, AdjointOf, VerticalStack, PythonOperator
 void bind_penalties(nb::module_& m);   // Penalty, QuadPenalty, TVPenalty
 void bind_solvers(nb::module_& m);     // solve_pwls_pcg, solve_pwls_pcg_normal
 void bind_maps(nb::module_& m);        // coil and field maps, coil preprocessing
+void bind_io(nb::module_& m);          // MRD files (only when Forge::IO is built: FORGE_PYTHON_HAS_IO)
 
 }  // namespace forge_python

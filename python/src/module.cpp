@@ -38,7 +38,13 @@ NB_MODULE(_native, m) {
 
     forge_python::bind_operators(m);
     forge_python::bind_composites(m);
+    forge_python::bind_algebra(m);
     forge_python::bind_penalties(m);
     forge_python::bind_solvers(m);
     forge_python::bind_maps(m);
+#ifdef FORGE_PYTHON_HAS_IO
+    forge_python::bind_io(m);
+#else
+    m.def("has_mrd", [] { return false; });
+#endif
 }

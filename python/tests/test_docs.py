@@ -32,3 +32,8 @@ def test_readme_python_quick_start():
 def test_docs_python_quick_start():
     printed = float(run(python_block("docs/python.md", "## Quick start")))
     assert printed < 0.02  # the page says about 0.013
+
+
+def test_docs_python_spiral_with_a_field_map():
+    printed = float(run(python_block("docs/python.md", "## An 8-coil spiral with a field map")))
+    assert printed < 0.07  # the page says about 0.06

@@ -162,7 +162,9 @@ def test_torch_specifics(rng):
     G, _ = make_gdft(rng, n=8, n1=120)
     x = crandn(rng, G.domain_size, dtype=np.complex64)
     t = torch.from_numpy(x).to("cuda").requires_grad_(True)
-    out = G @ t  # detached view, no copy
+    with pytest.raises(ValueError, match=r"x requires gradients.*forge\.torch"):  # never a silent detach
+        G @ t
+    out = G @ t.detach()  # a view, no copy
     assert out.device.type == "cuda" and out.dtype == torch.complex64
     assert rel_err(out.cpu().numpy(), G @ x) < 1e-5
     # A non-default stream: forge orders its work after the stream's and finishes before returning.

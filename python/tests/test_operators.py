@@ -216,8 +216,10 @@ def test_torch_cpu_tensors_come_back_as_tensors(rng):
     torch = pytest.importorskip("torch")
     G = forge.Gfft(8, 8, dtype=np.float64)
     x = crandn(rng, 2, 64)
-    t = torch.from_numpy(x).requires_grad_(True)  # detached inside: forge computes no gradients
-    y = G @ t
+    t = torch.from_numpy(x).requires_grad_(True)
+    with pytest.raises(ValueError, match=r"x requires gradients.*forge\.torch"):  # never a silent detach
+        G @ t
+    y = G @ t.detach()
     assert isinstance(y, torch.Tensor) and y.device.type == "cpu" and y.dtype == torch.complex128
     assert tuple(y.shape) == (2, 64)
     assert rel_err(y.numpy(), G @ x) == 0

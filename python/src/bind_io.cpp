@@ -1,0 +1,191 @@
+// forge._native: MRD (ISMRMRD HDF5) files through forge's own reader and writer (forge/IO/Mrd.h, the library
+// forge-recon uses): read_mrd gives the parsed header and every acquisition (data, trajectory, the header fields
+// forge uses) as NumPy arrays; write_mrd writes them back. Built when the library Forge::IO is (it needs
+// ISMRMRD, HDF5, libpng and pugixml); python/forge/io.py turns the lists into stacked arrays.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "forge/IO/Mrd.h"
+
+#include "bindings.h"
+
+namespace forge_python {
+using namespace nb::literals;
+
+namespace {
+
+// A NumPy array that owns a copy of n values at p, of the given shape.
+template <typename T>
+nb::object numpy_copy(const T* p, std::vector<size_t> shape) {
+    size_t n = 1;
+    for (size_t s : shape) n *= s;
+    T* buf = new T[n ? n : 1];
+    if (n) std::copy(p, p + n, buf);
+    nb::capsule owner(buf, [](void* q) noexcept { delete[] static_cast<T*>(q); });
+    return nb::cast(nb::ndarray<nb::numpy, T>(buf, shape.size(), shape.data(), owner));
+}
+
+template <typename T, size_t N>
+nb::list list_of(const std::array<T, N>& a) {
+    nb::list l;
+    for (const T& v : a) l.append(v);
+    return l;
+}
+
+nb::dict header_dict(const forge::io::MrdHeader& h) {
+    nb::dict d;
+    d["encoded_matrix"] = list_of(h.encodedMatrix);
+    d["encoded_fov_mm"] = list_of(h.encodedFov_mm);
+    d["recon_matrix"] = list_of(h.reconMatrix);
+    d["recon_fov_mm"] = list_of(h.reconFov_mm);
+    d["trajectory"] = h.trajectory;
+    d["acceleration"] = nb::make_tuple(h.accelE1, h.accelE2);
+    d["echo_times_ms"] = h.echoTimes_ms;
+    d["te_ms"] = h.hasTE ? nb::cast(h.TE_ms) : nb::none();
+    d["center_e1"] = h.hasCenterE1 ? nb::cast(h.centerE1) : nb::none();
+    d["center_e2"] = h.hasCenterE2 ? nb::cast(h.centerE2) : nb::none();
+    d["receiver_channels"] = h.receiverChannels;
+    return d;
+}
+
+template <typename T, size_t N>
+void read_array(const nb::dict& d, const char* key, std::array<T, N>& out) {
+    if (!d.contains(key)) return;
+    const auto v = nb::cast<std::vector<T>>(d[key]);
+    if (v.size() != N)
+        throw forge::invalid_argument(std::string("write_mrd: header['") + key + "'] must have " + std::to_string(N) +
+                                      " entries, got " + std::to_string(v.size()));
+    std::copy(v.begin(), v.end(), out.begin());
+}
+
+forge::io::MrdHeader header_of(const nb::dict& d) {
+    forge::io::MrdHeader h;
+    read_array(d, "encoded_matrix", h.encodedMatrix);
+    read_array(d, "encoded_fov_mm", h.encodedFov_mm);
+    read_array(d, "recon_matrix", h.reconMatrix);
+    read_array(d, "recon_fov_mm", h.reconFov_mm);
+    if (d.contains("trajectory")) h.trajectory = nb::cast<std::string>(d["trajectory"]);
+    if (d.contains("acceleration")) {
+        const auto a = nb::cast<std::vector<size_t>>(d["acceleration"]);
+        if (a.size() != 2) throw forge::invalid_argument("write_mrd: header['acceleration'] must be (e1, e2)");
+        h.accelE1 = a[0];
+        h.accelE2 = a[1];
+    }
+    if (d.contains("echo_times_ms")) h.echoTimes_ms = nb::cast<std::vector<double>>(d["echo_times_ms"]);
+    if (d.contains("te_ms") && !d["te_ms"].is_none()) {
+        h.hasTE = true;
+        h.TE_ms = nb::cast<double>(d["te_ms"]);
+    } else if (!h.echoTimes_ms.empty()) {
+        h.hasTE = true;
+        h.TE_ms = h.echoTimes_ms.front();
+    }
+    if (d.contains("center_e1") && !d["center_e1"].is_none()) {
+        h.hasCenterE1 = true;
+        h.centerE1 = nb::cast<size_t>(d["center_e1"]);
+    }
+    if (d.contains("center_e2") && !d["center_e2"].is_none()) {
+        h.hasCenterE2 = true;
+        h.centerE2 = nb::cast<size_t>(d["center_e2"]);
+    }
+    if (d.contains("receiver_channels")) h.receiverChannels = nb::cast<size_t>(d["receiver_channels"]);
+    return h;
+}
+
+nb::dict acquisition_dict(const forge::io::MrdAcquisition& a) {
+    nb::dict d;
+    d["data"] = numpy_copy(a.data.data(), {a.channels, a.samples});  // samples fastest, then channels
+    d["traj"] = numpy_copy(a.traj.data(), {a.samples, a.trajDims});  // trajectory dimension fastest
+    d["center_sample"] = a.centerSample;
+    d["dwell_us"] = a.dwell_us;
+    d["e1"] = a.e1;
+    d["e2"] = a.e2;
+    d["slice"] = a.slice;
+    d["repetition"] = a.repetition;
+    d["contrast"] = a.contrast;
+    d["flags"] = a.flags;
+    d["position"] = list_of(a.position);
+    d["read_dir"] = list_of(a.readDir);
+    d["phase_dir"] = list_of(a.phaseDir);
+    d["slice_dir"] = list_of(a.sliceDir);
+    return d;
+}
+
+using CF = std::complex<float>;
+
+forge::io::MrdAcquisition acquisition_of(const nb::dict& d, size_t i) {
+    forge::io::MrdAcquisition a;
+    const std::string where = "write_mrd: acquisition " + std::to_string(i);
+    const auto data = nb::cast<nb::ndarray<const CF, nb::ndim<2>, nb::c_contig, nb::device::cpu>>(d["data"]);
+    const auto traj = nb::cast<nb::ndarray<const float, nb::ndim<2>, nb::c_contig, nb::device::cpu>>(d["traj"]);
+    if (data.shape(0) > 65535 || data.shape(1) > 65535 || traj.shape(1) > 65535)
+        throw forge::invalid_argument(where + ": channels, samples and trajectory dimensions must be at most 65535");
+    if (traj.shape(1) && traj.shape(0) != data.shape(1))
+        throw forge::invalid_argument(where + ": traj has " + std::to_string(traj.shape(0)) + " samples, data " +
+                                      std::to_string(data.shape(1)));
+    a.channels = uint16_t(data.shape(0));
+    a.samples = uint16_t(data.shape(1));
+    a.trajDims = uint16_t(traj.shape(1));
+    a.data.assign(data.data(), data.data() + data.size());
+    a.traj.assign(traj.data(), traj.data() + traj.size());
+    a.centerSample = nb::cast<uint16_t>(d["center_sample"]);
+    a.dwell_us = nb::cast<float>(d["dwell_us"]);
+    a.e1 = nb::cast<uint16_t>(d["e1"]);
+    a.e2 = nb::cast<uint16_t>(d["e2"]);
+    a.slice = nb::cast<uint16_t>(d["slice"]);
+    a.repetition = nb::cast<uint16_t>(d["repetition"]);
+    a.contrast = nb::cast<uint16_t>(d["contrast"]);
+    a.flags = nb::cast<uint64_t>(d["flags"]);
+    const auto vec3 = [&](const char* key, std::array<float, 3>& out) {
+        const auto v = nb::cast<std::vector<float>>(d[key]);
+        if (v.size() != 3) throw forge::invalid_argument(where + ": " + key + " must have 3 entries");
+        std::copy(v.begin(), v.end(), out.begin());
+    };
+    vec3("position", a.position);
+    vec3("read_dir", a.readDir);
+    vec3("phase_dir", a.phaseDir);
+    vec3("slice_dir", a.sliceDir);
+    return a;
+}
+
+}  // namespace
+
+void bind_io(nb::module_& m) {
+    m.def("has_mrd", [] { return true; });
+    m.def(
+        "read_mrd",
+        [](const std::string& path, const std::string& group) {
+            forge::io::quiet_hdf5_errors();
+            forge::io::MrdFile f;
+            {
+                nb::gil_scoped_release release;
+                f = forge::io::read_mrd(path, group);
+            }
+            nb::list acqs, noise;
+            for (const auto& a : f.acquisitions) acqs.append(acquisition_dict(a));
+            for (const auto& a : f.noise) noise.append(acquisition_dict(a));
+            nb::dict d;
+            d["header"] = header_dict(f.header);
+            d["acquisitions"] = acqs;
+            d["noise"] = noise;
+            return d;
+        },
+        "path"_a, "group"_a);
+    m.def(
+        "write_mrd",
+        [](const std::string& path, const nb::dict& header, const nb::list& acquisitions, const std::string& group) {
+            forge::io::quiet_hdf5_errors();
+            const std::string xml = forge::io::make_mrd_header_xml(header_of(header));
+            std::vector<forge::io::MrdAcquisition> acqs;
+            for (size_t i = 0; i < acquisitions.size(); ++i)
+                acqs.push_back(acquisition_of(nb::cast<nb::dict>(acquisitions[i]), i));
+            nb::gil_scoped_release release;
+            forge::io::write_mrd(path, xml, acqs, {}, group);
+        },
+        "path"_a, "header"_a, "acquisitions"_a, "group"_a);
+}
+
+}  // namespace forge_python

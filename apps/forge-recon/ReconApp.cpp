@@ -6,7 +6,6 @@
 #include <complex>
 #include <cstdio>
 #include <fstream>
-#include <future>
 #include <memory>
 
 #ifdef _OPENMP
@@ -226,16 +225,9 @@ std::string device_description(const Settings& S) {
     return std::string("GPU (") + forge::device::device_name() + ")";
 }
 
-namespace {
-std::future<void>& device_warm_up() {
-    static std::future<void> warm;
-    return warm;
-}
-}  // namespace
-
-void start_device_warm_up(const Settings& S) {
+DeviceWarmUp::DeviceWarmUp(const Settings& S) {
     if (S.device == "cpu" || !forge::device::built_with_cuda() || dist::distributed()) return;
-    device_warm_up() = std::async(std::launch::async, [] {
+    done_ = std::async(std::launch::async, [] {
         try {
             if (!forge::device::available()) return;
             // One tiny NUFFT each way on the GPU: the context, cuFFT and the lazily loaded kernel modules.
@@ -251,7 +243,6 @@ void start_device_warm_up(const Settings& S) {
 }
 
 void resolve_device(Settings& S) {
-    if (device_warm_up().valid()) device_warm_up().wait();
     const bool have = forge::device::built_with_cuda() && forge::device::available();
     if (S.device == "gpu") {
         if (!forge::device::built_with_cuda())

@@ -3,6 +3,7 @@
 // command line, messages, the memory check, the operator choice and the output images. The reconstruction
 // itself is forge::recon::reconstruct(); the MRD conversion forge::io::problem_from_mrd().
 #include <array>
+#include <future>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -94,8 +95,22 @@ void check_memory(const ReconProblem& P, const Settings& S, bool withMaps, bool 
 
 // Starts the CUDA context, cuFFT and the NUFFT's device code on a background thread, so that their first-use cost
 // (0.1 to 0.3 s on an H100) overlaps reading the input. Nothing for --device cpu, a build without CUDA or a
-// distributed run (its processes choose their GPUs later). resolve_device() waits for it; errors are left to it.
-void start_device_warm_up(const Settings& S);
+// distributed run (its processes choose their GPUs later). wait() (before resolve_device()) and the destructor join
+// it: the thread must not outlive the caller's scope, or the CUDA runtime's exit handlers would run beside it.
+// Errors are left to resolve_device() and the reconstruction.
+class DeviceWarmUp {
+public:
+    explicit DeviceWarmUp(const Settings& S);
+    ~DeviceWarmUp() { wait(); }
+    DeviceWarmUp(const DeviceWarmUp&) = delete;
+    DeviceWarmUp& operator=(const DeviceWarmUp&) = delete;
+    void wait() {
+        if (done_.valid()) done_.wait();
+    }
+
+private:
+    std::future<void> done_;
+};
 void resolve_device(Settings& S);
 std::string device_description(const Settings& S);
 // Resolves --operator auto (forge::recon::choose_operator) and checks that an explicit fft fits the data.

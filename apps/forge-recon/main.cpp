@@ -98,7 +98,7 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
 
 int run_file(Settings& S) {
     const auto t0 = std::chrono::steady_clock::now();
-    start_device_warm_up(S);
+    DeviceWarmUp warmUp(S);
     file_outputs(S);
     RunReport report;
     report.mode = "file";
@@ -109,6 +109,7 @@ int run_file(Settings& S) {
     attach_maps(P, S, S.input);
     times.read = seconds_since(t0);
     const auto tDevice = std::chrono::steady_clock::now();
+    warmUp.wait();
     resolve_device(S);
     times.device = seconds_since(tDevice);
     // Coil transforms and map estimation act on the whole problem: rank 0 does them, the others take its

@@ -5,7 +5,7 @@
 // 3D radial 96^3 with 1.5M samples has 96). So the work is done on the T distinct rows: F (T x pairs) of their
 // products, the Gram matrix D^H D = F^H diag(s) F with s_t = sum of W_j^2 over the samples of row t, and D V =
 // diag(W) (F V)(row of j), gathered once per sample at the end: n1 x pairs products and an n1 x pairs x pairs
-// product become T-sized.
+// product become T-sized (and F is made block by block, never whole).
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -66,19 +66,18 @@ void group_rows(const arma::cx_mat& a, std::vector<uword>& of, std::vector<uword
     }
 }
 
-// The columns of the pair data that carry the kernels, from Fs = diag(sqrt s) F (T x npairs; s the row weights, so
-// that D^H D = F^H diag(s) F = Fs^H Fs): V the eigenvectors of D^H D whose singular values exceed relTol times the
-// largest; false (V = I: keep every pair) for relTol = 0, fewer than two pairs, or no direction to drop.
-bool compress(const arma::cx_mat& Fs, double relTol, arma::cx_mat& V) {
-    V = arma::eye<arma::cx_mat>(Fs.n_cols, Fs.n_cols);
-    if (relTol <= 0 || Fs.n_cols < 2) return false;
-    const arma::cx_mat gram = Fs.t() * Fs;  // a Hermitian rank-k update in Armadillo: half a general product
+// The columns of the pair data that carry the kernels, from the Gram matrix D^H D (npairs x npairs): V the
+// eigenvectors whose singular values exceed relTol times the largest; false (V = I: keep every pair) for relTol = 0,
+// fewer than two pairs, or no direction to drop.
+bool compress(const arma::cx_mat& gram, double relTol, arma::cx_mat& V) {
+    V = arma::eye<arma::cx_mat>(gram.n_cols, gram.n_cols);
+    if (relTol <= 0 || gram.n_cols < 2) return false;
     arma::vec lambda;
     arma::cx_mat E;
     if (!arma::eig_sym(lambda, E, arma::cx_mat(0.5 * (gram + gram.t())))) return false;
     const double cut = lambda.max() * relTol * relTol;
     const arma::uvec keep = arma::find(lambda > cut);
-    if (keep.n_elem == 0 || keep.n_elem >= Fs.n_cols) return false;
+    if (keep.n_elem == 0 || keep.n_elem >= gram.n_cols) return false;
     V = E.cols(keep);
     return true;
 }
@@ -95,48 +94,77 @@ PairData pair_data(const arma::cx_mat& a, const arma::vec& w, double relTol) {
         s[of[j]] += w[j] * w[j];
         wmax[of[j]] = std::max(wmax[of[j]], w[j]);
     }
-    // Products of the distinct rows for the pairs l <= m that do not vanish on a sample of positive weight, each row
-    // scaled by sqrt(s_t) (Fs = diag(sqrt s) F: the Gram matrix is Fs^H Fs, and the scale is undone per sample
-    // below, so no second T x pairs matrix is made).
-    arma::vec root = arma::sqrt(s), inverse(T);
-    for (uword t = 0; t < T; ++t) inverse[t] = s[t] > 0 ? 1 / root[t] : 0.0;  // s_t = 0: every W_j of the row is 0
+    // The pairs l <= m that do not vanish on a sample of positive weight.
     PairData r;
-    arma::cx_mat F(T, S * (S + 1) / 2);
-    uword np = 0;
     for (uword l = 0; l < S; ++l)
         for (uword m = l; m < S; ++m) {
-            bool nonzero = false;
-            std::complex<double>* f = F.colptr(np);
             const std::complex<double>*al = a.colptr(l), *am = a.colptr(m);
-            for (uword t = 0; t < T; ++t) {
-                f[t] = root[t] * (std::conj(al[first[t]]) * am[first[t]]);
+            bool nonzero = false;
+            for (uword t = 0; t < T && !nonzero; ++t) {
+                const std::complex<double> f = std::conj(al[first[t]]) * am[first[t]];
                 // (a compare, not std::abs: a hypot per entry took longer than the products)
-                nonzero = nonzero || (wmax[t] > 0 && (f[t].real() != 0 || f[t].imag() != 0));
+                nonzero = wmax[t] > 0 && (f.real() != 0 || f.imag() != 0);
             }
             if (nonzero) {
                 r.pairs.push_back(l);
                 r.pairs.push_back(m);
-                ++np;
             }
         }
+    const uword np = r.pairs.size() / 2;
     if (np == 0) {  // W = 0: the zero operator, one zero kernel keeps the apply uniform
         r.pairs = {0, 0};
         r.B.zeros(n1, 1);
         r.V.ones(1, 1);
         return r;
     }
-    if (np < F.n_cols) F.resize(T, np);
-    arma::cx_mat FV;
-    if (compress(F, relTol, r.V)) FV = F * r.V;
-    const arma::cx_mat& kept = FV.is_empty() ? F : FV;
-    const uword nb = kept.n_cols;
+    // Fs = diag(sqrt s) F (T x np: the products of the distinct rows, scaled so that D^H D = Fs^H Fs) is made in
+    // blocks of rows that stay in cache, twice: for the Gram matrix, then for Fs V gathered into B. A whole T x np
+    // matrix (44 MB for 98304 distinct times and 28 pairs) cost more in first-touch page faults than in products.
+    arma::vec root = arma::sqrt(s), inverse(T);
+    for (uword t = 0; t < T; ++t) inverse[t] = s[t] > 0 ? 1 / root[t] : 0.0;  // s_t = 0: every W_j of the row is 0
+    constexpr uword kBlock = 2048;
+    arma::cx_mat Fb;
+    const auto fill_block = [&](uword t0, uword rows) {
+        Fb.set_size(rows, np);
+        for (uword p = 0; p < np; ++p) {
+            const std::complex<double>*al = a.colptr(r.pairs[2 * p]), *am = a.colptr(r.pairs[2 * p + 1]);
+            std::complex<double>* f = Fb.colptr(p);
+            for (uword i = 0; i < rows; ++i) {
+                const uword t = t0 + i, j = first[t];
+                f[i] = root[t] * (std::conj(al[j]) * am[j]);
+            }
+        }
+    };
+    arma::cx_mat gram(np, np, arma::fill::zeros);
+    for (uword t0 = 0; t0 < T; t0 += kBlock) {
+        fill_block(t0, std::min(kBlock, T - t0));
+        gram += Fb.t() * Fb;
+    }
+    const bool reduced = compress(gram, relTol, r.V);
+    const uword nb = r.V.n_cols;
+    // The samples of each distinct row (CSR), so that each block's rows of Fs V go straight to their samples.
+    std::vector<uword> start(T + 1, 0), samples(n1);
+    for (uword j = 0; j < n1; ++j) ++start[of[j] + 1];
+    for (uword t = 0; t < T; ++t) start[t + 1] += start[t];
+    {
+        std::vector<uword> next(start.begin(), start.end() - 1);
+        for (uword j = 0; j < n1; ++j) samples[next[of[j]]++] = j;
+    }
     r.B.set_size(n1, nb);
-#pragma omp parallel for if (n1 * nb >= (1 << 18))
-    for (long long rc = 0; rc < static_cast<long long>(nb); ++rc) {
-        const uword c = uword(rc);
-        std::complex<double>* b = r.B.colptr(c);
-        const std::complex<double>* f = kept.colptr(c);
-        for (uword j = 0; j < n1; ++j) b[j] = (w[j] * inverse[of[j]]) * f[of[j]];
+    arma::cx_mat FbV;
+    for (uword t0 = 0; t0 < T; t0 += kBlock) {
+        const uword rows = std::min(kBlock, T - t0);
+        fill_block(t0, rows);
+        if (reduced) FbV = Fb * r.V;
+        const arma::cx_mat& kept = reduced ? FbV : Fb;
+        for (uword i = 0; i < rows; ++i) {
+            const uword t = t0 + i;
+            for (uword q = start[t]; q < start[t + 1]; ++q) {
+                const uword j = samples[q];
+                const double scale = w[j] * inverse[t];
+                for (uword c = 0; c < nb; ++c) r.B(j, c) = scale * kept(i, c);
+            }
+        }
     }
     return r;
 }

@@ -9,6 +9,20 @@ namespace forge_recon {
 
 void add_options(CLI::App& app, Settings& S) {
     app.add_option("input", S.input, "ISMRMRD (MRD) HDF5 raw data file");
+    auto* kspace =
+        app.add_option("--bart-kspace", S.bartKspace,
+                       "BART non-Cartesian k-space [1, samples, readouts, coils(, time at 10, slices at 13)] "
+                       "(NAME or NAME.cfl, with NAME.hdr), read instead of an ISMRMRD file; needs "
+                       "--bart-traj");
+    auto* traj = app.add_option("--bart-traj", S.bartTraj,
+                                "BART trajectory [3, samples, readouts] of --bart-kspace, in BART's units (cycles/FOV: "
+                                "an N-pixel axis holds k in [-N/2, N/2])");
+    auto* maps = app.add_option("--bart-maps", S.bartMaps,
+                                "BART coil maps [x, y, z, coils] of --bart-kspace (one ESPIRiT set); they give the "
+                                "image matrix (default: from the trajectory's extent, as BART's nufft)");
+    kspace->needs(traj);
+    traj->needs(kspace);
+    maps->needs(kspace);
     app.add_flag(
         "--demo", S.demo,
         "synthesise a phantom, simulate spiral data with a field map, reconstruct with and without field correction");

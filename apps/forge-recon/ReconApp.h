@@ -40,6 +40,7 @@ void note(const std::string& msg, bool quiet);
 struct Settings {
     std::string input;
     std::string output;
+    std::string bartKspace, bartTraj, bartMaps;  // BART arrays read instead of an ISMRMRD file (BartInput.cpp)
     bool demo = false;
     std::string op = "auto";      // resolved to dft, fft, nufft or timeseg by resolve_operator()
     std::string opRequested;      // --operator as given (resolve_operator() keeps it)
@@ -169,6 +170,16 @@ void estimate_maps(ReconProblem& P, const Settings& S, const arma::cx_mat& coilT
 void attach_maps(ReconProblem& P, const Settings& S, const std::string& mrdPath);
 // Writes PREFIX_smaps.nii (complex, x, y, slices, coils) and PREFIX_fieldmap.nii (rad/s) when present.
 void write_maps(const std::string& prefix, const ReconProblem& P, forge::io::OutputSet& outs);
+
+// BART input (BartInput.cpp): --bart-kspace, --bart-traj, --bart-maps. Refuses what BART's arrays cannot give (an
+// ISMRMRD input beside them, a field map: they carry no sample times); reads the arrays, checking their sizes
+// against each other and the memory before the values are read, into ISMRMRD content and 'matrixFrom' (where the
+// image matrix came from, for messages).
+bool bart_input(const Settings& S);
+void check_bart_settings(const Settings& S);
+forge::io::MrdFile read_bart_input(const Settings& S, std::string& matrixFrom);
+// --bart-maps attached to P (after problem_from_mrd).
+void attach_bart_maps(ReconProblem& P, const Settings& S);
 
 int run_file(Settings& S);
 int run_demo(Settings& S);

@@ -18,6 +18,7 @@
 #include "Distributed.h"
 #include "ReconApp.h"
 #include "forge/Core/Exceptions.h"
+#include "forge/IO/Cfl.h"
 #include "forge/IO/Mrd.h"
 #include "forge/IO/MrdProblem.h"
 #include "forge/IO/Nifti.h"
@@ -31,7 +32,7 @@ namespace {
 // The outputs of the file mode, after the prefix (default: <input stem>_recon) and the options that exclude
 // each other are checked.
 std::vector<std::string> file_outputs(Settings& S) {
-    std::string base = S.input;
+    std::string base = bart_input(S) ? forge::io::cfl_base(S.bartKspace) : S.input;
     auto slash = base.rfind('/');
     if (slash != std::string::npos) base = base.substr(slash + 1);
     auto dot = base.rfind('.');
@@ -67,13 +68,21 @@ bool k_from_acquisitions(const forge::io::MrdFile& F, const Settings& S) {
 }
 
 // The lines that say what will be reconstructed, and how.
-void describe_run(const ReconProblem& P, const forge::io::MrdFile& F, const Settings& S, bool correct) {
-    note("forge-recon: " + S.input + ": " + std::to_string(F.acquisitions.size()) + " acquisitions, " +
-             std::to_string(P.nc) + " coils, " + std::to_string(P.nslices) + " slice(s), " + std::to_string(P.nframes) +
-             " frame(s), image " + std::to_string(P.Nx) + "x" + std::to_string(P.Ny) + "x" + std::to_string(P.Nz) +
-             ", trajectory " + F.header.trajectory +
-             (k_from_acquisitions(F, S) ? " (from the acquisitions)" : " (from the encoding counters)"),
-         S.quiet);
+void describe_run(const ReconProblem& P, const forge::io::MrdFile& F, const Settings& S, bool correct,
+                  const std::string& matrixFrom) {
+    const std::string sizes = std::to_string(P.nc) + " coils, " + std::to_string(P.nslices) + " slice(s), " +
+                              std::to_string(P.nframes) + " frame(s), image " + std::to_string(P.Nx) + "x" +
+                              std::to_string(P.Ny) + "x" + std::to_string(P.Nz);
+    if (bart_input(S))
+        note("forge-recon: " + S.input + " (BART, trajectory " + forge::io::cfl_base(S.bartTraj) +
+                 ".cfl): " + std::to_string(F.acquisitions.size()) + " readouts of " +
+                 std::to_string(F.acquisitions.front().samples) + " samples, " + sizes + " (" + matrixFrom + ")",
+             S.quiet);
+    else
+        note("forge-recon: " + S.input + ": " + std::to_string(F.acquisitions.size()) + " acquisitions, " + sizes +
+                 ", trajectory " + F.header.trajectory +
+                 (k_from_acquisitions(F, S) ? " (from the acquisitions)" : " (from the encoding counters)"),
+             S.quiet);
     if (P.smaps.empty()) {
         warn("no sensitivity maps: reconstructing each coil and combining by root-sum-of-squares" +
              std::string(P.accel > 1 ? " (the data are undersampled, expect aliasing)" : ""));
@@ -103,9 +112,11 @@ int run_file(Settings& S) {
     report.mode = "file";
     report.input = S.input;
     StageTimes& times = report.stages;
-    const forge::io::MrdFile F = read_input(S);
+    std::string matrixFrom;
+    const forge::io::MrdFile F = bart_input(S) ? read_bart_input(S, matrixFrom) : read_input(S);
     ReconProblem P = forge::io::problem_from_mrd(F, S.input, problem_options(S));
-    attach_maps(P, S, S.input);
+    attach_bart_maps(P, S);
+    attach_maps(P, S, bart_input(S) ? std::string() : S.input);
     times.read = seconds_since(t0);
     const auto tDevice = std::chrono::steady_clock::now();
     resolve_device(S);
@@ -126,7 +137,7 @@ int run_file(Settings& S) {
     const double tRead = seconds_since(t0);
 
     const bool correct = !P.fieldmap.empty() && !S.noFieldCorrection;
-    describe_run(P, F, S, correct);
+    describe_run(P, F, S, correct, matrixFrom);
     notice_long_run(P, S, 1);
 
     const std::vector<std::size_t> mine = my_share(P);
@@ -212,10 +223,12 @@ int run(int argc, char** argv) {
     }
     try {
         forge::io::quiet_hdf5_errors();
+        check_bart_settings(S);
         if (S.demo) {
             if (!S.input.empty()) throw UsageError("--demo takes no input file (got '" + S.input + "')");
             return run_demo(S);
         }
+        if (bart_input(S)) S.input = forge::io::cfl_base(S.bartKspace) + ".cfl";  // names the data in messages
         if (S.input.empty()) throw UsageError("no input file given (try forge-recon --demo, or forge-recon --help)");
         return run_file(S);
     } catch (const dist::PeerFailure& e) {

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "forge/Core/Exceptions.h"
+#include "forge/IO/Cfl.h"
 #include "forge/IO/Nifti.h"
 
 namespace forge {
@@ -100,7 +101,7 @@ recon::Affine make_affine(const recon::ReconProblem& P, const std::vector<const 
 
 }  // namespace
 
-// "file.nii" | "file.h5:/path/in/file" -> array (dims fastest first); 'check' sees the dims before the
+// "file.nii" | "file.cfl" | "file.h5:/path/in/file" -> array (dims fastest first); 'check' sees the dims before the
 // values are read.
 Array load_map(const std::string& spec, const std::string& what, const DimsCheck& check) {
     auto ends_with = [](const std::string& s, const std::string& e) {
@@ -113,6 +114,16 @@ Array load_map(const std::string& spec, const std::string& what, const DimsCheck
         a.dims.assign(v.dims.begin(), v.dims.end());
         a.data = std::move(v.data);
         a.is_complex = v.is_complex;
+        return a;
+    }
+    if (ends_with(spec, ".cfl") || ends_with(spec, ".hdr")) {  // BART's array, its dims as they are
+        if (!is_file(cfl_base(spec) + ".hdr"))
+            throw forge::invalid_argument(what + " file '" + cfl_base(spec) + ".hdr' does not exist");
+        CflArray c = read_cfl(spec, check);
+        Array a;
+        a.dims.assign(c.dims.begin(), c.dims.end());
+        a.data.assign(c.data.begin(), c.data.end());
+        a.is_complex = true;
         return a;
     }
     std::string file = spec, object;

@@ -17,12 +17,12 @@
 #include <cmath>
 #include <complex>
 #include <cstdio>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include <armadillo>
 
+#include "forge/IO/Cfl.h"
 #include "forge/IO/Mrd.h"
 #include "forge/IO/Nifti.h"
 #include "forge/Recon/Metrics.h"
@@ -31,28 +31,13 @@ namespace {
 
 void write_cfl(const std::string& base, const std::vector<std::size_t>& dims,
                const std::vector<std::complex<float>>& v) {
-    std::ofstream h(base + ".hdr");
-    h << "# Dimensions\n";
-    for (std::size_t i = 0; i < 16; ++i) h << (i < dims.size() ? dims[i] : 1) << (i + 1 < 16 ? " " : "\n");
-    std::ofstream c(base + ".cfl", std::ios::binary);
-    c.write(reinterpret_cast<const char*>(v.data()), std::streamsize(v.size() * sizeof(v[0])));
+    forge::io::write_cfl(base, dims, v);
 }
 
 std::vector<std::complex<float>> read_cfl(const std::string& base, std::vector<std::size_t>& dims) {
-    std::ifstream h(base + ".hdr");
-    std::string line;
-    std::getline(h, line);
-    dims.clear();
-    std::size_t d, n = 1;
-    while (h >> d) {
-        dims.push_back(d);
-        n *= d;
-    }
-    std::vector<std::complex<float>> v(n);
-    std::ifstream c(base + ".cfl", std::ios::binary);
-    c.read(reinterpret_cast<char*>(v.data()), std::streamsize(n * sizeof(v[0])));
-    if (!c) throw std::runtime_error("cannot read " + base + ".cfl");
-    return v;
+    forge::io::CflArray a = forge::io::read_cfl(base);
+    dims.assign(a.dims.begin(), a.dims.end());
+    return std::move(a.data);
 }
 
 // BART's radial (or any non-Cartesian 2D) arrays as an ISMRMRD file with maps and a reference.

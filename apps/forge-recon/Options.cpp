@@ -103,7 +103,11 @@ void add_options(CLI::App& app, Settings& S) {
                    "reference image for NRMSE/PSNR: FILE.nii or FILE.h5:/dataset (default: <group>/phantom in the "
                    "input); none: no comparison");
     app.add_flag("--no-field-correction", S.noFieldCorrection, "ignore the field map");
-    app.add_flag("--complex", S.complexOut, "write complex64 NIfTI instead of magnitude float32");
+    app.add_flag("--complex", S.complexOut,
+                 "write complex64 NIfTI instead of magnitude float32 (and complex ISMRMRD images with --mrd-out)");
+    app.add_option("--mrd-out", S.mrdOut,
+                   "also write the images as ISMRMRD images to FILE.h5 (/dataset/image_1: geometry, indices, "
+                   "magnitude or --complex, how each was made as meta attributes; the input's XML header)");
     app.add_flag("--cartesian", S.cartesian,
                  "take k-space from the encoding counters even when the acquisitions carry trajectories");
     app.add_option("--report", S.report,

@@ -12,6 +12,8 @@
 #include "Distributed.h"
 #include "Progress.h"
 #include "Report.h"
+#include "forge/IO/ImageGeometry.h"
+#include "forge/IO/MrdImages.h"
 #include "forge/IO/MrdProblem.h"
 #include "forge/IO/OutputSet.h"
 #include "forge/IO/Png.h"
@@ -41,6 +43,7 @@ struct Settings {
     std::string input;
     std::string output;
     std::string bartKspace, bartTraj, bartMaps;  // BART arrays read instead of an ISMRMRD file (BartInput.cpp)
+    std::string mrdOut;                          // --mrd-out FILE.h5: the images as ISMRMRD images (ImageOutputs.cpp)
     bool demo = false;
     std::string op = "auto";      // resolved to dft, fft, nufft or timeseg by resolve_operator()
     std::string opRequested;      // --operator as given (resolve_operator() keeps it)
@@ -180,6 +183,16 @@ void check_bart_settings(const Settings& S);
 forge::io::MrdFile read_bart_input(const Settings& S, std::string& matrixFrom);
 // --bart-maps attached to P (after problem_from_mrd).
 void attach_bart_maps(ReconProblem& P, const Settings& S);
+
+// The images of R (file mode) with their indices and, as meta attributes, how each was made (the operator, its
+// solves' iterations, stop reasons and relative gradients from 'rec'), for the scanner-format writers.
+std::vector<forge::io::MrdOutputImage> output_images(const ReconProblem& P, const forge::io::ImageGeometry& g,
+                                                     const forge::recon::ReconResult& R,
+                                                     const ReportedReconstruction& rec, const Settings& S);
+// --mrd-out: the images with F's XML header (as stored; a minimal one for BART input), staged in 'outs'.
+void write_mrd_output(const std::string& path, const forge::io::MrdFile& F, const forge::io::ImageGeometry& g,
+                      const std::vector<forge::io::MrdOutputImage>& images, const Settings& S,
+                      forge::io::OutputSet& outs);
 
 int run_file(Settings& S);
 int run_demo(Settings& S);

@@ -44,6 +44,11 @@ std::vector<std::string> file_outputs(Settings& S) {
     if (!S.fieldmapScan.empty() && S.fieldmap == "none")
         throw UsageError("--fieldmap-scan with --fieldmap none: drop one of them");
     std::vector<std::string> outputs{S.output + ".nii", S.output + ".png"};
+    if (!S.mrdOut.empty()) {
+        for (const auto& o : outputs)
+            if (o == S.mrdOut) throw UsageError("--mrd-out '" + S.mrdOut + "' is also an image output of this run");
+        outputs.push_back(S.mrdOut);
+    }
     if (S.saveMaps) {
         outputs.push_back(S.output + "_smaps.nii");
         outputs.push_back(S.output + "_fieldmap.nii");
@@ -161,6 +166,11 @@ int run_file(Settings& S) {
     forge::io::OutputSet outs;
     write_image(S.output + ".nii", P, R.complexImage, S.complexOut, outs, "forge-recon");
     if (S.saveMaps) write_maps(S.output, P, outs);
+    if (!S.mrdOut.empty()) {
+        const forge::io::ImageGeometry geometry = forge::io::image_geometry(F, P);
+        write_mrd_output(S.mrdOut, F, geometry, output_images(P, geometry, R, report.reconstructions.front(), S), S,
+                         outs);
+    }
     std::vector<std::vector<arma::fvec>> sets{{R.magnitude.begin(), R.magnitude.begin() + P.nslices}};
     forge::io::write_png_montage(outs.stage(S.output + ".png"), montage(P, sets), display_scale(sets[0]));
     ReportedReconstruction& rec = report.reconstructions.front();
@@ -226,6 +236,7 @@ int run(int argc, char** argv) {
         check_bart_settings(S);
         if (S.demo) {
             if (!S.input.empty()) throw UsageError("--demo takes no input file (got '" + S.input + "')");
+            if (!S.mrdOut.empty()) throw UsageError("--mrd-out is for the file mode (the demo writes its own files)");
             return run_demo(S);
         }
         if (bart_input(S)) S.input = forge::io::cfl_base(S.bartKspace) + ".cfl";  // names the data in messages

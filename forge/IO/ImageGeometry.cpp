@@ -61,7 +61,13 @@ ImageGeometry image_geometry(const MrdFile& F, const recon::ReconProblem& P) {
     // problem_from_mrd's slice order: idx.slice sorted, each slice's first acquisition in file order
     std::map<uint16_t, const MrdAcquisition*> first;
     for (const auto& a : F.acquisitions) first.emplace(a.slice, &a);
-    for (const auto& kv : first) g.slices.push_back(slice_geometry(*kv.second));
+    for (const auto& kv : first) {
+        g.slices.push_back(slice_geometry(*kv.second));
+        g.slices.back().index = kv.first;
+    }
+    std::map<std::array<uint16_t, 2>, int> frames;  // problem_from_mrd's frame order: (repetition, contrast) sorted
+    for (const auto& a : F.acquisitions) frames.emplace(std::array<uint16_t, 2>{{a.repetition, a.contrast}}, 0);
+    for (const auto& kv : frames) g.frames.push_back(kv.first);
     return g;
 }
 

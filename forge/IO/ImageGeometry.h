@@ -10,6 +10,7 @@
 // Nz = 1 and dz is the slice thickness (the FOV's z).
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "forge/IO/Mrd.h"
@@ -19,6 +20,7 @@ namespace forge {
 namespace io {
 
 struct SliceGeometry {
+    uint16_t index = 0;                // the acquisitions' idx.slice
     std::array<double, 3> position{};  // LPS mm: the centre of the slice (2D) or of the volume (3D)
     std::array<double, 3> read_dir{{1, 0, 0}}, phase_dir{{0, 1, 0}}, slice_dir{{0, 0, 1}};  // unit vectors, LPS
 };
@@ -27,6 +29,8 @@ struct ImageGeometry {
     std::array<std::size_t, 3> matrix{{1, 1, 1}};  // Nx, Ny, Nz of one slice or volume
     std::array<double, 3> fov_mm{{1, 1, 1}};       // recon FOV; 2D: z is the slice thickness
     std::vector<SliceGeometry> slices;             // one per slice, in forge's slice order (idx.slice sorted)
+    // (idx.repetition, idx.contrast) of each frame, in forge's frame order (ReconFrame::frame indexes it)
+    std::vector<std::array<uint16_t, 2>> frames;
     std::array<double, 3> voxel_mm() const {
         return {{fov_mm[0] / double(matrix[0]), fov_mm[1] / double(matrix[1]), fov_mm[2] / double(matrix[2])}};
     }

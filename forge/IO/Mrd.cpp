@@ -175,6 +175,7 @@ MrdFile read_mrd(const std::string& path, const std::string& group) {
         throw input_error("the ISMRMRD XML header of '" + path + "' is invalid: " + first_line(e.what()));
     }
     if (h.encoding.empty()) throw input_error("the ISMRMRD header of '" + path + "' has no encoding section");
+    out.xml = xml;
     const auto& e = h.encoding[0];
     MrdHeader& H = out.header;
     H.encodedMatrix = {e.encodedSpace.matrixSize.x, e.encodedSpace.matrixSize.y, e.encodedSpace.matrixSize.z};

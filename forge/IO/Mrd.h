@@ -49,6 +49,7 @@ struct MrdAcquisition {
 
 struct MrdFile {
     MrdHeader header;
+    std::string xml;                           // the XML header as stored (empty for content made in memory)
     std::vector<MrdAcquisition> acquisitions;  // imaging acquisitions (noise scans apart)
     std::vector<MrdAcquisition> noise;         // noise scans (ACQ_IS_NOISE_MEASUREMENT), in file order
     std::size_t noiseScans = 0;

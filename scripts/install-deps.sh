@@ -6,7 +6,8 @@
 FORGE_DEB_PACKAGES=(build-essential cmake pkg-config libarmadillo-dev libopenblas-dev libfftw3-dev catch2
                     libismrmrd-dev ismrmrd-tools libpugixml-dev libhdf5-dev libpng-dev libcli11-dev nlohmann-json3-dev
                     python3-nibabel
-                    python3-h5py python3-dev python3-venv libopenmpi-dev openmpi-bin)
+                    python3-h5py python3-dev python3-venv libopenmpi-dev openmpi-bin
+                    libdcmtk-dev bart python3-pydicom)
 
 # forge_python_env DIR: a virtual environment of python3 at DIR with nanobind (builds the extension), NumPy
 # and pytest (run python/tests), installed from PyPI when missing. Prints nothing else on success.

@@ -105,6 +105,9 @@ void add_options(CLI::App& app, Settings& S) {
     app.add_flag("--no-field-correction", S.noFieldCorrection, "ignore the field map");
     app.add_flag("--complex", S.complexOut,
                  "write complex64 NIfTI instead of magnitude float32 (and complex ISMRMRD images with --mrd-out)");
+    app.add_option("--dicom", S.dicomDir,
+                   "also write the images as DICOM MR images into the folder DIR (made when missing; must be empty): "
+                   "one file per slice and frame with its geometry, 16-bit magnitudes with a rescale slope");
     app.add_option("--mrd-out", S.mrdOut,
                    "also write the images as ISMRMRD images to FILE.h5 (/dataset/image_1: geometry, indices, "
                    "magnitude or --complex, how each was made as meta attributes; the input's XML header)");

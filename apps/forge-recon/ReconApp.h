@@ -44,6 +44,7 @@ struct Settings {
     std::string output;
     std::string bartKspace, bartTraj, bartMaps;  // BART arrays read instead of an ISMRMRD file (BartInput.cpp)
     std::string mrdOut;                          // --mrd-out FILE.h5: the images as ISMRMRD images (ImageOutputs.cpp)
+    std::string dicomDir;                        // --dicom DIR: the images as DICOM MR images (ImageOutputs.cpp)
     bool demo = false;
     std::string op = "auto";      // resolved to dft, fft, nufft or timeseg by resolve_operator()
     std::string opRequested;      // --operator as given (resolve_operator() keeps it)
@@ -193,6 +194,27 @@ std::vector<forge::io::MrdOutputImage> output_images(const ReconProblem& P, cons
 void write_mrd_output(const std::string& path, const forge::io::MrdFile& F, const forge::io::ImageGeometry& g,
                       const std::vector<forge::io::MrdOutputImage>& images, const Settings& S,
                       forge::io::OutputSet& outs);
+
+// --dicom DIR: refuses a build without DCMTK, a DIR that is a file or a folder that is not empty, and a DIR whose
+// parent folder does not exist, before anything is read.
+void check_dicom_folder(const Settings& S);
+// The --dicom folder of a run: made by make() when missing, and removed again when the run ends without keep()
+// (a failed run leaves no folder of its own behind; its files are removed by the OutputSet).
+struct DicomFolder {
+    explicit DicomFolder(std::string dir) : path(std::move(dir)) {}
+    ~DicomFolder();
+    DicomFolder(const DicomFolder&) = delete;
+    DicomFolder& operator=(const DicomFolder&) = delete;
+    void make();
+    void keep() { made = false; }
+    std::string path;
+    bool made = false;
+    std::size_t files = 0;
+};
+// --dicom: one MR image per slice (and plane, and frame) into 'folder', staged in 'outs'.
+void write_dicom_output(DicomFolder& folder, const forge::io::MrdFile& F, const forge::io::ImageGeometry& g,
+                        const std::vector<forge::io::MrdOutputImage>& images, const Settings& S,
+                        forge::io::OutputSet& outs);
 
 int run_file(Settings& S);
 int run_demo(Settings& S);

@@ -44,6 +44,8 @@ std::vector<std::string> file_outputs(Settings& S) {
     if (!S.fieldmapScan.empty() && S.fieldmap == "none")
         throw UsageError("--fieldmap-scan with --fieldmap none: drop one of them");
     std::vector<std::string> outputs{S.output + ".nii", S.output + ".png"};
+    while (S.dicomDir.size() > 1 && S.dicomDir.back() == '/') S.dicomDir.pop_back();
+    check_dicom_folder(S);
     if (!S.mrdOut.empty()) {
         for (const auto& o : outputs)
             if (o == S.mrdOut) throw UsageError("--mrd-out '" + S.mrdOut + "' is also an image output of this run");
@@ -163,13 +165,15 @@ int run_file(Settings& S) {
     }
 
     const auto tWrite = std::chrono::steady_clock::now();
+    DicomFolder dicomFolder(S.dicomDir);  // before outs: removed, if it made the folder, after outs removed its files
     forge::io::OutputSet outs;
     write_image(S.output + ".nii", P, R.complexImage, S.complexOut, outs, "forge-recon");
     if (S.saveMaps) write_maps(S.output, P, outs);
-    if (!S.mrdOut.empty()) {
+    if (!S.mrdOut.empty() || !S.dicomDir.empty()) {
         const forge::io::ImageGeometry geometry = forge::io::image_geometry(F, P);
-        write_mrd_output(S.mrdOut, F, geometry, output_images(P, geometry, R, report.reconstructions.front(), S), S,
-                         outs);
+        const auto images = output_images(P, geometry, R, report.reconstructions.front(), S);
+        if (!S.mrdOut.empty()) write_mrd_output(S.mrdOut, F, geometry, images, S, outs);
+        if (!S.dicomDir.empty()) write_dicom_output(dicomFolder, F, geometry, images, S, outs);
     }
     std::vector<std::vector<arma::fvec>> sets{{R.magnitude.begin(), R.magnitude.begin() + P.nslices}};
     forge::io::write_png_montage(outs.stage(S.output + ".png"), montage(P, sets), display_scale(sets[0]));
@@ -186,6 +190,7 @@ int run_file(Settings& S) {
         write_report(outs, S.report, report, S);
     }
     outs.commit();  // renames: the report's total and the printed line leave them out, and agree
+    dicomFolder.keep();
     dist::checkpoint();
 
     print_rank_reports(reports);
@@ -199,7 +204,11 @@ int run_file(Settings& S) {
             std::printf("forge-recon: frame %zu NRMSE vs reference %.6f  PSNR %.2f dB\n", f + 1, quality[f].nrmse,
                         quality[f].psnr);
     }
-    for (const auto& f : outs.report()) std::printf("forge-recon: wrote %s\n", f.c_str());
+    for (const auto& f : outs.report())
+        if (S.dicomDir.empty() || f.compare(0, S.dicomDir.size() + 1, S.dicomDir + "/") != 0)
+            std::printf("forge-recon: wrote %s\n", f.c_str());
+    if (!S.dicomDir.empty())
+        std::printf("forge-recon: wrote %zu DICOM images to %s/\n", dicomFolder.files, S.dicomDir.c_str());
     std::printf("%s\n", stage_summary(report).c_str());
     return 0;
 }
@@ -236,7 +245,8 @@ int run(int argc, char** argv) {
         check_bart_settings(S);
         if (S.demo) {
             if (!S.input.empty()) throw UsageError("--demo takes no input file (got '" + S.input + "')");
-            if (!S.mrdOut.empty()) throw UsageError("--mrd-out is for the file mode (the demo writes its own files)");
+            if (!S.mrdOut.empty() || !S.dicomDir.empty())
+                throw UsageError("--mrd-out and --dicom are for the file mode (the demo writes its own files)");
             return run_demo(S);
         }
         if (bart_input(S)) S.input = forge::io::cfl_base(S.bartKspace) + ".cfl";  // names the data in messages

@@ -18,8 +18,8 @@ cd "$W" || fail "cannot enter $W"
 "$RECON" --demo --demo-size 24 --demo-slices 2 --demo-coils 4 -n 1 -q -o "$W/demo" --device cpu >/dev/null 2>demo.stderr \
     || { cat demo.stderr >&2; fail "demo failed"; }
 # read (cos 30, sin 30, 0), phase orthogonal to it and tilted 30 degrees out of the axial plane; slice 0 centred at
-# (12.5, -30, 41) mm LPS, slices 6 mm apart
-GEOM="0.8660254 0.5 0 -0.4330127 0.75 0.5 12.5 -30 41 6"
+# (12.5, -30, 41) mm LPS, slices 6 mm apart; FOV 240 x 180 mm (10 x 7.5 mm pixels)
+GEOM="0.8660254 0.5 0 -0.4330127 0.75 0.5 12.5 -30 41 6 240 180"
 "$CFL" orient demo.h5 oblique.h5 $GEOM || fail "forge_mrd_cfl orient failed"
 for f in demo oblique; do
     "$RECON" $f.h5 -o "$W/${f}_recon" -n 3 --device cpu --mrd-out "$W/${f}_images.h5" >$f.stdout 2>$f.stderr \
@@ -32,7 +32,7 @@ cmp -s <(tail -c +353 demo_recon.nii) <(tail -c +353 oblique_recon.nii) || fail 
 import sys, numpy as np, nibabel as nib, h5py, xml.etree.ElementTree as ET
 w = sys.argv[1]
 g = [float(v) for v in sys.argv[2:]]
-R, P, C, spacing = np.array(g[0:3]), np.array(g[3:6]), np.array(g[6:9]), g[9]
+R, P, C, spacing = np.array(g[0:3]), np.array(g[3:6]), np.array(g[6:9]), g[9]  # g[10:12]: the FOV, in the XML
 S = np.cross(R, P)
 x = h5py.File(f"{w}/oblique.h5", "r")["dataset/xml"][0]
 root = ET.fromstring(x.decode() if isinstance(x, bytes) else x)

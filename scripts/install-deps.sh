@@ -10,16 +10,17 @@ FORGE_DEB_PACKAGES=(build-essential cmake pkg-config libarmadillo-dev libopenbla
                     libdcmtk-dev bart python3-pydicom)
 
 # forge_python_env DIR: a virtual environment of python3 at DIR with nanobind (builds the extension), NumPy
-# and pytest (run python/tests), installed from PyPI when missing. Prints nothing else on success.
+# and pytest (run python/tests), and ismrmrd (its MRD stream serialisation is cli_stream's client), installed from
+# PyPI when missing. Prints nothing else on success.
 forge_python_env() {
     local venv=$1
     if [ ! -x "$venv/bin/python" ]; then
         echo "== python: virtual environment $venv ($(python3 --version 2>&1))"
         python3 -m venv "$venv" || { echo "error: python3 -m venv failed (Debian: apt-get install python3-venv)" >&2; return 1; }
     fi
-    if ! "$venv/bin/python" -c "import nanobind, numpy, pytest" 2>/dev/null; then
-        echo "== python: pip install nanobind numpy pytest"
-        "$venv/bin/python" -m pip install -q --disable-pip-version-check nanobind numpy pytest
+    if ! "$venv/bin/python" -c "import nanobind, numpy, pytest, ismrmrd.serialization" 2>/dev/null; then
+        echo "== python: pip install nanobind numpy pytest ismrmrd"
+        "$venv/bin/python" -m pip install -q --disable-pip-version-check nanobind numpy pytest ismrmrd
     fi
 }
 

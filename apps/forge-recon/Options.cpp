@@ -105,6 +105,10 @@ void add_options(CLI::App& app, Settings& S) {
     app.add_flag("--no-field-correction", S.noFieldCorrection, "ignore the field map");
     app.add_flag("--complex", S.complexOut,
                  "write complex64 NIfTI instead of magnitude float32 (and complex ISMRMRD images with --mrd-out)");
+    app.add_flag("--stream", S.stream,
+                 "read the acquisitions as an MRD stream on stdin and write the images as one on stdout (the MRD "
+                 "streaming protocol of Gadgetron and ismrmrd.serialization); messages go to stderr, files only "
+                 "with -o");
     app.add_option("--dicom", S.dicomDir,
                    "also write the images as DICOM MR images into the folder DIR (made when missing; must be empty): "
                    "one file per slice and frame with its geometry, 16-bit magnitudes with a rescale slope");

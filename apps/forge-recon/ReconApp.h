@@ -45,6 +45,8 @@ struct Settings {
     std::string bartKspace, bartTraj, bartMaps;  // BART arrays read instead of an ISMRMRD file (BartInput.cpp)
     std::string mrdOut;                          // --mrd-out FILE.h5: the images as ISMRMRD images (ImageOutputs.cpp)
     std::string dicomDir;                        // --dicom DIR: the images as DICOM MR images (ImageOutputs.cpp)
+    bool stream = false;                         // --stream: an MRD stream in on stdin, images out on stdout
+    int streamIn = 0, streamOut = -1;            // the stream's file descriptors (Stream.cpp)
     bool demo = false;
     std::string op = "auto";      // resolved to dft, fft, nufft or timeseg by resolve_operator()
     std::string opRequested;      // --operator as given (resolve_operator() keeps it)
@@ -215,6 +217,15 @@ struct DicomFolder {
 void write_dicom_output(DicomFolder& folder, const forge::io::MrdFile& F, const forge::io::ImageGeometry& g,
                         const std::vector<forge::io::MrdOutputImage>& images, const Settings& S,
                         forge::io::OutputSet& outs);
+
+// MRD streams (Stream.cpp). --stream: the acquisitions come as an MRD stream on S.streamIn and the images go back
+// as one on S.streamOut (stdout's descriptor, kept aside while stdout itself goes to stderr, so no text ever
+// lands in the stream).
+bool prefix_outputs(const Settings& S);  // NIfTI and PNG files: not for a stream without -o
+void setup_stream(Settings& S);
+forge::io::MrdFile read_stream_input(const Settings& S);
+void write_stream_output(const forge::io::ImageGeometry& g, const std::vector<forge::io::MrdOutputImage>& images,
+                         const Settings& S);
 
 int run_file(Settings& S);
 int run_demo(Settings& S);

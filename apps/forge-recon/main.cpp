@@ -37,13 +37,17 @@ std::vector<std::string> file_outputs(Settings& S) {
     if (slash != std::string::npos) base = base.substr(slash + 1);
     auto dot = base.rfind('.');
     if (dot != std::string::npos && dot > 0) base = base.substr(0, dot);
-    if (S.output.empty()) S.output = base + "_recon";
-    check_output_prefix(S.output, base + "_recon");
+    // a stream writes its images back into the stream, and files only when -o asks for them
+    const bool files = prefix_outputs(S);
+    if (S.output.empty() && files) S.output = base + "_recon";
+    if (files) check_output_prefix(S.output, base + "_recon");
+    if (!files && S.saveMaps) throw UsageError("--save-maps with --stream needs -o PREFIX for the maps' files");
     if (!S.fieldmapScan.empty() && (S.fieldmap == "estimate" || (!S.fieldmap.empty() && S.fieldmap != "none")))
         throw UsageError("--fieldmap-scan and --fieldmap " + S.fieldmap + " both give the field map; choose one");
     if (!S.fieldmapScan.empty() && S.fieldmap == "none")
         throw UsageError("--fieldmap-scan with --fieldmap none: drop one of them");
-    std::vector<std::string> outputs{S.output + ".nii", S.output + ".png"};
+    std::vector<std::string> outputs;
+    if (files) outputs = {S.output + ".nii", S.output + ".png"};
     while (S.dicomDir.size() > 1 && S.dicomDir.back() == '/') S.dicomDir.pop_back();
     check_dicom_folder(S);
     if (!S.mrdOut.empty()) {
@@ -120,10 +124,12 @@ int run_file(Settings& S) {
     report.input = S.input;
     StageTimes& times = report.stages;
     std::string matrixFrom;
-    const forge::io::MrdFile F = bart_input(S) ? read_bart_input(S, matrixFrom) : read_input(S);
+    const forge::io::MrdFile F = bart_input(S) ? read_bart_input(S, matrixFrom)
+                                 : S.stream    ? read_stream_input(S)
+                                               : read_input(S);
     ReconProblem P = forge::io::problem_from_mrd(F, S.input, problem_options(S));
     attach_bart_maps(P, S);
-    attach_maps(P, S, bart_input(S) ? std::string() : S.input);
+    attach_maps(P, S, bart_input(S) || S.stream ? std::string() : S.input);
     times.read = seconds_since(t0);
     const auto tDevice = std::chrono::steady_clock::now();
     resolve_device(S);
@@ -167,16 +173,17 @@ int run_file(Settings& S) {
     const auto tWrite = std::chrono::steady_clock::now();
     DicomFolder dicomFolder(S.dicomDir);  // before outs: removed, if it made the folder, after outs removed its files
     forge::io::OutputSet outs;
-    write_image(S.output + ".nii", P, R.complexImage, S.complexOut, outs, "forge-recon");
+    const bool files = prefix_outputs(S);
+    if (files) write_image(S.output + ".nii", P, R.complexImage, S.complexOut, outs, "forge-recon");
     if (S.saveMaps) write_maps(S.output, P, outs);
-    if (!S.mrdOut.empty() || !S.dicomDir.empty()) {
-        const forge::io::ImageGeometry geometry = forge::io::image_geometry(F, P);
-        const auto images = output_images(P, geometry, R, report.reconstructions.front(), S);
-        if (!S.mrdOut.empty()) write_mrd_output(S.mrdOut, F, geometry, images, S, outs);
-        if (!S.dicomDir.empty()) write_dicom_output(dicomFolder, F, geometry, images, S, outs);
-    }
+    const forge::io::ImageGeometry geometry = forge::io::image_geometry(F, P);
+    std::vector<forge::io::MrdOutputImage> images;
+    if (!S.mrdOut.empty() || !S.dicomDir.empty() || S.stream)
+        images = output_images(P, geometry, R, report.reconstructions.front(), S);
+    if (!S.mrdOut.empty()) write_mrd_output(S.mrdOut, F, geometry, images, S, outs);
+    if (!S.dicomDir.empty()) write_dicom_output(dicomFolder, F, geometry, images, S, outs);
     std::vector<std::vector<arma::fvec>> sets{{R.magnitude.begin(), R.magnitude.begin() + P.nslices}};
-    forge::io::write_png_montage(outs.stage(S.output + ".png"), montage(P, sets), display_scale(sets[0]));
+    if (files) forge::io::write_png_montage(outs.stage(S.output + ".png"), montage(P, sets), display_scale(sets[0]));
     ReportedReconstruction& rec = report.reconstructions.front();
     rec.seconds = R.seconds;
     add_reconstruction_stages(rec, times);
@@ -191,6 +198,7 @@ int run_file(Settings& S) {
     }
     outs.commit();  // renames: the report's total and the printed line leave them out, and agree
     dicomFolder.keep();
+    if (S.stream) write_stream_output(geometry, images, S);
     dist::checkpoint();
 
     print_rank_reports(reports);
@@ -250,7 +258,9 @@ int run(int argc, char** argv) {
             return run_demo(S);
         }
         if (bart_input(S)) S.input = forge::io::cfl_base(S.bartKspace) + ".cfl";  // names the data in messages
-        if (S.input.empty()) throw UsageError("no input file given (try forge-recon --demo, or forge-recon --help)");
+        if (S.stream) setup_stream(S);
+        if (S.input.empty())
+            throw UsageError("no input file given (try forge-recon --demo, --stream, or forge-recon --help)");
         return run_file(S);
     } catch (const dist::PeerFailure& e) {
         return e.code;  // another rank failed and says why

@@ -10,6 +10,7 @@
 
 #include "forge/Core/Exceptions.h"
 #include "forge/IO/Mrd.h"
+#include "forge/IO/detail/MrdImageHeader.h"
 
 namespace forge {
 namespace io {
@@ -19,31 +20,6 @@ namespace {
 std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
 
 std::string image_stream(uint16_t series) { return "image_" + std::to_string(series); }
-
-template <typename T>
-void fill_header(ISMRMRD::Image<T>& im, const ImageGeometry& g, const MrdOutputImage& o, uint16_t index,
-                 const MrdImageOptions& opt) {
-    const SliceGeometry& s = g.slices.at(o.slice);
-    im.setFieldOfView(float(g.fov_mm[0]), float(g.fov_mm[1]), float(g.fov_mm[2]));
-    im.setPosition(float(s.position[0]), float(s.position[1]), float(s.position[2]));
-    im.setReadDirection(float(s.read_dir[0]), float(s.read_dir[1]), float(s.read_dir[2]));
-    im.setPhaseDirection(float(s.phase_dir[0]), float(s.phase_dir[1]), float(s.phase_dir[2]));
-    im.setSliceDirection(float(s.slice_dir[0]), float(s.slice_dir[1]), float(s.slice_dir[2]));
-    im.setSlice(s.index);
-    im.setRepetition(o.repetition);
-    im.setContrast(o.contrast);
-    im.setImageIndex(index);
-    im.setImageSeriesIndex(opt.series_index);
-    im.setImageType(opt.complex ? ISMRMRD::ISMRMRD_IMTYPE_COMPLEX : ISMRMRD::ISMRMRD_IMTYPE_MAGNITUDE);
-    if (!o.meta.empty()) {
-        ISMRMRD::MetaContainer meta;
-        for (const auto& kv : o.meta)
-            for (const auto& v : kv.second) meta.append(kv.first.c_str(), v.c_str());
-        std::ostringstream xml;
-        ISMRMRD::serialize(meta, xml);
-        im.setAttributeString(xml.str());
-    }
-}
 
 template <typename T>
 void copy_record(ISMRMRD::Image<T>& im, MrdImageRecord& r) {
@@ -67,22 +43,7 @@ void copy_record(ISMRMRD::Image<T>& im, MrdImageRecord& r) {
 
 void write_mrd_images(const std::string& path, const std::string& xmlHeader, const ImageGeometry& g,
                       const std::vector<MrdOutputImage>& images, const MrdImageOptions& opt) {
-    const std::size_t n = g.matrix[0] * g.matrix[1] * g.matrix[2];
-    for (std::size_t i = 0; i < images.size(); ++i) {
-        if (images[i].values.size() != n)
-            throw forge::invalid_argument("write_mrd_images: image " + std::to_string(i) + " has " +
-                                          std::to_string(images[i].values.size()) + " values but the matrix " +
-                                          std::to_string(n));
-        if (images[i].slice >= g.slices.size())
-            throw forge::invalid_argument("write_mrd_images: image " + std::to_string(i) + " is of slice " +
-                                          std::to_string(images[i].slice) + " but the geometry has " +
-                                          std::to_string(g.slices.size()));
-    }
-    for (std::size_t k : g.matrix)
-        if (k > 65535) throw forge::invalid_argument("write_mrd_images: a matrix size exceeds ISMRMRD's 65535");
-    if (images.size() > 65535)
-        throw forge::invalid_argument("write_mrd_images: " + std::to_string(images.size()) +
-                                      " images; an ISMRMRD image index holds at most 65535");
+    detail::check_output_images(g, images, "write_mrd_images");
     quiet_hdf5_errors();
     TemporaryFile tmp(path);
     try {
@@ -93,12 +54,12 @@ void write_mrd_images(const std::string& path, const std::string& xmlHeader, con
             const MrdOutputImage& o = images[i];
             if (opt.complex) {
                 ISMRMRD::Image<std::complex<float>> im(nx, ny, nz, 1);
-                fill_header(im, g, o, uint16_t(i + 1), opt);
+                detail::fill_image_header(im, g, o, uint16_t(i + 1), opt);
                 std::copy(o.values.begin(), o.values.end(), im.getDataPtr());
                 d.appendImage(image_stream(opt.series_index), im);
             } else {
                 ISMRMRD::Image<float> im(nx, ny, nz, 1);
-                fill_header(im, g, o, uint16_t(i + 1), opt);
+                detail::fill_image_header(im, g, o, uint16_t(i + 1), opt);
                 std::transform(o.values.begin(), o.values.end(), im.getDataPtr(),
                                [](const std::complex<float>& v) { return std::abs(v); });
                 d.appendImage(image_stream(opt.series_index), im);

@@ -1,0 +1,105 @@
+#!/bin/bash
+# forge-recon --stream: the python ismrmrd package (ismrmrd.serialization, the reference implementation of the MRD
+# streaming protocol) sends the oblique demo file's header and acquisitions on stdin; the images that come back on
+# stdout, read by its ProtocolDeserializer, equal --mrd-out's images of the same file (values, geometry, indices),
+# and nothing but the stream reaches stdout. Cut, garbled or hostile streams (no CLOSE, an unknown message, an
+# acquisition before the header or claiming 65535 x 65535 values in a few bytes, text of 4 GiB, an image sent
+# in) exit 2 with one line, within the memory limit, writing no image.
+#   usage: test_stream.sh FORGE_RECON FORGE_MRD_CFL WORKDIR PYTHON
+#   (exit 77 = skipped without a python with the ismrmrd package: pip install ismrmrd)
+source "$(dirname "$0")/common.sh"
+RECON=$1; CFL=$2; W=$3; PY=${FORGE_TEST_PYTHON:-${4:-python3}}
+"$PY" -c 'import ismrmrd.serialization, h5py, numpy' 2>/dev/null \
+    || { echo "SKIP: $PY has no ismrmrd package (pip install ismrmrd) with h5py and numpy"; exit 77; }
+workdir "$W"
+cd "$W" || fail "cannot enter $W"
+"$RECON" --demo --demo-size 24 --demo-slices 2 --demo-coils 4 -n 1 -q -o "$W/demo" --device cpu >/dev/null 2>demo.stderr \
+    || { cat demo.stderr >&2; fail "demo failed"; }
+"$CFL" orient demo.h5 oblique.h5 0.8660254 0.5 0 -0.4330127 0.75 0.5 12.5 -30 41 6 240 180 || fail "orient failed"
+# the reference: the same file read as a file, coil maps estimated and no field map, as the stream must (a stream
+# carries neither the csm nor the fieldmap of the demo's file)
+"$RECON" oblique.h5 --smaps estimate --fieldmap none -n 3 --device cpu -o "$W/file" --mrd-out "$W/file_images.h5" >file.stdout \
+    2>file.stderr || { cat file.stderr >&2; fail "the file run failed"; }
+
+"$PY" - "$W" "$RECON" <<'PY' || fail "the stream's images are not the file's"
+import sys, io, subprocess, numpy as np, h5py, ismrmrd
+from ismrmrd.serialization import ProtocolSerializer, ProtocolDeserializer
+w, recon = sys.argv[1], sys.argv[2]
+d = ismrmrd.Dataset(f"{w}/oblique.h5", "dataset", create_if_needed=False)
+buf = io.BytesIO()
+with ProtocolSerializer(buf) as s:
+    s.serialize(ismrmrd.xsd.CreateFromDocument(d.read_xml_header()))
+    for i in range(d.number_of_acquisitions()):
+        s.serialize(d.read_acquisition(i))
+stream = buf.getvalue()
+with open(f"{w}/good.mrd", "wb") as f:
+    f.write(stream)
+p = subprocess.run([recon, "--stream", "--smaps", "estimate", "-n", "3", "--device", "cpu"], input=stream,
+                   capture_output=True)
+assert p.returncode == 0, p.stderr.decode()
+assert b"forge-recon: wrote 2 images to the MRD stream" in p.stderr, p.stderr.decode()
+images = list(ProtocolDeserializer(io.BytesIO(p.stdout)).deserialize())  # ends at CLOSE: nothing else on stdout
+f = h5py.File(f"{w}/file_images.h5", "r")["dataset/image_1"]
+hdr, data = f["header"][:], f["data"][:]
+assert len(images) == 2 and all(isinstance(im, ismrmrd.Image) for im in images), images
+for k, im in enumerate(images):
+    h = hdr[k]
+    for field in ("position", "read_dir", "phase_dir", "slice_dir", "field_of_view", "matrix_size"):
+        assert np.array_equal(np.array(getattr(im, field)[:]), np.array(h[field])), (field, getattr(im, field)[:], h[field])
+    for field in ("slice", "repetition", "contrast", "image_index", "image_series_index", "image_type", "data_type"):
+        assert getattr(im, field) == h[field], (field, getattr(im, field), h[field])
+    assert np.array_equal(im.data, data[k]), f"image {k}'s values differ from the file's"
+    meta = ismrmrd.Meta.deserialize(im.attribute_string)
+    assert meta["iterations"] == "3" and meta["source"] == "stdin", dict(meta)
+print("ok  --stream: ismrmrd.serialization's stream in, 2 images out equal to --mrd-out's of the file (values, "
+      "geometry, indices, meta)")
+
+# hostile streams, written here byte by byte
+import struct
+head, acq = stream[:stream.index(struct.pack("<H", 1008))], stream[stream.index(struct.pack("<H", 1008)):]
+bad = {
+    "cut": stream[: len(stream) // 2],
+    "noclose": stream[:-2],
+    "garbage": b"\x07\x00" + b"x" * 100,
+    "unknown": head + struct.pack("<H", 999) + b"\x00" * 8,
+    "beforeheader": acq,
+    "bigtext": struct.pack("<HI", 5, 0xFFFFFFFF) + b"\x00" * 64,
+    "image": head + struct.pack("<H", 1022) + b"\x00" * 300,
+    "empty": b"",
+    "noacq": head + struct.pack("<H", 4),
+}
+# an acquisition claiming 65535 samples x 65535 channels (34 GB) followed by 1 kB; number_of_samples and
+# active_channels sit at bytes 34 and 38 of ISMRMRD's acquisition header
+h = bytearray(acq[2:2 + 340])
+assert ismrmrd.AcquisitionHeader.number_of_samples.offset == 34 and ismrmrd.AcquisitionHeader.active_channels.offset == 38
+struct.pack_into("<H", h, 34, 65535)
+struct.pack_into("<H", h, 38, 65535)
+bad["huge"] = head + struct.pack("<H", 1008) + bytes(h) + b"\x00" * 1024
+for name, b in bad.items():
+    with open(f"{w}/{name}.mrd", "wb") as f:
+        f.write(b)
+PY
+refuse() {  # name, expected text
+    local name=$1 expected=$2
+    ( ulimit -v 400000; "$RECON" --stream -n 1 --device cpu <"$name.mrd" >"$name.out" 2>"$name.stderr" )
+    local rc=$?
+    [ $rc -eq 2 ] || { cat "$name.stderr" >&2; fail "$name: exit $rc, expected 2"; }
+    [ "$(grep -c 'forge-recon: error:' "$name.stderr")" -eq 1 ] || { cat "$name.stderr" >&2; fail "$name: not one error line"; }
+    grep -qF -- "$expected" "$name.stderr" || { cat "$name.stderr" >&2; fail "$name: the error does not say '$expected'"; }
+    [ -s "$name.out" ] && fail "$name: the refused stream wrote to stdout"
+    echo "ok  refused $name: $(sed -n 's/forge-recon: error: //p' "$name.stderr" | cut -c1-150)"
+}
+refuse cut "ended inside"
+refuse noclose "without a CLOSE message"
+refuse garbage "unknown message id 7"
+refuse unknown "unknown message id 999"
+refuse beforeheader "before its XML header"
+refuse bigtext "of 4294967295 bytes (at most 16 MiB)"
+refuse image "forge-recon reconstructs acquisitions only"
+refuse empty "ended after 0 bytes without a CLOSE message"
+refuse noacq "has no acquisitions"
+refuse huge "ended inside acquisition 0's"
+"$RECON" --stream oblique.h5 >both.out 2>both.stderr
+[ $? -eq 2 ] && grep -q "drop the input file" both.stderr || { cat both.stderr >&2; fail "--stream with an input file not refused"; }
+echo "ok  refused --stream with an input file"
+exit 0

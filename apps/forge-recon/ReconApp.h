@@ -47,6 +47,10 @@ struct Settings {
     std::string dicomDir;                        // --dicom DIR: the images as DICOM MR images (ImageOutputs.cpp)
     bool stream = false;                         // --stream: an MRD stream in on stdin, images out on stdout
     int streamIn = 0, streamOut = -1;            // the stream's file descriptors (Stream.cpp)
+    bool server = false;                         // --server: MRD streams over TCP, one connection after another
+    int port = 9002;                             // --port
+    std::string bind = "127.0.0.1";              // --bind: the address to listen on
+    int connections = 0;                         // --connections: serve this many, then exit (0: until stopped)
     bool demo = false;
     std::string op = "auto";      // resolved to dft, fft, nufft or timeseg by resolve_operator()
     std::string opRequested;      // --operator as given (resolve_operator() keeps it)
@@ -226,6 +230,11 @@ void setup_stream(Settings& S);
 forge::io::MrdFile read_stream_input(const Settings& S);
 void write_stream_output(const forge::io::ImageGeometry& g, const std::vector<forge::io::MrdOutputImage>& images,
                          const Settings& S);
+
+// --server: listens on S.bind:S.port and serves one connection at a time, each an MRD stream in and its images
+// (or a TEXT message with the error) and CLOSE back, as --stream does on stdin/stdout; a failed connection is
+// logged and the server goes on.
+int run_server(Settings& S);
 
 int run_file(Settings& S);
 int run_demo(Settings& S);

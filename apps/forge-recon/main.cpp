@@ -258,6 +258,7 @@ int run(int argc, char** argv) {
             return run_demo(S);
         }
         if (bart_input(S)) S.input = forge::io::cfl_base(S.bartKspace) + ".cfl";  // names the data in messages
+        if (S.server) return run_server(S);
         if (S.stream) setup_stream(S);
         if (S.input.empty())
             throw UsageError("no input file given (try forge-recon --demo, --stream, or forge-recon --help)");

@@ -4,7 +4,8 @@
 # stdout, read by its ProtocolDeserializer, equal --mrd-out's images of the same file (values, geometry, indices),
 # and nothing but the stream reaches stdout. Cut, garbled or hostile streams (no CLOSE, an unknown message, an
 # acquisition before the header or claiming 65535 x 65535 values in a few bytes, text of 4 GiB, an image sent
-# in) exit 2 with one line, within the memory limit, writing no image.
+# in) exit 2 with one line, within the memory limit, writing no image. --server serves the same over TCP, one
+# connection after another, answering a failed one with a TEXT message and going on.
 #   usage: test_stream.sh FORGE_RECON FORGE_MRD_CFL WORKDIR PYTHON
 #   (exit 77 = skipped without a python with the ismrmrd package: pip install ismrmrd)
 source "$(dirname "$0")/common.sh"
@@ -102,4 +103,45 @@ refuse huge "ended inside acquisition 0's"
 "$RECON" --stream oblique.h5 >both.out 2>both.stderr
 [ $? -eq 2 ] && grep -q "drop the input file" both.stderr || { cat both.stderr >&2; fail "--stream with an input file not refused"; }
 echo "ok  refused --stream with an input file"
+
+# --server: three connections on a free port, one after another: the good stream gets the images --stream writes,
+# a cut stream gets a TEXT message with the error and CLOSE, and the server goes on to serve the third
+"$RECON" --stream --smaps estimate -n 3 --device cpu <good.mrd >good.out 2>/dev/null || fail "--stream of good.mrd failed"
+"$RECON" --server --port 0 --connections 3 --smaps estimate -n 3 --device cpu >server.stdout 2>server.stderr &
+server=$!
+for _ in $(seq 100); do grep -q "listening on" server.stdout 2>/dev/null && break; sleep 0.1; done
+port=$(sed -n 's/.*listening on 127.0.0.1:\([0-9]*\).*/\1/p' server.stdout)
+[ -n "$port" ] || { kill $server; cat server.stderr >&2; fail "the server did not say where it listens"; }
+"$PY" - "$W" "$port" <<'PY' || { kill $server 2>/dev/null; fail "the server's replies are wrong"; }
+import sys, io, socket, pathlib, ismrmrd
+from ismrmrd.serialization import ProtocolDeserializer
+w, port = sys.argv[1], int(sys.argv[2])
+def ask(payload):
+    with socket.create_connection(("127.0.0.1", port), timeout=60) as s:
+        s.sendall(payload)
+        s.shutdown(socket.SHUT_WR)
+        reply = b""
+        while chunk := s.recv(1 << 16):
+            reply += chunk
+    return reply
+def images(reply):
+    return list(ProtocolDeserializer(io.BytesIO(reply)).deserialize())
+def same(got, client):  # --stream's images but for the meta attribute naming the source
+    assert len(got) == len(expected) == 2, (len(got), len(expected))
+    for a, b in zip(got, expected):
+        assert (a.data == b.data).all(), "values differ from --stream's"
+        assert a.position[:] == b.position[:] and a.read_dir[:] == b.read_dir[:] and a.slice == b.slice
+        assert a.image_index == b.image_index and a.image_type == b.image_type
+        meta = ismrmrd.Meta.deserialize(a.attribute_string)
+        assert meta["source"].startswith(f"client {client} (127.0.0.1:"), meta["source"]
+good = pathlib.Path(f"{w}/good.mrd").read_bytes()
+expected = images(pathlib.Path(f"{w}/good.out").read_bytes())
+same(images(ask(good)), 1)
+msgs = images(ask(good[: len(good) // 2]))
+assert len(msgs) == 1 and isinstance(msgs[0], str) and "ended inside" in msgs[0], msgs
+same(images(ask(good)), 3)
+print("ok  --server: 3 connections: --stream's images, a TEXT error for a cut stream, then the images again")
+PY
+wait $server || { cat server.stderr >&2; fail "the server exited with an error after 3 connections"; }
+[ "$(grep -c 'forge-recon: error: client 2' server.stderr)" -eq 1 ] || { cat server.stderr >&2; fail "the cut stream is not logged"; }
 exit 0

@@ -109,14 +109,17 @@ void add_options(CLI::App& app, Settings& S) {
                  "read the acquisitions as an MRD stream on stdin and write the images as one on stdout (the MRD "
                  "streaming protocol of Gadgetron and ismrmrd.serialization); messages go to stderr, files only "
                  "with -o");
-    app.add_flag("--server", S.server,
-                 "serve MRD streams over TCP on --bind:--port, one connection after another: each sends acquisitions "
-                 "and gets its images back (docs/streaming.md)");
+    auto* server = app.add_flag("--server", S.server,
+                                "serve MRD streams over TCP on --bind:--port, one connection after another: each "
+                                "sends acquisitions and gets its images back (docs/streaming.md)");
     app.add_option("--port", S.port, "--server: TCP port (default 9002; 0: any free port, printed)")
-        ->check(CLI::Range(0, 65535));
-    app.add_option("--bind", S.bind, "--server: address to listen on (default 127.0.0.1; 0.0.0.0: every interface)");
+        ->check(CLI::Range(0, 65535))
+        ->needs(server);
+    app.add_option("--bind", S.bind, "--server: address to listen on (default 127.0.0.1; 0.0.0.0: every interface)")
+        ->needs(server);
     app.add_option("--connections", S.connections, "--server: exit after this many connections (default 0: never)")
-        ->check(CLI::NonNegativeNumber);
+        ->check(CLI::NonNegativeNumber)
+        ->needs(server);
     app.add_option("--dicom", S.dicomDir,
                    "also write the images as DICOM MR images into the folder DIR (made when missing; must be empty): "
                    "one file per slice and frame with its geometry, 16-bit magnitudes with a rescale slope");

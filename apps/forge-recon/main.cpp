@@ -2,6 +2,9 @@
 //
 //   forge-recon --demo                       synthesise, simulate, reconstruct, write NIfTI/PNG/ISMRMRD
 //   forge-recon data.h5 -o out/recon         reconstruct an ISMRMRD (MRD) file
+//   forge-recon --bart-kspace k --bart-traj t    BART's .cfl/.hdr arrays (BartInput.cpp)
+//   forge-recon --stream <in.mrd >images.mrd     an MRD stream in and out; --server over TCP (Stream.cpp)
+//   ... --mrd-out FILE.h5 --dicom DIR           ISMRMRD images and DICOM besides NIfTI/PNG (ImageOutputs.cpp)
 //
 // See docs/forge-recon.md for the options, the data layout and the conventions. The conversion is
 // forge::io::problem_from_mrd (forge/IO/MrdProblem.h), the solve forge::recon::reconstruct
@@ -239,7 +242,9 @@ int fail(int code, const std::string& msg) {
 int run(int argc, char** argv) {
     using namespace forge_recon;
     Settings S;
-    CLI::App app{"forge-recon: iterative MRI reconstruction (ISMRMRD in, NIfTI and PNG out)", "forge-recon"};
+    CLI::App app{"forge-recon: iterative MRI reconstruction (ISMRMRD files or streams, or BART arrays, in; NIfTI, PNG, "
+                 "ISMRMRD images or DICOM out)",
+                 "forge-recon"};
     add_options(app, S);
     try {
         app.parse(argc, argv);

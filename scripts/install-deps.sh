@@ -6,20 +6,21 @@
 FORGE_DEB_PACKAGES=(build-essential cmake pkg-config libarmadillo-dev libopenblas-dev libfftw3-dev catch2
                     libismrmrd-dev ismrmrd-tools libpugixml-dev libhdf5-dev libpng-dev libcli11-dev nlohmann-json3-dev
                     python3-nibabel
-                    python3-h5py python3-dev python3-venv libopenmpi-dev openmpi-bin)
+                    python3-h5py python3-dev python3-venv libopenmpi-dev openmpi-bin
+                    libdcmtk-dev bart python3-pydicom)
 
 # forge_python_env DIR: a virtual environment of python3 at DIR with nanobind (builds the extension), NumPy,
-# pytest and SciPy (run python/tests; SciPy for forge.as_linear_operator's tests), installed from PyPI when
-# missing. Prints nothing else on success.
+# pytest and SciPy (run python/tests; SciPy for forge.as_linear_operator's tests), and ismrmrd (its MRD stream
+# serialisation is cli_stream's client), installed from PyPI when missing. Prints nothing else on success.
 forge_python_env() {
     local venv=$1
     if [ ! -x "$venv/bin/python" ]; then
         echo "== python: virtual environment $venv ($(python3 --version 2>&1))"
         python3 -m venv "$venv" || { echo "error: python3 -m venv failed (Debian: apt-get install python3-venv)" >&2; return 1; }
     fi
-    if ! "$venv/bin/python" -c "import nanobind, numpy, pytest, scipy" 2>/dev/null; then
-        echo "== python: pip install nanobind numpy pytest scipy"
-        "$venv/bin/python" -m pip install -q --disable-pip-version-check nanobind numpy pytest scipy
+    if ! "$venv/bin/python" -c "import nanobind, numpy, pytest, scipy, ismrmrd.serialization" 2>/dev/null; then
+        echo "== python: pip install nanobind numpy pytest scipy ismrmrd"
+        "$venv/bin/python" -m pip install -q --disable-pip-version-check nanobind numpy pytest scipy ismrmrd
     fi
 }
 

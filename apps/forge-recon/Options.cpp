@@ -9,6 +9,20 @@ namespace forge_recon {
 
 void add_options(CLI::App& app, Settings& S) {
     app.add_option("input", S.input, "ISMRMRD (MRD) HDF5 raw data file");
+    auto* kspace =
+        app.add_option("--bart-kspace", S.bartKspace,
+                       "BART non-Cartesian k-space [1, samples, readouts, coils(, time at 10, slices at 13)] "
+                       "(NAME or NAME.cfl, with NAME.hdr), read instead of an ISMRMRD file; needs "
+                       "--bart-traj");
+    auto* traj = app.add_option("--bart-traj", S.bartTraj,
+                                "BART trajectory [3, samples, readouts] of --bart-kspace, in BART's units (cycles/FOV: "
+                                "an N-pixel axis holds k in [-N/2, N/2])");
+    auto* maps = app.add_option("--bart-maps", S.bartMaps,
+                                "BART coil maps [x, y, z, coils] of --bart-kspace (one ESPIRiT set); they give the "
+                                "image matrix (default: from the trajectory's extent, as BART's nufft)");
+    kspace->needs(traj);
+    traj->needs(kspace);
+    maps->needs(kspace);
     app.add_flag(
         "--demo", S.demo,
         "synthesise a phantom, simulate spiral data with a field map, reconstruct with and without field correction");
@@ -89,7 +103,29 @@ void add_options(CLI::App& app, Settings& S) {
                    "reference image for NRMSE/PSNR: FILE.nii or FILE.h5:/dataset (default: <group>/phantom in the "
                    "input); none: no comparison");
     app.add_flag("--no-field-correction", S.noFieldCorrection, "ignore the field map");
-    app.add_flag("--complex", S.complexOut, "write complex64 NIfTI instead of magnitude float32");
+    app.add_flag("--complex", S.complexOut,
+                 "write complex64 NIfTI instead of magnitude float32 (and complex ISMRMRD images with --mrd-out)");
+    app.add_flag("--stream", S.stream,
+                 "read the acquisitions as an MRD stream on stdin and write the images as one on stdout (the MRD "
+                 "streaming protocol of Gadgetron and ismrmrd.serialization); messages go to stderr, files only "
+                 "with -o");
+    auto* server = app.add_flag("--server", S.server,
+                                "serve MRD streams over TCP on --bind:--port, one connection after another: each "
+                                "sends acquisitions and gets its images back (docs/streaming.md)");
+    app.add_option("--port", S.port, "--server: TCP port (default 9002; 0: any free port, printed)")
+        ->check(CLI::Range(0, 65535))
+        ->needs(server);
+    app.add_option("--bind", S.bind, "--server: address to listen on (default 127.0.0.1; 0.0.0.0: every interface)")
+        ->needs(server);
+    app.add_option("--connections", S.connections, "--server: exit after this many connections (default 0: never)")
+        ->check(CLI::NonNegativeNumber)
+        ->needs(server);
+    app.add_option("--dicom", S.dicomDir,
+                   "also write the images as DICOM MR images into the folder DIR (made when missing; must be empty): "
+                   "one file per slice and frame with its geometry, 16-bit magnitudes with a rescale slope");
+    app.add_option("--mrd-out", S.mrdOut,
+                   "also write the images as ISMRMRD images to FILE.h5 (/dataset/image_1: geometry, indices, "
+                   "magnitude or --complex, how each was made as meta attributes; the input's XML header)");
     app.add_flag("--cartesian", S.cartesian,
                  "take k-space from the encoding counters even when the acquisitions carry trajectories");
     app.add_option("--report", S.report,

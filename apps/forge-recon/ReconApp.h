@@ -13,6 +13,8 @@
 #include "Distributed.h"
 #include "Progress.h"
 #include "Report.h"
+#include "forge/IO/ImageGeometry.h"
+#include "forge/IO/MrdImages.h"
 #include "forge/IO/MrdProblem.h"
 #include "forge/IO/OutputSet.h"
 #include "forge/IO/Png.h"
@@ -41,6 +43,15 @@ void note(const std::string& msg, bool quiet);
 struct Settings {
     std::string input;
     std::string output;
+    std::string bartKspace, bartTraj, bartMaps;  // BART arrays read instead of an ISMRMRD file (BartInput.cpp)
+    std::string mrdOut;                          // --mrd-out FILE.h5: the images as ISMRMRD images (ImageOutputs.cpp)
+    std::string dicomDir;                        // --dicom DIR: the images as DICOM MR images (ImageOutputs.cpp)
+    bool stream = false;                         // --stream: an MRD stream in on stdin, images out on stdout
+    int streamIn = 0, streamOut = -1;            // the stream's file descriptors (Stream.cpp)
+    bool server = false;                         // --server: MRD streams over TCP, one connection after another
+    int port = 9002;                             // --port
+    std::string bind = "127.0.0.1";              // --bind: the address to listen on
+    int connections = 0;                         // --connections: serve this many, then exit (0: until stopped)
     bool demo = false;
     std::string op = "auto";      // resolved to dft, fft, nufft or timeseg by resolve_operator()
     std::string opRequested;      // --operator as given (resolve_operator() keeps it)
@@ -188,6 +199,61 @@ void estimate_maps(ReconProblem& P, const Settings& S, const arma::cx_mat& coilT
 void attach_maps(ReconProblem& P, const Settings& S, const std::string& mrdPath);
 // Writes PREFIX_smaps.nii (complex, x, y, slices, coils) and PREFIX_fieldmap.nii (rad/s) when present.
 void write_maps(const std::string& prefix, const ReconProblem& P, forge::io::OutputSet& outs);
+
+// BART input (BartInput.cpp): --bart-kspace, --bart-traj, --bart-maps. Refuses what BART's arrays cannot give (an
+// ISMRMRD input beside them, a field map: they carry no sample times); reads the arrays, checking their sizes
+// against each other and the memory before the values are read, into ISMRMRD content and 'matrixFrom' (where the
+// image matrix came from, for messages).
+bool bart_input(const Settings& S);
+void check_bart_settings(const Settings& S);
+forge::io::MrdFile read_bart_input(const Settings& S, std::string& matrixFrom);
+// --bart-maps attached to P (after problem_from_mrd).
+void attach_bart_maps(ReconProblem& P, const Settings& S);
+
+// The images of R (file mode) with their indices and, as meta attributes, how each was made (the operator, its
+// solves' iterations, stop reasons and relative gradients from 'rec'), for the scanner-format writers.
+std::vector<forge::io::MrdOutputImage> output_images(const ReconProblem& P, const forge::io::ImageGeometry& g,
+                                                     const forge::recon::ReconResult& R,
+                                                     const ReportedReconstruction& rec, const Settings& S);
+// --mrd-out: the images with F's XML header (as stored; a minimal one for BART input), staged in 'outs'.
+void write_mrd_output(const std::string& path, const forge::io::MrdFile& F, const forge::io::ImageGeometry& g,
+                      const std::vector<forge::io::MrdOutputImage>& images, const Settings& S,
+                      forge::io::OutputSet& outs);
+
+// --dicom DIR: refuses a build without DCMTK, a DIR that is a file or a folder that is not empty, and a DIR whose
+// parent folder does not exist, before anything is read.
+void check_dicom_folder(const Settings& S);
+// The --dicom folder of a run: made by make() when missing, and removed again when the run ends without keep()
+// (a failed run leaves no folder of its own behind; its files are removed by the OutputSet).
+struct DicomFolder {
+    explicit DicomFolder(std::string dir) : path(std::move(dir)) {}
+    ~DicomFolder();
+    DicomFolder(const DicomFolder&) = delete;
+    DicomFolder& operator=(const DicomFolder&) = delete;
+    void make();
+    void keep() { made = false; }
+    std::string path;
+    bool made = false;
+    std::size_t files = 0;
+};
+// --dicom: one MR image per slice (and plane, and frame) into 'folder', staged in 'outs'.
+void write_dicom_output(DicomFolder& folder, const forge::io::MrdFile& F, const forge::io::ImageGeometry& g,
+                        const std::vector<forge::io::MrdOutputImage>& images, const Settings& S,
+                        forge::io::OutputSet& outs);
+
+// MRD streams (Stream.cpp). --stream: the acquisitions come as an MRD stream on S.streamIn and the images go back
+// as one on S.streamOut (stdout's descriptor, kept aside while stdout itself goes to stderr, so no text ever
+// lands in the stream).
+bool prefix_outputs(const Settings& S);  // NIfTI and PNG files: not for a stream without -o
+void setup_stream(Settings& S);
+forge::io::MrdFile read_stream_input(const Settings& S);
+void write_stream_output(const forge::io::ImageGeometry& g, const std::vector<forge::io::MrdOutputImage>& images,
+                         const Settings& S);
+
+// --server: listens on S.bind:S.port and serves one connection at a time, each an MRD stream in and its images
+// (or a TEXT message with the error) and CLOSE back, as --stream does on stdin/stdout; a failed connection is
+// logged and the server goes on.
+int run_server(Settings& S);
 
 int run_file(Settings& S);
 int run_demo(Settings& S);

@@ -2,6 +2,9 @@
 //
 //   forge-recon --demo                       synthesise, simulate, reconstruct, write NIfTI/PNG/ISMRMRD
 //   forge-recon data.h5 -o out/recon         reconstruct an ISMRMRD (MRD) file
+//   forge-recon --bart-kspace k --bart-traj t    BART's .cfl/.hdr arrays (BartInput.cpp)
+//   forge-recon --stream <in.mrd >images.mrd     an MRD stream in and out; --server over TCP (Stream.cpp)
+//   ... --mrd-out FILE.h5 --dicom DIR           ISMRMRD images and DICOM besides NIfTI/PNG (ImageOutputs.cpp)
 //
 // See docs/forge-recon.md for the options, the data layout and the conventions. The conversion is
 // forge::io::problem_from_mrd (forge/IO/MrdProblem.h), the solve forge::recon::reconstruct
@@ -18,6 +21,7 @@
 #include "Distributed.h"
 #include "ReconApp.h"
 #include "forge/Core/Exceptions.h"
+#include "forge/IO/Cfl.h"
 #include "forge/IO/Mrd.h"
 #include "forge/IO/MrdProblem.h"
 #include "forge/IO/Nifti.h"
@@ -31,18 +35,29 @@ namespace {
 // The outputs of the file mode, after the prefix (default: <input stem>_recon) and the options that exclude
 // each other are checked.
 std::vector<std::string> file_outputs(Settings& S) {
-    std::string base = S.input;
+    std::string base = bart_input(S) ? forge::io::cfl_base(S.bartKspace) : S.input;
     auto slash = base.rfind('/');
     if (slash != std::string::npos) base = base.substr(slash + 1);
     auto dot = base.rfind('.');
     if (dot != std::string::npos && dot > 0) base = base.substr(0, dot);
-    if (S.output.empty()) S.output = base + "_recon";
-    check_output_prefix(S.output, base + "_recon");
+    // a stream writes its images back into the stream, and files only when -o asks for them
+    const bool files = prefix_outputs(S);
+    if (S.output.empty() && files) S.output = base + "_recon";
+    if (files) check_output_prefix(S.output, base + "_recon");
+    if (!files && S.saveMaps) throw UsageError("--save-maps with --stream needs -o PREFIX for the maps' files");
     if (!S.fieldmapScan.empty() && (S.fieldmap == "estimate" || (!S.fieldmap.empty() && S.fieldmap != "none")))
         throw UsageError("--fieldmap-scan and --fieldmap " + S.fieldmap + " both give the field map; choose one");
     if (!S.fieldmapScan.empty() && S.fieldmap == "none")
         throw UsageError("--fieldmap-scan with --fieldmap none: drop one of them");
-    std::vector<std::string> outputs{S.output + ".nii", S.output + ".png"};
+    std::vector<std::string> outputs;
+    if (files) outputs = {S.output + ".nii", S.output + ".png"};
+    while (S.dicomDir.size() > 1 && S.dicomDir.back() == '/') S.dicomDir.pop_back();
+    check_dicom_folder(S);
+    if (!S.mrdOut.empty()) {
+        for (const auto& o : outputs)
+            if (o == S.mrdOut) throw UsageError("--mrd-out '" + S.mrdOut + "' is also an image output of this run");
+        outputs.push_back(S.mrdOut);
+    }
     if (S.saveMaps) {
         outputs.push_back(S.output + "_smaps.nii");
         outputs.push_back(S.output + "_fieldmap.nii");
@@ -67,13 +82,21 @@ bool k_from_acquisitions(const forge::io::MrdFile& F, const Settings& S) {
 }
 
 // The lines that say what will be reconstructed, and how.
-void describe_run(const ReconProblem& P, const forge::io::MrdFile& F, const Settings& S, bool correct) {
-    note("forge-recon: " + S.input + ": " + std::to_string(F.acquisitions.size()) + " acquisitions, " +
-             std::to_string(P.nc) + " coils, " + std::to_string(P.nslices) + " slice(s), " + std::to_string(P.nframes) +
-             " frame(s), image " + std::to_string(P.Nx) + "x" + std::to_string(P.Ny) + "x" + std::to_string(P.Nz) +
-             ", trajectory " + F.header.trajectory +
-             (k_from_acquisitions(F, S) ? " (from the acquisitions)" : " (from the encoding counters)"),
-         S.quiet);
+void describe_run(const ReconProblem& P, const forge::io::MrdFile& F, const Settings& S, bool correct,
+                  const std::string& matrixFrom) {
+    const std::string sizes = std::to_string(P.nc) + " coils, " + std::to_string(P.nslices) + " slice(s), " +
+                              std::to_string(P.nframes) + " frame(s), image " + std::to_string(P.Nx) + "x" +
+                              std::to_string(P.Ny) + "x" + std::to_string(P.Nz);
+    if (bart_input(S))
+        note("forge-recon: " + S.input + " (BART, trajectory " + forge::io::cfl_base(S.bartTraj) +
+                 ".cfl): " + std::to_string(F.acquisitions.size()) + " readouts of " +
+                 std::to_string(F.acquisitions.front().samples) + " samples, " + sizes + " (" + matrixFrom + ")",
+             S.quiet);
+    else
+        note("forge-recon: " + S.input + ": " + std::to_string(F.acquisitions.size()) + " acquisitions, " + sizes +
+                 ", trajectory " + F.header.trajectory +
+                 (k_from_acquisitions(F, S) ? " (from the acquisitions)" : " (from the encoding counters)"),
+             S.quiet);
     if (P.smaps.empty()) {
         warn("no sensitivity maps: reconstructing each coil and combining by root-sum-of-squares" +
              std::string(P.accel > 1 ? " (the data are undersampled, expect aliasing)" : ""));
@@ -104,9 +127,13 @@ int run_file(Settings& S) {
     report.mode = "file";
     report.input = S.input;
     StageTimes& times = report.stages;
-    const forge::io::MrdFile F = read_input(S);
+    std::string matrixFrom;
+    const forge::io::MrdFile F = bart_input(S) ? read_bart_input(S, matrixFrom)
+                                 : S.stream    ? read_stream_input(S)
+                                               : read_input(S);
     ReconProblem P = forge::io::problem_from_mrd(F, S.input, problem_options(S));
-    attach_maps(P, S, S.input);
+    attach_bart_maps(P, S);
+    attach_maps(P, S, bart_input(S) || S.stream ? std::string() : S.input);
     times.read = seconds_since(t0);
     const auto tDevice = std::chrono::steady_clock::now();
     warmUp.wait();
@@ -128,7 +155,7 @@ int run_file(Settings& S) {
     const double tRead = seconds_since(t0);
 
     const bool correct = !P.fieldmap.empty() && !S.noFieldCorrection;
-    describe_run(P, F, S, correct);
+    describe_run(P, F, S, correct, matrixFrom);
     notice_long_run(P, S, 1);
 
     const std::vector<std::size_t> mine = my_share(P);
@@ -149,11 +176,19 @@ int run_file(Settings& S) {
     }
 
     const auto tWrite = std::chrono::steady_clock::now();
+    DicomFolder dicomFolder(S.dicomDir);  // before outs: removed, if it made the folder, after outs removed its files
     forge::io::OutputSet outs;
-    write_image(S.output + ".nii", P, R.complexImage, S.complexOut, outs, "forge-recon");
+    const bool files = prefix_outputs(S);
+    if (files) write_image(S.output + ".nii", P, R.complexImage, S.complexOut, outs, "forge-recon");
     if (S.saveMaps) write_maps(S.output, P, outs);
+    const forge::io::ImageGeometry geometry = forge::io::image_geometry(F, P);
+    std::vector<forge::io::MrdOutputImage> images;
+    if (!S.mrdOut.empty() || !S.dicomDir.empty() || S.stream)
+        images = output_images(P, geometry, R, report.reconstructions.front(), S);
+    if (!S.mrdOut.empty()) write_mrd_output(S.mrdOut, F, geometry, images, S, outs);
+    if (!S.dicomDir.empty()) write_dicom_output(dicomFolder, F, geometry, images, S, outs);
     std::vector<std::vector<arma::fvec>> sets{{R.magnitude.begin(), R.magnitude.begin() + P.nslices}};
-    forge::io::write_png_montage(outs.stage(S.output + ".png"), montage(P, sets), display_scale(sets[0]));
+    if (files) forge::io::write_png_montage(outs.stage(S.output + ".png"), montage(P, sets), display_scale(sets[0]));
     ReportedReconstruction& rec = report.reconstructions.front();
     rec.seconds = R.seconds;
     add_reconstruction_stages(rec, times);
@@ -167,6 +202,8 @@ int run_file(Settings& S) {
         write_report(outs, S.report, report, S);
     }
     outs.commit();  // renames: the report's total and the printed line leave them out, and agree
+    dicomFolder.keep();
+    if (S.stream) write_stream_output(geometry, images, S);
     dist::checkpoint();
 
     print_rank_reports(reports);
@@ -180,7 +217,11 @@ int run_file(Settings& S) {
             std::printf("forge-recon: frame %zu NRMSE vs reference %.6f  PSNR %.2f dB\n", f + 1, quality[f].nrmse,
                         quality[f].psnr);
     }
-    for (const auto& f : outs.report()) std::printf("forge-recon: wrote %s\n", f.c_str());
+    for (const auto& f : outs.report())
+        if (S.dicomDir.empty() || f.compare(0, S.dicomDir.size() + 1, S.dicomDir + "/") != 0)
+            std::printf("forge-recon: wrote %s\n", f.c_str());
+    if (!S.dicomDir.empty())
+        std::printf("forge-recon: wrote %zu DICOM images to %s/\n", dicomFolder.files, S.dicomDir.c_str());
     std::printf("%s\n", stage_summary(report).c_str());
     return 0;
 }
@@ -203,7 +244,9 @@ int fail(int code, const std::string& msg) {
 int run(int argc, char** argv) {
     using namespace forge_recon;
     Settings S;
-    CLI::App app{"forge-recon: iterative MRI reconstruction (ISMRMRD in, NIfTI and PNG out)", "forge-recon"};
+    CLI::App app{"forge-recon: iterative MRI reconstruction (ISMRMRD files or streams, or BART arrays, in; NIfTI, PNG, "
+                 "ISMRMRD images or DICOM out)",
+                 "forge-recon"};
     add_options(app, S);
     try {
         app.parse(argc, argv);
@@ -214,11 +257,18 @@ int run(int argc, char** argv) {
     }
     try {
         forge::io::quiet_hdf5_errors();
+        check_bart_settings(S);
         if (S.demo) {
             if (!S.input.empty()) throw UsageError("--demo takes no input file (got '" + S.input + "')");
+            if (!S.mrdOut.empty() || !S.dicomDir.empty())
+                throw UsageError("--mrd-out and --dicom are for the file mode (the demo writes its own files)");
             return run_demo(S);
         }
-        if (S.input.empty()) throw UsageError("no input file given (try forge-recon --demo, or forge-recon --help)");
+        if (bart_input(S)) S.input = forge::io::cfl_base(S.bartKspace) + ".cfl";  // names the data in messages
+        if (S.server) return run_server(S);
+        if (S.stream) setup_stream(S);
+        if (S.input.empty())
+            throw UsageError("no input file given (try forge-recon --demo, --stream, or forge-recon --help)");
         return run_file(S);
     } catch (const dist::PeerFailure& e) {
         return e.code;  // another rank failed and says why

@@ -153,30 +153,17 @@ Array read_hdf5_array(const std::string& path, const std::string& objectIn, cons
     return a;
 }
 
-MrdFile read_mrd(const std::string& path, const std::string& group) {
-    quiet_hdf5_errors();
-    if (!file_exists(path)) throw input_error("input file '" + path + "' does not exist");
-    if (H5Fis_hdf5(path.c_str()) <= 0)
-        throw input_error("'" + path + "' is not an HDF5 file (forge-recon reads ISMRMRD/MRD .h5 files)");
-    H5Id f(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
-    if (!f.ok()) throw input_error("cannot open HDF5 file '" + path + "'" + hdf5_reason());
-    const std::string xmlObject = "/" + group + "/xml", dataObject = "/" + group + "/data";
-    if (!object_exists(f.id, xmlObject))
-        throw input_error("'" + path + "' is an HDF5 file but not an ISMRMRD dataset (no " + xmlObject + " header)");
-    if (!object_exists(f.id, dataObject))
-        throw input_error("ISMRMRD file '" + path + "' has no acquisitions (no " + dataObject + ")");
-    MrdFile out;
-    const std::string xml = detail::read_xml_header(f.id, xmlObject, path);
-    detail::check_header_numbers(xml, path);
+MrdHeader parse_mrd_header(const std::string& xml, const std::string& source) {
+    detail::check_header_numbers(xml, source);
     ISMRMRD::IsmrmrdHeader h;
     try {
         ISMRMRD::deserialize(xml.c_str(), h);
     } catch (const std::exception& e) {
-        throw input_error("the ISMRMRD XML header of '" + path + "' is invalid: " + first_line(e.what()));
+        throw input_error("the ISMRMRD XML header of '" + source + "' is invalid: " + first_line(e.what()));
     }
-    if (h.encoding.empty()) throw input_error("the ISMRMRD header of '" + path + "' has no encoding section");
+    if (h.encoding.empty()) throw input_error("the ISMRMRD header of '" + source + "' has no encoding section");
     const auto& e = h.encoding[0];
-    MrdHeader& H = out.header;
+    MrdHeader H;
     H.encodedMatrix = {e.encodedSpace.matrixSize.x, e.encodedSpace.matrixSize.y, e.encodedSpace.matrixSize.z};
     H.encodedFov_mm = {e.encodedSpace.fieldOfView_mm.x, e.encodedSpace.fieldOfView_mm.y,
                        e.encodedSpace.fieldOfView_mm.z};
@@ -209,7 +196,24 @@ MrdFile read_mrd(const std::string& path, const std::string& group) {
     }
     if (h.acquisitionSystemInformation && h.acquisitionSystemInformation->receiverChannels)
         H.receiverChannels = *h.acquisitionSystemInformation->receiverChannels;
+    return H;
+}
 
+MrdFile read_mrd(const std::string& path, const std::string& group) {
+    quiet_hdf5_errors();
+    if (!file_exists(path)) throw input_error("input file '" + path + "' does not exist");
+    if (H5Fis_hdf5(path.c_str()) <= 0)
+        throw input_error("'" + path + "' is not an HDF5 file (forge-recon reads ISMRMRD/MRD .h5 files)");
+    H5Id f(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+    if (!f.ok()) throw input_error("cannot open HDF5 file '" + path + "'" + hdf5_reason());
+    const std::string xmlObject = "/" + group + "/xml", dataObject = "/" + group + "/data";
+    if (!object_exists(f.id, xmlObject))
+        throw input_error("'" + path + "' is an HDF5 file but not an ISMRMRD dataset (no " + xmlObject + " header)");
+    if (!object_exists(f.id, dataObject))
+        throw input_error("ISMRMRD file '" + path + "' has no acquisitions (no " + dataObject + ")");
+    MrdFile out;
+    out.xml = detail::read_xml_header(f.id, xmlObject, path);
+    out.header = parse_mrd_header(out.xml, path);
     detail::read_acquisitions(f.id, dataObject, path, out);
     if (out.acquisitions.empty())
         throw input_error("ISMRMRD file '" + path + "' has no acquisitions" +

@@ -49,6 +49,7 @@ struct MrdAcquisition {
 
 struct MrdFile {
     MrdHeader header;
+    std::string xml;                           // the XML header as stored (empty for content made in memory)
     std::vector<MrdAcquisition> acquisitions;  // imaging acquisitions (noise scans apart)
     std::vector<MrdAcquisition> noise;         // noise scans (ACQ_IS_NOISE_MEASUREMENT), in file order
     std::size_t noiseScans = 0;
@@ -68,6 +69,10 @@ struct MrdFile {
 // receiver channels) is not a number from 0 to 65535: libismrmrd would store such a value modulo 2^16.
 // HDF5's own error printing is switched off.
 MrdFile read_mrd(const std::string& path, const std::string& group = "dataset");
+
+// The fields forge-recon uses from an MRD XML header (first encoding), with read_mrd()'s checks of the header
+// (whole numbers from 0 to 65535, an encoding section). 'source' names it in messages (a file name).
+MrdHeader parse_mrd_header(const std::string& xml, const std::string& source);
 
 // True when 'path' is an HDF5 file holding an object (dataset or group) at 'object'.
 bool hdf5_has_object(const std::string& path, const std::string& object);

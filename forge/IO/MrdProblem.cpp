@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 
 #include "forge/Core/Exceptions.h"
+#include "forge/IO/Cfl.h"
+#include "forge/IO/ImageGeometry.h"
 #include "forge/IO/Nifti.h"
 
 namespace forge {
@@ -52,55 +54,9 @@ void check_finite(const Array& a, const std::string& what) {
                                           std::to_string(i));
 }
 
-// Voxel (i, j, k) -> RAS+ mm from the acquisition geometry (ISMRMRD positions/directions are in the
-// patient's LPS frame; NIfTI is RAS, so x and y change sign). Falls back to an axis-aligned grid.
-recon::Affine make_affine(const recon::ReconProblem& P, const std::vector<const MrdAcquisition*>& firstOfSlice,
-                          bool is3D) {
-    const auto& a0 = *firstOfSlice.front();
-    auto norm3 = [](const std::array<float, 3>& v) {
-        return std::sqrt(double(v[0]) * v[0] + double(v[1]) * v[1] + double(v[2]) * v[2]);
-    };
-    std::array<double, 3> rd{{1, 0, 0}}, pd{{0, 1, 0}}, sd{{0, 0, 1}};
-    bool valid = norm3(a0.readDir) > 0.5 && norm3(a0.phaseDir) > 0.5;
-    if (valid) {
-        for (int k = 0; k < 3; ++k) {
-            rd[k] = a0.readDir[k];
-            pd[k] = a0.phaseDir[k];
-            sd[k] = a0.sliceDir[k];
-        }
-        if (norm3(a0.sliceDir) < 0.5) {  // slice = read x phase
-            sd = {rd[1] * pd[2] - rd[2] * pd[1], rd[2] * pd[0] - rd[0] * pd[2], rd[0] * pd[1] - rd[1] * pd[0]};
-        }
-    }
-    std::array<double, 3> pos{{a0.position[0], a0.position[1], a0.position[2]}};
-    double dz = P.voxel_mm[2];
-    if (!is3D && firstOfSlice.size() > 1) {
-        const auto& a1 = *firstOfSlice[1];
-        double d = 0;
-        for (int k = 0; k < 3; ++k) d += (double(a1.position[k]) - a0.position[k]) * sd[k];
-        if (std::fabs(d) > 1e-6) dz = d;
-    }
-    // LPS position of voxel (0, 0, 0)
-    std::array<double, 3> o;
-    for (int k = 0; k < 3; ++k) {
-        o[k] = pos[k] - double(P.Nx / 2) * P.voxel_mm[0] * rd[k] - double(P.Ny / 2) * P.voxel_mm[1] * pd[k];
-        if (is3D) o[k] -= double(P.Nz / 2) * P.voxel_mm[2] * sd[k];
-    }
-    recon::Affine A{};
-    const double flip[3] = {-1, -1, 1};  // LPS -> RAS
-    for (int r = 0; r < 3; ++r) {
-        A[r][0] = flip[r] * rd[r] * P.voxel_mm[0];
-        A[r][1] = flip[r] * pd[r] * P.voxel_mm[1];
-        A[r][2] = flip[r] * sd[r] * dz;
-        A[r][3] = flip[r] * o[r];
-    }
-    A[3][3] = 1;
-    return A;
-}
-
 }  // namespace
 
-// "file.nii" | "file.h5:/path/in/file" -> array (dims fastest first); 'check' sees the dims before the
+// "file.nii" | "file.cfl" | "file.h5:/path/in/file" -> array (dims fastest first); 'check' sees the dims before the
 // values are read.
 Array load_map(const std::string& spec, const std::string& what, const DimsCheck& check) {
     auto ends_with = [](const std::string& s, const std::string& e) {
@@ -113,6 +69,16 @@ Array load_map(const std::string& spec, const std::string& what, const DimsCheck
         a.dims.assign(v.dims.begin(), v.dims.end());
         a.data = std::move(v.data);
         a.is_complex = v.is_complex;
+        return a;
+    }
+    if (ends_with(spec, ".cfl") || ends_with(spec, ".hdr")) {  // BART's array, its dims as they are
+        if (!is_file(cfl_base(spec) + ".hdr"))
+            throw forge::invalid_argument(what + " file '" + cfl_base(spec) + ".hdr' does not exist");
+        CflArray c = read_cfl(spec, check);
+        Array a;
+        a.dims.assign(c.dims.begin(), c.dims.end());
+        a.data.assign(c.data.begin(), c.data.end());
+        a.is_complex = true;
         return a;
     }
     std::string file = spec, object;
@@ -313,11 +279,9 @@ recon::ReconProblem problem_from_mrd(const MrdFile& F, const std::string& source
     P.nslices = sliceIndex.size();
     P.nframes = frameIndex.size();
     std::vector<std::vector<const MrdAcquisition*>> groups(P.nslices * P.nframes);
-    std::vector<const MrdAcquisition*> firstOfSlice(P.nslices, nullptr);
     for (const auto& a : acqs) {
         std::size_t s = sliceIndex[a.slice], f = frameIndex[{a.repetition, a.contrast}];
         groups[f * P.nslices + s].push_back(&a);
-        if (!firstOfSlice[s]) firstOfSlice[s] = &a;
     }
     // sizes against the output format, the data present and the memory there is, before anything the
     // size of an image is allocated
@@ -391,7 +355,7 @@ recon::ReconProblem problem_from_mrd(const MrdFile& F, const std::string& source
             P.frames.push_back(std::move(fr));
         }
     recon::set_pixel_grid(P);
-    P.affine = make_affine(P, firstOfSlice, is3D);
+    P.affine = nifti_affine(image_geometry(F, P));
     return P;
 }
 

@@ -35,7 +35,8 @@ recon::ReconProblem problem_from_mrd(const MrdFile& file, const std::string& sou
 // Reads a map; the reader calls the DimsCheck before it allocates the values.
 using MapLoader = std::function<Array(const DimsCheck&)>;
 
-// "file.nii" or "file.h5:/path/in/file" -> array (dims fastest first). 'what' names it in messages.
+// "file.nii", "file.cfl" (BART's array: file.hdr and file.cfl, its 16 dims as they are) or
+// "file.h5:/path/in/file" -> array (dims fastest first). 'what' names it in messages.
 Array load_map(const std::string& spec, const std::string& what, const DimsCheck& check = {});
 
 // Attach a map to the problem, checking its size (x, y, slices (, coils)) before its values are read and

@@ -12,17 +12,22 @@
 //                                                 (|REF| stored as /dataset/phantom); one acquisition per spoke
 //   forge_mrd_cfl scale IN.h5 OUT.h5 DATA MAPS    IN.h5 with its acquisitions' data times DATA and its /dataset/csm
 //                                                 times MAPS (its fieldmap and phantom copied)
+//   forge_mrd_cfl orient IN.h5 OUT.h5 RX RY RZ PX PY PZ CX CY CZ SPACING [FOVX FOVY]
+//                                                 IN.h5 with read_dir R, phase_dir P, slice_dir R x P and slice s
+//                                                 centred at C + s SPACING (R x P), mm, and the FOV (encoded and
+//                                                 recon) FOVX x FOVY mm (csm, fieldmap, phantom copied)
 //   forge_mrd_cfl compare A.nii B.nii             ||a B - A|| / ||A|| with a the least-squares scale (B's
 //                                                 magnitudes fitted to A's): 0 when B is A in other units
+#include <array>
 #include <cmath>
 #include <complex>
 #include <cstdio>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include <armadillo>
 
+#include "forge/IO/Cfl.h"
 #include "forge/IO/Mrd.h"
 #include "forge/IO/Nifti.h"
 #include "forge/Recon/Metrics.h"
@@ -31,28 +36,13 @@ namespace {
 
 void write_cfl(const std::string& base, const std::vector<std::size_t>& dims,
                const std::vector<std::complex<float>>& v) {
-    std::ofstream h(base + ".hdr");
-    h << "# Dimensions\n";
-    for (std::size_t i = 0; i < 16; ++i) h << (i < dims.size() ? dims[i] : 1) << (i + 1 < 16 ? " " : "\n");
-    std::ofstream c(base + ".cfl", std::ios::binary);
-    c.write(reinterpret_cast<const char*>(v.data()), std::streamsize(v.size() * sizeof(v[0])));
+    forge::io::write_cfl(base, dims, v);
 }
 
 std::vector<std::complex<float>> read_cfl(const std::string& base, std::vector<std::size_t>& dims) {
-    std::ifstream h(base + ".hdr");
-    std::string line;
-    std::getline(h, line);
-    dims.clear();
-    std::size_t d, n = 1;
-    while (h >> d) {
-        dims.push_back(d);
-        n *= d;
-    }
-    std::vector<std::complex<float>> v(n);
-    std::ifstream c(base + ".cfl", std::ios::binary);
-    c.read(reinterpret_cast<char*>(v.data()), std::streamsize(n * sizeof(v[0])));
-    if (!c) throw std::runtime_error("cannot read " + base + ".cfl");
-    return v;
+    forge::io::CflArray a = forge::io::read_cfl(base);
+    dims.assign(a.dims.begin(), a.dims.end());
+    return std::move(a.data);
 }
 
 // BART's radial (or any non-Cartesian 2D) arrays as an ISMRMRD file with maps and a reference.
@@ -111,11 +101,17 @@ int to_mrd(const std::string& trajBase, const std::string& kBase, const std::str
     return 0;
 }
 
-int scale_mrd(const std::string& in, const std::string& out, float dataScale, float mapScale) {
+// IN.h5 with 'edit' applied to each imaging acquisition, its csm scaled by 'mapScale' (fieldmap and phantom copied).
+// 'fov' > 0: the header's encoded and recon FOV x and y set to it (mm).
+template <typename Edit>
+int copy_mrd(const std::string& in, const std::string& out, float mapScale, const Edit& edit,
+             const std::array<double, 2>& fov = {{0, 0}}) {
     forge::io::MrdFile F = forge::io::read_mrd(in);
+    for (int k = 0; k < 2; ++k)
+        if (fov[k] > 0) F.header.encodedFov_mm[k] = F.header.reconFov_mm[k] = fov[k];
     std::vector<forge::io::MrdAcquisition> acqs = F.noise;
     for (auto& a : F.acquisitions) {
-        for (auto& v : a.data) v *= dataScale;
+        edit(a);
         acqs.push_back(std::move(a));
     }
     std::vector<forge::io::MrdNamedArray> arrays;
@@ -130,8 +126,31 @@ int scale_mrd(const std::string& in, const std::string& out, float dataScale, fl
         for (const auto& v : a.data) m.data.emplace_back(std::complex<float>(v * f));
         arrays.push_back(m);
     }
-    forge::io::write_mrd(out, forge::io::make_mrd_header_xml(F.header, "forge-scaled"), acqs, arrays);
+    forge::io::write_mrd(out, forge::io::make_mrd_header_xml(F.header, "forge-edited"), acqs, arrays);
     return 0;
+}
+
+int scale_mrd(const std::string& in, const std::string& out, float dataScale, float mapScale) {
+    return copy_mrd(in, out, mapScale, [dataScale](forge::io::MrdAcquisition& a) {
+        for (auto& v : a.data) v *= dataScale;
+    });
+}
+
+// Every acquisition of slice s: read_dir R, phase_dir P, slice_dir R x P, position C + s * spacing * slice_dir.
+int orient_mrd(const std::string& in, const std::string& out, char** v, const std::array<double, 2>& fov) {
+    float n[10];
+    for (int i = 0; i < 10; ++i) n[i] = std::stof(v[i]);
+    const std::array<float, 3> R{{n[0], n[1], n[2]}}, P{{n[3], n[4], n[5]}};
+    const std::array<float, 3> S{{R[1] * P[2] - R[2] * P[1], R[2] * P[0] - R[0] * P[2], R[0] * P[1] - R[1] * P[0]}};
+    return copy_mrd(
+        in, out, 1.0f,
+        [&](forge::io::MrdAcquisition& a) {
+            a.readDir = R;
+            a.phaseDir = P;
+            a.sliceDir = S;
+            for (int k = 0; k < 3; ++k) a.position[k] = n[6 + k] + float(a.slice) * n[9] * S[k];
+        },
+        fov);
 }
 
 int compare_nifti(const std::string& a, const std::string& b) {
@@ -154,7 +173,8 @@ int run(int argc, char** argv) {
     if (argc < 4) {
         std::fprintf(stderr,
                      "usage: forge_mrd_cfl kspace IN.h5 OUT [REPETITION] | nrmse IN.h5 IMAGE | mrd TRAJ KSPACE OUT.h5 "
-                     "MAPS [REF] | scale IN.h5 OUT.h5 DATA MAPS | compare A.nii B.nii\n");
+                     "MAPS [REF] | scale IN.h5 OUT.h5 DATA MAPS | orient IN.h5 OUT.h5 R3 P3 C3 SPACING [FOVX FOVY] | "
+                     "compare A.nii B.nii\n");
         return 2;
     }
     const std::string mode = argv[1], in = argv[2], out = argv[3];
@@ -193,6 +213,10 @@ int run(int argc, char** argv) {
     if (mode == "mrd" && argc >= 6) return to_mrd(in, out, argv[4], argv[5], argc > 6 ? argv[6] : "");
     if (mode == "scale" && argc == 6) return scale_mrd(in, out, std::stof(argv[4]), std::stof(argv[5]));
     if (mode == "compare") return compare_nifti(in, out);
+    if (mode == "orient" && (argc == 14 || argc == 16))
+        return orient_mrd(in, out, argv + 4,
+                          argc == 16 ? std::array<double, 2>{{std::stod(argv[14]), std::stod(argv[15])}}
+                                     : std::array<double, 2>{{0, 0}});
     std::fprintf(stderr, "forge_mrd_cfl: unknown mode '%s'\n", mode.c_str());
     return 2;
 }

@@ -1,0 +1,136 @@
+// forge-recon's MRD streams: --stream (stdin to stdout) and --server (TCP), with forge/IO's MrdStream.h.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+
+#include "ReconApp.h"
+#include "forge/IO/MrdStream.h"
+
+namespace forge_recon {
+
+bool prefix_outputs(const Settings& S) { return !S.stream || !S.output.empty(); }
+
+void setup_stream(Settings& S) {
+    if (bart_input(S)) throw UsageError("--stream reads an MRD stream on stdin; --bart-kspace gives other data");
+    if (!S.input.empty()) throw UsageError("--stream reads stdin; drop the input file '" + S.input + "'");
+    if (dist::distributed()) throw UsageError("--stream runs as one process (not under mpirun)");
+    if (!S.fieldmapScan.empty()) throw UsageError("--fieldmap-scan with --stream: the stream carries one scan");
+    S.input = "stdin";
+    S.streamIn = STDIN_FILENO;
+    // the images go to stdout's descriptor; every line forge-recon prints goes to stderr instead
+    std::fflush(stdout);
+    S.streamOut = ::dup(STDOUT_FILENO);
+    if (S.streamOut < 0 || ::dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+        throw std::runtime_error("--stream: cannot set aside stdout for the images");
+}
+
+forge::io::MrdFile read_stream_input(const Settings& S) {
+    try {
+        return forge::io::read_mrd_stream(S.streamIn, S.input);
+    } catch (const forge::io::input_error& e) {
+        throw UsageError(e.what());
+    }
+}
+
+void write_stream_output(const forge::io::ImageGeometry& g, const std::vector<forge::io::MrdOutputImage>& images,
+                         const Settings& S) {
+    forge::io::MrdImageOptions o;
+    o.complex = S.complexOut;
+    forge::io::write_mrd_image_stream(S.streamOut, g, images, o);
+    note("forge-recon: wrote " + std::to_string(images.size()) + " images to the MRD stream", S.quiet);
+}
+
+namespace {
+
+// The error of a failed connection as a TEXT message, then CLOSE: the client learns why it gets no images.
+void send_error(int fd, const std::string& msg) {
+    try {
+        const std::string text = "forge-recon: error: " + msg;
+        const uint16_t id = forge::io::kMrdText, close = forge::io::kMrdClose;
+        const uint32_t len = uint32_t(text.size());
+        std::string m(reinterpret_cast<const char*>(&id), 2);
+        m.append(reinterpret_cast<const char*>(&len), 4).append(text).append(reinterpret_cast<const char*>(&close), 2);
+        for (std::size_t off = 0; off < m.size();) {
+            const ssize_t w = ::send(fd, m.data() + off, m.size() - off, MSG_NOSIGNAL);
+            if (w <= 0) return;  // the client is gone: nothing to tell
+            off += std::size_t(w);
+        }
+    } catch (...) {}
+}
+
+void check_server_settings(const Settings& S) {
+    if (!S.input.empty() || bart_input(S) || S.demo || S.stream)
+        throw UsageError("--server takes its data from its clients (no input file, --bart-kspace, --demo or --stream)");
+    if (!S.output.empty() || !S.mrdOut.empty() || !S.dicomDir.empty() || !S.report.empty() || S.saveMaps)
+        throw UsageError("--server sends each client its images; -o, --mrd-out, --dicom, --report and --save-maps "
+                         "are for single runs");
+    if (!S.fieldmapScan.empty()) throw UsageError("--fieldmap-scan with --server: each stream carries one scan");
+    if (dist::distributed()) throw UsageError("--server runs as one process (not under mpirun)");
+}
+
+}  // namespace
+
+int run_server(Settings& S) {
+    check_server_settings(S);
+    std::signal(SIGPIPE, SIG_IGN);  // a client that hangs up fails its connection, not the server
+    const int ls = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (ls < 0) throw std::runtime_error(std::string("--server: cannot make a socket: ") + std::strerror(errno));
+    const int one = 1;
+    ::setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(uint16_t(S.port));
+    if (::inet_pton(AF_INET, S.bind.c_str(), &addr.sin_addr) != 1) {
+        ::close(ls);
+        throw UsageError("--bind '" + S.bind + "' is not an IPv4 address");
+    }
+    if (::bind(ls, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(ls, 8) != 0) {
+        const std::string why = std::strerror(errno);
+        ::close(ls);
+        throw UsageError("--server: cannot listen on " + S.bind + ":" + std::to_string(S.port) + ": " + why);
+    }
+    socklen_t len = sizeof addr;
+    ::getsockname(ls, reinterpret_cast<sockaddr*>(&addr), &len);
+    std::printf("forge-recon: listening on %s:%u\n", S.bind.c_str(), unsigned(ntohs(addr.sin_port)));
+    for (int served = 0; S.connections == 0 || served < S.connections; ++served) {
+        sockaddr_in peer{};
+        socklen_t plen = sizeof peer;
+        const int fd = ::accept(ls, reinterpret_cast<sockaddr*>(&peer), &plen);
+        if (fd < 0) {
+            if (errno == EINTR) {
+                --served;
+                continue;
+            }
+            const std::string why = std::strerror(errno);
+            ::close(ls);
+            throw std::runtime_error("--server: accept failed: " + why);
+        }
+        timeval timeout{60, 0};  // a client that stops sending frees the server after a minute
+        ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+        char ip[INET_ADDRSTRLEN] = "?";
+        ::inet_ntop(AF_INET, &peer.sin_addr, ip, sizeof ip);
+        Settings C = S;  // each connection resolves its own operator, device and outputs
+        C.server = false;
+        C.stream = true;
+        C.streamIn = C.streamOut = fd;
+        C.input = "client " + std::to_string(served + 1) + " (" + ip + ":" + std::to_string(ntohs(peer.sin_port)) + ")";
+        std::printf("forge-recon: %s connected\n", C.input.c_str());
+        try {
+            run_file(C);
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "forge-recon: error: %s: %s\n", C.input.c_str(), e.what());
+            send_error(fd, e.what());
+        }
+        ::close(fd);
+    }
+    ::close(ls);
+    return 0;
+}
+
+}  // namespace forge_recon

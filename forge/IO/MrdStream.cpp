@@ -1,0 +1,263 @@
+// The MRD streaming protocol over a file descriptor (MrdStream.h). The acquisition and image headers are
+// libismrmrd's packed structs, so their bytes are the protocol's (340 and 198 bytes, as ismrmrd's Python and C++
+// serialisers write them).
+#include "forge/IO/MrdStream.h"
+
+#include <cerrno>
+#include <cstring>
+
+#include <unistd.h>
+
+#include "forge/IO/Mrd.h"
+#include "forge/IO/detail/MrdHdf5.h"
+#include "forge/IO/detail/MrdImageHeader.h"
+
+namespace forge {
+namespace io {
+
+namespace {
+
+using detail::get_field;
+using detail::PackedHeader;
+
+static_assert(sizeof(PackedHeader) == 340, "the MRD acquisition header is 340 bytes");
+static_assert(sizeof(ISMRMRD::ISMRMRD_ImageHeader) == 198, "the MRD image header is 198 bytes");
+constexpr std::size_t kMaxText = std::size_t(16) << 20;
+constexpr std::size_t kChunk = std::size_t(16) << 20;  // values read (and allocated) at most this many bytes at a time
+
+class Reader {
+public:
+    Reader(int fd, std::string source) : fd_(fd), source_(std::move(source)) {}
+    // Fills 'n' bytes, or throws naming what was being read when the stream ends first.
+    void read(void* dst, std::size_t n, const std::string& what) {
+        char* p = static_cast<char*>(dst);
+        while (n > 0) {
+            const ssize_t r = ::read(fd_, p, n);
+            if (r < 0 && errno == EINTR) continue;
+            if (r < 0) throw input_error("reading the MRD stream " + source_ + " failed: " + std::strerror(errno));
+            if (r == 0)
+                throw input_error("the MRD stream " + source_ + " ended inside " + what +
+                                  " (no CLOSE message: a cut stream is refused rather than reconstructed)");
+            p += r;
+            n -= std::size_t(r);
+            bytes_ += std::size_t(r);
+        }
+    }
+    // false at the end of the stream before a message id
+    bool message_id(uint16_t& id) {
+        char b[2];
+        std::size_t got = 0;
+        while (got < 2) {
+            const ssize_t r = ::read(fd_, b + got, 2 - got);
+            if (r < 0 && errno == EINTR) continue;
+            if (r < 0) throw input_error("reading the MRD stream " + source_ + " failed: " + std::strerror(errno));
+            if (r == 0) {
+                if (got) throw input_error("the MRD stream " + source_ + " ended inside a message id");
+                return false;
+            }
+            got += std::size_t(r);
+        }
+        bytes_ += 2;
+        std::memcpy(&id, b, 2);
+        return true;
+    }
+    // A vector of 'count' values read in chunks: memory grows only with the bytes that arrive.
+    template <typename T>
+    void read_values(std::vector<T>& v, std::size_t count, const std::string& what) {
+        v.clear();
+        std::size_t done = 0;
+        while (done < count) {
+            const std::size_t n = std::min(count - done, kChunk / sizeof(T));
+            v.resize(done + n);
+            read(v.data() + done, n * sizeof(T), what);
+            done += n;
+        }
+    }
+    std::string text(const std::string& what) {
+        uint32_t len = 0;
+        read(&len, 4, what + "'s length");
+        if (len > kMaxText)
+            throw input_error("the MRD stream " + source_ + ": " + what + " of " + std::to_string(len) +
+                              " bytes (at most 16 MiB)");
+        std::string s(len, '\0');
+        read(&s[0], len, what);
+        return s;
+    }
+    std::size_t bytes() const { return bytes_; }
+    const std::string& source() const { return source_; }
+
+private:
+    int fd_;
+    std::string source_;
+    std::size_t bytes_ = 0;
+};
+
+MrdAcquisition read_acquisition(Reader& in, std::size_t index) {
+    const std::string which = "acquisition " + std::to_string(index);
+    PackedHeader h;
+    in.read(&h, sizeof h, which + "'s header");
+    MrdAcquisition a;
+    a.flags = get_field<uint64_t>(h, offsetof(PackedHeader, flags));
+    a.samples = h.number_of_samples;
+    a.channels = h.active_channels;
+    a.trajDims = h.trajectory_dimensions;
+    a.centerSample = h.center_sample;
+    a.dwell_us = get_field<float>(h, offsetof(PackedHeader, sample_time_us));
+    a.e1 = h.idx.kspace_encode_step_1;
+    a.e2 = h.idx.kspace_encode_step_2;
+    a.slice = h.idx.slice;
+    a.repetition = h.idx.repetition;
+    a.contrast = h.idx.contrast;
+    for (std::size_t k = 0; k < 3; ++k) {
+        a.position[k] = get_field<float>(h, offsetof(PackedHeader, position), k);
+        a.readDir[k] = get_field<float>(h, offsetof(PackedHeader, read_dir), k);
+        a.phaseDir[k] = get_field<float>(h, offsetof(PackedHeader, phase_dir), k);
+        a.sliceDir[k] = get_field<float>(h, offsetof(PackedHeader, slice_dir), k);
+    }
+    in.read_values(a.traj, std::size_t(a.samples) * a.trajDims, which + "'s trajectory");
+    in.read_values(a.data, std::size_t(a.samples) * a.channels, which + "'s data");
+    return a;
+}
+
+void write_all(int fd, const void* src, std::size_t n) {
+    const char* p = static_cast<const char*>(src);
+    while (n > 0) {
+        const ssize_t w = ::write(fd, p, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) throw std::runtime_error(std::string("writing the MRD stream failed: ") + std::strerror(errno));
+        p += w;
+        n -= std::size_t(w);
+    }
+}
+
+void write_id(int fd, uint16_t id) { write_all(fd, &id, 2); }
+
+template <typename T>
+void write_image(int fd, const ISMRMRD::Image<T>& im) {
+    write_id(fd, kMrdImage);
+    const ISMRMRD::ISMRMRD_ImageHeader& h = im.getHead();
+    write_all(fd, &h, sizeof h);
+    const uint64_t len = im.getAttributeStringLength();
+    write_all(fd, &len, 8);
+    write_all(fd, im.getAttributeString(), std::size_t(len));
+    write_all(fd, im.getDataPtr(), im.getDataSize());
+}
+
+}  // namespace
+
+MrdFile read_mrd_stream(int fd, const std::string& name) {
+    Reader in(fd, "'" + name + "'");
+    MrdFile out;
+    bool header = false;
+    std::size_t index = 0;
+    for (uint16_t id = 0;;) {
+        if (!in.message_id(id))
+            throw input_error("the MRD stream '" + name + "' ended after " + std::to_string(in.bytes()) +
+                              " bytes without a CLOSE message (a cut stream is refused rather than reconstructed)");
+        if (id == kMrdClose) break;
+        switch (id) {
+            case kMrdConfigFile: {
+                char b[1024];
+                in.read(b, sizeof b, "a CONFIG_FILE message");
+                break;
+            }
+            case kMrdConfigText: in.text("a CONFIG_TEXT message"); break;
+            case kMrdText: in.text("a TEXT message"); break;
+            case kMrdHeader:
+                if (header) throw input_error("the MRD stream '" + name + "' has a second XML header");
+                out.xml = in.text("the XML header");
+                out.header = parse_mrd_header(out.xml, name);
+                header = true;
+                break;
+            case kMrdAcquisition: {
+                if (!header)
+                    throw input_error("the MRD stream '" + name + "' sends acquisition " + std::to_string(index) +
+                                      " before its XML header");
+                MrdAcquisition a = read_acquisition(in, index++);
+                if (a.flags & (uint64_t(1) << (ISMRMRD::ISMRMRD_ACQ_IS_NOISE_MEASUREMENT - 1))) {
+                    ++out.noiseScans;
+                    out.noise.push_back(std::move(a));
+                } else {
+                    out.acquisitions.push_back(std::move(a));
+                }
+                break;
+            }
+            case kMrdImage:
+            case kMrdWaveform:
+            case kMrdNdArray:
+                throw input_error("the MRD stream '" + name + "' sends a message of id " + std::to_string(id) + " (" +
+                                  (id == kMrdImage      ? "an image"
+                                   : id == kMrdWaveform ? "a waveform"
+                                                        : "an array") +
+                                  "); forge-recon reconstructs acquisitions only");
+            default:
+                throw input_error("the MRD stream '" + name + "' has an unknown message id " + std::to_string(id) +
+                                  " after " + std::to_string(in.bytes() - 2) + " bytes (not an MRD stream?)");
+        }
+    }
+    if (!header) throw input_error("the MRD stream '" + name + "' has no XML header");
+    if (out.acquisitions.empty())
+        throw input_error("the MRD stream '" + name + "' has no acquisitions" +
+                          (out.noiseScans ? std::string(" (only noise scans)") : std::string()));
+    return out;
+}
+
+void write_mrd_image_stream(int fd, const ImageGeometry& g, const std::vector<MrdOutputImage>& images,
+                            const MrdImageOptions& opt, bool close) {
+    detail::check_output_images(g, images, "write_mrd_image_stream");
+    const uint16_t nx = uint16_t(g.matrix[0]), ny = uint16_t(g.matrix[1]), nz = uint16_t(g.matrix[2]);
+    for (std::size_t i = 0; i < images.size(); ++i) {
+        const MrdOutputImage& o = images[i];
+        if (opt.complex) {
+            ISMRMRD::Image<std::complex<float>> im(nx, ny, nz, 1);
+            detail::fill_image_header(im, g, o, uint16_t(i + 1), opt);
+            std::copy(o.values.begin(), o.values.end(), im.getDataPtr());
+            write_image(fd, im);
+        } else {
+            ISMRMRD::Image<float> im(nx, ny, nz, 1);
+            detail::fill_image_header(im, g, o, uint16_t(i + 1), opt);
+            std::transform(o.values.begin(), o.values.end(), im.getDataPtr(),
+                           [](const std::complex<float>& v) { return std::abs(v); });
+            write_image(fd, im);
+        }
+    }
+    if (close) write_id(fd, kMrdClose);
+}
+
+void write_mrd_stream(int fd, const std::string& xml, const std::vector<MrdAcquisition>& acqs) {
+    write_id(fd, kMrdHeader);
+    const uint32_t len = uint32_t(xml.size());
+    write_all(fd, &len, 4);
+    write_all(fd, xml.data(), xml.size());
+    for (std::size_t i = 0; i < acqs.size(); ++i)
+        if (acqs[i].data.size() != std::size_t(acqs[i].samples) * acqs[i].channels ||
+            acqs[i].traj.size() != std::size_t(acqs[i].samples) * acqs[i].trajDims)
+            throw forge::invalid_argument("write_mrd_stream: acquisition " + std::to_string(i) +
+                                          "'s data or trajectory is not the size its header gives");
+    for (const auto& a : acqs) {
+        ISMRMRD::Acquisition acq(a.samples, a.channels, a.trajDims);
+        ISMRMRD::AcquisitionHeader h = acq.getHead();
+        detail::set_field<uint64_t>(h, offsetof(PackedHeader, flags), a.flags);
+        h.center_sample = a.centerSample;
+        detail::set_field<float>(h, offsetof(PackedHeader, sample_time_us), a.dwell_us);
+        h.idx.kspace_encode_step_1 = a.e1;
+        h.idx.kspace_encode_step_2 = a.e2;
+        h.idx.slice = a.slice;
+        h.idx.repetition = a.repetition;
+        h.idx.contrast = a.contrast;
+        for (std::size_t k = 0; k < 3; ++k) {
+            detail::set_field<float>(h, offsetof(PackedHeader, position), a.position[k], k);
+            detail::set_field<float>(h, offsetof(PackedHeader, read_dir), a.readDir[k], k);
+            detail::set_field<float>(h, offsetof(PackedHeader, phase_dir), a.phaseDir[k], k);
+            detail::set_field<float>(h, offsetof(PackedHeader, slice_dir), a.sliceDir[k], k);
+        }
+        write_id(fd, kMrdAcquisition);
+        write_all(fd, &h, sizeof(PackedHeader));
+        write_all(fd, a.traj.data(), a.traj.size() * sizeof(float));
+        write_all(fd, a.data.data(), a.data.size() * sizeof(std::complex<float>));
+    }
+    write_id(fd, kMrdClose);
+}
+
+}  // namespace io
+}  // namespace forge

@@ -1,0 +1,54 @@
+#pragma once
+// The MRD streaming protocol (ISMRMRD's ProtocolSerializer/ProtocolDeserializer, as Gadgetron and the python
+// ismrmrd package's ismrmrd.serialization frame it): a sequence of messages, each a little-endian uint16 id and
+// its payload. Debian's libismrmrd 1.8 has no serialisation, so the framing is written here; the structs inside
+// the messages (acquisition and image headers) are libismrmrd's own.
+//
+//   1 CONFIG_FILE   1024 bytes (a name, zero-padded)            (read and ignored)
+//   2 CONFIG_TEXT   uint32 length, text                          (read and ignored)
+//   3 HEADER        uint32 length, the XML header
+//   4 CLOSE         nothing: the end of the stream
+//   5 TEXT          uint32 length, text                          (read and ignored)
+//   1008 ACQUISITION  AcquisitionHeader (340 bytes), trajectory (samples x dims floats), data (channels x
+//                   samples complex floats)
+//   1022 IMAGE      ImageHeader (198 bytes), uint64 attribute length, attributes, data
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "forge/IO/MrdImages.h"
+
+namespace forge {
+namespace io {
+
+enum MrdMessageId : uint16_t {
+    kMrdConfigFile = 1,
+    kMrdConfigText = 2,
+    kMrdHeader = 3,
+    kMrdClose = 4,
+    kMrdText = 5,
+    kMrdAcquisition = 1008,
+    kMrdImage = 1022,
+    kMrdWaveform = 1026,
+    kMrdNdArray = 1030,
+};
+
+// Reads an MRD stream from file descriptor 'fd' (stdin, a socket) up to its CLOSE: the XML header (which must
+// come before the first acquisition) and the acquisitions (noise scans apart, as read_mrd() sorts them). Throws
+// input_error with one line naming 'source' and the message for a stream that ends early (no CLOSE: a cut
+// stream would give a wrong image), an unknown or unsupported message (images, waveforms, arrays), text longer
+// than 16 MiB, an acquisition before the header, or none at all. An acquisition's values are read as they
+// arrive: a header claiming more than the stream holds costs no more memory than the stream's bytes.
+MrdFile read_mrd_stream(int fd, const std::string& source);
+
+// Writes images as IMAGE messages (the headers, attributes and values write_mrd_images() gives a file) and, when
+// 'close' is set, a CLOSE message to 'fd'. Throws std::runtime_error when the other end is gone.
+void write_mrd_image_stream(int fd, const ImageGeometry& geometry, const std::vector<MrdOutputImage>& images,
+                            const MrdImageOptions& options = {}, bool close = true);
+
+// Writes an MRD stream of the XML header and the acquisitions, then CLOSE (a client's half; tests and tools).
+void write_mrd_stream(int fd, const std::string& xmlHeader, const std::vector<MrdAcquisition>& acquisitions);
+
+}  // namespace io
+}  // namespace forge

@@ -1,0 +1,155 @@
+#!/bin/bash
+# forge-recon --stream: the python ismrmrd package (ismrmrd.serialization, the reference implementation of the MRD
+# streaming protocol) sends the oblique demo file's header and acquisitions on stdin; the images that come back on
+# stdout, read by its ProtocolDeserializer, equal --mrd-out's images of the same file (values, geometry, indices),
+# and nothing but the stream reaches stdout. Cut, garbled or hostile streams (no CLOSE, an unknown message, an
+# acquisition before the header or claiming 65535 x 65535 values in a few bytes, text of 4 GiB, an image sent
+# in) exit 2 with one line, within the memory limit, writing no image. --server serves the same over TCP, one
+# connection after another, answering a failed one with a TEXT message and going on.
+#   usage: test_stream.sh FORGE_RECON FORGE_MRD_CFL WORKDIR PYTHON [sanitized]
+#   ("sanitized": an AddressSanitizer build, run without ulimit -v: its shadow memory needs terabytes of addresses)
+#   (exit 77 = skipped without a python with the ismrmrd package: pip install ismrmrd)
+source "$(dirname "$0")/common.sh"
+RECON=$1; CFL=$2; W=$3; PY=${FORGE_TEST_PYTHON:-${4:-python3}}; MODE=${5:-}
+# 400 MB above what the program's shared libraries map (cuFFT alone maps ~280 MB in CUDA builds), one BLAS and two
+# OpenMP threads, as test_input_limits.sh does; no limit under AddressSanitizer, nor in a CUDA build where an NVIDIA
+# driver is loaded (its address-space reservations exceed any such limit)
+LIB_KB=$(ldd "$RECON" 2>/dev/null | awk '/=> \//{print $3}' | xargs -r stat -L -c %s | awk '{s += $1} END {print int(s / 1024)}')
+LIMIT=$((${LIB_KB:-0} + 400000))
+[ "$MODE" = sanitized ] && LIMIT=unlimited
+if [ -e /dev/nvidiactl ] && ldd "$RECON" 2>/dev/null | grep -qE "libcudart|libcufft"; then LIMIT=unlimited; fi
+"$PY" -c 'import ismrmrd.serialization, h5py, numpy' 2>/dev/null \
+    || { echo "SKIP: $PY has no ismrmrd package (pip install ismrmrd) with h5py and numpy"; exit 77; }
+workdir "$W"
+cd "$W" || fail "cannot enter $W"
+"$RECON" --demo --demo-size 24 --demo-slices 2 --demo-coils 4 -n 1 -q -o "$W/demo" --device cpu >/dev/null 2>demo.stderr \
+    || { cat demo.stderr >&2; fail "demo failed"; }
+"$CFL" orient demo.h5 oblique.h5 0.8660254 0.5 0 -0.4330127 0.75 0.5 12.5 -30 41 6 240 180 || fail "orient failed"
+# the reference: the same file read as a file, coil maps estimated and no field map, as the stream must (a stream
+# carries neither the csm nor the fieldmap of the demo's file)
+"$RECON" oblique.h5 --smaps estimate --fieldmap none -n 3 --device cpu -o "$W/file" --mrd-out "$W/file_images.h5" >file.stdout \
+    2>file.stderr || { cat file.stderr >&2; fail "the file run failed"; }
+
+"$PY" - "$W" "$RECON" <<'PY' || fail "the stream's images are not the file's"
+import sys, io, subprocess, numpy as np, h5py, ismrmrd
+from ismrmrd.serialization import ProtocolSerializer, ProtocolDeserializer
+w, recon = sys.argv[1], sys.argv[2]
+d = ismrmrd.Dataset(f"{w}/oblique.h5", "dataset", create_if_needed=False)
+buf = io.BytesIO()
+with ProtocolSerializer(buf) as s:
+    s.serialize(ismrmrd.xsd.CreateFromDocument(d.read_xml_header()))
+    for i in range(d.number_of_acquisitions()):
+        s.serialize(d.read_acquisition(i))
+stream = buf.getvalue()
+with open(f"{w}/good.mrd", "wb") as f:
+    f.write(stream)
+p = subprocess.run([recon, "--stream", "--smaps", "estimate", "-n", "3", "--device", "cpu"], input=stream,
+                   capture_output=True)
+assert p.returncode == 0, p.stderr.decode()
+assert b"forge-recon: wrote 2 images to the MRD stream" in p.stderr, p.stderr.decode()
+images = list(ProtocolDeserializer(io.BytesIO(p.stdout)).deserialize())  # ends at CLOSE: nothing else on stdout
+f = h5py.File(f"{w}/file_images.h5", "r")["dataset/image_1"]
+hdr, data = f["header"][:], f["data"][:]
+assert len(images) == 2 and all(isinstance(im, ismrmrd.Image) for im in images), images
+for k, im in enumerate(images):
+    h = hdr[k]
+    for field in ("position", "read_dir", "phase_dir", "slice_dir", "field_of_view", "matrix_size"):
+        assert np.array_equal(np.array(getattr(im, field)[:]), np.array(h[field])), (field, getattr(im, field)[:], h[field])
+    for field in ("slice", "repetition", "contrast", "image_index", "image_series_index", "image_type", "data_type"):
+        assert getattr(im, field) == h[field], (field, getattr(im, field), h[field])
+    assert np.array_equal(im.data, data[k]), f"image {k}'s values differ from the file's"
+    meta = ismrmrd.Meta.deserialize(im.attribute_string)
+    assert meta["iterations"] == "3" and meta["source"] == "stdin", dict(meta)
+print("ok  --stream: ismrmrd.serialization's stream in, 2 images out equal to --mrd-out's of the file (values, "
+      "geometry, indices, meta)")
+
+# hostile streams, written here byte by byte
+import struct
+head, acq = stream[:stream.index(struct.pack("<H", 1008))], stream[stream.index(struct.pack("<H", 1008)):]
+bad = {
+    "cut": stream[: len(stream) // 2],
+    "noclose": stream[:-2],
+    "garbage": b"\x07\x00" + b"x" * 100,
+    "unknown": head + struct.pack("<H", 999) + b"\x00" * 8,
+    "beforeheader": acq,
+    "bigtext": struct.pack("<HI", 5, 0xFFFFFFFF) + b"\x00" * 64,
+    "image": head + struct.pack("<H", 1022) + b"\x00" * 300,
+    "empty": b"",
+    "noacq": head + struct.pack("<H", 4),
+}
+# an acquisition claiming 65535 samples x 65535 channels (34 GB) followed by 1 kB; number_of_samples and
+# active_channels sit at bytes 34 and 38 of ISMRMRD's acquisition header
+h = bytearray(acq[2:2 + 340])
+assert ismrmrd.AcquisitionHeader.number_of_samples.offset == 34 and ismrmrd.AcquisitionHeader.active_channels.offset == 38
+struct.pack_into("<H", h, 34, 65535)
+struct.pack_into("<H", h, 38, 65535)
+bad["huge"] = head + struct.pack("<H", 1008) + bytes(h) + b"\x00" * 1024
+for name, b in bad.items():
+    with open(f"{w}/{name}.mrd", "wb") as f:
+        f.write(b)
+PY
+refuse() {  # name, expected text
+    local name=$1 expected=$2
+    ( ulimit -v $LIMIT && export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=2 && exec "$RECON" --stream -n 1 --device cpu <"$name.mrd" >"$name.out" 2>"$name.stderr" )
+    local rc=$?
+    [ $rc -eq 2 ] || { cat "$name.stderr" >&2; fail "$name: exit $rc, expected 2"; }
+    [ "$(grep -c 'forge-recon: error:' "$name.stderr")" -eq 1 ] || { cat "$name.stderr" >&2; fail "$name: not one error line"; }
+    grep -qF -- "$expected" "$name.stderr" || { cat "$name.stderr" >&2; fail "$name: the error does not say '$expected'"; }
+    [ -s "$name.out" ] && fail "$name: the refused stream wrote to stdout"
+    echo "ok  refused $name: $(sed -n 's/forge-recon: error: //p' "$name.stderr" | cut -c1-150)"
+}
+refuse cut "ended inside"
+refuse noclose "without a CLOSE message"
+refuse garbage "unknown message id 7"
+refuse unknown "unknown message id 999"
+refuse beforeheader "before its XML header"
+refuse bigtext "of 4294967295 bytes (at most 16 MiB)"
+refuse image "forge-recon reconstructs acquisitions only"
+refuse empty "ended after 0 bytes without a CLOSE message"
+refuse noacq "has no acquisitions"
+refuse huge "ended inside acquisition 0's"
+"$RECON" --stream oblique.h5 >both.out 2>both.stderr
+[ $? -eq 2 ] && grep -q "drop the input file" both.stderr || { cat both.stderr >&2; fail "--stream with an input file not refused"; }
+echo "ok  refused --stream with an input file"
+
+# --server: three connections on a free port, one after another: the good stream gets the images --stream writes,
+# a cut stream gets a TEXT message with the error and CLOSE, and the server goes on to serve the third
+"$RECON" --stream --smaps estimate -n 3 --device cpu <good.mrd >good.out 2>/dev/null || fail "--stream of good.mrd failed"
+"$RECON" --server --port 0 --connections 3 --smaps estimate -n 3 --device cpu >server.stdout 2>server.stderr &
+server=$!
+for _ in $(seq 100); do grep -q "listening on" server.stdout 2>/dev/null && break; sleep 0.1; done
+port=$(sed -n 's/.*listening on 127.0.0.1:\([0-9]*\).*/\1/p' server.stdout)
+[ -n "$port" ] || { kill $server; cat server.stderr >&2; fail "the server did not say where it listens"; }
+"$PY" - "$W" "$port" <<'PY' || { kill $server 2>/dev/null; fail "the server's replies are wrong"; }
+import sys, io, socket, pathlib, ismrmrd
+from ismrmrd.serialization import ProtocolDeserializer
+w, port = sys.argv[1], int(sys.argv[2])
+def ask(payload):
+    with socket.create_connection(("127.0.0.1", port), timeout=60) as s:
+        s.sendall(payload)
+        s.shutdown(socket.SHUT_WR)
+        reply = b""
+        while chunk := s.recv(1 << 16):
+            reply += chunk
+    return reply
+def images(reply):
+    return list(ProtocolDeserializer(io.BytesIO(reply)).deserialize())
+def same(got, client):  # --stream's images but for the meta attribute naming the source
+    assert len(got) == len(expected) == 2, (len(got), len(expected))
+    for a, b in zip(got, expected):
+        assert (a.data == b.data).all(), "values differ from --stream's"
+        assert a.position[:] == b.position[:] and a.read_dir[:] == b.read_dir[:] and a.slice == b.slice
+        assert a.image_index == b.image_index and a.image_type == b.image_type
+        meta = ismrmrd.Meta.deserialize(a.attribute_string)
+        assert meta["source"].startswith(f"client {client} (127.0.0.1:"), meta["source"]
+good = pathlib.Path(f"{w}/good.mrd").read_bytes()
+expected = images(pathlib.Path(f"{w}/good.out").read_bytes())
+same(images(ask(good)), 1)
+msgs = images(ask(good[: len(good) // 2]))
+assert len(msgs) == 1 and isinstance(msgs[0], str) and "ended inside" in msgs[0], msgs
+same(images(ask(good)), 3)
+print("ok  --server: 3 connections: --stream's images, a TEXT error for a cut stream, then the images again")
+PY
+wait $server || { cat server.stderr >&2; fail "the server exited with an error after 3 connections"; }
+[ "$(grep -c 'forge-recon: error: client 2' server.stderr)" -eq 1 ] || { cat server.stderr >&2; fail "the cut stream is not logged"; }
+exit 0

@@ -37,6 +37,10 @@ public:
     // v <- prox_{t lambda R}(v).
     virtual void prox(ForgeVec& v, T1 t) const = 0;
 
+    // Whether prox() is the proximal operator of one fixed function on every call (false for WaveletL1Penalty with
+    // random shifts: each call draws another transform). ADMM needs a fixed one; FISTA and POGM take either.
+    virtual bool fixed_between_calls() const { return true; }
+
     double value(const ArmaVec& x) const { return value(ForgeVec(x)); }
     ArmaVec prox(const ArmaVec& v, T1 t) const {
         ForgeVec f(v);

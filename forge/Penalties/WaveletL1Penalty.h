@@ -41,6 +41,7 @@ public:
 
     double value(const ForgeVec& x) const override;
     void prox(ForgeVec& v, T1 t) const override;
+    bool fixed_between_calls() const override { return !opts_.random_shift; }
 
     const OrthoWavelet<T1>& transform() const { return psi_; }
     const WaveletL1Options& options() const { return opts_; }

@@ -13,7 +13,9 @@
 // residual ||x - z|| exceeds 10 times the dual residual rho ||z - z_prev|| and halved in the opposite case (u rescaled
 // with it). Returns z (which has the penalty's structure: zeros of the soft threshold, flat TV regions). Stops on the
 // iteration limit or when both residuals are below tolerance (ProxOptions). The callback's cost needs N z: one extra
-// apply per iteration, only when a callback is set. Residency and errors as solve_fista.
+// apply per iteration, only when a callback is set. Residency and errors as solve_fista. The penalty must be the
+// same function on every prox call: a WaveletL1Penalty with random shifts throws forge::invalid_argument (its
+// changing transform leaves the multiplier u inconsistent; FISTA and POGM take it).
 #include "forge/Solvers/ProxSolverCommon.h"
 
 namespace forge {
@@ -27,6 +29,12 @@ FCx<T1> admm_core(const char* name, const FCx<T1>& x0, const NormalData<T1>& d, 
     check_penalty(name, R, x0);
     if (!(o.tolerance >= T1(0))) throw invalid_argument(std::string(name) + ": tolerance must be >= 0");
     if (o.cg_iterations == 0) throw invalid_argument(std::string(name) + ": options.cg_iterations must be >= 1");
+    // The multiplier u accumulates the penalty's subgradients; a penalty whose prox changes from call to call (random
+    // wavelet shifts) leaves u inconsistent and the iterates drift far from any minimiser.
+    if (!R.fixed_between_calls())
+        throw invalid_argument(std::string(name) + ": " + R.name() +
+                               " changes between prox calls (random shifts); ADMM needs a fixed penalty: set "
+                               "random_shift = false, or use solve_fista / solve_pogm");
     if (o.rho < 0 || !std::isfinite(o.rho))
         throw invalid_argument(std::string(name) + ": options.rho must be finite and >= 0 (0: chosen from N)");
     ProxReport rep;

@@ -189,6 +189,9 @@ TEST_CASE("Proximal solvers reject bad inputs naming them", "[prox][solver]") {
     o.cg_iterations = 0;
     CHECK_THROWS_WITH(forge::solve_admm<double>(arma::cx_vec(16, arma::fill::zeros), G, W, y, R, 5, o),
                       Contains("cg_iterations"));
+    forge::WaveletL1Penalty<double> shifting(ImageGrid(4, 4), 0.1, {forge::WaveletFamily::Haar, 1, true, 0, false});
+    CHECK_THROWS_WITH(forge::solve_admm<double>(arma::cx_vec(16, arma::fill::zeros), G, W, y, shifting, 5),
+                      Contains("random_shift = false"));
     arma::cx_vec yb = y;
     yb(0) = cd(NAN, 0);
     CHECK_THROWS_WITH(forge::solve_fista<double>(arma::cx_vec(16, arma::fill::zeros), G, W, yb, R, 5),

@@ -57,7 +57,7 @@ void wavelet_pass(const CVec<T1>& in, CVec<T1>& out, const Dims& d, int axis, co
     const uword n = in.n_elem;
     const forgeComplex<T1>* pi = in.memptr();
     forgeComplex<T1>* po = out.memptr();
-#pragma omp parallel for if (n > detail::kParallelThreshold / 8)
+#pragma omp parallel for if (n > detail::kParallelThreshold)
     for (long long i = 0; i < static_cast<long long>(n); ++i)
         po[i] = analysis ? analysis_at(uword(i), pi, d, axis, f) : synthesis_at(uword(i), pi, d, axis, f);
 }

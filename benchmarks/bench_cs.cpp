@@ -114,7 +114,7 @@ int main(int argc, char** argv) {
         return 2;
     }
     const std::string dir = argv[2];
-    std::vector<double> lambdas{0.002, 0.005, 0.01, 0.02, 0.05};
+    std::vector<double> lambdas{0.001, 0.002, 0.005, 0.01};
     std::vector<std::string> methods{"fista", "pogm", "admm"}, penalties{"wavelet", "tv"};
     uword niter = 50;
     bool gpu = false, shifts = true, adaptive_rho = true;

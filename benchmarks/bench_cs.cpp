@@ -120,13 +120,20 @@ int main(int argc, char** argv) {
     bool gpu = false, shifts = true, adaptive_rho = true;
     for (int i = 3; i + 1 < argc; i += 2) {
         const std::string a = argv[i], v = argv[i + 1];
-        if (a == "--lambdas") lambdas = parse_list(v);
-        else if (a == "-n") niter = uword(std::stoul(v));
-        else if (a == "--methods") methods = parse_words(v);
-        else if (a == "--penalties") penalties = parse_words(v);
-        else if (a == "--device") gpu = v == "gpu";
-        else if (a == "--shifts") shifts = v == "on";
-        else if (a == "--adaptive-rho") adaptive_rho = v == "on";
+        if (a == "--lambdas")
+            lambdas = parse_list(v);
+        else if (a == "-n")
+            niter = uword(std::stoul(v));
+        else if (a == "--methods")
+            methods = parse_words(v);
+        else if (a == "--penalties")
+            penalties = parse_words(v);
+        else if (a == "--device")
+            gpu = v == "gpu";
+        else if (a == "--shifts")
+            shifts = v == "on";
+        else if (a == "--adaptive-rho")
+            adaptive_rho = v == "on";
         else {
             std::fprintf(stderr, "bench_cs: unknown option %s\n", a.c_str());
             return 2;
@@ -154,8 +161,8 @@ int main(int argc, char** argv) {
     CpuTimer tb;
     const Gnufft<float> Gn(n1, N, N, 1, kx, ky, kz);
     const auto T = std::make_shared<ToeplitzNormal<float>>(N, N, 1, kx, ky, kz, arma::fvec());
-    const auto E = std::make_shared<const SENSE<float, LinearOperator<float>>>(with_normal<float>(share(Gn), T), maps,
-                                                                               nc);
+    const auto E =
+        std::make_shared<const SENSE<float, LinearOperator<float>>>(with_normal<float>(share(Gn), T), maps, nc);
     const NormalOf<float> Nrm(E);
     using V = forgeCol<forgeComplex<float>>;
     V fy(y);
@@ -210,8 +217,10 @@ int main(int argc, char** argv) {
                 std::unique_ptr<ProxPenalty<float>> R;
                 WaveletL1Options wo;
                 wo.random_shift = shifts && m != "admm";  // ADMM needs a fixed penalty (solve_admm.h)
-                if (pen == "wavelet") R.reset(new WaveletL1Penalty<float>(ImageGrid(N, N), l, wo));
-                else R.reset(new ExactTVPenalty<float>(ImageGrid(N, N), l));
+                if (pen == "wavelet")
+                    R.reset(new WaveletL1Penalty<float>(ImageGrid(N, N), l, wo));
+                else
+                    R.reset(new ExactTVPenalty<float>(ImageGrid(N, N), l));
                 ProxOptions<float> o;
                 o.data_norm2 = ynorm2;
                 o.adaptive_rho = adaptive_rho;

@@ -22,8 +22,8 @@ enum class TVNorm { Isotropic, Anisotropic };
 
 struct ExactTVOptions {
     TVNorm norm = TVNorm::Isotropic;
-    uword iterations = 10;  // dual (FGP) steps per prox call, >= 1
-    bool warm_start = true; // start from the previous call's dual variable
+    uword iterations = 10;   // dual (FGP) steps per prox call, >= 1
+    bool warm_start = true;  // start from the previous call's dual variable
 };
 
 template <typename T1>

@@ -115,8 +115,8 @@ template <typename T1>
 void OrthoWavelet<T1>::check(const ForgeVec& x, const char* what) const {
     if (x.n_elem != grid_.n_pixels()) {
         std::ostringstream m;
-        m << "OrthoWavelet::" << what << ": the input has " << x.n_elem << " entries, expected nx*ny*nz = "
-          << grid_.nx << "*" << grid_.ny << "*" << grid_.nz << " = " << grid_.n_pixels();
+        m << "OrthoWavelet::" << what << ": the input has " << x.n_elem << " entries, expected nx*ny*nz = " << grid_.nx
+          << "*" << grid_.ny << "*" << grid_.nz << " = " << grid_.n_pixels();
         throw invalid_argument(m.str());
     }
 }

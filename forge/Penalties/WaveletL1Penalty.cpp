@@ -16,9 +16,7 @@ prox::Dims coarse_dims(const OrthoWavelet<T1>& psi) {
 
 template <typename T1>
 WaveletL1Penalty<T1>::WaveletL1Penalty(const ImageGrid& grid, T1 lambda, const WaveletL1Options& options)
-    : ProxPenalty<T1>("WaveletL1Penalty", grid, lambda),
-      opts_(options),
-      psi_(grid, options.family, options.levels),
+    : ProxPenalty<T1>("WaveletL1Penalty", grid, lambda), opts_(options), psi_(grid, options.family, options.levels),
       rng_(options.seed) {}
 
 template <typename T1>

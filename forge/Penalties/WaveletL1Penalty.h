@@ -23,9 +23,9 @@ namespace forge {
 
 struct WaveletL1Options {
     WaveletFamily family = WaveletFamily::Db4;
-    uword levels = 0;           // 0: chosen from the grid (OrthoWavelet)
-    bool random_shift = true;   // a random cyclic shift per prox call
-    std::uint64_t seed = 0;     // the shifts' generator
+    uword levels = 0;          // 0: chosen from the grid (OrthoWavelet)
+    bool random_shift = true;  // a random cyclic shift per prox call
+    std::uint64_t seed = 0;    // the shifts' generator
     bool penalize_coarse = false;
 };
 

@@ -54,12 +54,12 @@ struct ProxOptions {
 // What a proximal solver did. final_gradient_norm / initial_gradient_norm: the composite gradient (FISTA, POGM) or
 // max(primal, dual residual) (ADMM).
 struct ProxReport : SolverReport {
-    double lipschitz = 0;       // the L used (step 1/L)
-    uword normal_applies = 0;   // applies of N, the power iteration's included
-    uword restarts = 0;         // momentum restarts (FISTA, POGM)
-    double rho = 0;             // ADMM: the final rho
-    double primal_residual = 0; // ADMM
-    double dual_residual = 0;   // ADMM
+    double lipschitz = 0;        // the L used (step 1/L)
+    uword normal_applies = 0;    // applies of N, the power iteration's included
+    uword restarts = 0;          // momentum restarts (FISTA, POGM)
+    double rho = 0;              // ADMM: the final rho
+    double primal_residual = 0;  // ADMM
+    double dual_residual = 0;    // ADMM
 };
 
 namespace solver_detail {

@@ -60,8 +60,10 @@ FCx<T1> admm_core(const char* name, const FCx<T1>& x0, const NormalData<T1>& d, 
             const double pAp = re_dot<T1>(p, Np) + h * re_dot<T1>(p, p);
             if (!(pAp > 0) || !std::isfinite(pAp)) {
                 if (!std::isfinite(pAp))
-                    throw overflow_error(std::string(name) + ": the normal operator's output is not finite at "
-                                                             "iteration " + std::to_string(it));
+                    throw overflow_error(std::string(name) +
+                                         ": the normal operator's output is not finite at "
+                                         "iteration " +
+                                         std::to_string(it));
                 break;
             }
             const double a = rr / pAp;
@@ -146,9 +148,8 @@ arma::Col<std::complex<T1>> solve_admm(const arma::Col<std::complex<T1>>& x0, co
 
 template <typename T1, typename Op>
 forgeCol<forgeComplex<T1>> solve_admm_normal(const forgeCol<forgeComplex<T1>>& x0, const Op& N,
-                                             const forgeCol<forgeComplex<T1>>& b, const ProxPenalty<T1>& R,
-                                             uword niter, const ProxOptions<T1>& opts = {},
-                                             ProxReport* report = nullptr) {
+                                             const forgeCol<forgeComplex<T1>>& b, const ProxPenalty<T1>& R, uword niter,
+                                             const ProxOptions<T1>& opts = {}, ProxReport* report = nullptr) {
     const auto d = solver_detail::data_from_normal<T1>("solve_admm_normal", x0, N, b, opts.data_norm2);
     return solver_detail::admm_core<T1>("solve_admm_normal", x0, d, R, niter, opts, report);
 }

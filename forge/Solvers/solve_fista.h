@@ -23,8 +23,8 @@ namespace forge {
 namespace solver_detail {
 
 template <typename T1>
-FCx<T1> fista_core(const char* name, const FCx<T1>& x0, const NormalData<T1>& d, const ProxPenalty<T1>& R,
-                   uword niter, const ProxOptions<T1>& o, ProxReport* report) {
+FCx<T1> fista_core(const char* name, const FCx<T1>& x0, const NormalData<T1>& d, const ProxPenalty<T1>& R, uword niter,
+                   const ProxOptions<T1>& o, ProxReport* report) {
     using E = forgeComplex<T1>;
     const auto t0 = std::chrono::steady_clock::now();
     check_penalty(name, R, x0);

@@ -117,9 +117,8 @@ arma::Col<std::complex<T1>> solve_pogm(const arma::Col<std::complex<T1>>& x0, co
 
 template <typename T1, typename Op>
 forgeCol<forgeComplex<T1>> solve_pogm_normal(const forgeCol<forgeComplex<T1>>& x0, const Op& N,
-                                             const forgeCol<forgeComplex<T1>>& b, const ProxPenalty<T1>& R,
-                                             uword niter, const ProxOptions<T1>& opts = {},
-                                             ProxReport* report = nullptr) {
+                                             const forgeCol<forgeComplex<T1>>& b, const ProxPenalty<T1>& R, uword niter,
+                                             const ProxOptions<T1>& opts = {}, ProxReport* report = nullptr) {
     const auto d = solver_detail::data_from_normal<T1>("solve_pogm_normal", x0, N, b, opts.data_norm2);
     return solver_detail::pogm_core<T1>("solve_pogm_normal", x0, d, R, niter, opts, report);
 }

@@ -52,8 +52,10 @@ double tv_ref(const arma::cx_vec& u, const ImageGrid& g, bool iso) {
     arma::vec per_pixel(g.n_pixels(), arma::fill::zeros);
     double s = 0;
     for (arma::uword r = 0; r < d.n_elem; ++r) {
-        if (iso) per_pixel(pix[r]) += std::norm(d(r));
-        else s += std::abs(d(r));
+        if (iso)
+            per_pixel(pix[r]) += std::norm(d(r));
+        else
+            s += std::abs(d(r));
     }
     return iso ? arma::accu(arma::sqrt(per_pixel)) : s;
 }

@@ -142,10 +142,9 @@ TEST_CASE("Monotone FISTA never raises the cost, and the callback reports Phi(x)
         double last = 0;
         forge::ProxOptions<double> q;
         q.callback = [&](const forge::PcgIterationInfo& i) { last = i.cost; };
-        const arma::cx_vec xm = method == 0 ? forge::solve_pogm<double>(arma::cx_vec(n, arma::fill::zeros), G, W, y,
-                                                                        R, 20, q)
-                                            : forge::solve_admm<double>(arma::cx_vec(n, arma::fill::zeros), G, W, y,
-                                                                        R, 20, q);
+        const arma::cx_vec xm = method == 0
+                                    ? forge::solve_pogm<double>(arma::cx_vec(n, arma::fill::zeros), G, W, y, R, 20, q)
+                                    : forge::solve_admm<double>(arma::cx_vec(n, arma::fill::zeros), G, W, y, R, 20, q);
         CHECK(std::abs(last - cost_ref(A, W, y, xm, R.value(xm))) < 1e-9 * last);
     }
 }
@@ -182,8 +181,7 @@ TEST_CASE("Proximal solvers reject bad inputs naming them", "[prox][solver]") {
     CHECK_THROWS_WITH(forge::solve_fista<double>(arma::cx_vec(15, arma::fill::zeros), G, W, y, R, 5),
                       Contains("solve_fista"));
     W(3) = -1;
-    CHECK_THROWS_WITH(forge::solve_pogm<double>(arma::cx_vec(16, arma::fill::zeros), G, W, y, R, 5),
-                      Contains("W[3]"));
+    CHECK_THROWS_WITH(forge::solve_pogm<double>(arma::cx_vec(16, arma::fill::zeros), G, W, y, R, 5), Contains("W[3]"));
     W(3) = 1;
     forge::ProxOptions<double> o;
     o.cg_iterations = 0;

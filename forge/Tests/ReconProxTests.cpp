@@ -59,8 +59,8 @@ TEST_CASE("reconstruct with l1-wavelet and tv-exact: an image on both paths, ind
     Q.frames[0].y *= 1e6f;
     for (PenaltyKind pen : {PenaltyKind::L1Wavelet, PenaltyKind::TVExact})
         for (EncodingOperator op : {EncodingOperator::Nufft, EncodingOperator::Toeplitz}) {
-            INFO((pen == PenaltyKind::L1Wavelet ? "l1-wavelet" : "tv-exact") << " on "
-                                                                           << forge::recon::operator_name(op));
+            INFO((pen == PenaltyKind::L1Wavelet ? "l1-wavelet" : "tv-exact")
+                 << " on " << forge::recon::operator_name(op));
             ReconSettings S;
             S.op = op;
             S.penalty = pen;

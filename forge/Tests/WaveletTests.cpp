@@ -99,8 +99,8 @@ TEST_CASE("Two levels of the 2D db2 transform match a brute-force periodic filte
     CHECK(rel_error(c, arma::cx_vec(arma::vectorise(A))) < 1e-14);
 }
 
-TEMPLATE_TEST_CASE("OrthoWavelet is orthogonal and its inverse is its adjoint (1D, 2D, 3D)", "[wavelet][penalty]", float,
-                   double) {
+TEMPLATE_TEST_CASE("OrthoWavelet is orthogonal and its inverse is its adjoint (1D, 2D, 3D)", "[wavelet][penalty]",
+                   float, double) {
     FORGE_INFO_SEED();
     const double tol = std::is_same<TestType, float>::value ? 2e-6 : 1e-13;
     const ImageGrid grids[] = {ImageGrid(64), ImageGrid(32, 16), ImageGrid(16, 8, 8), ImageGrid(8, 1, 16)};
@@ -113,14 +113,15 @@ TEMPLATE_TEST_CASE("OrthoWavelet is orthogonal and its inverse is its adjoint (1
             const arma::Col<std::complex<TestType>> x = complex_normal<TestType>(n), c = complex_normal<TestType>(n);
             const CVec<TestType> fx(x), fc(c);
             const arma::Col<std::complex<TestType>> wx = psi.forward(fx).to_arma();
-            CHECK(rel_error(psi.inverse(psi.forward(fx)).to_arma(), x) < tol);           // perfect reconstruction
+            CHECK(rel_error(psi.inverse(psi.forward(fx)).to_arma(), x) < tol);  // perfect reconstruction
             CHECK(rel_error(psi.forward(psi.inverse(fc)).to_arma(), c) < tol);
-            CHECK(std::abs(arma::norm(wx) / arma::norm(x) - 1) < tol);                   // ||Psi x|| = ||x||
-            const std::complex<double> lhs = arma::cdot(arma::conv_to<arma::cx_vec>::from(c),
-                                                        arma::conv_to<arma::cx_vec>::from(wx));
+            CHECK(std::abs(arma::norm(wx) / arma::norm(x) - 1) < tol);  // ||Psi x|| = ||x||
+            const std::complex<double> lhs =
+                arma::cdot(arma::conv_to<arma::cx_vec>::from(c), arma::conv_to<arma::cx_vec>::from(wx));
             const std::complex<double> rhs = arma::cdot(arma::conv_to<arma::cx_vec>::from(psi.inverse(fc).to_arma()),
                                                         arma::conv_to<arma::cx_vec>::from(x));
-            CHECK(std::abs(lhs - rhs) < tol * 10 * std::sqrt(double(n)) * std::sqrt(double(n)));  // <c, Psi x> = <Psi^H c, x>
+            CHECK(std::abs(lhs - rhs) <
+                  tol * 10 * std::sqrt(double(n)) * std::sqrt(double(n)));  // <c, Psi x> = <Psi^H c, x>
         }
 }
 
@@ -137,8 +138,7 @@ TEST_CASE("OrthoWavelet's dense matrix is unitary on a small 3D grid", "[wavelet
 TEST_CASE("OrthoWavelet refuses odd axes and levels that do not divide the grid", "[wavelet][penalty]") {
     using Catch::Matchers::Contains;
     CHECK_THROWS_WITH(forge::OrthoWavelet<float>(ImageGrid(255, 256)), Contains("nx = 255 is odd"));
-    CHECK_THROWS_WITH(forge::OrthoWavelet<float>(ImageGrid(64, 48), WaveletFamily::Db4, 5),
-                      Contains("ny = 48 is not"));
+    CHECK_THROWS_WITH(forge::OrthoWavelet<float>(ImageGrid(64, 48), WaveletFamily::Db4, 5), Contains("ny = 48 is not"));
     CHECK_THROWS_AS(forge::OrthoWavelet<float>(ImageGrid(1, 1, 1)), forge::invalid_argument);
     CHECK_THROWS_AS(forge::wavelet_family_from_name("sym8"), forge::invalid_argument);
     CHECK(forge::OrthoWavelet<float>(ImageGrid(256, 256), WaveletFamily::Db4).levels() == 5);

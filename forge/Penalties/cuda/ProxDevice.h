@@ -18,15 +18,14 @@ template <typename T1>
 void prox_abs_values(const forgeComplex<T1>* x, T1* out, uword n, prox::Dims d, bool skip_box);
 // One analysis (or synthesis) pass of the periodic filter bank along 'axis' of the box d.len (out != in).
 template <typename T1>
-void prox_wavelet_pass(const forgeComplex<T1>* in, forgeComplex<T1>* out, prox::Dims d, int axis,
-                       prox::Filters<T1> f, bool analysis);
+void prox_wavelet_pass(const forgeComplex<T1>* in, forgeComplex<T1>* out, prox::Dims d, int axis, prox::Filters<T1> f,
+                       bool analysis);
 // out[shifted_index(i)] = in[i] (forward) or its inverse, on the full grid d.n.
 template <typename T1>
 void prox_cyclic_shift(const forgeComplex<T1>* in, forgeComplex<T1>* out, prox::Dims d, prox::Shift s, bool forward);
 // u = v - tau D^H r.
 template <typename T1>
-void prox_tv_primal(const forgeComplex<T1>* v, const forgeComplex<T1>* r, forgeComplex<T1>* u, T1 tau,
-                    prox::TvGrid g);
+void prox_tv_primal(const forgeComplex<T1>* v, const forgeComplex<T1>* r, forgeComplex<T1>* u, T1 tau, prox::TvGrid g);
 // The dual step of tv_dual_step_at at every pixel.
 template <typename T1>
 void prox_tv_dual_step(const forgeComplex<T1>* u, forgeComplex<T1>* p, forgeComplex<T1>* r, T1 c, T1 beta,

@@ -72,8 +72,8 @@ void prox_abs_values(const forgeComplex<T1>* x, T1* out, uword n, prox::Dims d, 
     FORGE_CUDA_CHECK_LAUNCH("prox_abs_values");
 }
 template <typename T1>
-void prox_wavelet_pass(const forgeComplex<T1>* in, forgeComplex<T1>* out, prox::Dims d, int axis,
-                       prox::Filters<T1> f, bool analysis) {
+void prox_wavelet_pass(const forgeComplex<T1>* in, forgeComplex<T1>* out, prox::Dims d, int axis, prox::Filters<T1> f,
+                       bool analysis) {
     const uword n = grid_size(d);
     if (n == 0) return;
     k_wavelet<T1><<<blocks_for(n), kThreads>>>(in, out, n, d, axis, f, analysis);
@@ -87,8 +87,7 @@ void prox_cyclic_shift(const forgeComplex<T1>* in, forgeComplex<T1>* out, prox::
     FORGE_CUDA_CHECK_LAUNCH("prox_cyclic_shift");
 }
 template <typename T1>
-void prox_tv_primal(const forgeComplex<T1>* v, const forgeComplex<T1>* r, forgeComplex<T1>* u, T1 tau,
-                    prox::TvGrid g) {
+void prox_tv_primal(const forgeComplex<T1>* v, const forgeComplex<T1>* r, forgeComplex<T1>* u, T1 tau, prox::TvGrid g) {
     if (g.n_pixels == 0) return;
     k_tv_primal<T1><<<blocks_for(g.n_pixels), kThreads>>>(v, r, u, tau, g);
     FORGE_CUDA_CHECK_LAUNCH("prox_tv_primal");
@@ -107,16 +106,16 @@ void prox_tv_values(const forgeComplex<T1>* u, T1* out, bool isotropic, prox::Tv
     FORGE_CUDA_CHECK_LAUNCH("prox_tv_values");
 }
 
-#define FORGE_PROX_KERNELS_INSTANTIATE(T1)                                                                          \
-    template void prox_soft_threshold<T1>(forgeComplex<T1>*, uword, T1, prox::Dims, bool);                          \
-    template void prox_abs_values<T1>(const forgeComplex<T1>*, T1*, uword, prox::Dims, bool);                       \
-    template void prox_wavelet_pass<T1>(const forgeComplex<T1>*, forgeComplex<T1>*, prox::Dims, int,                \
-                                        prox::Filters<T1>, bool);                                                   \
-    template void prox_cyclic_shift<T1>(const forgeComplex<T1>*, forgeComplex<T1>*, prox::Dims, prox::Shift, bool); \
-    template void prox_tv_primal<T1>(const forgeComplex<T1>*, const forgeComplex<T1>*, forgeComplex<T1>*, T1,       \
-                                     prox::TvGrid);                                                                 \
-    template void prox_tv_dual_step<T1>(const forgeComplex<T1>*, forgeComplex<T1>*, forgeComplex<T1>*, T1, T1,      \
-                                        bool, prox::TvGrid);                                                        \
+#define FORGE_PROX_KERNELS_INSTANTIATE(T1)                                                                           \
+    template void prox_soft_threshold<T1>(forgeComplex<T1>*, uword, T1, prox::Dims, bool);                           \
+    template void prox_abs_values<T1>(const forgeComplex<T1>*, T1*, uword, prox::Dims, bool);                        \
+    template void prox_wavelet_pass<T1>(const forgeComplex<T1>*, forgeComplex<T1>*, prox::Dims, int,                 \
+                                        prox::Filters<T1>, bool);                                                    \
+    template void prox_cyclic_shift<T1>(const forgeComplex<T1>*, forgeComplex<T1>*, prox::Dims, prox::Shift, bool);  \
+    template void prox_tv_primal<T1>(const forgeComplex<T1>*, const forgeComplex<T1>*, forgeComplex<T1>*, T1,        \
+                                     prox::TvGrid);                                                                  \
+    template void prox_tv_dual_step<T1>(const forgeComplex<T1>*, forgeComplex<T1>*, forgeComplex<T1>*, T1, T1, bool, \
+                                        prox::TvGrid);                                                               \
     template void prox_tv_values<T1>(const forgeComplex<T1>*, T1*, bool, prox::TvGrid);
 FORGE_PROX_KERNELS_INSTANTIATE(float)
 FORGE_PROX_KERNELS_INSTANTIATE(double)

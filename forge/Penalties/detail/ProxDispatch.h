@@ -16,8 +16,7 @@ template <typename T1>
 using CVec = forgeCol<forgeComplex<T1>>;
 
 inline void require_same_place(const char* where, bool a, bool b) {
-    if (a != b)
-        throw residency_error(std::string(where) + ": the vectors must both be on the GPU or both on the host");
+    if (a != b) throw residency_error(std::string(where) + ": the vectors must both be on the GPU or both on the host");
 }
 
 // x <- soft(x, tau), except inside the box d.len when skip_box.
@@ -52,8 +51,7 @@ double abs_sum(const CVec<T1>& x, const Dims& d, bool skip_box) {
 template <typename T1>
 void wavelet_pass(const CVec<T1>& in, CVec<T1>& out, const Dims& d, int axis, const Filters<T1>& f, bool analysis) {
     require_same_place("wavelet_pass", in.on_gpu(), out.on_gpu());
-    if (in.on_gpu())
-        return cuda::prox_wavelet_pass<T1>(in.device_memptr(), out.device_memptr(), d, axis, f, analysis);
+    if (in.on_gpu()) return cuda::prox_wavelet_pass<T1>(in.device_memptr(), out.device_memptr(), d, axis, f, analysis);
     const uword n = in.n_elem;
     const forgeComplex<T1>* pi = in.memptr();
     forgeComplex<T1>* po = out.memptr();

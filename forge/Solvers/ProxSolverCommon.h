@@ -34,7 +34,8 @@ struct ProxOptions {
     // Normal forms only: y^H W y, so that the callback's cost is Phi(x) (otherwise Phi(x) - y^H W y).
     double data_norm2 = -1;
     // The Lipschitz constant of the data term's gradient, 2 lambda_max(N); 0: estimated by power iteration
-    // (power_iterations applies of N, times lipschitz_margin to cover the estimate's shortfall).
+    // (power_iterations applies of N, times lipschitz_margin to cover the estimate's shortfall). FISTA and POGM raise
+    // it (to the curvature seen times lipschitz_margin, restarting the momentum) when a step shows more curvature.
     double lipschitz = 0;
     uword power_iterations = 30;
     double lipschitz_margin = 1.02;
@@ -170,6 +171,19 @@ double step_lipschitz(const char* name, const NormalData<T1>& d, const FCx<T1>& 
     const double L = 2 * largest_eigenvalue<T1>(d, x0, o.power_iterations) * o.lipschitz_margin;
     if (!(L > 0)) throw invalid_argument(std::string(name) + ": the normal operator is zero (lambda_max(N) = 0)");
     return L;
+}
+
+// The curvature of f(x) = x^H N x - 2 Re(x^H b) along a step d, 2 Re<d, N d> / ||d||^2 (exact: f is quadratic). When
+// it exceeds L, L becomes it times 'margin' and true is returned (the power iteration underestimates lambda_max
+// when the top eigenvalues are close, and a step of 1/L then overshoots).
+template <typename T1>
+bool raise_lipschitz(double& L, const FCx<T1>& step, const FCx<T1>& Nstep, double margin) {
+    const double ss = re_dot<T1>(step, step);
+    if (!(ss > 0)) return false;
+    const double curv = 2.0 * re_dot<T1>(step, Nstep) / ss;
+    if (!(curv > L) || !std::isfinite(curv)) return false;
+    L = curv * std::max(margin, 1.0);
+    return true;
 }
 
 template <typename T1>

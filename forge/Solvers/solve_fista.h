@@ -7,7 +7,8 @@
 //   solve_fista_normal(x0, N, b, R, niter, opts, &report)     N = G^H W G (e.g. ToeplitzNormal), b = G^H W y
 //
 // Each iteration: z = prox_{lambda R / L}(x - grad f(x) / L), grad f(x) = 2 (N x - b), L = 2 lambda_max(N) from a power
-// iteration (ProxOptions::lipschitz to give it); then the momentum step x = z + ((t - 1) / t_next) (z - z_prev).
+// iteration (ProxOptions::lipschitz to give it; raised, with a momentum restart, whenever the curvature of f along a
+// step exceeds it, which N of the step gives exactly); then the momentum step x = z + ((t - 1) / t_next) (z - z_prev).
 // One apply of N per iteration (N x of the momentum point is combined from N z and N z_prev). With restart (the
 // default) the momentum is reset when Re<z - x, z - z_prev> <= 0 (the step and the composite gradient disagree);
 // with monotone the returned iterate is kept when the new one would raise Phi (MFISTA), so Phi never increases.
@@ -30,7 +31,7 @@ FCx<T1> fista_core(const char* name, const FCx<T1>& x0, const NormalData<T1>& d,
     check_penalty(name, R, x0);
     if (!(o.tolerance >= T1(0))) throw invalid_argument(std::string(name) + ": tolerance must be >= 0");
     ProxReport rep;
-    const double L = step_lipschitz(name, d, x0, o);
+    double L = step_lipschitz(name, d, x0, o);
     rep.lipschitz = L;
     const bool need_cost = o.monotone || bool(o.callback);
 
@@ -48,6 +49,7 @@ FCx<T1> fista_core(const char* name, const FCx<T1>& x0, const NormalData<T1>& d,
         FCx<T1> Nz = d.normal(z);
         FCx<T1> step = z - x;  // -(1/L) composite gradient
         gnorm = L * robust_norm(step);
+        const bool raised = raise_lipschitz<T1>(L, step, FCx<T1>(Nz - Nx), o.lipschitz_margin);
         if (!std::isfinite(gnorm))
             throw overflow_error(std::string(name) + ": the composite gradient is not finite at iteration " +
                                  std::to_string(it) + " (the operator's output leaves the element type's range)");
@@ -61,7 +63,7 @@ FCx<T1> fista_core(const char* name, const FCx<T1>& x0, const NormalData<T1>& d,
             accept = !o.monotone || cost_z <= cost_k;
         }
         // Restart: the new step goes against the previous one. (A rejected step keeps t, as MFISTA.)
-        if (o.restart && accept && it > 1 && re_dot<T1>(step, FCx<T1>(z - zk)) <= 0) {
+        if (raised || (o.restart && accept && it > 1 && re_dot<T1>(step, FCx<T1>(z - zk)) <= 0)) {
             t = 1;
             ++rep.restarts;
         }
@@ -104,6 +106,7 @@ FCx<T1> fista_core(const char* name, const FCx<T1>& x0, const NormalData<T1>& d,
             break;
         }
     }
+    rep.lipschitz = L;
     rep.converged = rep.stop_reason != StopReason::IterationLimit;
     rep.initial_gradient_norm = g0;
     rep.final_gradient_norm = gnorm;

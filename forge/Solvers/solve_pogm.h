@@ -11,7 +11,7 @@
 //       gamma = theta / theta_next
 //   x = prox_{zeta lambda R}(z), zeta = alpha (1 + beta + gamma)
 // and the momentum restarts when the composite gradient g = grad f(x_prev) - (x - z) / zeta and the step of
-// y = x_prev - alpha g disagree. POGM's worst-case cost bound is about half of FISTA's for the same iterations. One
+// y = x_prev - alpha g disagree, and L is raised (with a restart) when the curvature of f along a step exceeds it. POGM's worst-case cost bound is about half of FISTA's for the same iterations. One
 // apply of N per iteration. Stopping rule, residency and errors as solve_fista.
 #include "forge/Solvers/ProxSolverCommon.h"
 
@@ -26,7 +26,7 @@ FCx<T1> pogm_core(const char* name, const FCx<T1>& x0, const NormalData<T1>& d, 
     check_penalty(name, R, x0);
     if (!(o.tolerance >= T1(0))) throw invalid_argument(std::string(name) + ": tolerance must be >= 0");
     ProxReport rep;
-    const double L = step_lipschitz(name, d, x0, o), alpha = 1.0 / L;
+    double L = step_lipschitz(name, d, x0, o), alpha = 1.0 / L;
     rep.lipschitz = L;
 
     FCx<T1> x = x0, Nx = d.normal(x);
@@ -57,8 +57,13 @@ FCx<T1> pogm_core(const char* name, const FCx<T1>& x0, const NormalData<T1>& d, 
         if (it == 1) g0 = gnorm;
         FCx<T1> ynew = x;
         axpy(E(T1(-alpha)), g, ynew);
+        FCx<T1> Nxnew = d.normal(xnew);
+        // POGM's steps reach 3/L: an L below the largest curvature of f (a power iteration short of lambda_max)
+        // stalls it far from the minimiser. The curvature along x_new - x is exact from N of both.
+        const bool raised = raise_lipschitz<T1>(L, FCx<T1>(xnew - x), FCx<T1>(Nxnew - Nx), o.lipschitz_margin);
+        if (raised) alpha = 1.0 / L;
         told = tnew;
-        if (o.restart && it > 1 && -re_dot<T1>(g, FCx<T1>(ynew - yold)) <= 0) {
+        if (raised || (o.restart && it > 1 && -re_dot<T1>(g, FCx<T1>(ynew - yold)) <= 0)) {
             told = 1;
             ++rep.restarts;
         }
@@ -67,7 +72,7 @@ FCx<T1> pogm_core(const char* name, const FCx<T1>& x0, const NormalData<T1>& d, 
         zetaold = zeta;
         yold = std::move(ynew);
         x = std::move(xnew);
-        Nx = d.normal(x);
+        Nx = std::move(Nxnew);
         rep.iterations = it;
         if (o.callback) {
             PcgIterationInfo info;
@@ -87,6 +92,7 @@ FCx<T1> pogm_core(const char* name, const FCx<T1>& x0, const NormalData<T1>& d, 
             break;
         }
     }
+    rep.lipschitz = L;
     rep.converged = rep.stop_reason != StopReason::IterationLimit;
     rep.initial_gradient_norm = g0;
     rep.final_gradient_norm = gnorm;

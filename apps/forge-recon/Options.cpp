@@ -46,9 +46,15 @@ void add_options(CLI::App& app, Settings& S) {
                    "chooses L (default 1e-3; smaller costs more kernels: (L+1)(L+2)/2 of 8 bytes per cell of the "
                    "2x grid)")
         ->check(CLI::Range(1e-6, 0.5));
-    app.add_option("--penalty", S.penalty, "regulariser: quad (Tikhonov on finite differences) or tv")
-        ->check(CLI::IsMember({"quad", "tv"}));
+    app.add_option("--penalty", S.penalty,
+                   "regulariser: quad (Tikhonov on finite differences), tv (smoothed), or, by POGM (compressed "
+                   "sensing), l1-wavelet (db4 wavelets, random shifts; even image sizes) or tv-exact (isotropic TV)")
+        ->check(CLI::IsMember({"quad", "tv", "l1-wavelet", "tv-exact"}));
     app.add_option("--beta", S.beta, "penalty weight, relative to the data term's curvature (default 1e-3)")
+        ->check(CLI::NonNegativeNumber);
+    app.add_option("--lambda", S.lambda,
+                   "l1-wavelet, tv-exact: penalty weight, relative to max |E^H y| (independent of the data's scale "
+                   "and size; default 0.005)")
         ->check(CLI::NonNegativeNumber);
     app.add_option("--delta", S.delta, "TV smoothing threshold, relative to the image scale (default 0.05)")
         ->check(CLI::PositiveNumber);

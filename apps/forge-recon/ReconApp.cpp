@@ -359,8 +359,13 @@ forge::recon::ReconSettings recon_settings(const Settings& S, Progress& prog, co
     R.op = encoding_operator(S.op);
     R.segments = S.segments;
     R.toeplitzError = S.toeplitzError;
-    R.penalty = S.penalty == "tv" ? forge::recon::PenaltyKind::TV : forge::recon::PenaltyKind::Quad;
+    using forge::recon::PenaltyKind;
+    R.penalty = S.penalty == "tv"           ? PenaltyKind::TV
+                : S.penalty == "l1-wavelet" ? PenaltyKind::L1Wavelet
+                : S.penalty == "tv-exact"   ? PenaltyKind::TVExact
+                                            : PenaltyKind::Quad;
     R.beta = S.beta;
+    R.lambda = S.lambda;
     R.delta = S.delta;
     R.iterations = S.iterations;
     R.tolerance = S.tolerance;

@@ -59,6 +59,7 @@ struct Settings {
     int segments = 0;             // timeseg: L (0 = smallest L with estimated RMS error <= 1%); toeplitz: L
     double toeplitzError = 1e-3;  // toeplitz: requested relative error of the normal operator (chooses L)
     std::string penalty = "quad";
+    double lambda = 5e-3;  // l1-wavelet, tv-exact: relative to max |E^H y|
     double beta = 1e-3;
     double delta = 0.05;
     int iterations = forge::recon::kDefaultIterations;   // PCG: at most this many iterations per solve

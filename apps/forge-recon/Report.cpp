@@ -177,6 +177,7 @@ void write_report(forge::io::OutputSet& outs, const std::string& path, const Run
     j["penalty"] = {{"kind", S.penalty},
                     {"beta", S.beta},
                     {"delta", S.penalty == "tv" ? Json(S.delta) : Json(nullptr)}};
+    if (S.penalty == "l1-wavelet" || S.penalty == "tv-exact") j["penalty"]["lambda"] = S.lambda;
     j["solver"] = {{"iteration_limit", S.iterations}, {"tolerance", S.tolerance}};
     j["iterations"] = iterations;
     Json recs = Json::array();

@@ -17,6 +17,7 @@
 #include "forge/Operators/toeplitz/cuda/KernelCombine.h"
 #include "forge/Operators/toeplitz/cuda/ToeplitzKernels.h"
 #include "forge/Penalties/cuda/PenaltyKernels.h"
+#include "forge/Penalties/cuda/ProxDevice.h"
 #include "forge/Recon/cuda/MapKernels.h"
 
 // ---------------------------------------------------------------- CudaDftPipeline
@@ -310,6 +311,62 @@ void fd_penalty_denoms(const forgeComplex<T1>*, const forgeComplex<T1>*, T1*, fd
                                         fd::Potential, T1);
 FORGE_PENALTY_KERNELS_INSTANTIATE(float)
 FORGE_PENALTY_KERNELS_INSTANTIATE(double)
+
+}  // namespace cuda
+}  // namespace forge
+
+// ---------------------------------------------------------------- ProxKernels (proximal penalties)
+// The proximal penalties reach these only for a device-resident vector, which cannot exist here.
+namespace forge {
+namespace cuda {
+namespace {
+[[noreturn]] void no_cuda_prox() {
+    throw cuda_error("forge was built without CUDA: device proximal penalty kernels are unavailable");
+}
+}  // namespace
+
+template <typename T1>
+void prox_soft_threshold(forgeComplex<T1>*, uword, T1, prox::Dims, bool) {
+    no_cuda_prox();
+}
+template <typename T1>
+void prox_abs_values(const forgeComplex<T1>*, T1*, uword, prox::Dims, bool) {
+    no_cuda_prox();
+}
+template <typename T1>
+void prox_wavelet_pass(const forgeComplex<T1>*, forgeComplex<T1>*, prox::Dims, int, prox::Filters<T1>, bool) {
+    no_cuda_prox();
+}
+template <typename T1>
+void prox_cyclic_shift(const forgeComplex<T1>*, forgeComplex<T1>*, prox::Dims, prox::Shift, bool) {
+    no_cuda_prox();
+}
+template <typename T1>
+void prox_tv_primal(const forgeComplex<T1>*, const forgeComplex<T1>*, forgeComplex<T1>*, T1, prox::TvGrid) {
+    no_cuda_prox();
+}
+template <typename T1>
+void prox_tv_dual_step(const forgeComplex<T1>*, forgeComplex<T1>*, forgeComplex<T1>*, T1, T1, bool, prox::TvGrid) {
+    no_cuda_prox();
+}
+template <typename T1>
+void prox_tv_values(const forgeComplex<T1>*, T1*, bool, prox::TvGrid) {
+    no_cuda_prox();
+}
+
+#define FORGE_PROX_KERNELS_INSTANTIATE(T1)                                                                          \
+    template void prox_soft_threshold<T1>(forgeComplex<T1>*, uword, T1, prox::Dims, bool);                          \
+    template void prox_abs_values<T1>(const forgeComplex<T1>*, T1*, uword, prox::Dims, bool);                       \
+    template void prox_wavelet_pass<T1>(const forgeComplex<T1>*, forgeComplex<T1>*, prox::Dims, int,                \
+                                        prox::Filters<T1>, bool);                                                   \
+    template void prox_cyclic_shift<T1>(const forgeComplex<T1>*, forgeComplex<T1>*, prox::Dims, prox::Shift, bool); \
+    template void prox_tv_primal<T1>(const forgeComplex<T1>*, const forgeComplex<T1>*, forgeComplex<T1>*, T1,       \
+                                     prox::TvGrid);                                                                 \
+    template void prox_tv_dual_step<T1>(const forgeComplex<T1>*, forgeComplex<T1>*, forgeComplex<T1>*, T1, T1,      \
+                                        bool, prox::TvGrid);                                                        \
+    template void prox_tv_values<T1>(const forgeComplex<T1>*, T1*, bool, prox::TvGrid);
+FORGE_PROX_KERNELS_INSTANTIATE(float)
+FORGE_PROX_KERNELS_INSTANTIATE(double)
 
 }  // namespace cuda
 }  // namespace forge

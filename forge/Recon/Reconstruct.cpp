@@ -14,9 +14,12 @@
 #include "forge/Operators/fft/GfftSampled.h"
 #include "forge/Operators/nufft/Gnufft.h"
 #include "forge/Operators/toeplitz/ToeplitzNormal.h"
+#include "forge/Penalties/ExactTVPenalty.h"
 #include "forge/Penalties/QuadPenalty.h"
 #include "forge/Penalties/TVPenalty.h"
+#include "forge/Penalties/WaveletL1Penalty.h"
 #include "forge/Solvers/recon_solve.h"
+#include "forge/Solvers/recon_solve_prox.h"
 
 namespace forge {
 namespace recon {
@@ -48,15 +51,22 @@ struct FrameSolves {
     std::vector<SolveRecord>* records = nullptr;
 };
 
+// The penalty of a solve: a smooth one (PCG) or a proximal one (POGM), the other null.
+struct Penalty {
+    std::unique_ptr<Robject<float>> smooth;
+    std::unique_ptr<ProxPenalty<float>> prox;
+};
+
 // normal: A's normal() is fast (the Toeplitz path): recon_solve's normal-equations path on NormalOf(A), the
 // right-hand side A^H y once with the exact operator. Otherwise recon_solve's path with A and A^H per iteration.
+// A proximal penalty runs recon_solve_prox (POGM) on the same two paths.
 // The callback and the report see the caller's units; the solve is recorded in 'fs' (coil -1: SENSE).
 template <typename Op>
-arma::cx_fvec solve(const std::shared_ptr<const Op>& A, const arma::cx_fvec& y, const Robject<float>& R,
+arma::cx_fvec solve(const std::shared_ptr<const Op>& A, const arma::cx_fvec& y, const Penalty& R,
                     const ReconSettings& S, const std::string& label, bool normal, const Units& u, FrameSolves& fs,
                     long coil = -1) {
     const auto t0 = std::chrono::steady_clock::now();
-    SolverReport rep;
+    ProxReport rep;
     const std::size_t niter = static_cast<std::size_t>(S.iterations);
     const double gradientUnit = u.cost / u.image;  // ||grad Phi|| per ||grad Phi'||
     ReconOptions<float> opts;
@@ -70,8 +80,20 @@ arma::cx_fvec solve(const std::shared_ptr<const Op>& A, const arma::cx_fvec& y, 
             c.gradient_norm *= gradientUnit;
             S.on_iteration(label, c, niter);
         };
-    arma::cx_fvec x = normal ? recon_solve<float>(y, *A, NormalOf<float>(A), R, niter, opts)
-                             : recon_solve<float>(y, *A, R, niter, opts);
+    arma::cx_fvec x;
+    if (R.prox) {
+        ReconProxOptions<float> po;  // POGM: one normal per iteration as PCG, fewer iterations than FISTA's
+        po.method = ProxMethod::Pogm;
+        po.device = opts.device;
+        po.prox.tolerance = opts.pcg.tolerance;
+        po.prox.callback = opts.pcg.callback;
+        po.report = &rep;
+        x = normal ? recon_solve_prox<float>(y, *A, NormalOf<float>(A), *R.prox, niter, po)
+                   : recon_solve_prox<float>(y, *A, *R.prox, niter, po);
+    } else {
+        x = normal ? recon_solve<float>(y, *A, NormalOf<float>(A), *R.smooth, niter, opts)
+                   : recon_solve<float>(y, *A, *R.smooth, niter, opts);
+    }
     rep.initial_gradient_norm *= gradientUnit;
     rep.final_gradient_norm *= gradientUnit;
     SolveRecord rec;
@@ -131,16 +153,25 @@ arma::cx_fvec unscaled(arma::cx_fvec x, double scale, const std::string& label) 
     return x;
 }
 
-std::unique_ptr<Robject<float>> make_penalty(const ReconProblem& P, const ReconSettings& S, double dataCurvature,
-                                             double imageScale) {
+// The proximal penalties' lambda is relative to max |A^H y| = curvature * imageScale, so that it does not depend on
+// the data's scale or size (an L1 weight of 2 max |A^H y| makes the image zero).
+Penalty make_penalty(const ReconProblem& P, const ReconSettings& S, double dataCurvature, double imageScale) {
     const float beta = static_cast<float>(S.beta * dataCurvature);
+    const float lambda = static_cast<float>(S.lambda * dataCurvature * imageScale);
+    const ImageGrid grid(P.Nx, P.Ny, P.Nz);
+    Penalty R;
     if (S.penalty == PenaltyKind::TV)
-        return std::unique_ptr<Robject<float>>(
-            new TVPenalty<float>(P.Nx, P.Ny, P.Nz, beta, static_cast<float>(S.delta * imageScale)));
-    return std::unique_ptr<Robject<float>>(new QuadPenalty<float>(P.Nx, P.Ny, P.Nz, beta));
+        R.smooth.reset(new TVPenalty<float>(P.Nx, P.Ny, P.Nz, beta, static_cast<float>(S.delta * imageScale)));
+    else if (S.penalty == PenaltyKind::L1Wavelet)
+        R.prox.reset(new WaveletL1Penalty<float>(grid, lambda));
+    else if (S.penalty == PenaltyKind::TVExact)
+        R.prox.reset(new ExactTVPenalty<float>(grid, lambda));
+    else
+        R.smooth.reset(new QuadPenalty<float>(P.Nx, P.Ny, P.Nz, beta));
+    return R;
 }
 
-// Rough image scale for TV's delta: max |adjoint| / curvature.
+// Rough image scale for TV's delta and the proximal penalties' lambda: max |adjoint| / curvature.
 template <typename Op>
 double image_scale(const Op& A, const arma::cx_fvec& y, double curvature) {
     arma::cx_fvec back = A / y;
@@ -160,7 +191,7 @@ template <typename Enc>
 arma::cx_fvec recon_frame(const ReconProblem& P, const ReconFrame& fr, std::shared_ptr<const Enc> G,
                           const ReconSettings& S, const std::string& label, FrameSolves& fs, bool normal = false) {
     const std::size_t n1 = fr.kx.n_elem, n2 = P.n2();
-    const bool tv = S.penalty == PenaltyKind::TV;
+    const bool tv = S.penalty != PenaltyKind::Quad;  // TV's delta and lambda need the image scale
     double ys = 1;
     arma::cx_fvec ystore;
     const arma::cx_fvec& y = scaled_data(fr.y, ys, ystore);
@@ -176,18 +207,18 @@ arma::cx_fvec recon_frame(const ReconProblem& P, const ReconFrame& fr, std::shar
         }
         const double curvature = double(n1) * energy / double(n2);
         const double scale = tv ? image_scale(*E, y, curvature) : 1.0;
-        auto R = make_penalty(P, S, curvature, scale);
+        const Penalty R = make_penalty(P, S, curvature, scale);
         const Units u{ys / ms, ys * ys};
-        return unscaled(solve(E, y, *R, S, label, normal, u, fs), u.image, label);
+        return unscaled(solve(E, y, R, S, label, normal, u, fs), u.image, label);
     }
     arma::fvec sos(n2, arma::fill::zeros);
     for (std::size_t c = 0; c < P.nc; ++c) {
         arma::cx_fvec yc = y.subvec(c * n1, (c + 1) * n1 - 1);
         const double curvature = double(n1);
         const double scale = tv ? image_scale(*G, yc, curvature) : 1.0;
-        auto R = make_penalty(P, S, curvature, scale);
+        const Penalty R = make_penalty(P, S, curvature, scale);
         arma::cx_fvec xc =
-            solve(G, yc, *R, S, label + " coil " + std::to_string(c + 1), normal, Units{ys, ys * ys}, fs, long(c));
+            solve(G, yc, R, S, label + " coil " + std::to_string(c + 1), normal, Units{ys, ys * ys}, fs, long(c));
         sos += arma::square(arma::abs(xc));
     }
     return unscaled(arma::conv_to<arma::cx_fvec>::from(arma::sqrt(sos)), ys, label);

@@ -26,7 +26,9 @@ enum class EncodingOperator { Dft, Fft, Nufft, TimeSeg, Toeplitz };
 // the Toeplitz operator's requested error), or Auto: the NUFFT where the exact DFT would cost noticeably more
 // (toeplitz_rhs_by_nufft()).
 enum class ToeplitzRhs { Auto, Exact, Nufft };
-enum class PenaltyKind { Quad, TV };
+// Quad and TV (smoothed) by PCG; L1Wavelet (db4 wavelets, random shifts) and TVExact (isotropic, not smoothed) by a
+// proximal solver (docs/compressed-sensing.md).
+enum class PenaltyKind { Quad, TV, L1Wavelet, TVExact };
 
 const char* operator_name(EncodingOperator op);  // "dft", "fft", "nufft", "timeseg", "toeplitz"
 
@@ -46,6 +48,7 @@ struct ReconSettings {
     PenaltyKind penalty = PenaltyKind::Quad;
     double beta = 1e-3;                    // relative to the data term's curvature
     double delta = 0.05;                   // TV: relative to the image scale
+    double lambda = 0.005;                 // L1Wavelet, TVExact: relative to max |E^H y|
     int iterations = kDefaultIterations;   // PCG: at most this many iterations per solve
     double tolerance = kDefaultTolerance;  // PCG: stop at ||gradient|| <= tolerance * initial (0 = off)
     bool gpu = false;                      // solve on the GPU (forgeCol device residency)

@@ -72,11 +72,15 @@ def main():
         last_sent = time.monotonic() - t0
     if a.port:
         sock.shutdown(socket.SHUT_WR)
+        out.close()
     else:
         out.close()
     reader.join()
+    inp.close()
     total = time.monotonic() - t0
     rc = proc.wait() if proc else 0
+    if a.port:
+        sock.close()
     images = [m for m in got if isinstance(m, ismrmrd.Image)]
     texts = [m for m in got if isinstance(m, str)]
     if a.save:

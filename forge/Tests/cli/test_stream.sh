@@ -112,9 +112,85 @@ refuse huge "ended inside acquisition 0's"
 [ $? -eq 2 ] && grep -q "drop the input file" both.stderr || { cat both.stderr >&2; fail "--stream with an input file not refused"; }
 echo "ok  refused --stream with an input file"
 
+# slice by slice: the header's encodingLimits/slice and each slice's last acquisition flagged ACQ_LAST_IN_SLICE, as a
+# scanner sends them. The slices go out 1 s apart; the first image must come back before the last slice is sent,
+# and every image must be the file mode's (coil maps from a file, then estimated per slice)
+CLIENT="$(dirname "$0")/mrd_stream_client.py"
+"$RECON" oblique.h5 --smaps demo_estimated_smaps.nii --fieldmap none -n 3 --device cpu -o "$W/file_maps" \
+    --mrd-out "$W/file_maps_images.h5" >/dev/null 2>file_maps.stderr || { cat file_maps.stderr >&2; fail "the file run with maps failed"; }
+"$PY" "$CLIENT" oblique.h5 --flag-slices --delay 1.0 --save paced.npz -- "$RECON" --stream --smaps \
+    demo_estimated_smaps.nii --fieldmap none -n 3 --device cpu >paced.json 2>paced.stderr \
+    || { cat paced.stderr >&2; fail "the paced client failed"; }
+"$PY" "$CLIENT" oblique.h5 --flag-slices --save flagged.npz -- "$RECON" --stream --smaps estimate -n 3 --device cpu \
+    >flagged.json 2>flagged.stderr || { cat flagged.stderr >&2; fail "the flagged stream failed"; }
+grep -q "images sent as their slices completed" paced.stderr flagged.stderr || fail "the stream was not reconstructed slice by slice"
+"$PY" - "$W" <<'PY' || fail "the slice-by-slice images are not the file's, or came too late"
+import sys, json, numpy as np, h5py
+w = sys.argv[1]
+for run, ref in (("paced", "file_maps_images.h5"), ("flagged", "file_images.h5")):
+    r = json.load(open(f"{w}/{run}.json"))
+    assert r["returncode"] == 0 and r["images"] == 2 and not r["texts"], r
+    got = np.load(f"{w}/{run}.npz")
+    f = h5py.File(f"{w}/{ref}", "r")["dataset/image_1"]
+    data, hdr = f["data"][:], f["header"][:]
+    idx = [[int(h["slice"]), int(h["repetition"]), int(h["contrast"]), int(h["image_index"])] for h in hdr]
+    assert got["index"].tolist() == idx, (got["index"].tolist(), idx)
+    err = np.abs(got["data"] - data).max() / np.abs(data).max()
+    assert err <= 1e-6, f"{run}: relative difference {err} from the file mode's images"
+r = json.load(open(f"{w}/paced.json"))
+assert r["first_image_s"] < r["last_acquisition_sent_s"], f"the first image came {r['first_image_s']:.2f} s, after the last acquisition was sent ({r['last_acquisition_sent_s']:.2f} s)"
+print(f"ok  slice by slice: the file mode's images; the first {r['first_image_s']:.2f} s after the start, before the "
+      f"last slice was sent ({r['last_acquisition_sent_s']:.2f} s)")
+PY
+
+# failures after an image was sent: the image of the complete slice, then a TEXT error and CLOSE, exit 2
+"$PY" - "$W" <<'PY' || fail "could not write the flagged streams"
+import sys, io, ismrmrd
+from ismrmrd.serialization import ProtocolSerializer
+w = sys.argv[1]
+d = ismrmrd.Dataset(f"{w}/oblique.h5", "dataset", create_if_needed=False)
+def stream(last):  # 'last': the acquisitions flagged ACQ_LAST_IN_SLICE
+    h = ismrmrd.xsd.CreateFromDocument(d.read_xml_header())
+    h.encoding[0].encodingLimits.slice = ismrmrd.xsd.limitType(minimum=0, maximum=1, center=0)
+    buf = io.BytesIO()
+    with ProtocolSerializer(buf) as s:
+        s.serialize(h)
+        for i in range(d.number_of_acquisitions()):
+            a = d.read_acquisition(i)
+            if i in last:
+                a.set_flag(ismrmrd.ACQ_LAST_IN_SLICE)
+            s.serialize(a)
+    return buf.getvalue()
+n = d.number_of_acquisitions()
+slice0 = sum(d.read_acquisition(i).idx.slice == 0 for i in range(n))
+good = stream({slice0 - 1, n - 1})
+open(f"{w}/flagged_cut.mrd", "wb").write(good[: len(good) - 100])
+open(f"{w}/flagged_late.mrd", "wb").write(stream({0, n - 1}))  # slice 0 flagged complete at its first acquisition
+PY
+sent_then_fail() {  # name, expected text
+    local name=$1 expected=$2
+    "$RECON" --stream --smaps estimate -n 3 --device cpu <"$name.mrd" >"$name.out" 2>"$name.stderr"
+    local rc=$?
+    [ $rc -eq 2 ] || { cat "$name.stderr" >&2; fail "$name: exit $rc, expected 2"; }
+    [ "$(grep -c 'forge-recon: error:' "$name.stderr")" -eq 1 ] || { cat "$name.stderr" >&2; fail "$name: not one error line"; }
+    "$PY" - "$name.out" "$expected" <<'PY' || fail "$name: not one image, then the error as TEXT, then CLOSE"
+import sys, io, ismrmrd
+from ismrmrd.serialization import ProtocolDeserializer
+m = list(ProtocolDeserializer(io.BytesIO(open(sys.argv[1], "rb").read())).deserialize())
+assert len(m) == 2 and isinstance(m[0], ismrmrd.Image) and m[0].slice == 0, m
+assert isinstance(m[1], str) and m[1].startswith("forge-recon: error:") and sys.argv[2] in m[1], m[1]
+PY
+    echo "ok  $name: slice 0's image, then the error: $(sed -n 's/forge-recon: error: //p' "$name.stderr" | cut -c1-120)"
+}
+sent_then_fail flagged_cut "ended inside"
+sent_then_fail flagged_late "comes after its group was complete"
+
 # --server: three connections on a free port, one after another: the good stream gets the images --stream writes,
 # a cut stream gets a TEXT message with the error and CLOSE, and the server goes on to serve the third
-"$RECON" --stream --smaps estimate -n 3 --device cpu <good.mrd >good.out 2>/dev/null || fail "--stream of good.mrd failed"
+"$RECON" --stream --smaps estimate -n 3 --device cpu <good.mrd >good.out 2>good.stderr || fail "--stream of good.mrd failed"
+# the demo's file gives no slice count (encodingLimits/slice) and flags nothing: read whole, as before
+grep -q "reconstructing once the stream is complete (its header's encodingLimits do not give the slice count)" \
+    good.stderr || { cat good.stderr >&2; fail "good.mrd: no note that the whole stream is read first"; }
 "$RECON" --server --port 0 --connections 3 --smaps estimate -n 3 --device cpu >server.stdout 2>server.stderr &
 server=$!
 for _ in $(seq 100); do grep -q "listening on" server.stdout 2>/dev/null && break; sleep 0.1; done

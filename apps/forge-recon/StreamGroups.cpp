@@ -3,11 +3,19 @@
 // equals the one the whole stream read as a file gives: same operator, maps, solver and indices. Where that cannot
 // be known before the stream ends (the header gives no group counts, the run writes files, coil compression or
 // a field map estimated from the echoes need all the data) the whole stream is read first, as before.
+#include <sys/socket.h>
+
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
+#include <deque>
+#include <exception>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <set>
+#include <thread>
 
 #include <ismrmrd/ismrmrd.h>
 
@@ -58,6 +66,90 @@ void add_frame(ReconProblem& Q, const forge::recon::ReconFrame& fr, std::size_t 
     Q.frames.push_back(std::move(k));
 }
 
+// The stream read on a thread of its own while slices are reconstructed, so that a sender is never held up by a
+// reconstruction (a pipe or a socket buffers a fraction of one slice); the messages wait here, in order, and an
+// error of the stream comes out where it was met, after the messages before it.
+class QueuedReader {
+public:
+    using Event = MrdStreamReader::Event;
+    QueuedReader(int fd, const std::string& name) : state_(std::make_shared<State>(fd, name)) {
+        std::shared_ptr<State> st = state_;
+        thread_ = std::thread([st] { st->run(); });
+    }
+    ~QueuedReader() {
+        bool done;
+        {
+            std::lock_guard<std::mutex> l(state_->m);
+            done = state_->done;
+        }
+        // a stream given up early: a socket's pending read returns once its reading side is shut; a pipe's
+        // (stdin) cannot be woken, and the process ends with the error
+        if (done || ::shutdown(state_->fd, SHUT_RD) == 0)
+            thread_.join();
+        else
+            thread_.detach();
+    }
+    QueuedReader(const QueuedReader&) = delete;
+    QueuedReader& operator=(const QueuedReader&) = delete;
+    // The next event, its acquisition in 'a' and that acquisition's index in the stream.
+    Event next(MrdAcquisition& a, std::size_t& index) {
+        State& st = *state_;
+        std::unique_lock<std::mutex> l(st.m);
+        st.cv.wait(l, [&st] { return !st.items.empty() || st.done; });
+        if (st.items.empty()) {
+            if (st.error) std::rethrow_exception(st.error);
+            throw std::logic_error("the MRD stream was read past its CLOSE");
+        }
+        Item it = std::move(st.items.front());
+        st.items.pop_front();
+        a = std::move(it.a);
+        index = it.index;
+        return it.event;
+    }
+    // After the header event (the thread writes them once, before it)
+    const std::string& xml() const { return state_->reader.xml(); }
+    const forge::io::MrdHeader& header() const { return state_->reader.header(); }
+    bool has_header() const { return state_->reader.has_header(); }
+
+private:
+    struct Item {
+        Event event;
+        MrdAcquisition a;
+        std::size_t index = 0;
+    };
+    struct State {
+        State(int f, const std::string& name) : fd(f), reader(f, name) {}
+        void run() {
+            try {
+                for (bool close = false; !close;) {
+                    Item it;
+                    it.event = reader.next(it.a);
+                    it.index = reader.acquisitions_read() - 1;
+                    close = it.event == Event::kClose;
+                    std::lock_guard<std::mutex> l(m);
+                    items.push_back(std::move(it));
+                    cv.notify_one();
+                }
+            } catch (...) {
+                std::lock_guard<std::mutex> l(m);
+                error = std::current_exception();
+            }
+            std::lock_guard<std::mutex> l(m);
+            done = true;
+            cv.notify_one();
+        }
+        int fd;
+        MrdStreamReader reader;
+        std::mutex m;
+        std::condition_variable cv;
+        std::deque<Item> items;
+        std::exception_ptr error;
+        bool done = false;
+    };
+    std::shared_ptr<State> state_;
+    std::thread thread_;
+};
+
 // Raised where the stream turns out to need the whole-stream path before any image was sent.
 struct WholeStream {
     std::string reason;
@@ -71,7 +163,8 @@ public:
     bool run(forge::io::MrdFile& F) {
         MrdAcquisition a;
         // the reader refuses acquisitions before the header: the first message read is the header or CLOSE
-        if (reader_.next(a) == MrdStreamReader::Event::kClose) {
+        std::size_t index = 0;
+        if (reader_.next(a, index) == MrdStreamReader::Event::kClose) {
             closed_ = true;
             return rest(F);
         }
@@ -97,8 +190,9 @@ private:
     // The stream after what was buffered, read to CLOSE as read_mrd_stream() does.
     bool rest(forge::io::MrdFile& F) {
         MrdAcquisition a;
+        std::size_t index = 0;
         if (!closed_)
-            for (MrdStreamReader::Event e; (e = reader_.next(a)) != MrdStreamReader::Event::kClose;)
+            for (MrdStreamReader::Event e; (e = reader_.next(a, index)) != MrdStreamReader::Event::kClose;)
                 (e == MrdStreamReader::Event::kNoise ? F.noise : F.acquisitions).push_back(std::move(a));
         if (!reader_.has_header()) throw UsageError("the MRD stream '" + S_.input + "' has no XML header");
         F.xml = reader_.xml();
@@ -126,8 +220,8 @@ private:
 
     bool by_group() {
         MrdAcquisition a;
-        for (MrdStreamReader::Event e; (e = reader_.next(a)) != MrdStreamReader::Event::kClose;) {
-            const std::size_t index = reader_.acquisitions_read() - 1;
+        std::size_t index = 0;
+        for (MrdStreamReader::Event e; (e = reader_.next(a, index)) != MrdStreamReader::Event::kClose;) {
             if (e == MrdStreamReader::Event::kNoise) {
                 if (sent_) cannot("noise scan " + std::to_string(index) + " comes after images were made without it");
                 noise_.push_back(std::move(a));
@@ -289,7 +383,7 @@ private:
 
     Settings& S_;
     DeviceWarmUp& warmUp_;
-    MrdStreamReader reader_;
+    QueuedReader reader_;
     Counts counts_;
     std::map<Key, std::vector<std::pair<std::size_t, MrdAcquisition>>> open_;  // (stream index, acquisition)
     std::vector<std::pair<std::size_t, MrdAcquisition>> buffered_;

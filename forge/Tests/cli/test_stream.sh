@@ -123,7 +123,9 @@ CLIENT="$(dirname "$0")/mrd_stream_client.py"
     || { cat paced.stderr >&2; fail "the paced client failed"; }
 "$PY" "$CLIENT" oblique.h5 --flag-slices --save flagged.npz -- "$RECON" --stream --smaps estimate -n 3 --device cpu \
     >flagged.json 2>flagged.stderr || { cat flagged.stderr >&2; fail "the flagged stream failed"; }
-grep -q "images sent as their slices completed" paced.stderr flagged.stderr || fail "the stream was not reconstructed slice by slice"
+for run in paced flagged; do
+    grep -q "images sent as their slices completed" $run.stderr || { cat $run.stderr >&2; fail "$run: not reconstructed slice by slice"; }
+done
 "$PY" - "$W" <<'PY' || fail "the slice-by-slice images are not the file's, or came too late"
 import sys, json, numpy as np, h5py
 w = sys.argv[1]

@@ -170,10 +170,15 @@ public:
         }
         counts_ = forge::io::mrd_group_counts(reader_.xml());
         std::string why = whole_stream_reason(S_, counts_);
+        const Settings before = S_;
         try {
             if (why.empty()) return by_group();
         } catch (const WholeStream& w) {
             why = w.reason;
+            // the file mode's path chooses the operator from the whole stream, not the first group's proxy
+            S_.op = before.op;
+            S_.opReason = before.opReason;
+            S_.opRequested = before.opRequested;
         }
         note("forge-recon: " + S_.input + ": reconstructing once the stream is complete (" + why + ")", S_.quiet);
         for (auto& kv : open_)
@@ -369,6 +374,7 @@ private:
     // The whole stream's operator choice and FFT grid, now that every frame's samples are known, must be the ones
     // the groups were reconstructed with: otherwise the file would give other images.
     void check_operator() {
+        if (!autoOp_ && S_.op != "fft") return;  // the FFT grid matters to the fft operator and to auto's choice
         whole_.fftGrid = forge::recon::fft_grid(whole_);
         if (fftGrids_.size() != 1 || *fftGrids_.begin() != whole_.fftGrid)
             cannot("its slices' samples do not share one FFT grid");

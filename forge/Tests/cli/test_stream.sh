@@ -145,6 +145,48 @@ print(f"ok  slice by slice: the file mode's images; the first {r['first_image_s'
       f"last slice was sent ({r['last_acquisition_sent_s']:.2f} s)")
 PY
 
+# two repetitions, repetition 1 sent first: its slices wait for repetition 0's coil maps (the file mode estimates
+# each slice's maps from its first frame), and every image carries the file mode's image_index
+"$PY" - "$W" <<'PY' || fail "could not write the file of two repetitions"
+import sys, ismrmrd
+w = sys.argv[1]
+d = ismrmrd.Dataset(f"{w}/oblique.h5", "dataset", create_if_needed=False)
+h = ismrmrd.xsd.CreateFromDocument(d.read_xml_header())
+h.encoding[0].encodingLimits.slice = ismrmrd.xsd.limitType(minimum=0, maximum=1, center=0)
+h.encoding[0].encodingLimits.repetition = ismrmrd.xsd.limitType(minimum=0, maximum=1, center=0)
+acqs = [d.read_acquisition(i) for i in range(d.number_of_acquisitions())]
+last = {a.idx.slice: i for i, a in enumerate(acqs)}
+o = ismrmrd.Dataset(f"{w}/reps.h5", "dataset", create_if_needed=True)
+o.write_xml_header(ismrmrd.xsd.ToXML(h))
+for rep in (1, 0):
+    for i, a in enumerate(acqs):
+        b = ismrmrd.Acquisition(a.getHead(), a.data * (0.6 if rep else 1.0), a.traj)
+        b.idx.repetition = rep
+        if i == last[a.idx.slice]:
+            b.set_flag(ismrmrd.ACQ_LAST_IN_SLICE)
+        o.append_acquisition(b)
+o.close()
+PY
+"$RECON" reps.h5 --smaps estimate --fieldmap none -n 3 --device cpu -o "$W/reps_file" --mrd-out "$W/reps_file.h5" \
+    >/dev/null 2>reps_file.stderr || { cat reps_file.stderr >&2; fail "the file run of reps.h5 failed"; }
+"$PY" "$CLIENT" reps.h5 --save reps.npz -- "$RECON" --stream --smaps estimate -n 3 --device cpu >reps.json \
+    2>reps.stderr || { cat reps.stderr >&2; fail "the stream of reps.h5 failed"; }
+grep -q "4 images sent as their slices completed" reps.stderr || { cat reps.stderr >&2; fail "reps.h5: not slice by slice"; }
+"$PY" - "$W" <<'PY' || fail "the images of two repetitions are not the file's"
+import sys, numpy as np, h5py
+w = sys.argv[1]
+got = np.load(f"{w}/reps.npz")
+f = h5py.File(f"{w}/reps_file.h5", "r")["dataset/image_1"]
+data, hdr = f["data"][:], f["header"][:]
+idx = [[int(h["slice"]), int(h["repetition"]), int(h["contrast"]), int(h["image_index"])] for h in hdr]
+order = np.argsort(got["index"][:, 3])
+assert got["index"][order].tolist() == idx, (got["index"].tolist(), idx)
+assert got["index"][:2, :2].tolist() == [[0, 0], [0, 1]], got["index"].tolist()  # (0, 1) waited for (0, 0)
+err = np.abs(got["data"][order] - data).max() / np.abs(data).max()
+assert err <= 1e-6, f"relative difference {err} from the file mode's images"
+print("ok  two repetitions, repetition 1 first: the file mode's images and indices, maps from repetition 0")
+PY
+
 # failures after an image was sent: the image of the complete slice, then a TEXT error and CLOSE, exit 2
 "$PY" - "$W" <<'PY' || fail "could not write the flagged streams"
 import sys, io, ismrmrd

@@ -32,7 +32,6 @@ using Key = std::array<uint16_t, 3>;  // idx.slice, idx.repetition, idx.contrast
 
 constexpr uint64_t flag(ISMRMRD::ISMRMRD_AcquisitionFlags f) { return uint64_t(1) << (int(f) - 1); }
 
-using Range = forge::io::MrdIndexRange;
 using Counts = forge::io::MrdGroupCounts;
 
 // Why this run reads the whole stream before reconstructing (empty: it can go group by group).
@@ -43,7 +42,7 @@ std::string whole_stream_reason(const Settings& S, const Counts& c) {
     if (S.fieldmap == "estimate") return "the field map is estimated from echoes spread over the stream";
     if (!S.reference.empty() && S.reference != "none") return "--reference is compared with every image";
     if (c.slice.count == 0 || c.repetition.count == 0 || c.contrast.count == 0)
-        return "its header's encodingLimits do not give the slice count";
+        return "its header's encodingLimits do not give the slice count, or give a malformed limit";
     return {};
 }
 
@@ -236,9 +235,14 @@ private:
             const std::string which = "acquisition " + std::to_string(index) + " (slice " + std::to_string(k[0]) +
                                       ", repetition " + std::to_string(k[1]) + ", contrast " + std::to_string(k[2]) +
                                       ")";
-            if (!counts_.slice.has(k[0]) || !counts_.repetition.has(k[1]) || !counts_.contrast.has(k[2]))
-                cannot(which + " lies outside the header's encodingLimits");
-            if (done_.count(k)) cannot(which + " comes after its group was complete (ACQ_LAST_IN_SLICE)");
+            const bool outside =
+                !counts_.slice.has(k[0]) || !counts_.repetition.has(k[1]) || !counts_.contrast.has(k[2]);
+            const bool late = done_.count(k) > 0;
+            if (outside || late) {
+                open_[k].emplace_back(index, std::move(a));  // kept for the whole-stream path
+                cannot(which + (outside ? " lies outside the header's encodingLimits"
+                                        : " comes after its group was complete (ACQ_LAST_IN_SLICE)"));
+            }
             if (!firstOfSlice_.count(k[0])) {
                 MrdAcquisition h = a;  // its geometry, as image_geometry() takes each slice's first acquisition
                 h.data.clear();

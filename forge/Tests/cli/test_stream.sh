@@ -193,9 +193,9 @@ import sys, io, ismrmrd
 from ismrmrd.serialization import ProtocolSerializer
 w = sys.argv[1]
 d = ismrmrd.Dataset(f"{w}/oblique.h5", "dataset", create_if_needed=False)
-def stream(last):  # 'last': the acquisitions flagged ACQ_LAST_IN_SLICE
+def stream(last, slices=2):  # 'last': the acquisitions flagged ACQ_LAST_IN_SLICE
     h = ismrmrd.xsd.CreateFromDocument(d.read_xml_header())
-    h.encoding[0].encodingLimits.slice = ismrmrd.xsd.limitType(minimum=0, maximum=1, center=0)
+    h.encoding[0].encodingLimits.slice = ismrmrd.xsd.limitType(minimum=0, maximum=slices - 1, center=0)
     buf = io.BytesIO()
     with ProtocolSerializer(buf) as s:
         s.serialize(h)
@@ -208,9 +208,26 @@ def stream(last):  # 'last': the acquisitions flagged ACQ_LAST_IN_SLICE
 n = d.number_of_acquisitions()
 slice0 = sum(d.read_acquisition(i).idx.slice == 0 for i in range(n))
 good = stream({slice0 - 1, n - 1})
-open(f"{w}/flagged_cut.mrd", "wb").write(good[: len(good) - 100])
-open(f"{w}/flagged_late.mrd", "wb").write(stream({0, n - 1}))  # slice 0 flagged complete at its first acquisition
+for name, b in (("flagged_cut", good[: len(good) - 100]),
+                ("flagged_late", stream({0, n - 1})),  # slice 0 flagged complete at its first acquisition
+                ("outside", stream({n - 1}, slices=1))):  # slice 1 outside the limits, nothing sent yet
+    with open(f"{w}/{name}.mrd", "wb") as f:
+        f.write(b)
 PY
+# an acquisition outside the header's limits before any image was sent: the whole stream, as the file mode reads it
+"$RECON" --stream --smaps estimate -n 3 --device cpu <outside.mrd >outside.out 2>outside.stderr \
+    || { cat outside.stderr >&2; fail "outside.mrd: the whole-stream path failed"; }
+grep -q "once the stream is complete (acquisition 2 (slice 1, repetition 0, contrast 0) lies outside" outside.stderr \
+    || { cat outside.stderr >&2; fail "outside.mrd: no note of the acquisition outside the limits"; }
+"$PY" - outside.out "$W/file_images.h5" <<'PY' || fail "outside.mrd: the images are not the file mode's"
+import sys, io, numpy as np, h5py, ismrmrd
+from ismrmrd.serialization import ProtocolDeserializer
+with open(sys.argv[1], "rb") as f:
+    m = list(ProtocolDeserializer(io.BytesIO(f.read())).deserialize())
+data = h5py.File(sys.argv[2], "r")["dataset/image_1/data"][:]
+assert len(m) == 2 and all(np.array_equal(a.data, b) for a, b in zip(m, data)), len(m)
+PY
+echo "ok  outside.mrd: an acquisition outside the limits before any image: the whole stream, the file's images"
 sent_then_fail() {  # name, expected text
     local name=$1 expected=$2
     "$RECON" --stream --smaps estimate -n 3 --device cpu <"$name.mrd" >"$name.out" 2>"$name.stderr"
@@ -220,7 +237,8 @@ sent_then_fail() {  # name, expected text
     "$PY" - "$name.out" "$expected" <<'PY' || fail "$name: not one image, then the error as TEXT, then CLOSE"
 import sys, io, ismrmrd
 from ismrmrd.serialization import ProtocolDeserializer
-m = list(ProtocolDeserializer(io.BytesIO(open(sys.argv[1], "rb").read())).deserialize())
+with open(sys.argv[1], "rb") as f:
+    m = list(ProtocolDeserializer(io.BytesIO(f.read())).deserialize())
 assert len(m) == 2 and isinstance(m[0], ismrmrd.Image) and m[0].slice == 0, m
 assert isinstance(m[1], str) and m[1].startswith("forge-recon: error:") and sys.argv[2] in m[1], m[1]
 PY
@@ -233,7 +251,7 @@ sent_then_fail flagged_late "comes after its group was complete"
 # a cut stream gets a TEXT message with the error and CLOSE, and the server goes on to serve the third
 "$RECON" --stream --smaps estimate -n 3 --device cpu <good.mrd >good.out 2>good.stderr || fail "--stream of good.mrd failed"
 # the demo's file gives no slice count (encodingLimits/slice) and flags nothing: read whole, as before
-grep -q "reconstructing once the stream is complete (its header's encodingLimits do not give the slice count)" \
+grep -q "reconstructing once the stream is complete (its header's encodingLimits do not give the slice count" \
     good.stderr || { cat good.stderr >&2; fail "good.mrd: no note that the whole stream is read first"; }
 "$RECON" --server --port 0 --connections 3 --smaps estimate -n 3 --device cpu >server.stdout 2>server.stderr &
 server=$!

@@ -117,14 +117,16 @@ echo "ok  refused --stream with an input file"
 # and every image must be the file mode's (coil maps from a file, then estimated per slice)
 CLIENT="$(dirname "$0")/mrd_stream_client.py"
 "$RECON" oblique.h5 --smaps demo_estimated_smaps.nii --fieldmap none -n 3 --device cpu -o "$W/file_maps" \
-    --mrd-out "$W/file_maps_images.h5" >/dev/null 2>file_maps.stderr || { cat file_maps.stderr >&2; fail "the file run with maps failed"; }
+    --mrd-out "$W/file_maps_images.h5" >/dev/null 2>file_maps.stderr \
+    || { cat file_maps.stderr >&2; fail "the file run with maps failed"; }
 "$PY" "$CLIENT" oblique.h5 --flag-slices --delay 1.0 --save paced.npz -- "$RECON" --stream --smaps \
     demo_estimated_smaps.nii --fieldmap none -n 3 --device cpu >paced.json 2>paced.stderr \
     || { cat paced.stderr >&2; fail "the paced client failed"; }
 "$PY" "$CLIENT" oblique.h5 --flag-slices --save flagged.npz -- "$RECON" --stream --smaps estimate -n 3 --device cpu \
     >flagged.json 2>flagged.stderr || { cat flagged.stderr >&2; fail "the flagged stream failed"; }
 for run in paced flagged; do
-    grep -q "images sent as their slices completed" $run.stderr || { cat $run.stderr >&2; fail "$run: not reconstructed slice by slice"; }
+    grep -q "images sent as their slices completed" $run.stderr \
+        || { cat $run.stderr >&2; fail "$run: not reconstructed slice by slice"; }
 done
 "$PY" - "$W" <<'PY' || fail "the slice-by-slice images are not the file's, or came too late"
 import sys, json, numpy as np, h5py
@@ -140,7 +142,8 @@ for run, ref in (("paced", "file_maps_images.h5"), ("flagged", "file_images.h5")
     err = np.abs(got["data"] - data).max() / np.abs(data).max()
     assert err <= 1e-6, f"{run}: relative difference {err} from the file mode's images"
 r = json.load(open(f"{w}/paced.json"))
-assert r["first_image_s"] < r["last_acquisition_sent_s"], f"the first image came {r['first_image_s']:.2f} s, after the last acquisition was sent ({r['last_acquisition_sent_s']:.2f} s)"
+assert r["first_image_s"] < r["last_acquisition_sent_s"], \
+    f"the first image came {r['first_image_s']:.2f} s, after the last acquisition was sent ({r['last_acquisition_sent_s']:.2f} s)"
 print(f"ok  slice by slice: the file mode's images; the first {r['first_image_s']:.2f} s after the start, before the "
       f"last slice was sent ({r['last_acquisition_sent_s']:.2f} s)")
 PY
@@ -171,7 +174,8 @@ PY
     >/dev/null 2>reps_file.stderr || { cat reps_file.stderr >&2; fail "the file run of reps.h5 failed"; }
 "$PY" "$CLIENT" reps.h5 --save reps.npz -- "$RECON" --stream --smaps estimate -n 3 --device cpu >reps.json \
     2>reps.stderr || { cat reps.stderr >&2; fail "the stream of reps.h5 failed"; }
-grep -q "4 images sent as their slices completed" reps.stderr || { cat reps.stderr >&2; fail "reps.h5: not slice by slice"; }
+grep -q "4 images sent as their slices completed" reps.stderr \
+    || { cat reps.stderr >&2; fail "reps.h5: not slice by slice"; }
 "$PY" - "$W" <<'PY' || fail "the images of two repetitions are not the file's"
 import sys, numpy as np, h5py
 w = sys.argv[1]
@@ -249,7 +253,8 @@ sent_then_fail flagged_late "comes after its group was complete"
 
 # --server: three connections on a free port, one after another: the good stream gets the images --stream writes,
 # a cut stream gets a TEXT message with the error and CLOSE, and the server goes on to serve the third
-"$RECON" --stream --smaps estimate -n 3 --device cpu <good.mrd >good.out 2>good.stderr || fail "--stream of good.mrd failed"
+"$RECON" --stream --smaps estimate -n 3 --device cpu <good.mrd >good.out 2>good.stderr \
+    || fail "--stream of good.mrd failed"
 # the demo's file gives no slice count (encodingLimits/slice) and flags nothing: read whole, as before
 grep -q "reconstructing once the stream is complete (its header's encodingLimits do not give the slice count" \
     good.stderr || { cat good.stderr >&2; fail "good.mrd: no note that the whole stream is read first"; }

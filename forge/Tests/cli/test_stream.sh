@@ -148,6 +148,27 @@ print(f"ok  slice by slice: the file mode's images; the first {r['first_image_s'
       f"last slice was sent ({r['last_acquisition_sent_s']:.2f} s)")
 PY
 
+# the same over TCP: a --server sends each slice's image while the client is still sending
+"$RECON" --server --port 0 --connections 1 --smaps demo_estimated_smaps.nii --fieldmap none -n 3 --device cpu \
+    >server1.stdout 2>server1.stderr &
+server1=$!
+for _ in $(seq 100); do grep -q "listening on" server1.stdout 2>/dev/null && break; sleep 0.1; done
+port1=$(sed -n 's/.*listening on 127.0.0.1:\([0-9]*\).*/\1/p' server1.stdout)
+[ -n "$port1" ] || { kill $server1; cat server1.stderr >&2; fail "the server did not say where it listens"; }
+"$PY" "$CLIENT" oblique.h5 --port "$port1" --flag-slices --delay 1.0 --save served.npz >served.json 2>served.stderr \
+    || { kill $server1 2>/dev/null; cat served.stderr >&2; fail "the client of the server failed"; }
+wait $server1 || { cat server1.stderr >&2; fail "the server failed"; }
+"$PY" - "$W" <<'PY' || fail "the server's slice-by-slice images are not the stream's, or came too late"
+import sys, json, numpy as np
+w = sys.argv[1]
+r = json.load(open(f"{w}/served.json"))
+assert r["images"] == 2 and not r["texts"] and r["first_image_s"] < r["last_acquisition_sent_s"], r
+a, b = np.load(f"{w}/served.npz"), np.load(f"{w}/paced.npz")
+assert np.array_equal(a["data"], b["data"]) and np.array_equal(a["index"], b["index"])
+print(f"ok  --server slice by slice: --stream's images, the first {r['first_image_s']:.2f} s after the start, before "
+      f"the last slice was sent ({r['last_acquisition_sent_s']:.2f} s)")
+PY
+
 # two repetitions, repetition 1 sent first: its slices wait for repetition 0's coil maps (the file mode estimates
 # each slice's maps from its first frame), and every image carries the file mode's image_index
 "$PY" - "$W" <<'PY' || fail "could not write the file of two repetitions"

@@ -49,6 +49,7 @@ struct Settings {
     bool stream = false;                         // --stream: an MRD stream in on stdin, images out on stdout
     int streamIn = 0, streamOut = -1;            // the stream's file descriptors (Stream.cpp)
     bool server = false;                         // --server: MRD streams over TCP, one connection after another
+    bool connection = false;                     // a --server connection: run_server() answers its errors
     int port = 9002;                             // --port
     std::string bind = "127.0.0.1";              // --bind: the address to listen on
     int connections = 0;                         // --connections: serve this many, then exit (0: until stopped)
@@ -247,9 +248,14 @@ void write_dicom_output(DicomFolder& folder, const forge::io::MrdFile& F, const 
 // lands in the stream).
 bool prefix_outputs(const Settings& S);  // NIfTI and PNG files: not for a stream without -o
 void setup_stream(Settings& S);
-forge::io::MrdFile read_stream_input(const Settings& S);
 void write_stream_output(const forge::io::ImageGeometry& g, const std::vector<forge::io::MrdOutputImage>& images,
                          const Settings& S);
+// --stream slice by slice (StreamGroups.cpp): reads the stream and sends each slice x repetition x contrast
+// group's image as soon as the acquisition flags complete it, then CLOSE, and returns true; or, where the
+// images could differ from the whole stream's (docs/streaming.md), reads it all into F and returns false for
+// run_file() to go on as with a file. A failure after images were sent writes a TEXT message and CLOSE first
+// (but for a --server connection, which run_server() answers).
+bool reconstruct_stream_by_group(Settings& S, DeviceWarmUp& warmUp, forge::io::MrdFile& F);
 
 // --server: listens on S.bind:S.port and serves one connection at a time, each an MRD stream in and its images
 // (or a TEXT message with the error) and CLOSE back, as --stream does on stdin/stdout; a failed connection is

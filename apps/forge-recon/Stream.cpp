@@ -30,14 +30,6 @@ void setup_stream(Settings& S) {
         throw std::runtime_error("--stream: cannot set aside stdout for the images");
 }
 
-forge::io::MrdFile read_stream_input(const Settings& S) {
-    try {
-        return forge::io::read_mrd_stream(S.streamIn, S.input);
-    } catch (const forge::io::input_error& e) {
-        throw UsageError(e.what());
-    }
-}
-
 void write_stream_output(const forge::io::ImageGeometry& g, const std::vector<forge::io::MrdOutputImage>& images,
                          const Settings& S) {
     forge::io::MrdImageOptions o;
@@ -117,6 +109,7 @@ int run_server(Settings& S) {
         ::inet_ntop(AF_INET, &peer.sin_addr, ip, sizeof ip);
         Settings C = S;  // each connection resolves its own operator, device and outputs
         C.server = false;
+        C.connection = true;
         C.stream = true;
         C.streamIn = C.streamOut = fd;
         C.input = "client " + std::to_string(served + 1) + " (" + ip + ":" + std::to_string(ntohs(peer.sin_port)) + ")";

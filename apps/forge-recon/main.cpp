@@ -128,8 +128,10 @@ int run_file(Settings& S) {
     report.input = S.input;
     StageTimes& times = report.stages;
     std::string matrixFrom;
+    forge::io::MrdFile streamed;
+    if (S.stream && reconstruct_stream_by_group(S, warmUp, streamed)) return 0;  // each image sent as it completed
     const forge::io::MrdFile F = bart_input(S) ? read_bart_input(S, matrixFrom)
-                                 : S.stream    ? read_stream_input(S)
+                                 : S.stream    ? std::move(streamed)
                                                : read_input(S);
     ReconProblem P = forge::io::problem_from_mrd(F, S.input, problem_options(S));
     attach_bart_maps(P, S);

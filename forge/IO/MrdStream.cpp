@@ -8,6 +8,8 @@
 
 #include <unistd.h>
 
+#include <ismrmrd/xml.h>
+
 #include "forge/IO/Mrd.h"
 #include "forge/IO/detail/MrdHdf5.h"
 #include "forge/IO/detail/MrdImageHeader.h"
@@ -145,17 +147,21 @@ void write_image(int fd, const ISMRMRD::Image<T>& im) {
 
 }  // namespace
 
-MrdFile read_mrd_stream(int fd, const std::string& name) {
-    Reader in(fd, "'" + name + "'");
-    MrdFile out;
-    bool header = false;
-    std::size_t index = 0;
+struct MrdStreamReader::Input : Reader {
+    using Reader::Reader;
+};
+
+MrdStreamReader::MrdStreamReader(int fd, const std::string& name) : in_(new Input(fd, "'" + name + "'")), name_(name) {}
+MrdStreamReader::~MrdStreamReader() = default;
+
+MrdStreamReader::Event MrdStreamReader::next(MrdAcquisition& a) {
+    Reader& in = *in_;
     for (uint16_t id = 0;;) {
         if (!in.message_id(id))
-            throw input_error("the MRD stream '" + name + "' ended after " + std::to_string(in.bytes()) +
+            throw input_error("the MRD stream '" + name_ + "' ended after " + std::to_string(in.bytes()) +
                               " bytes without a CLOSE message (a cut stream is refused rather than reconstructed)");
-        if (id == kMrdClose) break;
         switch (id) {
+            case kMrdClose: return Event::kClose;
             case kMrdConfigFile: {
                 char b[1024];
                 in.read(b, sizeof b, "a CONFIG_FILE message");
@@ -164,38 +170,48 @@ MrdFile read_mrd_stream(int fd, const std::string& name) {
             case kMrdConfigText: in.text("a CONFIG_TEXT message"); break;
             case kMrdText: in.text("a TEXT message"); break;
             case kMrdHeader:
-                if (header) throw input_error("the MRD stream '" + name + "' has a second XML header");
-                out.xml = in.text("the XML header");
-                out.header = parse_mrd_header(out.xml, name);
-                header = true;
-                break;
-            case kMrdAcquisition: {
-                if (!header)
-                    throw input_error("the MRD stream '" + name + "' sends acquisition " + std::to_string(index) +
+                if (hasHeader_) throw input_error("the MRD stream '" + name_ + "' has a second XML header");
+                xml_ = in.text("the XML header");
+                header_ = parse_mrd_header(xml_, name_);
+                hasHeader_ = true;
+                return Event::kHeader;
+            case kMrdAcquisition:
+                if (!hasHeader_)
+                    throw input_error("the MRD stream '" + name_ + "' sends acquisition " + std::to_string(index_) +
                                       " before its XML header");
-                MrdAcquisition a = read_acquisition(in, index++);
-                if (a.flags & (uint64_t(1) << (ISMRMRD::ISMRMRD_ACQ_IS_NOISE_MEASUREMENT - 1))) {
-                    ++out.noiseScans;
-                    out.noise.push_back(std::move(a));
-                } else {
-                    out.acquisitions.push_back(std::move(a));
-                }
-                break;
-            }
+                a = read_acquisition(in, index_++);
+                return a.flags & (uint64_t(1) << (ISMRMRD::ISMRMRD_ACQ_IS_NOISE_MEASUREMENT - 1)) ? Event::kNoise
+                                                                                                  : Event::kAcquisition;
             case kMrdImage:
             case kMrdWaveform:
             case kMrdNdArray:
-                throw input_error("the MRD stream '" + name + "' sends a message of id " + std::to_string(id) + " (" +
+                throw input_error("the MRD stream '" + name_ + "' sends a message of id " + std::to_string(id) + " (" +
                                   (id == kMrdImage      ? "an image"
                                    : id == kMrdWaveform ? "a waveform"
                                                         : "an array") +
                                   "); forge-recon reconstructs acquisitions only");
             default:
-                throw input_error("the MRD stream '" + name + "' has an unknown message id " + std::to_string(id) +
+                throw input_error("the MRD stream '" + name_ + "' has an unknown message id " + std::to_string(id) +
                                   " after " + std::to_string(in.bytes() - 2) + " bytes (not an MRD stream?)");
         }
     }
-    if (!header) throw input_error("the MRD stream '" + name + "' has no XML header");
+}
+
+MrdFile read_mrd_stream(int fd, const std::string& name) {
+    MrdStreamReader reader(fd, name);
+    MrdFile out;
+    MrdAcquisition a;
+    for (MrdStreamReader::Event e; (e = reader.next(a)) != MrdStreamReader::Event::kClose;) {
+        if (e == MrdStreamReader::Event::kNoise) {
+            ++out.noiseScans;
+            out.noise.push_back(std::move(a));
+        } else if (e == MrdStreamReader::Event::kAcquisition) {
+            out.acquisitions.push_back(std::move(a));
+        }
+    }
+    if (!reader.has_header()) throw input_error("the MRD stream '" + name + "' has no XML header");
+    out.xml = reader.xml();
+    out.header = reader.header();
     if (out.acquisitions.empty())
         throw input_error("the MRD stream '" + name + "' has no acquisitions" +
                           (out.noiseScans ? std::string(" (only noise scans)") : std::string()));
@@ -203,19 +219,19 @@ MrdFile read_mrd_stream(int fd, const std::string& name) {
 }
 
 void write_mrd_image_stream(int fd, const ImageGeometry& g, const std::vector<MrdOutputImage>& images,
-                            const MrdImageOptions& opt, bool close) {
+                            const MrdImageOptions& opt, bool close, uint16_t firstIndex) {
     detail::check_output_images(g, images, "write_mrd_image_stream");
     const uint16_t nx = uint16_t(g.matrix[0]), ny = uint16_t(g.matrix[1]), nz = uint16_t(g.matrix[2]);
     for (std::size_t i = 0; i < images.size(); ++i) {
         const MrdOutputImage& o = images[i];
         if (opt.complex) {
             ISMRMRD::Image<std::complex<float>> im(nx, ny, nz, 1);
-            detail::fill_image_header(im, g, o, uint16_t(i + 1), opt);
+            detail::fill_image_header(im, g, o, uint16_t(firstIndex + i), opt);
             std::copy(o.values.begin(), o.values.end(), im.getDataPtr());
             write_image(fd, im);
         } else {
             ISMRMRD::Image<float> im(nx, ny, nz, 1);
-            detail::fill_image_header(im, g, o, uint16_t(i + 1), opt);
+            detail::fill_image_header(im, g, o, uint16_t(firstIndex + i), opt);
             std::transform(o.values.begin(), o.values.end(), im.getDataPtr(),
                            [](const std::complex<float>& v) { return std::abs(v); });
             write_image(fd, im);
@@ -223,6 +239,40 @@ void write_mrd_image_stream(int fd, const ImageGeometry& g, const std::vector<Mr
     }
     if (close) write_id(fd, kMrdClose);
 }
+
+MrdGroupCounts mrd_group_counts(const std::string& xml) {
+    MrdGroupCounts c;
+    ISMRMRD::IsmrmrdHeader h;
+    try {
+        ISMRMRD::deserialize(xml.c_str(), h);
+    } catch (...) {
+        return c;  // parse_mrd_header() names what is wrong with it
+    }
+    if (h.encoding.size() != 1) return c;
+    const ISMRMRD::EncodingLimits& l = h.encoding[0].encodingLimits;
+    auto range = [](const ISMRMRD::Optional<ISMRMRD::Limit>& o, bool required) {
+        MrdIndexRange r;
+        if (o && o->maximum >= o->minimum)
+            r = {o->minimum, std::size_t(o->maximum - o->minimum) + 1};
+        else if (!o && !required)
+            r = {0, 1};
+        return r;
+    };
+    c.slice = range(l.slice, true);
+    c.repetition = range(l.repetition, false);
+    c.contrast = range(l.contrast, false);
+    return c;
+}
+
+void write_mrd_text(int fd, const std::string& text, bool close) {
+    write_id(fd, kMrdText);
+    const uint32_t len = uint32_t(std::min<std::size_t>(text.size(), kMaxText));
+    write_all(fd, &len, 4);
+    write_all(fd, text.data(), len);
+    if (close) write_id(fd, kMrdClose);
+}
+
+void write_mrd_close(int fd) { write_id(fd, kMrdClose); }
 
 void write_mrd_stream(int fd, const std::string& xml, const std::vector<MrdAcquisition>& acqs) {
     write_id(fd, kMrdHeader);

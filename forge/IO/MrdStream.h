@@ -14,6 +14,7 @@
 //   1022 IMAGE      ImageHeader (198 bytes), uint64 attribute length, attributes, data
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -42,10 +43,55 @@ enum MrdMessageId : uint16_t {
 // arrive: a header claiming more than the stream holds costs no more memory than the stream's bytes.
 MrdFile read_mrd_stream(int fd, const std::string& source);
 
+// The same stream read one message at a time, so that a reader can act on each acquisition as it arrives
+// (forge-recon reconstructs a slice once its last acquisition is in). next() returns kHeader, kAcquisition,
+// kNoise (a noise scan) or kClose, and throws input_error as read_mrd_stream() does for a cut, garbled or
+// hostile stream; the header, acquisitions before it and a second header are refused the same way.
+class MrdStreamReader {
+public:
+    enum class Event { kHeader, kAcquisition, kNoise, kClose };
+    MrdStreamReader(int fd, const std::string& source);
+    ~MrdStreamReader();
+    MrdStreamReader(const MrdStreamReader&) = delete;
+    MrdStreamReader& operator=(const MrdStreamReader&) = delete;
+    // The next header, acquisition (into 'a') or CLOSE; configuration and text messages are skipped.
+    Event next(MrdAcquisition& a);
+    const std::string& xml() const { return xml_; }
+    const MrdHeader& header() const { return header_; }
+    bool has_header() const { return hasHeader_; }
+    std::size_t acquisitions_read() const { return index_; }
+
+private:
+    struct Input;
+    std::unique_ptr<Input> in_;
+    std::string name_, xml_;
+    MrdHeader header_;
+    bool hasHeader_ = false;
+    std::size_t index_ = 0;
+};
+
+// The header's encodingLimits for the slice, repetition and contrast indices: the groups a stream reconstructed
+// slice by slice will hold. 'count' 0: the limit is missing (the slice's) or malformed; a missing repetition or
+// contrast limit means one, from 0.
+struct MrdIndexRange {
+    uint16_t first = 0;
+    std::size_t count = 0;
+    bool has(uint16_t v) const { return v >= first && std::size_t(v - first) < count; }
+};
+struct MrdGroupCounts {
+    MrdIndexRange slice, repetition, contrast;
+    std::size_t frames() const { return repetition.count * contrast.count; }
+};
+MrdGroupCounts mrd_group_counts(const std::string& xmlHeader);
+
 // Writes images as IMAGE messages (the headers, attributes and values write_mrd_images() gives a file) and, when
-// 'close' is set, a CLOSE message to 'fd'. Throws std::runtime_error when the other end is gone.
+// 'close' is set, a CLOSE message to 'fd'; the images' image_index counts from 'firstIndex' (a stream sent in
+// parts numbers each part as the whole would be). Throws std::runtime_error when the other end is gone.
 void write_mrd_image_stream(int fd, const ImageGeometry& geometry, const std::vector<MrdOutputImage>& images,
-                            const MrdImageOptions& options = {}, bool close = true);
+                            const MrdImageOptions& options = {}, bool close = true, uint16_t firstIndex = 1);
+// A TEXT message (ISMRMRD's MRD_MESSAGE_TEXT) and, when 'close' is set, CLOSE.
+void write_mrd_text(int fd, const std::string& text, bool close = true);
+void write_mrd_close(int fd);
 
 // Writes an MRD stream of the XML header and the acquisitions, then CLOSE (a client's half; tests and tools).
 void write_mrd_stream(int fd, const std::string& xmlHeader, const std::vector<MrdAcquisition>& acquisitions);

@@ -112,9 +112,173 @@ refuse huge "ended inside acquisition 0's"
 [ $? -eq 2 ] && grep -q "drop the input file" both.stderr || { cat both.stderr >&2; fail "--stream with an input file not refused"; }
 echo "ok  refused --stream with an input file"
 
+# slice by slice: the header's encodingLimits/slice and each slice's last acquisition flagged ACQ_LAST_IN_SLICE, as a
+# scanner sends them. The slices go out 1 s apart; the first image must come back before the last slice is sent,
+# and every image must be the file mode's (coil maps from a file, then estimated per slice)
+CLIENT="$(dirname "$0")/mrd_stream_client.py"
+"$RECON" oblique.h5 --smaps demo_estimated_smaps.nii --fieldmap none -n 3 --device cpu -o "$W/file_maps" \
+    --mrd-out "$W/file_maps_images.h5" >/dev/null 2>file_maps.stderr \
+    || { cat file_maps.stderr >&2; fail "the file run with maps failed"; }
+"$PY" "$CLIENT" oblique.h5 --flag-slices --delay 1.0 --save paced.npz -- "$RECON" --stream --smaps \
+    demo_estimated_smaps.nii --fieldmap none -n 3 --device cpu >paced.json 2>paced.stderr \
+    || { cat paced.stderr >&2; fail "the paced client failed"; }
+"$PY" "$CLIENT" oblique.h5 --flag-slices --save flagged.npz -- "$RECON" --stream --smaps estimate -n 3 --device cpu \
+    >flagged.json 2>flagged.stderr || { cat flagged.stderr >&2; fail "the flagged stream failed"; }
+for run in paced flagged; do
+    grep -q "images sent as their slices completed" $run.stderr \
+        || { cat $run.stderr >&2; fail "$run: not reconstructed slice by slice"; }
+done
+"$PY" - "$W" <<'PY' || fail "the slice-by-slice images are not the file's, or came too late"
+import sys, json, numpy as np, h5py
+w = sys.argv[1]
+for run, ref in (("paced", "file_maps_images.h5"), ("flagged", "file_images.h5")):
+    r = json.load(open(f"{w}/{run}.json"))
+    assert r["returncode"] == 0 and r["images"] == 2 and not r["texts"], r
+    got = np.load(f"{w}/{run}.npz")
+    f = h5py.File(f"{w}/{ref}", "r")["dataset/image_1"]
+    data, hdr = f["data"][:], f["header"][:]
+    idx = [[int(h["slice"]), int(h["repetition"]), int(h["contrast"]), int(h["image_index"])] for h in hdr]
+    assert got["index"].tolist() == idx, (got["index"].tolist(), idx)
+    err = np.abs(got["data"] - data).max() / np.abs(data).max()
+    assert err <= 1e-6, f"{run}: relative difference {err} from the file mode's images"
+r = json.load(open(f"{w}/paced.json"))
+assert r["first_image_s"] < r["last_acquisition_sent_s"], \
+    f"the first image came {r['first_image_s']:.2f} s, after the last acquisition was sent ({r['last_acquisition_sent_s']:.2f} s)"
+print(f"ok  slice by slice: the file mode's images; the first {r['first_image_s']:.2f} s after the start, before the "
+      f"last slice was sent ({r['last_acquisition_sent_s']:.2f} s)")
+PY
+
+# the same over TCP: a --server sends each slice's image while the client is still sending
+"$RECON" --server --port 0 --connections 1 --smaps demo_estimated_smaps.nii --fieldmap none -n 3 --device cpu \
+    >server1.stdout 2>server1.stderr &
+server1=$!
+for _ in $(seq 100); do grep -q "listening on" server1.stdout 2>/dev/null && break; sleep 0.1; done
+port1=$(sed -n 's/.*listening on 127.0.0.1:\([0-9]*\).*/\1/p' server1.stdout)
+[ -n "$port1" ] || { kill $server1; cat server1.stderr >&2; fail "the server did not say where it listens"; }
+"$PY" "$CLIENT" oblique.h5 --port "$port1" --flag-slices --delay 1.0 --save served.npz >served.json 2>served.stderr \
+    || { kill $server1 2>/dev/null; cat served.stderr >&2; fail "the client of the server failed"; }
+wait $server1 || { cat server1.stderr >&2; fail "the server failed"; }
+"$PY" - "$W" <<'PY' || fail "the server's slice-by-slice images are not the stream's, or came too late"
+import sys, json, numpy as np
+w = sys.argv[1]
+r = json.load(open(f"{w}/served.json"))
+assert r["images"] == 2 and not r["texts"] and r["first_image_s"] < r["last_acquisition_sent_s"], r
+a, b = np.load(f"{w}/served.npz"), np.load(f"{w}/paced.npz")
+assert np.array_equal(a["data"], b["data"]) and np.array_equal(a["index"], b["index"])
+print(f"ok  --server slice by slice: --stream's images, the first {r['first_image_s']:.2f} s after the start, before "
+      f"the last slice was sent ({r['last_acquisition_sent_s']:.2f} s)")
+PY
+
+# two repetitions, repetition 1 sent first: its slices wait for repetition 0's coil maps (the file mode estimates
+# each slice's maps from its first frame), and every image carries the file mode's image_index
+"$PY" - "$W" <<'PY' || fail "could not write the file of two repetitions"
+import sys, ismrmrd
+w = sys.argv[1]
+d = ismrmrd.Dataset(f"{w}/oblique.h5", "dataset", create_if_needed=False)
+h = ismrmrd.xsd.CreateFromDocument(d.read_xml_header())
+h.encoding[0].encodingLimits.slice = ismrmrd.xsd.limitType(minimum=0, maximum=1, center=0)
+h.encoding[0].encodingLimits.repetition = ismrmrd.xsd.limitType(minimum=0, maximum=1, center=0)
+acqs = [d.read_acquisition(i) for i in range(d.number_of_acquisitions())]
+last = {a.idx.slice: i for i, a in enumerate(acqs)}
+o = ismrmrd.Dataset(f"{w}/reps.h5", "dataset", create_if_needed=True)
+o.write_xml_header(ismrmrd.xsd.ToXML(h))
+for rep in (1, 0):
+    for i, a in enumerate(acqs):
+        b = ismrmrd.Acquisition(a.getHead(), a.data * (0.6 if rep else 1.0), a.traj)
+        b.idx.repetition = rep
+        if i == last[a.idx.slice]:
+            b.set_flag(ismrmrd.ACQ_LAST_IN_SLICE)
+        o.append_acquisition(b)
+o.close()
+PY
+"$RECON" reps.h5 --smaps estimate --fieldmap none -n 3 --device cpu -o "$W/reps_file" --mrd-out "$W/reps_file.h5" \
+    >/dev/null 2>reps_file.stderr || { cat reps_file.stderr >&2; fail "the file run of reps.h5 failed"; }
+"$PY" "$CLIENT" reps.h5 --save reps.npz -- "$RECON" --stream --smaps estimate -n 3 --device cpu >reps.json \
+    2>reps.stderr || { cat reps.stderr >&2; fail "the stream of reps.h5 failed"; }
+grep -q "4 images sent as their slices completed" reps.stderr \
+    || { cat reps.stderr >&2; fail "reps.h5: not slice by slice"; }
+"$PY" - "$W" <<'PY' || fail "the images of two repetitions are not the file's"
+import sys, numpy as np, h5py
+w = sys.argv[1]
+got = np.load(f"{w}/reps.npz")
+f = h5py.File(f"{w}/reps_file.h5", "r")["dataset/image_1"]
+data, hdr = f["data"][:], f["header"][:]
+idx = [[int(h["slice"]), int(h["repetition"]), int(h["contrast"]), int(h["image_index"])] for h in hdr]
+order = np.argsort(got["index"][:, 3])
+assert got["index"][order].tolist() == idx, (got["index"].tolist(), idx)
+assert got["index"][:2, :2].tolist() == [[0, 0], [0, 1]], got["index"].tolist()  # (0, 1) waited for (0, 0)
+err = np.abs(got["data"][order] - data).max() / np.abs(data).max()
+assert err <= 1e-6, f"relative difference {err} from the file mode's images"
+print("ok  two repetitions, repetition 1 first: the file mode's images and indices, maps from repetition 0")
+PY
+
+# failures after an image was sent: the image of the complete slice, then a TEXT error and CLOSE, exit 2
+"$PY" - "$W" <<'PY' || fail "could not write the flagged streams"
+import sys, io, ismrmrd
+from ismrmrd.serialization import ProtocolSerializer
+w = sys.argv[1]
+d = ismrmrd.Dataset(f"{w}/oblique.h5", "dataset", create_if_needed=False)
+def stream(last, slices=2):  # 'last': the acquisitions flagged ACQ_LAST_IN_SLICE
+    h = ismrmrd.xsd.CreateFromDocument(d.read_xml_header())
+    h.encoding[0].encodingLimits.slice = ismrmrd.xsd.limitType(minimum=0, maximum=slices - 1, center=0)
+    buf = io.BytesIO()
+    with ProtocolSerializer(buf) as s:
+        s.serialize(h)
+        for i in range(d.number_of_acquisitions()):
+            a = d.read_acquisition(i)
+            if i in last:
+                a.set_flag(ismrmrd.ACQ_LAST_IN_SLICE)
+            s.serialize(a)
+    return buf.getvalue()
+n = d.number_of_acquisitions()
+slice0 = sum(d.read_acquisition(i).idx.slice == 0 for i in range(n))
+good = stream({slice0 - 1, n - 1})
+for name, b in (("flagged_cut", good[: len(good) - 100]),
+                ("flagged_late", stream({0, n - 1})),  # slice 0 flagged complete at its first acquisition
+                ("outside", stream({n - 1}, slices=1))):  # slice 1 outside the limits, nothing sent yet
+    with open(f"{w}/{name}.mrd", "wb") as f:
+        f.write(b)
+PY
+# an acquisition outside the header's limits before any image was sent: the whole stream, as the file mode reads it
+"$RECON" --stream --smaps estimate -n 3 --device cpu <outside.mrd >outside.out 2>outside.stderr \
+    || { cat outside.stderr >&2; fail "outside.mrd: the whole-stream path failed"; }
+grep -q "once the stream is complete (acquisition 2 (slice 1, repetition 0, contrast 0) lies outside" outside.stderr \
+    || { cat outside.stderr >&2; fail "outside.mrd: no note of the acquisition outside the limits"; }
+"$PY" - outside.out "$W/file_images.h5" <<'PY' || fail "outside.mrd: the images are not the file mode's"
+import sys, io, numpy as np, h5py, ismrmrd
+from ismrmrd.serialization import ProtocolDeserializer
+with open(sys.argv[1], "rb") as f:
+    m = list(ProtocolDeserializer(io.BytesIO(f.read())).deserialize())
+data = h5py.File(sys.argv[2], "r")["dataset/image_1/data"][:]
+assert len(m) == 2 and all(np.array_equal(a.data, b) for a, b in zip(m, data)), len(m)
+PY
+echo "ok  outside.mrd: an acquisition outside the limits before any image: the whole stream, the file's images"
+sent_then_fail() {  # name, expected text
+    local name=$1 expected=$2
+    "$RECON" --stream --smaps estimate -n 3 --device cpu <"$name.mrd" >"$name.out" 2>"$name.stderr"
+    local rc=$?
+    [ $rc -eq 2 ] || { cat "$name.stderr" >&2; fail "$name: exit $rc, expected 2"; }
+    [ "$(grep -c 'forge-recon: error:' "$name.stderr")" -eq 1 ] || { cat "$name.stderr" >&2; fail "$name: not one error line"; }
+    "$PY" - "$name.out" "$expected" <<'PY' || fail "$name: not one image, then the error as TEXT, then CLOSE"
+import sys, io, ismrmrd
+from ismrmrd.serialization import ProtocolDeserializer
+with open(sys.argv[1], "rb") as f:
+    m = list(ProtocolDeserializer(io.BytesIO(f.read())).deserialize())
+assert len(m) == 2 and isinstance(m[0], ismrmrd.Image) and m[0].slice == 0, m
+assert isinstance(m[1], str) and m[1].startswith("forge-recon: error:") and sys.argv[2] in m[1], m[1]
+PY
+    echo "ok  $name: slice 0's image, then the error: $(sed -n 's/forge-recon: error: //p' "$name.stderr" | cut -c1-120)"
+}
+sent_then_fail flagged_cut "ended inside"
+sent_then_fail flagged_late "comes after its group was complete"
+
 # --server: three connections on a free port, one after another: the good stream gets the images --stream writes,
 # a cut stream gets a TEXT message with the error and CLOSE, and the server goes on to serve the third
-"$RECON" --stream --smaps estimate -n 3 --device cpu <good.mrd >good.out 2>/dev/null || fail "--stream of good.mrd failed"
+"$RECON" --stream --smaps estimate -n 3 --device cpu <good.mrd >good.out 2>good.stderr \
+    || fail "--stream of good.mrd failed"
+# the demo's file gives no slice count (encodingLimits/slice) and flags nothing: read whole, as before
+grep -q "reconstructing once the stream is complete (its header's encodingLimits do not give the slice count" \
+    good.stderr || { cat good.stderr >&2; fail "good.mrd: no note that the whole stream is read first"; }
 "$RECON" --server --port 0 --connections 3 --smaps estimate -n 3 --device cpu >server.stdout 2>server.stderr &
 server=$!
 for _ in $(seq 100); do grep -q "listening on" server.stdout 2>/dev/null && break; sleep 0.1; done

@@ -1,0 +1,429 @@
+// forge-recon --stream, slice by slice: each slice x repetition x contrast group of acquisitions is reconstructed
+// and its image sent as soon as the acquisition flags say the group is complete (docs/streaming.md). Every image
+// equals the one the whole stream read as a file gives: same operator, maps, solver and indices. Where that cannot
+// be known before the stream ends (the header gives no group counts, the run writes files, coil compression or
+// a field map estimated from the echoes need all the data) the whole stream is read first, as before.
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <deque>
+#include <exception>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include <ismrmrd/ismrmrd.h>
+
+#include "ReconApp.h"
+#include "forge/IO/MrdStream.h"
+
+namespace forge_recon {
+
+namespace {
+
+using forge::io::MrdAcquisition;
+using forge::io::MrdStreamReader;
+using Key = std::array<uint16_t, 3>;  // idx.slice, idx.repetition, idx.contrast
+
+constexpr uint64_t flag(ISMRMRD::ISMRMRD_AcquisitionFlags f) { return uint64_t(1) << (int(f) - 1); }
+
+using Counts = forge::io::MrdGroupCounts;
+
+// Why this run reads the whole stream before reconstructing (empty: it can go group by group).
+std::string whole_stream_reason(const Settings& S, const Counts& c) {
+    if (!S.output.empty() || !S.mrdOut.empty() || !S.dicomDir.empty() || !S.report.empty() || S.saveMaps)
+        return "the files it writes (-o, --mrd-out, --dicom, --report, --save-maps) hold every image";
+    if (S.coilCompress > 0) return "coil compression is computed from all the data";
+    if (S.fieldmap == "estimate") return "the field map is estimated from echoes spread over the stream";
+    if (!S.reference.empty() && S.reference != "none") return "--reference is compared with every image";
+    if (c.slice.count == 0 || c.repetition.count == 0 || c.contrast.count == 0)
+        return "its header's encodingLimits do not give the slice count, or give a malformed limit";
+    return {};
+}
+
+// A problem of the stream's grid and 'slices' slices holding frames but no data: the operator choice and the
+// maps' size checks of the whole stream without its values.
+ReconProblem skeleton(const ReconProblem& P, std::size_t slices, std::size_t frames) {
+    ReconProblem Q;
+    Q.Nx = P.Nx, Q.Ny = P.Ny, Q.Nz = P.Nz, Q.nc = P.nc, Q.nslices = slices, Q.nframes = frames;
+    Q.voxel_mm = P.voxel_mm, Q.affine = P.affine, Q.accel = P.accel, Q.source = P.source, Q.fovRatio = P.fovRatio;
+    Q.ix = P.ix, Q.iy = P.iy, Q.iz = P.iz;
+    return Q;
+}
+
+void add_frame(ReconProblem& Q, const forge::recon::ReconFrame& fr, std::size_t slice, std::size_t frame) {
+    forge::recon::ReconFrame k;
+    k.slice = slice, k.frame = frame, k.contrast = fr.contrast, k.echo_time = fr.echo_time;
+    k.kx = fr.kx, k.ky = fr.ky, k.kz = fr.kz, k.t = fr.t;
+    Q.n1total += fr.kx.n_elem;
+    Q.n1max = std::max<std::size_t>(Q.n1max, fr.kx.n_elem);
+    Q.frames.push_back(std::move(k));
+}
+
+// The stream read on a thread of its own while slices are reconstructed, so that a sender is never held up by a
+// reconstruction (a pipe or a socket buffers a fraction of one slice); the messages wait here, in order, and an
+// error of the stream comes out where it was met, after the messages before it.
+class QueuedReader {
+public:
+    using Event = MrdStreamReader::Event;
+    QueuedReader(int fd, const std::string& name) : state_(std::make_shared<State>(fd, name)) {
+        std::shared_ptr<State> st = state_;
+        thread_ = std::thread([st] { st->run(); });
+    }
+    ~QueuedReader() {
+        bool done;
+        {
+            std::lock_guard<std::mutex> l(state_->m);
+            done = state_->done;
+        }
+        // a stream given up early: a socket's pending read returns once its reading side is shut; a pipe's
+        // (stdin) cannot be woken, and the process ends with the error
+        if (done || ::shutdown(state_->fd, SHUT_RD) == 0)
+            thread_.join();
+        else
+            thread_.detach();
+    }
+    QueuedReader(const QueuedReader&) = delete;
+    QueuedReader& operator=(const QueuedReader&) = delete;
+    // The next event, its acquisition in 'a' and that acquisition's index in the stream.
+    Event next(MrdAcquisition& a, std::size_t& index) {
+        State& st = *state_;
+        std::unique_lock<std::mutex> l(st.m);
+        st.cv.wait(l, [&st] { return !st.items.empty() || st.done; });
+        if (st.items.empty()) {
+            if (st.error) std::rethrow_exception(st.error);
+            throw std::logic_error("the MRD stream was read past its CLOSE");
+        }
+        Item it = std::move(st.items.front());
+        st.items.pop_front();
+        a = std::move(it.a);
+        index = it.index;
+        return it.event;
+    }
+    // After the header event (the thread writes them once, before it)
+    const std::string& xml() const { return state_->reader.xml(); }
+    const forge::io::MrdHeader& header() const { return state_->reader.header(); }
+    bool has_header() const { return state_->reader.has_header(); }
+
+private:
+    struct Item {
+        Event event;
+        MrdAcquisition a;
+        std::size_t index = 0;
+    };
+    struct State {
+        State(int f, const std::string& name) : fd(f), reader(f, name) {}
+        void run() {
+            try {
+                for (bool close = false; !close;) {
+                    Item it;
+                    it.event = reader.next(it.a);
+                    it.index = reader.acquisitions_read() - 1;
+                    close = it.event == Event::kClose;
+                    std::lock_guard<std::mutex> l(m);
+                    items.push_back(std::move(it));
+                    cv.notify_one();
+                }
+            } catch (...) {
+                std::lock_guard<std::mutex> l(m);
+                error = std::current_exception();
+            }
+            std::lock_guard<std::mutex> l(m);
+            done = true;
+            cv.notify_one();
+        }
+        int fd;
+        MrdStreamReader reader;
+        std::mutex m;
+        std::condition_variable cv;
+        std::deque<Item> items;
+        std::exception_ptr error;
+        bool done = false;
+    };
+    std::shared_ptr<State> state_;
+    std::thread thread_;
+};
+
+// Raised where the stream turns out to need the whole-stream path before any image was sent.
+struct WholeStream {
+    std::string reason;
+};
+
+class GroupStream {
+public:
+    GroupStream(Settings& S, DeviceWarmUp& warmUp) : S_(S), warmUp_(warmUp), reader_(S.streamIn, S.input) {}
+
+    // true: every image was sent (and CLOSE); false: F holds the whole stream for the file mode's path.
+    bool run(forge::io::MrdFile& F) {
+        MrdAcquisition a;
+        // the reader refuses acquisitions before the header: the first message read is the header or CLOSE
+        std::size_t index = 0;
+        if (reader_.next(a, index) == MrdStreamReader::Event::kClose) {
+            closed_ = true;
+            return rest(F);
+        }
+        counts_ = forge::io::mrd_group_counts(reader_.xml());
+        std::string why = whole_stream_reason(S_, counts_);
+        const Settings before = S_;
+        try {
+            if (why.empty()) return by_group();
+        } catch (const WholeStream& w) {
+            why = w.reason;
+            // the file mode's path chooses the operator from the whole stream, not the first group's proxy
+            S_.op = before.op;
+            S_.opReason = before.opReason;
+            S_.opRequested = before.opRequested;
+        }
+        note("forge-recon: " + S_.input + ": reconstructing once the stream is complete (" + why + ")", S_.quiet);
+        for (auto& kv : open_)
+            for (auto& q : kv.second) buffered_.push_back(std::move(q));
+        std::sort(buffered_.begin(), buffered_.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+        for (auto& q : buffered_) F.acquisitions.push_back(std::move(q.second));
+        for (auto& n : noise_) F.noise.push_back(std::move(n));
+        return rest(F);
+    }
+
+    std::size_t sent() const { return sent_; }
+
+private:
+    // The stream after what was buffered, read to CLOSE as read_mrd_stream() does.
+    bool rest(forge::io::MrdFile& F) {
+        MrdAcquisition a;
+        std::size_t index = 0;
+        if (!closed_)
+            for (MrdStreamReader::Event e; (e = reader_.next(a, index)) != MrdStreamReader::Event::kClose;)
+                (e == MrdStreamReader::Event::kNoise ? F.noise : F.acquisitions).push_back(std::move(a));
+        if (!reader_.has_header()) throw UsageError("the MRD stream '" + S_.input + "' has no XML header");
+        F.xml = reader_.xml();
+        F.header = reader_.header();
+        F.noiseScans = F.noise.size();
+        if (F.acquisitions.empty())
+            throw UsageError("the MRD stream '" + S_.input + "' has no acquisitions" +
+                             (F.noiseScans ? std::string(" (only noise scans)") : std::string()));
+        return false;
+    }
+
+    std::size_t slice_rank(uint16_t s) const { return std::size_t(s - counts_.slice.first); }
+    std::size_t frame_rank(const Key& k) const {
+        return std::size_t(k[1] - counts_.repetition.first) * counts_.contrast.count +
+               std::size_t(k[2] - counts_.contrast.first);
+    }
+
+    // Stops the group path: before any image is sent the whole stream is reconstructed instead; after, the
+    // images sent might not be the file's, and the stream fails.
+    [[noreturn]] void cannot(const std::string& why) {
+        if (sent_ == 0) throw WholeStream{why};
+        throw UsageError("the MRD stream '" + S_.input + "': " + why + "; " + std::to_string(sent_) +
+                         " image(s) were sent before this was known");
+    }
+
+    bool by_group() {
+        MrdAcquisition a;
+        std::size_t index = 0;
+        for (MrdStreamReader::Event e; (e = reader_.next(a, index)) != MrdStreamReader::Event::kClose;) {
+            if (e == MrdStreamReader::Event::kNoise) {
+                if (sent_) cannot("noise scan " + std::to_string(index) + " comes after images were made without it");
+                noise_.push_back(std::move(a));
+                continue;
+            }
+            const Key k{{a.slice, a.repetition, a.contrast}};
+            const std::string which = "acquisition " + std::to_string(index) + " (slice " + std::to_string(k[0]) +
+                                      ", repetition " + std::to_string(k[1]) + ", contrast " + std::to_string(k[2]) +
+                                      ")";
+            const bool outside =
+                !counts_.slice.has(k[0]) || !counts_.repetition.has(k[1]) || !counts_.contrast.has(k[2]);
+            const bool late = done_.count(k) > 0;
+            if (outside || late) {
+                open_[k].emplace_back(index, std::move(a));  // kept for the whole-stream path
+                cannot(which + (outside ? " lies outside the header's encodingLimits"
+                                        : " comes after its group was complete (ACQ_LAST_IN_SLICE)"));
+            }
+            if (!firstOfSlice_.count(k[0])) {
+                MrdAcquisition h = a;  // its geometry, as image_geometry() takes each slice's first acquisition
+                h.data.clear();
+                h.traj.clear();
+                firstOfSlice_.emplace(k[0], std::move(h));
+            }
+            const uint64_t f = a.flags;
+            open_[k].emplace_back(index, std::move(a));
+            // the flags close every open group they cover: the slice at this repetition (all its echoes), the
+            // repetition, or the contrast at this repetition
+            std::vector<Key> complete;
+            for (const auto& kv : open_) {
+                const Key& o = kv.first;
+                if (((f & flag(ISMRMRD::ISMRMRD_ACQ_LAST_IN_SLICE)) && o[0] == k[0] && o[1] == k[1]) ||
+                    ((f & flag(ISMRMRD::ISMRMRD_ACQ_LAST_IN_REPETITION)) && o[1] == k[1]) ||
+                    ((f & flag(ISMRMRD::ISMRMRD_ACQ_LAST_IN_CONTRAST)) && o[1] == k[1] && o[2] == k[2]))
+                    complete.push_back(o);
+            }
+            for (const Key& c : complete) {
+                ready_.insert(c);
+                done_.insert(c);
+            }
+            reconstruct_ready();
+        }
+        closed_ = true;
+        // CLOSE: what remains, once the stream is known to hold every group the header counts
+        for (const auto& kv : open_) done_.insert(kv.first);
+        const std::size_t expected = counts_.slice.count * counts_.frames();
+        if (done_.size() != expected)
+            cannot("it holds " + std::to_string(done_.size()) + " of the " + std::to_string(expected) +
+                   " slice x repetition x contrast groups its header's encodingLimits give");
+        if (sent_ == 0) throw WholeStream{"no acquisition flags a slice complete"};
+        for (const auto& kv : open_) ready_.insert(kv.first);
+        reconstruct_ready();
+        check_operator();
+        forge::io::write_mrd_close(S_.streamOut);
+        note("forge-recon: wrote " + std::to_string(sent_) + " images to the MRD stream", S_.quiet);
+        std::printf("forge-recon: %zu images sent as their slices completed, the first %.2f s after the stream began\n",
+                    sent_, first_);
+        return true;
+    }
+
+    // Complete groups in the file's order (frame, then slice); one whose slice's coil maps come from an earlier
+    // frame (as estimate_coil_maps() takes them from the first frame holding the slice) waits for that frame.
+    void reconstruct_ready() {
+        for (bool progress = true; progress;) {
+            progress = false;
+            for (auto it = ready_.begin(); it != ready_.end(); ++it) {
+                const Key k = *it;
+                if (frame_rank(k) > 0 && estimating_maps() && !smaps_.count(k[0])) continue;
+                ready_.erase(it);
+                reconstruct(k);
+                progress = true;
+                break;
+            }
+        }
+    }
+
+    bool estimating_maps() const { return S_.smaps != "none" && (S_.smaps.empty() || S_.smaps == "estimate"); }
+
+    void reconstruct(const Key& k) {
+        forge::io::MrdFile F;
+        F.header = reader_.header();
+        F.xml = reader_.xml();
+        F.noise = noise_;
+        F.noiseScans = noise_.size();
+        for (const auto& q : open_.at(k)) F.acquisitions.push_back(q.second);  // kept until sent: see cannot()
+        const std::size_t s = slice_rank(k[0]), f = frame_rank(k);
+        ReconProblem P = forge::io::problem_from_mrd(F, S_.input, problem_options(S_));
+        Settings& S = S_;
+        if (first_ < 0) start(P);
+        if (!whole_.smaps.empty()) P.smaps = {whole_.smaps.at(s)};
+        if (!whole_.fieldmap.empty()) P.fieldmap = {whole_.fieldmap.at(s)};
+        StageTimes times;
+        Settings Sq = S;
+        Sq.quiet = S.quiet || sent_ > 0;  // the first group says what is done; the others do the same
+        const arma::cx_mat T = preprocess_coils(P, F, Sq, S.input);
+        if (P.smaps.empty() && estimating_maps()) {
+            if (f > 0) {
+                P.smaps = {smaps_.at(k[0])};
+            } else {
+                estimate_maps(P, Sq, T, times);
+                if (P.smaps.empty()) cannot("the coil maps of slice " + std::to_string(k[0]) + " cannot be estimated");
+                smaps_.emplace(k[0], P.smaps.front());
+            }
+        }
+        resolve_operator(P, S);
+        fftGrids_.insert(P.fftGrid);
+        add_frame(whole_, P.frames.front(), s, f);
+        const bool correct = !P.fieldmap.empty() && !S.noFieldCorrection;
+        const std::vector<std::size_t> mine = my_share(P);
+        Progress prog(solves_per_recon(P, S, mine.size()), S.quiet);
+        std::vector<double> costs;
+        const std::string tag = "recon slice " + std::to_string(k[0]);
+        forge::recon::ReconResult R = reconstruct_share(P, correct && S.op != "nufft", S, prog, mine, tag, &costs);
+        const ReportedReconstruction rec =
+            gather_reconstruction(P, mine, R, std::move(costs), tag, correct && S.op != "nufft");
+        forge::io::ImageGeometry g = forge::io::image_geometry(F, P);
+        forge::io::MrdFile first;
+        first.acquisitions.push_back(firstOfSlice_.at(k[0]));
+        g.slices.front() = forge::io::image_geometry(first, P).slices.front();
+        forge::io::MrdImageOptions o;
+        o.complex = S.complexOut;
+        forge::io::write_mrd_image_stream(S.streamOut, g, output_images(P, g, R, rec, S), o, false,
+                                          uint16_t(f * counts_.slice.count + s + 1));
+        open_.erase(k);
+        ++sent_;
+        if (sent_ == 1) first_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+    }
+
+    // The first group: the device, the maps given as files (for every slice), the operator for the whole stream.
+    void start(const ReconProblem& P) {
+        first_ = 0;
+        warmUp_.wait();
+        resolve_device(S_);
+        whole_ = skeleton(P, counts_.slice.count, counts_.frames());
+        attach_maps(whole_, S_, std::string());
+        ReconProblem proxy = skeleton(P, counts_.slice.count, counts_.frames());
+        proxy.fieldmap = whole_.fieldmap;
+        proxy.smaps = whole_.smaps;
+        for (std::size_t f = 0; f < counts_.frames(); ++f)
+            for (std::size_t s = 0; s < counts_.slice.count; ++s) add_frame(proxy, P.frames.front(), s, f);
+        resolve_operator(proxy, S_);
+        notice_long_run(proxy, S_, 1);
+        note("forge-recon: " + S_.input + ": " + std::to_string(counts_.slice.count) + " slice(s) x " +
+                 std::to_string(counts_.frames()) + " frame(s) (the header's encodingLimits), each reconstructed " +
+                 "as its last acquisition arrives; operator " + S_.op +
+                 (S_.opReason.empty() ? "" : " (auto: " + S_.opReason + ")") + " on " + device_description(S_),
+             S_.quiet);
+        autoOp_ = S_.opRequested == "auto";
+    }
+
+    // The whole stream's operator choice and FFT grid, now that every frame's samples are known, must be the ones
+    // the groups were reconstructed with: otherwise the file would give other images.
+    void check_operator() {
+        if (!autoOp_ && S_.op != "fft") return;  // the FFT grid matters to the fft operator and to auto's choice
+        whole_.fftGrid = forge::recon::fft_grid(whole_);
+        if (fftGrids_.size() != 1 || *fftGrids_.begin() != whole_.fftGrid)
+            cannot("its slices' samples do not share one FFT grid");
+        if (!autoOp_) return;
+        const forge::recon::OperatorChoice c =
+            forge::recon::choose_operator(whole_, S_.iterations, S_.gpu,
+                                          !whole_.fieldmap.empty() && !S_.noFieldCorrection);
+        if (forge::recon::operator_name(c.op) != S_.op)
+            cannot(std::string("--operator auto chooses ") + forge::recon::operator_name(c.op) +
+                   " for the whole stream but " + S_.op + " from its first slice (give --operator)");
+    }
+
+    Settings& S_;
+    DeviceWarmUp& warmUp_;
+    QueuedReader reader_;
+    Counts counts_;
+    std::map<Key, std::vector<std::pair<std::size_t, MrdAcquisition>>> open_;  // (stream index, acquisition)
+    std::vector<std::pair<std::size_t, MrdAcquisition>> buffered_;
+    std::vector<MrdAcquisition> noise_;
+    std::set<Key> done_, ready_;
+    std::map<uint16_t, MrdAcquisition> firstOfSlice_;
+    std::map<uint16_t, arma::cx_fvec> smaps_;  // estimated coil maps by idx.slice, from its first frame
+    std::set<std::array<std::size_t, 3>> fftGrids_;
+    ReconProblem whole_;  // every group's samples (no values) and the maps given as files
+    bool autoOp_ = false, closed_ = false;
+    std::size_t sent_ = 0;
+    double first_ = -1;
+    std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
+};
+
+}  // namespace
+
+bool reconstruct_stream_by_group(Settings& S, DeviceWarmUp& warmUp, forge::io::MrdFile& F) {
+    GroupStream G(S, warmUp);
+    try {
+        return G.run(F);
+    } catch (const forge::io::input_error& e) {
+        if (G.sent() && !S.connection)
+            forge::io::write_mrd_text(S.streamOut, std::string("forge-recon: error: ") + e.what());
+        throw UsageError(e.what());
+    } catch (const std::exception& e) {
+        if (G.sent() && !S.connection)
+            forge::io::write_mrd_text(S.streamOut, std::string("forge-recon: error: ") + e.what());
+        throw;
+    }
+}
+
+}  // namespace forge_recon

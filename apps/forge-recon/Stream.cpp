@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -54,6 +55,24 @@ void send_error(int fd, const std::string& msg) {
             off += std::size_t(w);
         }
     } catch (...) {}
+}
+
+// Ends a connection without losing the reply. A refused stream is not read to its end, and closing a socket with
+// unread input makes TCP reset the connection, which can discard the TEXT message on the client's side. So: end
+// our half, read and drop what still comes (at most 64 MiB or 5 s: a client that keeps sending is cut off), close.
+void close_connection(int fd) {
+    ::shutdown(fd, SHUT_WR);
+    timeval wait{1, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    char buf[1 << 16];
+    std::size_t dropped = 0;
+    while (dropped < (std::size_t(64) << 20) && std::chrono::steady_clock::now() < deadline) {
+        const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+        if (n <= 0) break;
+        dropped += std::size_t(n);
+    }
+    ::close(fd);
 }
 
 void check_server_settings(const Settings& S) {
@@ -120,7 +139,7 @@ int run_server(Settings& S) {
             std::fprintf(stderr, "forge-recon: error: %s: %s\n", C.input.c_str(), e.what());
             send_error(fd, e.what());
         }
-        ::close(fd);
+        close_connection(fd);
     }
     ::close(ls);
     return 0;

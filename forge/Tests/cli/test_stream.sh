@@ -272,14 +272,15 @@ PY
 sent_then_fail flagged_cut "ended inside"
 sent_then_fail flagged_late "comes after its group was complete"
 
-# --server: three connections on a free port, one after another: the good stream gets the images --stream writes,
-# a cut stream gets a TEXT message with the error and CLOSE, and the server goes on to serve the third
+# --server: five connections on a free port, one after another: the good stream gets the images --stream writes;
+# a stream cut mid-way, garbage and an unsupported message (an image sent in) each get a TEXT message with the
+# error and CLOSE; and the server goes on to serve the fifth, good again
 "$RECON" --stream --smaps estimate -n 3 --device cpu <good.mrd >good.out 2>good.stderr \
     || fail "--stream of good.mrd failed"
 # the demo's file gives no slice count (encodingLimits/slice) and flags nothing: read whole, as before
 grep -q "reconstructing once the stream is complete (its header's encodingLimits do not give the slice count" \
     good.stderr || { cat good.stderr >&2; fail "good.mrd: no note that the whole stream is read first"; }
-"$RECON" --server --port 0 --connections 3 --smaps estimate -n 3 --device cpu >server.stdout 2>server.stderr &
+"$RECON" --server --port 0 --connections 5 --smaps estimate -n 3 --device cpu >server.stdout 2>server.stderr &
 server=$!
 for _ in $(seq 100); do grep -q "listening on" server.stdout 2>/dev/null && break; sleep 0.1; done
 port=$(sed -n 's/.*listening on 127.0.0.1:\([0-9]*\).*/\1/p' server.stdout)
@@ -309,11 +310,18 @@ def same(got, client):  # --stream's images but for the meta attribute naming th
 good = pathlib.Path(f"{w}/good.mrd").read_bytes()
 expected = images(pathlib.Path(f"{w}/good.out").read_bytes())
 same(images(ask(good)), 1)
-msgs = images(ask(good[: len(good) // 2]))
-assert len(msgs) == 1 and isinstance(msgs[0], str) and "ended inside" in msgs[0], msgs
-same(images(ask(good)), 3)
-print("ok  --server: 3 connections: --stream's images, a TEXT error for a cut stream, then the images again")
+for name, said in (("cut", "ended inside"), ("garbage", "unknown message id 7"),
+                   ("image", "forge-recon reconstructs acquisitions only")):
+    payload = good[: len(good) // 2] if name == "cut" else pathlib.Path(f"{w}/{name}.mrd").read_bytes()
+    msgs = images(ask(payload))
+    assert len(msgs) == 1 and isinstance(msgs[0], str) and said in msgs[0], (name, msgs)
+same(images(ask(good)), 5)
+print("ok  --server: 5 connections: --stream's images; a TEXT error each for a cut stream, garbage and an image "
+      "sent in; then the images again")
 PY
-wait $server || { cat server.stderr >&2; fail "the server exited with an error after 3 connections"; }
-[ "$(grep -c 'forge-recon: error: client 2' server.stderr)" -eq 1 ] || { cat server.stderr >&2; fail "the cut stream is not logged"; }
+wait $server || { cat server.stderr >&2; fail "the server exited with an error after 5 connections"; }
+for client in 2 3 4; do
+    [ "$(grep -c "forge-recon: error: client $client" server.stderr)" -eq 1 ] ||
+        { cat server.stderr >&2; fail "client $client's refused stream is not logged"; }
+done
 exit 0

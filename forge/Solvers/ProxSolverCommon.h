@@ -197,6 +197,32 @@ void lincomb(FCx<T1>& y, double a, const FCx<T1>& x, double b) {
     axpby(forgeComplex<T1>(T1(a)), x, forgeComplex<T1>(T1(b)), y);
 }
 
+// FISTA's and POGM's stopping rule on the gradient-map norm: sets the report's stop reason and says whether to stop.
+template <typename T1>
+bool gradient_stop(const ProxOptions<T1>& o, double gnorm, double g0, ProxReport& rep) {
+    if (gnorm == 0) {
+        rep.stop_reason = StopReason::ZeroGradient;
+        return true;
+    }
+    if (o.tolerance > T1(0) && gnorm <= double(o.tolerance) * g0) {
+        rep.stop_reason = StopReason::Tolerance;
+        return true;
+    }
+    return false;
+}
+
+// The end of a FISTA or POGM run: the report's totals, copied to the caller's when asked for.
+inline void finish_report(ProxReport& rep, double L, double g0, double gnorm, uword applies,
+                          std::chrono::steady_clock::time_point t0, ProxReport* report) {
+    rep.lipschitz = L;
+    rep.converged = rep.stop_reason != StopReason::IterationLimit;
+    rep.initial_gradient_norm = g0;
+    rep.final_gradient_norm = gnorm;
+    rep.normal_applies = applies;
+    rep.elapsed_s = seconds_since(t0);
+    if (report) *report = rep;
+}
+
 }  // namespace solver_detail
 }  // namespace forge
 

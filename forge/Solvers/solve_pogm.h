@@ -83,22 +83,9 @@ FCx<T1> pogm_core(const char* name, const FCx<T1>& x0, const NormalData<T1>& d, 
             info.elapsed_s = seconds_since(t0);
             o.callback(info);
         }
-        if (gnorm == 0) {
-            rep.stop_reason = StopReason::ZeroGradient;
-            break;
-        }
-        if (o.tolerance > T1(0) && gnorm <= double(o.tolerance) * g0) {
-            rep.stop_reason = StopReason::Tolerance;
-            break;
-        }
+        if (gradient_stop(o, gnorm, g0, rep)) break;
     }
-    rep.lipschitz = L;
-    rep.converged = rep.stop_reason != StopReason::IterationLimit;
-    rep.initial_gradient_norm = g0;
-    rep.final_gradient_norm = gnorm;
-    rep.normal_applies = d.applies;
-    rep.elapsed_s = seconds_since(t0);
-    if (report) *report = rep;
+    finish_report(rep, L, g0, gnorm, d.applies, t0, report);
     return x;
 }
 

@@ -75,6 +75,48 @@ auto prepare_device_of(const Op& op, int) -> decltype(op.prepare_device(), void(
 template <typename Op>
 void prepare_device_of(const Op&, long) {}
 
+// What a solve on the normal equations (N, b) starts from, checked and placed where the solve runs: x0 (zeros when
+// none is given), b = G^H W y (unit weights multiply nothing: b = G^H y exactly), and y^H W y, with which the
+// callbacks report the cost of the G path. Shared by recon_solve and recon_solve_prox; 'name' names the caller.
+template <typename T1>
+struct NormalInputs {
+    forgeCol<forgeComplex<T1>> x0, b;
+    double data_norm2 = 0;
+};
+template <typename T1, typename Op, typename NormalOp>
+NormalInputs<T1> normal_inputs(const char* name, const arma::Col<std::complex<T1>>& data, const Op& G,
+                               const NormalOp& N, const arma::Col<std::complex<T1>>& x0, const arma::Col<T1>& weights,
+                               ReconDevice device) {
+    using V = forgeCol<forgeComplex<T1>>;
+    const uword n2 = G.n2();
+    require_len(name, "N.n2()", N.n2(), n2, "G.n2()");
+    if (!x0.is_empty()) require_len(name, "x0", x0.n_elem, n2, "G.n2()");
+    const bool weighted = !weights.is_empty();
+    if (weighted) {
+        require_len(name, "weights", weights.n_elem, data.n_elem, "the length of data");
+        require_valid_weights<T1>(name, weights);
+    }
+    const bool gpu = recon_on_gpu<T1>(device, name);
+    NormalInputs<T1> in;
+    V fy(data);
+    in.x0 = x0.is_empty() ? V(arma::Col<std::complex<T1>>(n2, arma::fill::zeros)) : V(x0);
+    forgeCol<T1> fW;
+    if (weighted) fW = forgeCol<T1>(weights);
+    if (gpu) {
+        fy.put_on_gpu();
+        in.x0.put_on_gpu();
+        if (weighted) fW.put_on_gpu();
+        prepare_device_of(G, 0);
+        prepare_device_of(N, 0);
+    }
+    const double ynorm = robust_norm(fy);
+    if (!std::isfinite(ynorm))
+        throw invalid_argument(std::string(name) + ": data has a NaN or Inf entry (data must be finite)");
+    in.data_norm2 = weighted ? weighted_norm2<T1>(fy, fW) : ynorm * ynorm;
+    in.b = weighted ? V(G / times_w<T1>(fW, fy)) : V(G / fy);
+    return in;
+}
+
 }  // namespace solver_detail
 
 template <typename T1, typename Op>
@@ -102,37 +144,10 @@ arma::Col<std::complex<T1>> recon_solve(const arma::Col<std::complex<T1>>& data,
 template <typename T1, typename Op, typename NormalOp>
 arma::Col<std::complex<T1>> recon_solve(const arma::Col<std::complex<T1>>& data, const Op& G, const NormalOp& N,
                                         const Robject<T1>& R, uword niter, const ReconOptions<T1>& opts = {}) {
-    using V = forgeCol<forgeComplex<T1>>;
-    const uword n2 = G.n2();
-    solver_detail::require_len("recon_solve", "N.n2()", N.n2(), n2, "G.n2()");
-    const arma::Col<std::complex<T1>> x0 =
-        opts.x0.is_empty() ? arma::Col<std::complex<T1>>(n2, arma::fill::zeros) : opts.x0;
-    solver_detail::require_len("recon_solve", "x0", x0.n_elem, n2, "G.n2()");
-    const bool weighted = !opts.weights.is_empty();
-    if (weighted) {
-        solver_detail::require_len("recon_solve", "weights", opts.weights.n_elem, data.n_elem, "the length of data");
-        solver_detail::require_valid_weights<T1>("recon_solve", opts.weights);
-    }
-
-    const bool gpu = solver_detail::recon_on_gpu<T1>(opts.device, "recon_solve");
-    V fy(data), fx0(x0);
-    forgeCol<T1> fW;
-    if (weighted) fW = forgeCol<T1>(opts.weights);
-    if (gpu) {
-        fy.put_on_gpu();
-        fx0.put_on_gpu();
-        if (weighted) fW.put_on_gpu();
-        solver_detail::prepare_device_of(G, 0);
-        solver_detail::prepare_device_of(N, 0);
-    }
-    const double ynorm = solver_detail::robust_norm(fy);
-    if (!std::isfinite(ynorm)) throw invalid_argument("recon_solve: data has a NaN or Inf entry (data must be finite)");
+    const auto in = solver_detail::normal_inputs<T1>("recon_solve", data, G, N, opts.x0, opts.weights, opts.device);
     PcgOptions<T1> pcg = opts.pcg;
-    if (pcg.data_norm2 < 0)  // y^H W y: the callback then reports the cost of the other path
-        pcg.data_norm2 = weighted ? solver_detail::weighted_norm2<T1>(fy, fW) : ynorm * ynorm;
-    // Unit weights multiply nothing: b = G^H y exactly as G^H W y would give it.
-    const V b = weighted ? V(G / solver_detail::times_w<T1>(fW, fy)) : V(G / fy);
-    V x = solve_pwls_pcg_normal<T1>(fx0, N, b, R, niter, pcg, opts.report);
+    if (pcg.data_norm2 < 0) pcg.data_norm2 = in.data_norm2;  // the callback then reports the cost of the G path
+    forgeCol<forgeComplex<T1>> x = solve_pwls_pcg_normal<T1>(in.x0, N, in.b, R, niter, pcg, opts.report);
     if (x.on_gpu()) x.get_from_gpu();
     return x.to_arma();
 }

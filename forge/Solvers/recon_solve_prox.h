@@ -85,36 +85,12 @@ template <typename T1, typename Op, typename NormalOp>
 arma::Col<std::complex<T1>> recon_solve_prox(const arma::Col<std::complex<T1>>& data, const Op& G, const NormalOp& N,
                                              const ProxPenalty<T1>& R, uword niter,
                                              const ReconProxOptions<T1>& opts = {}) {
-    using V = forgeCol<forgeComplex<T1>>;
-    const uword n2 = G.n2();
-    solver_detail::require_len("recon_solve_prox", "N.n2()", N.n2(), n2, "G.n2()");
-    const arma::Col<std::complex<T1>> x0 =
-        opts.x0.is_empty() ? arma::Col<std::complex<T1>>(n2, arma::fill::zeros) : opts.x0;
-    solver_detail::require_len("recon_solve_prox", "x0", x0.n_elem, n2, "G.n2()");
-    const bool weighted = !opts.weights.is_empty();
-    if (weighted) {
-        solver_detail::require_len("recon_solve_prox", "weights", opts.weights.n_elem, data.n_elem,
-                                   "the length of data");
-        solver_detail::require_valid_weights<T1>("recon_solve_prox", opts.weights);
-    }
-    const bool gpu = solver_detail::recon_on_gpu<T1>(opts.device, "recon_solve_prox");
-    V fy(data), fx0(x0);
-    forgeCol<T1> fW;
-    if (weighted) fW = forgeCol<T1>(opts.weights);
-    if (gpu) {
-        fy.put_on_gpu();
-        fx0.put_on_gpu();
-        if (weighted) fW.put_on_gpu();
-        solver_detail::prepare_device_of(G, 0);
-        solver_detail::prepare_device_of(N, 0);
-    }
-    const double ynorm = solver_detail::robust_norm(fy);
-    if (!std::isfinite(ynorm))
-        throw invalid_argument("recon_solve_prox: data has a NaN or Inf entry (data must be finite)");
+    const auto in =
+        solver_detail::normal_inputs<T1>("recon_solve_prox", data, G, N, opts.x0, opts.weights, opts.device);
     ProxOptions<T1> o = opts.prox;
-    if (o.data_norm2 < 0) o.data_norm2 = weighted ? solver_detail::weighted_norm2<T1>(fy, fW) : ynorm * ynorm;
-    const V b = weighted ? V(G / solver_detail::times_w<T1>(fW, fy)) : V(G / fy);
-    V x = solver_detail::run_prox_normal<T1>(opts.method, fx0, N, b, R, niter, o, opts.report);
+    if (o.data_norm2 < 0) o.data_norm2 = in.data_norm2;
+    forgeCol<forgeComplex<T1>> x =
+        solver_detail::run_prox_normal<T1>(opts.method, in.x0, N, in.b, R, niter, o, opts.report);
     if (x.on_gpu()) x.get_from_gpu();
     return x.to_arma();
 }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <complex>
 
+#include "ReconTestProblems.h"
 #include "TestHelpers.h"
 #include "forge/Operators/SENSE.h"
 #include "forge/Operators/dft/Gdft.h"
@@ -20,31 +21,6 @@ using forge::recon::ReconProblem;
 using forge::recon::ReconSettings;
 
 namespace {
-// N x N smooth Shepp-Logan, nc ring coils, 'spokes' radial spokes of 2N samples, data by the exact Gdft plus noise.
-ReconProblem radial(std::size_t N, std::size_t nc, std::size_t spokes, double noise) {
-    ReconProblem P;
-    P.Nx = P.Ny = N;
-    P.nc = nc;
-    forge::recon::set_pixel_grid(P);
-    const forge::sim::Trajectory2D k = forge::sim::radial_spokes(spokes, 2 * N, double(N));
-    forge::recon::ReconFrame fr;
-    fr.kx = arma::conv_to<arma::fvec>::from(k.kx);
-    fr.ky = arma::conv_to<arma::fvec>::from(k.ky);
-    const std::size_t n1 = fr.kx.n_elem;
-    fr.kz = arma::fvec(n1, arma::fill::zeros);
-    fr.t = arma::fvec(n1, arma::fill::zeros);
-    const arma::fvec truth = forge::sim::smooth_shepp_logan_slice(N, 0, 1);
-    const arma::cx_fvec maps = forge::sim::normalise_coil_maps(forge::sim::ring_coil_maps(N, nc), nc);
-    Gdft<float> G(n1, P.n2(), fr.kx, fr.ky, fr.kz, P.ix, P.iy, P.iz, arma::fvec(P.n2(), arma::fill::zeros), fr.t);
-    fr.y = SENSE<float, Gdft<float>>(G, maps, nc) * arma::cx_fvec(arma::conv_to<arma::cx_fvec>::from(truth));
-    fr.y += float(noise * arma::norm(fr.y) / std::sqrt(2.0 * fr.y.n_elem)) * complex_normal<float>(fr.y.n_elem);
-    P.frames.push_back(fr);
-    P.smaps.push_back(maps);
-    P.reference.push_back(truth);
-    P.n1total = P.n1max = n1;
-    return P;
-}
-
 double quality(const ReconProblem& P, const arma::cx_fvec& x) {
     return forge::recon::magnitude_quality({arma::abs(x)}, P.reference).nrmse;
 }
@@ -53,7 +29,7 @@ double quality(const ReconProblem& P, const arma::cx_fvec& x) {
 TEST_CASE("reconstruct with l1-wavelet and tv-exact: an image on both paths, independent of the data's scale",
           "[recon][prox]") {
     FORGE_INFO_SEED();
-    const ReconProblem P = radial(32, 4, 24, 0.02);
+    const ReconProblem P = radial_problem(32, 4, 24, 0.02);
     ReconProblem Q = P;
     Q.smaps[0] *= 1e3f;
     Q.frames[0].y *= 1e6f;
@@ -84,7 +60,7 @@ TEST_CASE("reconstruct with l1-wavelet and tv-exact: an image on both paths, ind
 }
 
 TEST_CASE("reconstruct with l1-wavelet refuses an odd image size naming it", "[recon][prox]") {
-    ReconProblem P = radial(15, 2, 8, 0);
+    ReconProblem P = radial_problem(15, 2, 8, 0);
     ReconSettings S;
     S.op = EncodingOperator::Dft;  // (the NUFFT refuses odd grids itself)
     S.penalty = PenaltyKind::L1Wavelet;

@@ -19,7 +19,6 @@ namespace io {
 
 namespace {
 
-using detail::get_field;
 using detail::PackedHeader;
 
 static_assert(sizeof(PackedHeader) == 340, "the MRD acquisition header is 340 bytes");
@@ -98,24 +97,7 @@ MrdAcquisition read_acquisition(Reader& in, std::size_t index) {
     const std::string which = "acquisition " + std::to_string(index);
     PackedHeader h;
     in.read(&h, sizeof h, which + "'s header");
-    MrdAcquisition a;
-    a.flags = get_field<uint64_t>(h, offsetof(PackedHeader, flags));
-    a.samples = h.number_of_samples;
-    a.channels = h.active_channels;
-    a.trajDims = h.trajectory_dimensions;
-    a.centerSample = h.center_sample;
-    a.dwell_us = get_field<float>(h, offsetof(PackedHeader, sample_time_us));
-    a.e1 = h.idx.kspace_encode_step_1;
-    a.e2 = h.idx.kspace_encode_step_2;
-    a.slice = h.idx.slice;
-    a.repetition = h.idx.repetition;
-    a.contrast = h.idx.contrast;
-    for (std::size_t k = 0; k < 3; ++k) {
-        a.position[k] = get_field<float>(h, offsetof(PackedHeader, position), k);
-        a.readDir[k] = get_field<float>(h, offsetof(PackedHeader, read_dir), k);
-        a.phaseDir[k] = get_field<float>(h, offsetof(PackedHeader, phase_dir), k);
-        a.sliceDir[k] = get_field<float>(h, offsetof(PackedHeader, slice_dir), k);
-    }
+    MrdAcquisition a = detail::acquisition_header(h);
     in.read_values(a.traj, std::size_t(a.samples) * a.trajDims, which + "'s trajectory");
     in.read_values(a.data, std::size_t(a.samples) * a.channels, which + "'s data");
     return a;

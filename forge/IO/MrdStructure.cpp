@@ -352,12 +352,7 @@ void read_acquisitions(hid_t file, const std::string& object, const std::string&
             const AcquisitionRecord& rec = buf[r];
             const PackedHeader& h = rec.head;
             const std::string which = "'" + path + "': acquisition " + std::to_string(first + r);
-            MrdAcquisition a;
-            a.flags = get_field<uint64_t>(h, offsetof(PackedHeader, flags));
-            a.samples = h.number_of_samples;
-            a.channels = h.active_channels;
-            a.trajDims = h.trajectory_dimensions;
-            a.centerSample = h.center_sample;
+            MrdAcquisition a = acquisition_header(h);
             const std::size_t values = std::size_t(a.samples) * a.channels;
             const std::size_t dataLen = complexSamples ? values : 2 * values;
             if (rec.data.len != dataLen || (dataLen && !rec.data.p))
@@ -370,18 +365,6 @@ void read_acquisitions(hid_t file, const std::string& object, const std::string&
                 throw input_error(which + ": its header says " + std::to_string(a.samples) + " samples x " +
                                   std::to_string(a.trajDims) + " trajectory dimensions (" + std::to_string(trajLen) +
                                   " floats) but its trajectory holds " + std::to_string(rec.traj.len));
-            a.dwell_us = get_field<float>(h, offsetof(PackedHeader, sample_time_us));
-            a.e1 = h.idx.kspace_encode_step_1;
-            a.e2 = h.idx.kspace_encode_step_2;
-            a.slice = h.idx.slice;
-            a.repetition = h.idx.repetition;
-            a.contrast = h.idx.contrast;
-            for (std::size_t k = 0; k < 3; ++k) {
-                a.position[k] = get_field<float>(h, offsetof(PackedHeader, position), k);
-                a.readDir[k] = get_field<float>(h, offsetof(PackedHeader, read_dir), k);
-                a.phaseDir[k] = get_field<float>(h, offsetof(PackedHeader, phase_dir), k);
-                a.sliceDir[k] = get_field<float>(h, offsetof(PackedHeader, slice_dir), k);
-            }
             a.data.resize(values);
             if (values)
                 std::memcpy(static_cast<void*>(a.data.data()), rec.data.p, values * sizeof(std::complex<float>));

@@ -1,5 +1,5 @@
 #pragma once
-// Private to forge/IO's MRD reader and writer (Mrd.cpp, MrdStructure.cpp): the HDF5 and libismrmrd pieces both
+// Private to forge/IO's MRD reader, writer and stream (Mrd.cpp, MrdStructure.cpp, MrdStream.cpp): the HDF5 and libismrmrd pieces both
 // use. Not installed: it needs HDF5's and libismrmrd's headers, which Forge::IO's users do not.
 #include <cstddef>
 #include <cstring>
@@ -40,6 +40,30 @@ T get_field(const PackedHeader& h, std::size_t offset, std::size_t index = 0) {
 template <typename T>
 void set_field(PackedHeader& h, std::size_t offset, const T& v, std::size_t index = 0) {
     std::memcpy(reinterpret_cast<char*>(&h) + offset + index * sizeof(T), &v, sizeof(T));
+}
+
+// The header fields of an acquisition as MrdAcquisition holds them (its values and trajectory are the caller's to
+// read: from an HDF5 record or from a stream).
+inline MrdAcquisition acquisition_header(const PackedHeader& h) {
+    MrdAcquisition a;
+    a.flags = get_field<uint64_t>(h, offsetof(PackedHeader, flags));
+    a.samples = h.number_of_samples;
+    a.channels = h.active_channels;
+    a.trajDims = h.trajectory_dimensions;
+    a.centerSample = h.center_sample;
+    a.dwell_us = get_field<float>(h, offsetof(PackedHeader, sample_time_us));
+    a.e1 = h.idx.kspace_encode_step_1;
+    a.e2 = h.idx.kspace_encode_step_2;
+    a.slice = h.idx.slice;
+    a.repetition = h.idx.repetition;
+    a.contrast = h.idx.contrast;
+    for (std::size_t k = 0; k < 3; ++k) {
+        a.position[k] = get_field<float>(h, offsetof(PackedHeader, position), k);
+        a.readDir[k] = get_field<float>(h, offsetof(PackedHeader, read_dir), k);
+        a.phaseDir[k] = get_field<float>(h, offsetof(PackedHeader, phase_dir), k);
+        a.sliceDir[k] = get_field<float>(h, offsetof(PackedHeader, slice_dir), k);
+    }
+    return a;
 }
 
 // HDF5's innermost error message, the most specific one, as " (truncated file: eof = 1024, ...)", or

@@ -432,6 +432,13 @@ template void sense_combine<float>(const forgeComplex<float>*, const forgeComple
 template void sense_combine<double>(const forgeComplex<double>*, const forgeComplex<double>*, forgeComplex<double>*,
                                     uword, uword, bool);
 
+template <typename T1>
+void segment_phases(const T1*, uword, const double*, uword, forgeComplex<T1>*) {
+    no_cuda_SenseKernels();
+}
+template void segment_phases<float>(const float*, uword, const double*, uword, forgeComplex<float>*);
+template void segment_phases<double>(const double*, uword, const double*, uword, forgeComplex<double>*);
+
 }  // namespace cuda
 }  // namespace forge
 
@@ -454,6 +461,17 @@ template void toeplitz_expand_axis<float>(const forgeComplex<float>*, const forg
                                           uword, uword, uword, uword, uword);
 template void toeplitz_expand_axis<double>(const forgeComplex<double>*, const forgeComplex<double>*,
                                            forgeComplex<double>*, uword, uword, uword, uword, uword);
+
+template <typename T1>
+void toeplitz_gather_rows(const forgeComplex<T1>*, uword, const unsigned*, const T1*, uword, uword, uword,
+                          forgeComplex<T1>*) {
+    no_cuda_ToeplitzKernels("pair-data gather");
+}
+
+template void toeplitz_gather_rows<float>(const forgeComplex<float>*, uword, const unsigned*, const float*, uword,
+                                          uword, uword, forgeComplex<float>*);
+template void toeplitz_gather_rows<double>(const forgeComplex<double>*, uword, const unsigned*, const double*, uword,
+                                           uword, uword, forgeComplex<double>*);
 
 // ToeplitzApply.h: the device apply's fused kernels and segment-grid plans.
 template <typename T1>

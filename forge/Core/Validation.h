@@ -2,6 +2,8 @@
 // Argument checks used at forge's public boundaries: each failure names the argument and what was
 // expected, so a user sees "kx has 100 entries, expected n1 = 128" rather than a crash.
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <initializer_list>
 #include <limits>
 #include <sstream>
@@ -77,9 +79,36 @@ inline void require_positive(const char* where, const char* name, uword value) {
     }
 }
 
+namespace detail {
+// Whether any of n IEEE values has the all-ones exponent of NaN and Inf: an integer OR over the bits, which the
+// compiler vectorises (a branch per std::isfinite does not), for the phase maps and data of tens of millions.
+template <typename T, typename Bits, Bits kExponent>
+bool any_non_finite_bits(const T* data, uword n) {
+    static_assert(sizeof(T) == sizeof(Bits), "bit pattern of T");
+    Bits bad = 0;
+    for (uword i = 0; i < n; ++i) {
+        Bits b;
+        std::memcpy(&b, data + i, sizeof(b));
+        bad |= Bits((b & kExponent) == kExponent);
+    }
+    return bad != 0;
+}
+template <typename T>
+bool may_be_non_finite(const T*, uword) {
+    return true;
+}
+inline bool may_be_non_finite(const float* data, uword n) {
+    return any_non_finite_bits<float, std::uint32_t, 0x7f800000u>(data, n);
+}
+inline bool may_be_non_finite(const double* data, uword n) {
+    return any_non_finite_bits<double, std::uint64_t, 0x7ff0000000000000ull>(data, n);
+}
+}  // namespace detail
+
 // Rejects NaN and +-Inf; 'data' is any contiguous array of real values.
 template <typename T>
 void require_finite(const char* where, const char* name, const T* data, uword n) {
+    if (!detail::may_be_non_finite(data, n)) return;
     for (uword i = 0; i < n; ++i) {
         if (!std::isfinite(data[i])) {
             std::ostringstream msg;

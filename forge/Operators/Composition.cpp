@@ -134,29 +134,70 @@ struct StackedDiagonal<T1>::DeviceCopy {
     std::mutex m;
     ForgeVec weights;
     bool ready = false;
+    ForgeVec host;  // weights made on the GPU: their host copy, on first host use
+    bool hostReady = false;
 };
 
 template <typename T1>
 StackedDiagonal<T1>::StackedDiagonal(const ArmaVec& weights, uword copies, std::string name)
     : LinearOperator<T1>(std::move(name), weights.n_elem, 0), n_(0), copies_(copies), host_(weights),
       dev_(std::make_shared<DeviceCopy>()) {
+    check_weights(host_.n_elem);
+    require_finite(this->name().c_str(), "weights", reinterpret_cast<const T1*>(host_.host_data()), 2 * host_.n_elem);
+}
+template <typename T1>
+StackedDiagonal<T1>::StackedDiagonal(ForgeVec&& weights, uword copies, std::string name)
+    : LinearOperator<T1>(std::move(name), weights.n_elem, 0), n_(0), copies_(copies),
+      dev_(std::make_shared<DeviceCopy>()) {
+    const uword n = weights.n_elem;
+    check_weights(n);
+    if (!weights.on_gpu()) {
+        host_ = std::move(weights);
+        require_finite(this->name().c_str(), "weights", reinterpret_cast<const T1*>(host_.host_data()), 2 * n);
+        return;
+    }
+    // On the GPU: w - w sums to 0 exactly when every entry is finite (NaN or Inf make it NaN).
+    if (n > 0) {
+        ForgeVec diff = ForgeVec::device_uninitialized(n);
+        device::binary(device::BinOp::Sub, weights.device_memptr(), weights.device_memptr(), diff.device_memptr(), n);
+        const Elem s = device::sum(diff.device_memptr(), n);
+        if (!(s.real() == 0 && s.imag() == 0))
+            throw invalid_argument(this->name() + ": weights (on the GPU) hold NaN or Inf; they must be finite");
+    }
+    onDevice_ = true;
+    dev_->weights = std::move(weights);
+    dev_->ready = true;
+}
+template <typename T1>
+void StackedDiagonal<T1>::check_weights(uword n) {
     const char* where = this->name().c_str();
-    require_positive(where, "copies", copies);
-    if (weights.n_elem % copies != 0) {
+    require_positive(where, "copies", copies_);
+    if (n % copies_ != 0) {
         std::ostringstream m;
-        m << where << ": weights has " << weights.n_elem << " entries, not a multiple of copies = " << copies;
+        m << where << ": weights has " << n << " entries, not a multiple of copies = " << copies_;
         throw invalid_argument(m.str());
     }
-    require_finite(where, "weights", reinterpret_cast<const T1*>(weights.memptr()), 2 * weights.n_elem);
-    n_ = weights.n_elem / copies;
-    this->set_sizes(weights.n_elem, n_);
+    n_ = n / copies_;
+    this->set_sizes(n, n_);
+}
+template <typename T1>
+const typename StackedDiagonal<T1>::ForgeVec& StackedDiagonal<T1>::weights() const {
+    if (!onDevice_) return host_;
+    std::lock_guard<std::mutex> lock(dev_->m);
+    if (!dev_->hostReady) {
+        ForgeVec h(dev_->weights.n_elem);
+        device::copy_to_host(h.memptr(), dev_->weights.device_memptr(), h.n_elem * sizeof(Elem));
+        dev_->host = std::move(h);
+        dev_->hostReady = true;
+    }
+    return dev_->host;
 }
 template <typename T1>
 const typename StackedDiagonal<T1>::ForgeVec& StackedDiagonal<T1>::device_weights() const {
     std::lock_guard<std::mutex> lock(dev_->m);
-    if (!dev_->ready) {
-        ForgeVec d(host_);
-        d.put_on_gpu();
+    if (!dev_->ready) {  // straight from host_ (phase maps are tens of MB: no second host copy first)
+        ForgeVec d = ForgeVec::device_uninitialized(host_.n_elem);
+        device::copy_to_device(d.device_memptr(), host_.host_data(), host_.n_elem * sizeof(Elem));
         dev_->weights = std::move(d);
         dev_->ready = true;
     }
@@ -164,7 +205,7 @@ const typename StackedDiagonal<T1>::ForgeVec& StackedDiagonal<T1>::device_weight
 }
 template <typename T1>
 void StackedDiagonal<T1>::apply_host(const Elem* in, Elem* out, uword nbatch, bool forward) const {
-    const Elem* w = host_.host_data();
+    const Elem* w = weights().host_data();
     const uword n = n_, m = copies_;
     for (uword b = 0; b < nbatch; ++b) {
         if (forward) {  // out_j = w_j .* x

@@ -86,19 +86,26 @@ public:
     using typename LinearOperator<T1>::ForgeVec;
     // weights: 'copies' vectors of n entries back to back (n = weights.n_elem / copies); finite values.
     StackedDiagonal(const ArmaVec& weights, uword copies, std::string name = "StackedDiagonal");
+    // The same from a forgeCol, taken without a copy (large stacks: time-segment phase maps); on the GPU too
+    // (weights made there), when the host copy is made on first host use.
+    StackedDiagonal(ForgeVec&& weights, uword copies, std::string name = "StackedDiagonal");
     uword copies() const { return copies_; }
-    const ForgeVec& weights() const { return host_; }
+    // The weights on the host.
+    const ForgeVec& weights() const;
     void prepare_device() const override { (void)device_weights(); }
+    // The weights on the GPU (uploaded on first use, on the then current device; kept while the operator lives).
+    const ForgeVec& device_weights() const;
 
 protected:
     void apply_host(const Elem* in, Elem* out, uword nbatch, bool forward) const override;
     void apply_device(const Elem* in, Elem* out, uword nbatch, bool forward) const override;
 
 private:
-    const ForgeVec& device_weights() const;
+    void check_weights(uword n);
     struct DeviceCopy;
     uword n_, copies_;
-    ForgeVec host_;
+    ForgeVec host_;          // empty when the weights were given on the GPU
+    bool onDevice_ = false;  // the weights were given on the GPU
     std::shared_ptr<DeviceCopy> dev_;
 };
 

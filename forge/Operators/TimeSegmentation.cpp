@@ -4,8 +4,10 @@
 #include <cmath>
 #include <sstream>
 
+#include "forge/Core/DeviceMemory.h"
 #include "forge/Core/Exceptions.h"
 #include "forge/Core/Validation.h"
+#include "forge/Operators/cuda/SenseKernels.h"
 
 namespace forge {
 
@@ -121,20 +123,27 @@ arma::cx_mat coefficients(const arma::vec& fm, const arma::vec& t, const Nodes& 
     const double wmax = std::max(std::abs(fm.min()), std::abs(fm.max()));
     const uword nt = uword(std::min(65536.0, std::max(1024.0, 64 * wmax * T)));
     if (t.n_elem <= nt) return minmax_at(centres, weights, n, time_phases(centres, t));
-    const arma::cx_mat tab =
-        minmax_at(centres, weights, n, time_phases_uniform(centres, t.min(), T / double(nt), nt + 1));
-    // Column by column: A and tab are column-major, and a row of A strides over n1 entries (assigning rows
-    // took 13 s for 131072 samples, these loops milliseconds).
+    // The table by blocks of times: each block's phases (bins x block) stay in cache, where the whole table's
+    // (up to 4096 x 65537) were tens of MB of first-touch page faults.
+    const arma::cx_mat M = minmax_operator(centres, weights, n);
+    arma::cx_mat tab(nt + 1, L + 1);
+    constexpr uword kBlock = 256;
+    const double dt = T / double(nt);
+    for (uword i0 = 0; i0 <= nt; i0 += kBlock) {
+        const uword count = std::min(kBlock, nt + 1 - i0);
+        tab.rows(i0, i0 + count - 1) = (M * time_phases_uniform(centres, t.min() + double(i0) * dt, dt, count)).st();
+    }
+    // Sample by sample on the threads, entry by entry (assigning whole rows of the column-major A through
+    // arma took 13 s for 131072 samples).
     const double t0 = t.min();
-    for (uword l = 0; l <= L; ++l) {
-        const std::complex<double>* tl = tab.colptr(l);
-        std::complex<double>* al = A.colptr(l);
-        for (uword j = 0; j < t.n_elem; ++j) {
-            const double x = (t(j) - t0) / T * double(nt);
-            const uword i = std::min<uword>(nt - 1, uword(x));
-            const double f = x - double(i);
-            al[j] = (1 - f) * tl[i] + f * tl[i + 1];
-        }
+    const long long n1 = static_cast<long long>(t.n_elem);
+#pragma omp parallel for if (n1 >= (1 << 15))
+    for (long long jj = 0; jj < n1; ++jj) {
+        const uword j = uword(jj);
+        const double x = (t(j) - t0) / T * double(nt);
+        const uword i = std::min<uword>(nt - 1, uword(x));
+        const double f = x - double(i);
+        for (uword l = 0; l <= L; ++l) A(j, l) = (1 - f) * tab(i, l) + f * tab(i + 1, l);
     }
     return A;
 }
@@ -192,19 +201,17 @@ TimeSegmentationCore<T1>::TimeSegmentationCore(OperatorPtr<T1> G, const arma::Co
     check_inputs(n1, n2, fieldMap, timeVec, L, type);
     this->set_sizes(n1, n2);
     this->set_domain_shape(G->domain_shape());  // the image is G's
-    const arma::vec fm = arma::conv_to<arma::vec>::from(fieldMap);
     const TSFactors f = segment_factors(fieldMap, timeVec, L, type);
     const arma::cx_mat& A = f.a;
     using C = std::complex<T1>;
-    arma::Col<C> aConj((L + 1) * n1), phase((L + 1) * n2);
-    for (uword l = 0; l <= L; ++l) {
-        for (uword j = 0; j < n1; ++j) aConj[l * n1 + j] = C(std::conj(A(j, l)));
-        for (uword k = 0; k < n2; ++k) phase[l * n2 + k] = C(std::polar(1.0, -fm(k) * f.tau(l)));
-    }
-    auto phases = std::make_shared<StackedDiagonal<T1>>(phase, L + 1, "TimeSegmentation phase maps");
-    interp_ = std::make_shared<StackedDiagonal<T1>>(aConj, L + 1, "TimeSegmentation interpolators");
-    parts_ =
-        chain<T1>(phases, std::make_shared<Batched<T1>>(std::move(G), L + 1), std::make_shared<AdjointOf<T1>>(interp_));
+    forgeCol<forgeComplex<T1>> aConj((L + 1) * n1);
+    C* ac = reinterpret_cast<C*>(aConj.memptr());
+    for (uword l = 0; l <= L; ++l)
+        for (uword j = 0; j < n1; ++j) ac[l * n1 + j] = C(std::conj(A(j, l)));
+    phases_ = segment_phase_maps(fieldMap, f.tau, "TimeSegmentation phase maps");
+    interp_ = std::make_shared<StackedDiagonal<T1>>(std::move(aConj), L + 1, "TimeSegmentation interpolators");
+    parts_ = chain<T1>(phases_, std::make_shared<Batched<T1>>(std::move(G), L + 1),
+                       std::make_shared<AdjointOf<T1>>(interp_));
 }
 
 template <typename T1>
@@ -223,6 +230,50 @@ TSFactors TimeSegmentationCore<T1>::segment_factors(const arma::Col<T1>& fieldMa
     f.tau.set_size(L + 1);
     for (uword l = 0; l <= L; ++l) f.tau(l) = n.tau(l);
     return f;
+}
+
+template <typename T1>
+forgeCol<forgeComplex<T1>> TimeSegmentationCore<T1>::segment_phases(const arma::Col<T1>& fieldMap,
+                                                                    const arma::vec& tau) {
+    using C = std::complex<T1>;
+    const uword n2 = fieldMap.n_elem, S = tau.n_elem;
+    forgeCol<forgeComplex<T1>> out(S * n2);
+    C* p = reinterpret_cast<C*>(out.memptr());
+    // Uniform nodes (make_nodes's): exp(-i f tau_l) = exp(-i f tau_0) exp(-i f dtau)^l, two sincos per pixel
+    // instead of S; the products' rounding (S - 1 of them, in double) stays far below float's.
+    const double dtau = S > 1 ? tau(1) - tau(0) : 0.0, scale = S > 0 ? arma::abs(tau).max() : 0.0;
+    bool uniform = true;
+    for (uword l = 0; l < S; ++l) uniform = uniform && std::abs(tau(l) - (tau(0) + double(l) * dtau)) <= 1e-12 * scale;
+    const long long n = static_cast<long long>(n2);
+#pragma omp parallel for if (n * static_cast <long long>(S) >= (1 << 15))
+    for (long long k = 0; k < n; ++k) {
+        const double f = double(fieldMap[uword(k)]);
+        if (!uniform) {
+            for (uword l = 0; l < S; ++l) p[l * n2 + uword(k)] = C(std::polar(1.0, -f * tau(l)));
+            continue;
+        }
+        std::complex<double> v = std::polar(1.0, -f * tau(0));
+        const std::complex<double> step = std::polar(1.0, -f * dtau);
+        for (uword l = 0; l < S; ++l, v *= step) p[l * n2 + uword(k)] = C(v);
+    }
+    return out;
+}
+
+template <typename T1>
+std::shared_ptr<StackedDiagonal<T1>> TimeSegmentationCore<T1>::segment_phase_maps(const arma::Col<T1>& fieldMap,
+                                                                                  const arma::vec& tau,
+                                                                                  std::string name) {
+    const uword S = tau.n_elem, n2 = fieldMap.n_elem;
+    if (!device::available())
+        return std::make_shared<StackedDiagonal<T1>>(segment_phases(fieldMap, tau), S, std::move(name));
+    forgeCol<T1> fm(fieldMap);
+    fm.put_on_gpu();
+    forgeCol<double> t(tau);
+    t.put_on_gpu();
+    auto maps = forgeCol<forgeComplex<T1>>::device_uninitialized(S * n2);
+    cuda::segment_phases<T1>(fm.device_memptr(), n2, t.device_memptr(), S, maps.device_memptr());
+    device::synchronize();  // before fm and t go
+    return std::make_shared<StackedDiagonal<T1>>(std::move(maps), S, std::move(name));
 }
 
 template <typename T1>

@@ -61,10 +61,21 @@ public:
     TSInterp interpolator() const { return type_; }
     // Interpolator values a_l(t_j): n1 x (L+1).
     arma::Mat<std::complex<T1>> interpolators() const;
+    // The segments' phase maps exp(-i FM tau_l) as the operator applies them (ToeplitzNormal built from this
+    // operator shares them).
+    const std::shared_ptr<const StackedDiagonal<T1>>& phase_maps() const { return phases_; }
 
     // The interpolators and nodes the operator uses for this field map and these times (same checks).
     static TSFactors segment_factors(const arma::Col<T1>& fieldMap, const arma::Col<T1>& timeVec, uword L,
                                      TSInterp type);
+
+    // The segments' phase maps exp(-i fieldMap tau_l), l = 0 .. tau.n_elem - 1, back to back (the order of
+    // StackedDiagonal's weights), in double before the rounding to T1, on the host threads.
+    static forgeCol<forgeComplex<T1>> segment_phases(const arma::Col<T1>& fieldMap, const arma::vec& tau);
+    // The same as a stacked diagonal (the operator's phase maps): made on the GPU when there is one (the host copy
+    // on first host use), where tens of MB of maps are made in microseconds and need no upload; else on the host.
+    static std::shared_ptr<StackedDiagonal<T1>> segment_phase_maps(const arma::Col<T1>& fieldMap, const arma::vec& tau,
+                                                                   std::string name);
 
     // Estimated approximation error of L segments for this field map and these times (finite values; L as for
     // the operator, with n1 = timeVec's length).
@@ -82,6 +93,7 @@ private:
     uword L_;
     TSInterp type_;
     std::shared_ptr<const StackedDiagonal<T1>> interp_;  // conj(a_l): its adjoint is the weighted segment sum
+    std::shared_ptr<const StackedDiagonal<T1>> phases_;  // exp(-i FM tau_l)
     OperatorPtr<T1> parts_;
 };
 

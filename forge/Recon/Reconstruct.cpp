@@ -278,11 +278,13 @@ arma::cx_fvec recon_one(const ReconProblem& P, const ReconFrame& fr, bool fieldC
     const uword halfErrorL = correct && (rhsByNufft || S.segments <= 0)
                                  ? ToeplitzNormal<float>::choose_segments(fm, fr.t, S.toeplitzError, TSInterp::MinMax, 64)
                                  : 0;
+    std::shared_ptr<const TimeSegmentation<float, Gnufft<float>>> segmentedNufft;
     if (rhsByNufft) {
         Gnufft<float> Gn(n1, P.Nx, P.Ny, P.Nz, fr.kx, fr.ky, fr.kz);
         if (correct) {
             using TS = TimeSegmentation<float, Gnufft<float>>;
-            G = std::make_shared<const TS>(Gn, fm, fr.t, halfErrorL, TSInterp::MinMax);
+            segmentedNufft = std::make_shared<const TS>(Gn, fm, fr.t, halfErrorL, TSInterp::MinMax);
+            G = segmentedNufft;
         } else {
             G = share(Gn);
         }
@@ -297,8 +299,14 @@ arma::cx_fvec recon_one(const ReconProblem& P, const ReconFrame& fr, bool fieldC
         const uword L = S.segments > 0 ? uword(S.segments) : halfErrorL;
         segments = " (L=" + std::to_string(L) + ")";
         fs.segments = L;
-        T = std::make_shared<ToeplitzNormal<float>>(P.Nx, P.Ny, P.Nz, fr.kx, fr.ky, fr.kz, arma::fvec(), fm, fr.t, L,
-                                                    TSInterp::MinMax, options);
+        // With the NUFFT's segments where they are the same: shared, not made twice.
+        if (segmentedNufft && segmentedNufft->L() == L)
+            T = std::make_shared<ToeplitzNormal<float>>(ImageGrid(P.Nx, P.Ny, P.Nz),
+                                                        Trajectory<float>(fr.kx, fr.ky, fr.kz, fr.t), arma::fvec(),
+                                                        *segmentedNufft, options);
+        else
+            T = std::make_shared<ToeplitzNormal<float>>(P.Nx, P.Ny, P.Nz, fr.kx, fr.ky, fr.kz, arma::fvec(), fm, fr.t,
+                                                        L, TSInterp::MinMax, options);
     } else {
         T = std::make_shared<ToeplitzNormal<float>>(P.Nx, P.Ny, P.Nz, fr.kx, fr.ky, fr.kz, arma::fvec(), options);
     }

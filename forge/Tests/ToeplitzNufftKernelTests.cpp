@@ -11,25 +11,6 @@ using namespace toeplitz_test;
 
 namespace {
 
-forge::ToeplitzOptions with_source(forge::KernelSource source,
-                                   forge::AxisGrouping grouping = forge::AxisGrouping::Auto) {
-    forge::ToeplitzOptions o = host_build(grouping);
-    o.source = source;
-    return o;
-}
-
-template <typename T>
-forge::ToeplitzNormal<T> field_free(const Grid& g, const Trajectory& tr, const forge::ToeplitzOptions& o) {
-    return forge::ToeplitzNormal<T>(g.Nx, g.Ny, g.Nz, as<T>(tr.kx), as<T>(tr.ky), as<T>(tr.kz), as<T>(tr.W), o);
-}
-
-template <typename T>
-forge::ToeplitzNormal<T> field_corrected(const Grid& g, const Trajectory& tr, const arma::vec& fm, uword L,
-                                         const forge::ToeplitzOptions& o) {
-    return forge::ToeplitzNormal<T>(g.Nx, g.Ny, g.Nz, as<T>(tr.kx), as<T>(tr.ky), as<T>(tr.kz), as<T>(tr.W), as<T>(fm),
-                                    as<T>(tr.t), L, forge::TSInterp::MinMax, o);
-}
-
 // A random trajectory with a fifth of its samples moved outside the grid's band (up to 0.8 N): the kernel is
 // periodic in k at its integer offsets, so the NUFFT wraps them; the exact G^H W G takes them as they are.
 Trajectory beyond_band(const Grid& g, uword n1) {
@@ -40,17 +21,6 @@ Trajectory beyond_band(const Grid& g, uword n1) {
         if (g.Nz > 1) tr.kz[j] *= 1.6;
     }
     return tr;
-}
-
-// The operator's columns at the grid's first and last pixel: the kernel q(r - r0) at every offset of either sign.
-template <typename T>
-arma::cx_vec kernel_columns(const forge::ToeplitzNormal<T>& N) {
-    const uword n2 = N.n2();
-    arma::Col<std::complex<T>> e0(n2, arma::fill::zeros), e1(n2, arma::fill::zeros);
-    e0[0] = 1;
-    e1[n2 - 1] = 1;
-    return arma::join_cols(arma::conv_to<arma::cx_vec>::from(arma::Col<std::complex<T>>(N * e0)),
-                           arma::conv_to<arma::cx_vec>::from(arma::Col<std::complex<T>>(N * e1)));
 }
 
 }  // namespace
@@ -112,16 +82,21 @@ TEST_CASE("ToeplitzNormal with NUFFT kernels and a field map: the time segmentat
     }
 }
 
-TEST_CASE("ToeplitzNormal with NUFFT kernels on a stack (a Cartesian axis): no grouping, the exact operator",
+TEST_CASE("ToeplitzNormal with NUFFT kernels on a stack (a Cartesian axis): by slabs, or on the whole grid without "
+          "grouping; the exact operator",
           "[Toeplitz][nufft-kernels]") {
     FORGE_INFO_SEED();
     const Grid g{12, 10, 6};
-    const Trajectory tr = cartesian_along(g, 2, 3 * g.n2(), 0);
+    const Trajectory tr = shared_stack(g, 2, 3 * g.Nx * g.Ny, 0);  // the same in-plane samples in every plane
     const ExactNormal ref(g, tr, arma::zeros(g.n2()));
     const auto N = field_free<float>(g, tr, with_source(forge::KernelSource::Nufft));
     CHECK(N.kernel_source() == forge::KernelSource::Nufft);
-    CHECK(N.grouped_axis() == 3);
+    CHECK(N.grouped_axis() == 2);  // 2D NUFFTs of the slabs across z, expanded along z
     CHECK(normal_error(N, ref) <= 1e-5);
+    const auto whole = field_free<float>(g, tr, with_source(forge::KernelSource::Nufft, forge::AxisGrouping::Off));
+    CHECK(whole.kernel_source() == forge::KernelSource::Nufft);
+    CHECK(whole.grouped_axis() == 3);
+    CHECK(normal_error(whole, ref) <= 1e-5);
     const auto E = field_free<float>(g, tr, with_source(forge::KernelSource::Exact));
     CHECK(E.kernel_source() == forge::KernelSource::Exact);
     CHECK(E.grouped_axis() == 2);

@@ -11,6 +11,7 @@
 #include "TestHelpers.h"
 #include "forge/Operators/TimeSegmentation.h"
 #include "forge/Operators/dft/Gdft.h"
+#include "forge/Operators/nufft/Gnufft.h"
 #include "forge/Operators/toeplitz/ToeplitzNormal.h"
 
 namespace toeplitz_test {
@@ -73,6 +74,51 @@ arma::Col<T> as(const arma::vec& v) {
     return arma::conv_to<arma::Col<T>>::from(v);
 }
 
+// Host-build options with a kernel source (and axis grouping).
+inline forge::ToeplitzOptions with_source(forge::KernelSource source,
+                                          forge::AxisGrouping grouping = forge::AxisGrouping::Auto) {
+    forge::ToeplitzOptions o = host_build(grouping);
+    o.source = source;
+    return o;
+}
+
+template <typename T>
+forge::ToeplitzNormal<T> field_free(const Grid& g, const Trajectory& tr, const forge::ToeplitzOptions& o) {
+    return forge::ToeplitzNormal<T>(g.Nx, g.Ny, g.Nz, as<T>(tr.kx), as<T>(tr.ky), as<T>(tr.kz), as<T>(tr.W), o);
+}
+
+template <typename T>
+forge::ToeplitzNormal<T> field_corrected(const Grid& g, const Trajectory& tr, const arma::vec& fm, uword L,
+                                         const forge::ToeplitzOptions& o) {
+    return forge::ToeplitzNormal<T>(g.Nx, g.Ny, g.Nz, as<T>(tr.kx), as<T>(tr.ky), as<T>(tr.kz), as<T>(tr.W), as<T>(fm),
+                                    as<T>(tr.t), L, forge::TSInterp::MinMax, o);
+}
+
+template <typename T>
+forge::Trajectory<T> trajectory_of(const Trajectory& tr) {
+    return forge::Trajectory<T>(as<T>(tr.kx), as<T>(tr.ky), as<T>(tr.kz), as<T>(tr.t));
+}
+
+// The time-segmented NUFFT of the trajectory (L segments, min-max) whose Toeplitz normal
+// ToeplitzNormal(grid, k, W, segmented) builds.
+template <typename T>
+forge::TimeSegmentation<T, forge::Gnufft<T>> segmented_nufft(const Grid& g, const Trajectory& tr, const arma::vec& fm,
+                                                             uword L) {
+    const forge::Trajectory<T> k = trajectory_of<T>(tr);
+    return forge::TimeSegmentation<T, forge::Gnufft<T>>(forge::Gnufft<T>(forge::ImageGrid(g.Nx, g.Ny, g.Nz), k),
+                                                        as<T>(fm), k.t, L, forge::TSInterp::MinMax);
+}
+
+// N x applied on the GPU, back on the host in double (GPU tests).
+inline arma::cx_vec on_device(const forge::LinearOperator<float>& N, const arma::cx_vec& x) {
+    forgeCol<forgeComplex<float>> d(arma::conv_to<arma::cx_fvec>::from(x));
+    d.put_on_gpu();
+    forgeCol<forgeComplex<float>> r = N.forward(d);
+    REQUIRE(r.on_gpu());
+    r.get_from_gpu();
+    return arma::conv_to<arma::cx_vec>::from(r.to_arma());
+}
+
 // The exact G^H W G of the trajectory in float64 (Gdft<double>).
 struct ExactNormal {
     forge::Gdft<double> G;
@@ -105,6 +151,29 @@ inline Trajectory cartesian_along(const Grid& g, int axis, uword n1, double read
     arma::vec& k = axis == 0 ? tr.kx : axis == 1 ? tr.ky : tr.kz;
     const arma::vec u = uniform<double>(n1, 0, double(N[axis]));
     for (uword j = 0; j < n1; ++j) k[j] = std::min(std::floor(u[j]), double(N[axis] - 1)) - double(N[axis] / 2);
+    return tr;
+}
+
+// A stack along 'axis': the same n0 random in-plane samples (one readout of 'readout' seconds) in every plane of
+// integer coordinate along the axis, as a stack of spirals or stars acquires them.
+inline Trajectory shared_stack(const Grid& g, int axis, uword n0, double readout) {
+    const uword N[3] = {g.Nx, g.Ny, g.Nz};
+    const Trajectory plane = random_trajectory(g, n0, readout);
+    const uword planes = N[axis];
+    Trajectory tr;
+    tr.kx.set_size(n0 * planes);
+    tr.ky.set_size(n0 * planes);
+    tr.kz.set_size(n0 * planes);
+    tr.t.set_size(n0 * planes);
+    tr.W.set_size(n0 * planes);
+    for (uword p = 0; p < planes; ++p)
+        for (uword j = 0; j < n0; ++j) {
+            const uword q = p * n0 + j;
+            tr.kx[q] = plane.kx[j], tr.ky[q] = plane.ky[j], tr.kz[q] = plane.kz[j], tr.t[q] = plane.t[j];
+            tr.W[q] = plane.W[j];
+            arma::vec& k = axis == 0 ? tr.kx : axis == 1 ? tr.ky : tr.kz;
+            k[q] = double(p) - double(N[axis] / 2);
+        }
     return tr;
 }
 
@@ -164,6 +233,17 @@ double batch_error(const forge::ToeplitzNormal<T>& N, const SegmentedNormal& ref
         worst = std::max(worst, rel_error(arma::cx_vec(yd(arma::span(v * N.n2(), (v + 1) * N.n2() - 1))),
                                           arma::cx_vec(r.col(v))));
     return worst;
+}
+
+// The operator's columns at the grid's first and last pixel: the kernel q(r - r0) at every offset of either sign.
+template <typename T>
+arma::cx_vec kernel_columns(const forge::ToeplitzNormal<T>& N) {
+    const uword n2 = N.n2();
+    arma::Col<std::complex<T>> e0(n2, arma::fill::zeros), e1(n2, arma::fill::zeros);
+    e0[0] = 1;
+    e1[n2 - 1] = 1;
+    return arma::join_cols(arma::conv_to<arma::cx_vec>::from(arma::Col<std::complex<T>>(N * e0)),
+                           arma::conv_to<arma::cx_vec>::from(arma::Col<std::complex<T>>(N * e1)));
 }
 
 }  // namespace toeplitz_test

@@ -28,7 +28,27 @@ __global__ void k_combine(const forgeComplex<T1>* __restrict__ imgs, const forge
     out[k] = s;
 }
 
+template <typename T1>
+__global__ void k_segment_phases(const T1* __restrict__ fm, uword n2, const double* __restrict__ tau, uword S,
+                                 forgeComplex<T1>* __restrict__ out) {
+    const uword total = n2 * S;
+    for (uword i = uword(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += uword(gridDim.x) * blockDim.x) {
+        double s, c;
+        sincos(-double(fm[i % n2]) * tau[i / n2], &s, &c);
+        out[i] = forgeComplex<T1>(T1(c), T1(s));
+    }
+}
+
 }  // namespace
+
+template <typename T1>
+void segment_phases(const T1* fm, uword n2, const double* tau, uword S, forgeComplex<T1>* out) {
+    const uword total = n2 * S;
+    if (total == 0) return;
+    const uword blocks = (total + kThreads - 1) / kThreads;
+    k_segment_phases<T1><<<unsigned(blocks < 65535 * 16 ? blocks : 65535 * 16), kThreads>>>(fm, n2, tau, S, out);
+    FORGE_CUDA_CHECK_LAUNCH("segment_phases");
+}
 
 template <typename T1>
 void sense_expand(const forgeComplex<T1>* x, const forgeComplex<T1>* maps, forgeComplex<T1>* out, uword n2, uword nc) {
@@ -54,6 +74,9 @@ template void sense_combine<float>(const forgeComplex<float>*, const forgeComple
                                    uword, bool);
 template void sense_combine<double>(const forgeComplex<double>*, const forgeComplex<double>*, forgeComplex<double>*,
                                     uword, uword, bool);
+
+template void segment_phases<float>(const float*, uword, const double*, uword, forgeComplex<float>*);
+template void segment_phases<double>(const double*, uword, const double*, uword, forgeComplex<double>*);
 
 }  // namespace cuda
 }  // namespace forge

@@ -44,10 +44,16 @@ void ToeplitzNormal<T1>::prepare_device() const {
     DeviceBuffer table(table_.size() * sizeof(long long));
     device::copy_to_device(table.get(), table_.data(), table_.size() * sizeof(long long));
     cache_->table = std::move(table);
-    if (phases_) {
-        ForgeVec b = phases_->weights();
-        b.put_on_gpu();
+    if (phases_ && device_ < 0) {
+        // The phase maps' own device copy, on the current device: shared with the time-segmented operator this
+        // one was built from (tens of MB uploaded once).
+        cache_->phasesOnDevice = phases_->device_weights().device_memptr();
+    } else if (phases_) {  // a copy on the operator's device, straight from the host copy
+        const ForgeVec& host = phases_->weights();
+        ForgeVec b = ForgeVec::device_uninitialized(host.n_elem);
+        device::copy_to_device(b.device_memptr(), host.host_data(), host.n_elem * sizeof(Elem));
         cache_->devicePhases = std::move(b);
+        cache_->phasesOnDevice = cache_->devicePhases.device_memptr();
     }
     // The register kernel product sums a pair l < m into u_l and, conjugated, into u_m: it needs the table's
     // (m, l) entry to name the conjugate of its (l, m) entry, as the build writes it; otherwise the general one.
@@ -107,7 +113,7 @@ void ToeplitzNormal<T1>::apply_device(const forgeComplex<T1>* in, forgeComplex<T
     Elem* const a = ws->a.template as<Elem>();
     Elem* const b = ws->b.template as<Elem>();
     const Elem* K = cache_->device.device_memptr();
-    const Elem* phases = phases_ ? cache_->devicePhases.device_memptr() : nullptr;
+    const Elem* phases = cache_->phasesOnDevice;
     for (uword v0 = 0; v0 < nbatch; v0 += chunk) {
         c.nv = std::min(chunk, nbatch - v0);
         auto it = ws->plans.find(c.nv);

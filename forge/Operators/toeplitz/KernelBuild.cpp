@@ -11,7 +11,6 @@
 #include <sstream>
 #include <string>
 #include <type_traits>
-#include <unordered_set>
 
 #include "forge/CUDA/FftPlan.h"
 #include "forge/Core/DeviceMemory.h"
@@ -23,105 +22,21 @@
 #include "forge/Operators/toeplitz/cpu/HostApply.h"
 #include "forge/Operators/toeplitz/cuda/KernelCombine.h"
 #include "forge/Operators/toeplitz/cuda/ToeplitzKernels.h"
+#include "forge/Operators/toeplitz/detail/AxisGroups.h"
 #include "forge/Operators/toeplitz/detail/KernelSources.h"
 
 namespace forge {
 
+using toeplitz::axis_phases;
+using toeplitz::AxisGroups;
+using toeplitz::cell_offset;
+using toeplitz::find_cartesian_axis;
 using toeplitz::gib;
 using toeplitz::kName;
+using toeplitz::rows_of;
 using toeplitz::to_host_layout;
 
 namespace {
-
-constexpr double kPi = 3.14159265358979323846;
-
-// Offset (FOV units) of padded-grid cell c along an axis of N pixels and P = 2N cells: cells 0..N-1 hold the
-// offsets 0..N-1, cells N..2N-1 the offsets -N..-1 (circular order, so the product of FFTs is the convolution).
-double cell_offset(uword c, uword N, uword P) {
-    if (P == 1) return 0;
-    return (c < N ? double(c) : double(c) - double(P)) / double(N);
-}
-
-// A trajectory's samples grouped by their (exactly equal) coordinate along one axis of the padded grid, when the
-// axis is Cartesian enough to pay: G <= Pa / 2 distinct values on an axis of Pa > 1 cells, the axis with the
-// largest saving Pa / G. axis = 3: none.
-struct AxisGroups {
-    int axis = 3;
-    uword lo = 1, Pa = 1, hi = 1;  // cells of the faster axes, of the axis, of the slower axes
-    std::vector<uword> order;      // the samples, group by group
-    std::vector<uword> start;      // group g: order[start[g] .. start[g+1])
-    std::vector<double> value;     // k of group g along the axis
-    uword count() const { return value.size(); }
-    uword slab() const { return lo * hi; }
-};
-
-// Number of distinct values of v (== equality, so -0 and +0 are one), or limit + 1 as soon as there are more
-// than limit: a trajectory that is not Cartesian along an axis shows it after a few samples, where sorting all of
-// them (arma::unique) took 0.1 s per axis at 1.5M samples.
-template <typename T1>
-uword distinct_values_up_to(const arma::Col<T1>& v, uword limit) {
-    std::unordered_set<T1> seen;
-    seen.reserve(2 * limit + 2);
-    for (uword j = 0; j < v.n_elem; ++j) {
-        seen.insert(v[j]);
-        if (seen.size() > limit) return limit + 1;
-    }
-    return seen.size();
-}
-
-template <typename T1>
-AxisGroups find_cartesian_axis(const arma::Col<T1>* const k[3], const uword* P) {
-    AxisGroups best;
-    double bestSaving = 1;
-    for (int a = 0; a < 3; ++a) {
-        if (P[a] < 2) continue;
-        const uword G = distinct_values_up_to(*k[a], P[a] / 2);
-        if (2 * G > P[a]) continue;
-        const double saving = double(P[a]) / double(G);
-        if (saving > bestSaving) {
-            bestSaving = saving;
-            best.axis = a;
-        }
-    }
-    if (best.axis == 3) return best;
-    const int a = best.axis;
-    best.Pa = P[a];
-    for (int b = 0; b < a; ++b) best.lo *= P[b];
-    for (int b = a + 1; b < 3; ++b) best.hi *= P[b];
-    const arma::Col<T1>& ka = *k[a];
-    const arma::uvec idx = arma::stable_sort_index(ka);
-    best.order.assign(idx.begin(), idx.end());
-    for (uword j = 0; j < idx.n_elem; ++j)
-        if (j == 0 || ka[idx[j]] != ka[idx[j - 1]]) {
-            best.start.push_back(j);
-            best.value.push_back(double(ka[idx[j]]));
-        }
-    best.start.push_back(idx.n_elem);
-    return best;
-}
-
-// Phases of the groups along the axis, E(d, g) = exp(+i 2 pi k_g d) on the axis's cell offsets (Pa x G), in
-// double: k_g d reaches N / 2 cycles, whose float rounding alone would cost the kernels' float accuracy.
-arma::cx_mat axis_phases(const AxisGroups& g, uword N) {
-    arma::cx_mat E(g.Pa, g.count());
-    for (uword j = 0; j < g.count(); ++j)
-        for (uword d = 0; d < g.Pa; ++d) E(d, j) = std::polar(1.0, 2 * kPi * g.value[j] * cell_offset(d, N, g.Pa));
-    return E;
-}
-
-// Rows 'rows' of a sample-indexed column (or of each column of a matrix).
-template <typename T>
-arma::Col<T> rows_of(const arma::Col<T>& v, const uword* rows, uword n) {
-    arma::Col<T> r(n);
-    for (uword i = 0; i < n; ++i) r[i] = v[rows[i]];
-    return r;
-}
-arma::cx_mat rows_of(const arma::cx_mat& B, const uword* rows, uword n) {
-    arma::cx_mat r(n, B.n_cols);
-    for (uword c = 0; c < B.n_cols; ++c)
-        for (uword i = 0; i < n; ++i) r(i, c) = B(rows[i], c);
-    return r;
-}
 
 // Parts the host DFTs of a kernel build are split into, for its progress: the padded grid's cells in up to 16
 // parts of at least 4096 cells (each part's adjoint still gives every thread many cells).
@@ -209,15 +124,27 @@ forgeCol<forgeComplex<TB>> host_basis_grouped(const arma::cx_mat& B, const arma:
     return basis;
 }
 
-// The kernels of the pairs (columns of D ~= B V^H) on the host from their basis kernels (P x nb): the FFT of each
-// basis kernel and the pairs' combinations, divided by P; in the host apply's layout.
+// The kernels of the pairs (columns of D ~= B V^H) on the host from their basis kernels (P x nb, in the circular
+// cell order, or the centred order with 'centred'): the FFT of each basis kernel and the pairs' combinations,
+// divided by P; in the host apply's layout. The centred order is the circular one shifted by N = P / 2 along each
+// axis, so its FFT is the circular order's times (-1)^(kx + ky + kz).
 template <typename T1, typename TB>
-forgeCol<forgeComplex<T1>> host_kernels_from(forgeCol<forgeComplex<TB>> basis, const arma::cx_mat& V, const uword* Pd) {
+forgeCol<forgeComplex<T1>> host_kernels_from(forgeCol<forgeComplex<TB>> basis, const arma::cx_mat& V, const uword* Pd,
+                                             bool centred = false) {
     using CB = std::complex<TB>;
     const uword P = Pd[0] * Pd[1] * Pd[2], nb = V.n_cols, npairs = V.n_rows;
     auto* b = reinterpret_cast<CB*>(basis.memptr());
     const FftPlan<TB> fft(Pd[0], Pd[1], Pd[2]);
     fft.execute(FftMemory::host, reinterpret_cast<forgeComplex<TB>*>(b), true, nb);  // the kernels on the threads
+    if (centred) {
+        const long long rows = static_cast<long long>(Pd[1] * Pd[2] * nb);
+#pragma omp parallel for if (P * nb >= (1 << 16))
+        for (long long row = 0; row < rows; ++row) {
+            const uword y = uword(row) % Pd[1], z = (uword(row) / Pd[1]) % Pd[2];
+            CB* line = b + Pd[0] * uword(row);
+            for (uword x = 1 - (y + z) % 2; x < Pd[0]; x += 2) line[x] = -line[x];  // x + y + z odd
+        }
+    }
     const arma::Mat<CB> basisMat(b, P, nb, false, true);
     const arma::Mat<CB> K = basisMat * arma::conv_to<arma::Mat<CB>>::from(V.t() / double(P));  // column p: pair p
     forgeCol<forgeComplex<T1>> out(npairs * P);
@@ -312,8 +239,9 @@ void check_build_options(const ToeplitzOptions& o) {
 }  // namespace
 
 template <typename T1>
+template <typename C>
 void ToeplitzNormal<T1>::build(const arma::Col<T1>& kx, const arma::Col<T1>& ky, const arma::Col<T1>& kz,
-                               const arma::Col<T1>& W, const arma::cx_mat& a, const ToeplitzOptions& options) {
+                               const arma::Col<T1>& W, const arma::Mat<C>& a, const ToeplitzOptions& options) {
     check_build_options(options);
     const KernelBuild where = options.build;
     const ToeplitzBuildProgress& progress = options.progress;
@@ -354,9 +282,7 @@ void ToeplitzNormal<T1>::build(const arma::Col<T1>& kx, const arma::Col<T1>& ky,
     // axis, or the NUFFT's basis kernels in as many steps; on the GPU one step for all), the FFTs and combinations
     // of the kernels.
     const arma::Col<T1>* const k[3] = {&kx, &ky, &kz};
-    const AxisGroups grp = options.grouping == AxisGrouping::Auto && options.source != KernelSource::Nufft
-                               ? find_cartesian_axis<T1>(k, P_)
-                               : AxisGroups();
+    const AxisGroups grp = options.grouping == AxisGrouping::Auto ? find_cartesian_axis<T1>(k, P_) : AxisGroups();
     const uword dftSteps = grp.axis == 3 ? dft_parts(P_total_) : grp.count(), totalSteps = dftSteps + 2;
     uword stepsDone = 0;
     const auto step = [&](uword n) {
@@ -380,20 +306,26 @@ void ToeplitzNormal<T1>::build(const arma::Col<T1>& kx, const arma::Col<T1>& ky,
         table_[l * S_ + m] = static_cast<long long>(p) + 1;
         if (l != m) table_[m * S_ + l] = -(static_cast<long long>(p) + 1);
     }
-    const arma::cx_mat B = std::move(pd.B), V = std::move(pd.V);
-    ndft_ = B.n_cols;
+    const arma::cx_mat V = std::move(pd.V);
+    ndft_ = pd.n_basis();
     times_.pair_data = since(t0);
     step(1);
 
     shape.nb = ndft_;
     shape.groups = grp.axis < 3 ? grp.count() : 0;
     shape.slab = grp.axis < 3 ? grp.slab() : 0;
+    shape.axis = grp.axis;
+    shape.slab_shared = grp.axis < 3 && toeplitz::slab_samples_shared<T1>(k, grp);
     source_ = toeplitz::choose_kernel_source(options.source, shape);
     const bool nufft = source_ == KernelSource::Nufft;
+    // The NUFFT by slabs across the Cartesian axis where that is the cheaper NUFFT, else on the whole grid.
+    const bool slabs = nufft && toeplitz::estimate_source_cost(shape).nufft_by_slabs;
+    // B in full (n1 x nb) for the sources that take it; the slabs gather their columns from its distinct rows.
+    const arma::cx_mat B = slabs ? arma::cx_mat() : pd.full();
 
     // Offsets of the padded grid's cells; with a Cartesian axis only those of one slab across it (0 along it).
     [[maybe_unused]] const uword P = P_total_;
-    groupedAxis_ = nufft ? 3 : uword(grp.axis);
+    groupedAxis_ = nufft && !slabs ? 3 : uword(grp.axis);
     uword extent[3] = {P_[0], P_[1], P_[2]};
     if (grp.axis < 3) extent[grp.axis] = 1;
     const uword cells = nufft ? 0 : extent[0] * extent[1] * extent[2];
@@ -414,8 +346,10 @@ void ToeplitzNormal<T1>::build(const arma::Col<T1>& kx, const arma::Col<T1>& ky,
         if (gpuBuild) try {
                 const toeplitz::DeviceScope scope(device_);
                 const auto tDft = std::chrono::steady_clock::now();
-                forgeCol<forgeComplex<float>> basis = nufft ? toeplitz::device_basis_nufft(B, kx, ky, kz, N_, P_)
-                                                            : device_basis_exact(B, kx, ky, kz, grp, E, ox, oy, oz, P);
+                forgeCol<forgeComplex<float>> basis =
+                    slabs   ? toeplitz::slab_basis_nufft<float>(pd, k, grp, N_, P_, true)
+                    : nufft ? toeplitz::device_basis_nufft(B, kx, ky, kz, N_, P_)
+                            : device_basis_exact(B, kx, ky, kz, grp, E, ox, oy, oz, P);
                 if (basis.n_elem > 0) {
                     device::synchronize();
                     times_.dft = since(tDft);
@@ -437,7 +371,10 @@ void ToeplitzNormal<T1>::build(const arma::Col<T1>& kx, const arma::Col<T1>& ky,
         const auto tDft = std::chrono::steady_clock::now();
         const std::function<void()> partDone = [&] { step(1); };
         forgeCol<forgeComplex<T1>> basis;
-        if (nufft) {
+        if (slabs) {
+            basis = toeplitz::slab_basis_nufft<T1>(pd, k, grp, N_, P_, false);
+            step(dftSteps);
+        } else if (nufft) {
             uword r = 0;  // the basis kernels spread over the progress's DFT steps
             const std::function<void()> vectorDone = [&] {
                 ++r;
@@ -449,7 +386,7 @@ void ToeplitzNormal<T1>::build(const arma::Col<T1>& kx, const arma::Col<T1>& ky,
                                   : host_basis_grouped<T1, T1>(B, kx, ky, kz, grp, E, ox, oy, oz, partDone);
         }
         times_.dft = since(tDft);
-        cache_->host = host_kernels_from<T1, T1>(std::move(basis), V, P_);
+        cache_->host = host_kernels_from<T1, T1>(std::move(basis), V, P_, slabs);
         host_kernels();  // the host apply's plans and first scratch now: part of the build, not of the first apply
     }
     device::synchronize();
@@ -458,10 +395,11 @@ void ToeplitzNormal<T1>::build(const arma::Col<T1>& kx, const arma::Col<T1>& ky,
     step(totalSteps - stepsDone);
 }
 
-#define FORGE_TOEPLITZ_BUILD_INSTANTIATE(T1)                                                                  \
-    template void ToeplitzNormal<T1>::build(const arma::Col<T1>&, const arma::Col<T1>&, const arma::Col<T1>&, \
-                                            const arma::Col<T1>&, const arma::cx_mat&, const ToeplitzOptions&);
-FORGE_TOEPLITZ_BUILD_INSTANTIATE(float)
-FORGE_TOEPLITZ_BUILD_INSTANTIATE(double)
+#define FORGE_TOEPLITZ_BUILD_INSTANTIATE(T1, C)                                                                  \
+    template void ToeplitzNormal<T1>::build<C>(const arma::Col<T1>&, const arma::Col<T1>&, const arma::Col<T1>&, \
+                                               const arma::Col<T1>&, const arma::Mat<C>&, const ToeplitzOptions&);
+FORGE_TOEPLITZ_BUILD_INSTANTIATE(float, std::complex<double>)
+FORGE_TOEPLITZ_BUILD_INSTANTIATE(float, std::complex<float>)
+FORGE_TOEPLITZ_BUILD_INSTANTIATE(double, std::complex<double>)
 
 }  // namespace forge

@@ -16,9 +16,12 @@
 
 #include "forge/Core/DeviceMemory.h"
 #include "forge/Core/Exceptions.h"
+#include "forge/Core/Parallel.h"
 #include "forge/Operators/LinearOperator.h"
 #include "forge/Operators/nufft/Gnufft.h"
 #include "forge/Operators/toeplitz/cpu/HostApply.h"
+#include "forge/Operators/toeplitz/cuda/ToeplitzKernels.h"
+#include "forge/Operators/toeplitz/detail/AxisGroups.h"
 
 namespace forge {
 namespace toeplitz {
@@ -110,6 +113,28 @@ SourceCost estimate_source_cost(const BuildShape& s) {
     if (!r.why_not.empty()) return r;
     const double taps = std::pow(double(W), dims);
     r.nufft = nb * (grid * c.fft * std::log2(grid) + n1 * taps * c.tap) + n1 * c.sample + c.plan;
+    // By slabs across a Cartesian axis: per group a 2D NUFFT of the slab (oversampled 2x), then the expansion
+    // along the axis; the groups share one plan when their in-plane samples are the same, else each group moves
+    // the plan to its samples (set_points: a group's fixed cost).
+    if (s.groups > 0 && s.axis < 3) {
+        double slab = 1;
+        bool two = true;
+        for (int a = 0; a < 3; ++a) {
+            if (a == s.axis) continue;
+            two = two && s.P[a] >= 2 && 2 * s.P[a] >= W;
+            slab *= 2.0 * double(s.P[a]);
+        }
+        if (two) {
+            const double G = double(s.groups);
+            const double bySlabs =
+                nb * (G * slab * c.fft * std::log2(slab) + n1 * double(W * W) * c.tap + G * cells * c.expand) +
+                n1 * c.sample + c.plan + (s.slab_shared ? 0 : G * c.group);
+            if (bySlabs < r.nufft) {
+                r.nufft = bySlabs;
+                r.nufft_by_slabs = true;
+            }
+        }
+    }
     return r;
 }
 
@@ -161,6 +186,118 @@ forgeCol<forgeComplex<T1>> host_basis_nufft(const arma::cx_mat& B, const arma::C
     return basis;
 }
 
+template <typename T1>
+forgeCol<forgeComplex<T1>> slab_basis_nufft(const PairData& B, const arma::Col<T1>* const k[3], const AxisGroups& grp,
+                                            const uword* N, const uword* P, bool device) {
+    using FC = forgeCol<forgeComplex<T1>>;
+    using C = std::complex<T1>;
+    const int a = grp.axis, s0 = a == 0 ? 1 : 0, s1 = a == 2 ? 1 : 2;  // the slab's axes, faster first
+    const uword G = grp.count(), nb = B.n_basis(), M = grp.slab(), lo = grp.lo, hi = grp.hi, Pa = grp.Pa;
+    const uword n1 = grp.order.size(), T = B.rows.n_rows;
+    const auto coordinate = [&](uword g, int axis) {
+        return nufft_coordinate(rows_of(*k[axis], grp.rows(g), grp.size(g)), N[axis], P[axis]);
+    };
+    const bool shared = slab_samples_shared(k, grp);
+    NufftOptions o;
+    o.tolerance = nufft_kernel_tolerance(std::is_same<T1, float>::value);
+    Gnufft<T1> slab(grp.size(0), P[s0], P[s1], 1, coordinate(0, s0), coordinate(0, s1),
+                    arma::Col<T1>(grp.size(0), arma::fill::zeros), o);
+    if (device && !slab.gpu_enabled()) return {};
+    const Residency where = device ? Residency::Device : Residency::Host;
+    // The NUFFT's input, column (g nb + r) of a call: B's column r on group g's samples. B's distinct rows, and
+    // each sample's row and scale in the groups' order, go to the GPU (a few MB, where B itself is n1 x nb);
+    // the columns are gathered there.
+    std::vector<unsigned> rowOf(device ? n1 : 0);
+    arma::Col<T1> scaleOf(device ? n1 : 0);
+    for (uword q = 0; q < rowOf.size(); ++q) {
+        const uword j = grp.order[q];
+        rowOf[q] = unsigned(B.of[j]);
+        scaleOf[q] = T1(B.scale[j]);
+    }
+    FC rowsD;
+    DeviceBuffer rowD, scaleD;
+    if (device) {
+        rowsD = FC(arma::conv_to<arma::Col<C>>::from(arma::vectorise(B.rows)));
+        rowsD.put_on_gpu();
+        rowD = DeviceBuffer(n1 * sizeof(unsigned));
+        scaleD = DeviceBuffer(n1 * sizeof(T1));
+        device::copy_to_device(rowD.get(), rowOf.data(), n1 * sizeof(unsigned));
+        device::copy_to_device(scaleD.get(), scaleOf.memptr(), n1 * sizeof(T1));
+    }
+    // Q: slab g of basis kernel r at (g nb + r) M, the slab's cells in Gnufft's image order (s0 fastest), which is
+    // the grid's order of the slab's cells (i + lo h).
+    FC Q = device ? FC::device_uninitialized(M * nb * G) : FC(M * nb * G);
+    // Groups per adjoint: their oversampled grids within about 1 GiB.
+    const double gridBytes = double(slab.grid_elems()) * double(sizeof(C)) * double(nb);
+    const uword perCall = shared ? std::max<uword>(1, std::min<uword>(G, uword(double(1ull << 30) / gridBytes))) : 1;
+    for (uword g0 = 0; g0 < G; g0 += perCall) {
+        const uword ng = std::min(perCall, G - g0), n = grp.size(g0), first = grp.start[g0];
+        if (!shared && g0 > 0)
+            slab.set_points(coordinate(g0, s0), coordinate(g0, s1), arma::Col<T1>(n, arma::fill::zeros));
+        FC data = device ? FC::device_uninitialized(n * nb * ng) : FC(n * nb * ng);
+        if (device) {
+            cuda::toeplitz_gather_rows<T1>(rowsD.device_memptr(), T, rowD.as<unsigned>() + first,
+                                           scaleD.as<T1>() + first, n, ng, nb, data.device_memptr());
+        } else {
+            C* d = reinterpret_cast<C*>(data.memptr());
+            const long long columns = static_cast<long long>(ng * nb);
+#pragma omp parallel for if (n * ng * nb >= (1 << 16))
+            for (long long col = 0; col < columns; ++col) {
+                const uword g = g0 + uword(col) / nb, r = uword(col) % nb;
+                const uword* rows = grp.rows(g);
+                const std::complex<double>* b = B.rows.colptr(r);
+                C* out = d + n * uword(col);
+                for (uword i = 0; i < n; ++i) out[i] = C(B.scale[rows[i]] * b[B.of[rows[i]]]);
+            }
+        }
+        slab.apply(data.data_ptr(), Q.data_ptr() + M * nb * g0, nb * ng, false, where);
+    }
+    // The expansion along the axis: basis(i + lo d + lo Pa h, r) = sum_g E(d, g) Q(i + lo h, g, r).
+    const arma::cx_mat E = axis_phases(grp, N[a], true);
+    FC basis = device ? FC::device_uninitialized(M * Pa * nb) : FC(M * Pa * nb);
+    if (device) {
+        FC Ed(arma::conv_to<arma::Col<C>>::from(arma::vectorise(E)));
+        Ed.put_on_gpu();
+        cuda::toeplitz_expand_axis<T1>(Q.device_memptr(), Ed.device_memptr(), basis.device_memptr(), lo, Pa, hi, G, nb);
+        device::synchronize();  // the plan's stream and Ed done before they go
+        return basis;
+    }
+    const arma::Mat<C> Et = arma::conv_to<arma::Mat<C>>::from(E).st();
+    const C* q = reinterpret_cast<const C*>(Q.memptr());
+    C* out = reinterpret_cast<C*>(basis.memptr());
+    for (uword r = 0; r < nb; ++r) {
+        arma::Mat<C> Qr(M, G);
+        for (uword g = 0; g < G; ++g) std::copy(q + M * (g * nb + r), q + M * (g * nb + r + 1), Qr.colptr(g));
+        C* o = out + M * Pa * r;
+        if (hi == 1) {  // the axis is the slowest: the product is the kernel's block
+            arma::Mat<C> block(o, M, Pa, false, true);
+            block = Qr * Et;
+            continue;
+        }
+        const arma::Mat<C> R = Qr * Et;  // (i + lo h) x d
+        detail::for_each_in_batch(hi, [&](std::size_t h) {
+            for (uword d = 0; d < Pa; ++d)
+                std::copy(R.colptr(d) + lo * h, R.colptr(d) + lo * (h + 1), o + lo * (d + Pa * h));
+        });
+    }
+    return basis;
+}
+
+template <typename T1>
+bool slab_samples_shared(const arma::Col<T1>* const k[3], const AxisGroups& grp) {
+    const int a = grp.axis, s0 = a == 0 ? 1 : 0, s1 = a == 2 ? 1 : 2;
+    const uword n0 = grp.size(0);
+    const uword* r0 = grp.rows(0);
+    const arma::Col<T1>&k0 = *k[s0], &k1 = *k[s1];
+    for (uword g = 1; g < grp.count(); ++g) {
+        if (grp.size(g) != n0) return false;
+        const uword* r = grp.rows(g);
+        for (uword i = 0; i < n0; ++i)
+            if (k0[r[i]] != k0[r0[i]] || k1[r[i]] != k1[r0[i]]) return false;
+    }
+    return true;
+}
+
 forgeCol<forgeComplex<float>> device_columns(const arma::cx_mat& B) {
     forgeCol<forgeComplex<float>> data(B.n_elem);
     forgeComplex<float>* d = data.memptr();
@@ -184,6 +321,12 @@ forgeCol<forgeComplex<float>> device_basis_nufft(const arma::cx_mat& B, const ar
     return basis;
 }
 
+template bool slab_samples_shared<float>(const arma::fvec* const[3], const AxisGroups&);
+template bool slab_samples_shared<double>(const arma::vec* const[3], const AxisGroups&);
+template forgeCol<forgeComplex<float>> slab_basis_nufft<float>(const PairData&, const arma::fvec* const[3],
+                                                               const AxisGroups&, const uword*, const uword*, bool);
+template forgeCol<forgeComplex<double>> slab_basis_nufft<double>(const PairData&, const arma::vec* const[3],
+                                                                 const AxisGroups&, const uword*, const uword*, bool);
 template forgeCol<forgeComplex<float>> host_basis_nufft<float>(const arma::cx_mat&, const arma::fvec&,
                                                                const arma::fvec&, const arma::fvec&, const uword*,
                                                                const uword*, const std::function<void()>&);

@@ -23,25 +23,38 @@ std::uint64_t bits(double v) {
     std::memcpy(&b, &v, sizeof b);
     return b;
 }
+std::uint64_t bits(float v) {
+    std::uint32_t b;
+    std::memcpy(&b, &v, sizeof b);
+    return b;
+}
 
 std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
     h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
     return h;
 }
 
-bool rows_equal(const arma::cx_mat& a, uword i, uword j) {
+template <typename C>
+bool rows_equal(const arma::Mat<C>& a, uword i, uword j) {
     for (uword l = 0; l < a.n_cols; ++l)
         if (bits(a(i, l).real()) != bits(a(j, l).real()) || bits(a(i, l).imag()) != bits(a(j, l).imag())) return false;
     return true;
 }
 
 // The distinct rows of a (bit for bit): of[j] = the row group of sample j, first[g] = a sample of group g.
-void group_rows(const arma::cx_mat& a, std::vector<uword>& of, std::vector<uword>& first) {
+template <typename C>
+void group_rows(const arma::Mat<C>& a, std::vector<uword>& of, std::vector<uword>& first) {
     const uword n = a.n_rows;
-    std::vector<std::uint64_t> h(n, 0xcbf29ce484222325ull);
-    for (uword l = 0; l < a.n_cols; ++l) {
-        const std::complex<double>* c = a.colptr(l);
-        for (uword j = 0; j < n; ++j) h[j] = mix(mix(h[j], bits(c[j].real())), bits(c[j].imag()));
+    std::vector<std::uint64_t> h(n);
+    const long long rows = static_cast<long long>(n);
+#pragma omp parallel for if (rows * static_cast <long long>(a.n_cols) >= (1 << 16))
+    for (long long j = 0; j < rows; ++j) {
+        std::uint64_t v = 0xcbf29ce484222325ull;
+        for (uword l = 0; l < a.n_cols; ++l) {
+            const C c = a(uword(j), l);
+            v = mix(mix(v, bits(c.real())), bits(c.imag()));
+        }
+        h[uword(j)] = v;
     }
     uword cap = 16;
     while (cap < 2 * n) cap *= 2;
@@ -84,7 +97,21 @@ bool compress(const arma::cx_mat& gram, double relTol, arma::cx_mat& V) {
 
 }  // namespace
 
-PairData pair_data(const arma::cx_mat& a, const arma::vec& w, double relTol) {
+arma::cx_mat PairData::gather(const uword* samples, uword n) const {
+    arma::cx_mat B(n, rows.n_cols);
+    for (uword c = 0; c < rows.n_cols; ++c) {
+        const std::complex<double>* src = rows.colptr(c);
+        std::complex<double>* dst = B.colptr(c);
+        for (uword i = 0; i < n; ++i) {
+            const uword j = samples ? samples[i] : i;
+            dst[i] = scale[j] * src[of[j]];
+        }
+    }
+    return B;
+}
+
+template <typename C>
+PairData pair_data(const arma::Mat<C>& a, const arma::vec& w, double relTol) {
     const uword n1 = a.n_rows, S = a.n_cols;
     std::vector<uword> of, first;
     group_rows(a, of, first);
@@ -98,10 +125,11 @@ PairData pair_data(const arma::cx_mat& a, const arma::vec& w, double relTol) {
     PairData r;
     for (uword l = 0; l < S; ++l)
         for (uword m = l; m < S; ++m) {
-            const std::complex<double>*al = a.colptr(l), *am = a.colptr(m);
+            const C *al = a.colptr(l), *am = a.colptr(m);
             bool nonzero = false;
             for (uword t = 0; t < T && !nonzero; ++t) {
-                const std::complex<double> f = std::conj(al[first[t]]) * am[first[t]];
+                const std::complex<double> f =
+                    std::conj(std::complex<double>(al[first[t]])) * std::complex<double>(am[first[t]]);
                 // (a compare, not std::abs: a hypot per entry took longer than the products)
                 nonzero = wmax[t] > 0 && (f.real() != 0 || f.imag() != 0);
             }
@@ -113,7 +141,9 @@ PairData pair_data(const arma::cx_mat& a, const arma::vec& w, double relTol) {
     const uword np = r.pairs.size() / 2;
     if (np == 0) {  // W = 0: the zero operator, one zero kernel keeps the apply uniform
         r.pairs = {0, 0};
-        r.B.zeros(n1, 1);
+        r.rows.zeros(1, 1);
+        r.of.assign(n1, 0);
+        r.scale.zeros(n1);
         r.V.ones(1, 1);
         return r;
     }
@@ -127,11 +157,11 @@ PairData pair_data(const arma::cx_mat& a, const arma::vec& w, double relTol) {
     const auto fill_block = [&](uword t0, uword rows) {
         Fb.set_size(rows, np);
         for (uword p = 0; p < np; ++p) {
-            const std::complex<double>*al = a.colptr(r.pairs[2 * p]), *am = a.colptr(r.pairs[2 * p + 1]);
+            const C *al = a.colptr(r.pairs[2 * p]), *am = a.colptr(r.pairs[2 * p + 1]);
             std::complex<double>* f = Fb.colptr(p);
             for (uword i = 0; i < rows; ++i) {
                 const uword t = t0 + i, j = first[t];
-                f[i] = root[t] * (std::conj(al[j]) * am[j]);
+                f[i] = root[t] * (std::conj(std::complex<double>(al[j])) * std::complex<double>(am[j]));
             }
         }
     };
@@ -142,32 +172,23 @@ PairData pair_data(const arma::cx_mat& a, const arma::vec& w, double relTol) {
     }
     const bool reduced = compress(gram, relTol, r.V);
     const uword nb = r.V.n_cols;
-    // The samples of each distinct row (CSR), so that each block's rows of Fs V go straight to their samples.
-    std::vector<uword> start(T + 1, 0), samples(n1);
-    for (uword j = 0; j < n1; ++j) ++start[of[j] + 1];
-    for (uword t = 0; t < T; ++t) start[t + 1] += start[t];
-    {
-        std::vector<uword> next(start.begin(), start.end() - 1);
-        for (uword j = 0; j < n1; ++j) samples[next[of[j]]++] = j;
-    }
-    r.B.set_size(n1, nb);
+    // The distinct rows of Fs V; sample j's row of B is w_j / sqrt(s_t) times row t = of[j] of them.
+    r.rows.set_size(T, nb);
     arma::cx_mat FbV;
     for (uword t0 = 0; t0 < T; t0 += kBlock) {
         const uword rows = std::min(kBlock, T - t0);
         fill_block(t0, rows);
         if (reduced) FbV = Fb * r.V;
-        const arma::cx_mat& kept = reduced ? FbV : Fb;
-        for (uword i = 0; i < rows; ++i) {
-            const uword t = t0 + i;
-            for (uword q = start[t]; q < start[t + 1]; ++q) {
-                const uword j = samples[q];
-                const double scale = w[j] * inverse[t];
-                for (uword c = 0; c < nb; ++c) r.B(j, c) = scale * kept(i, c);
-            }
-        }
+        r.rows.rows(t0, t0 + rows - 1) = reduced ? FbV : Fb;
     }
+    r.scale.set_size(n1);
+    for (uword j = 0; j < n1; ++j) r.scale[j] = w[j] * inverse[of[j]];
+    r.of = std::move(of);
     return r;
 }
+
+template PairData pair_data<std::complex<float>>(const arma::cx_fmat&, const arma::vec&, double);
+template PairData pair_data<std::complex<double>>(const arma::cx_mat&, const arma::vec&, double);
 
 }  // namespace toeplitz
 }  // namespace forge

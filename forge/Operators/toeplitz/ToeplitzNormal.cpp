@@ -108,7 +108,7 @@ ToeplitzNormal<T1>::ToeplitzNormal(uword Nx, uword Ny, uword Nz, const arma::Col
     set_grid(Nx, Ny, Nz, 0);
     set_device_options(options);
     S_ = 1;
-    build(kx, ky, kz, W, arma::ones<arma::cx_mat>(kx.n_elem, 1), options);
+    build(kx, ky, kz, W, arma::cx_mat(kx.n_elem, 1, arma::fill::ones), options);
 }
 
 template <typename T1>
@@ -124,14 +124,7 @@ ToeplitzNormal<T1>::ToeplitzNormal(uword Nx, uword Ny, uword Nz, const arma::Col
     require_length(kName, "timeVec", timeVec.n_elem, kx.n_elem, "the number of samples (length of kx)");
     const TSFactors f = TimeSegmentationCore<T1>::segment_factors(fieldMap, timeVec, L, type);
     S_ = L + 1;
-    arma::Col<std::complex<T1>> phase(S_ * n2);
-    const long long nPhase = static_cast<long long>(S_ * n2);
-#pragma omp parallel for if (nPhase > 65536)
-    for (long long i = 0; i < nPhase; ++i) {
-        const uword l = uword(i) / n2, k = uword(i) % n2;
-        phase[uword(i)] = std::complex<T1>(std::polar(1.0, -double(fieldMap[k]) * f.tau(l)));
-    }
-    phases_ = std::make_shared<StackedDiagonal<T1>>(phase, S_, "ToeplitzNormal segment phases");
+    phases_ = TimeSegmentationCore<T1>::segment_phase_maps(fieldMap, f.tau, "ToeplitzNormal segment phases");
     build(kx, ky, kz, W, f.a, options);
 }
 
@@ -146,6 +139,22 @@ ToeplitzNormal<T1>::ToeplitzNormal(const ImageGrid& grid, const Trajectory<T1>& 
                                    const ToeplitzOptions& options)
     : ToeplitzNormal(grid.nx, grid.ny, grid.nz, k.kx, k.ky, k.kz, W, field_map, readout_times(k), L, type,
                      options) {}
+
+template <typename T1>
+ToeplitzNormal<T1>::ToeplitzNormal(const ImageGrid& grid, const Trajectory<T1>& k, const arma::Col<T1>& W,
+                                   const TimeSegmentationCore<T1>& segmented, const ToeplitzOptions& options)
+    : LinearOperator<T1>(kName, 0, 0) {
+    set_grid(grid.nx, grid.ny, grid.nz, segmented.L());
+    set_device_options(options);
+    require_length(kName, "the time-segmented operator's pixels", segmented.domain_size(), this->domain_size(),
+                   "grid.nx * grid.ny * grid.nz");
+    require_length(kName, "the time-segmented operator's samples", segmented.n1(), k.kx.n_elem,
+                   "the trajectory's samples (length of k.kx)");
+    S_ = segmented.L() + 1;
+    phases_ = segmented.phase_maps();
+    const arma::Mat<std::complex<T1>> a = segmented.interpolators();
+    build(k.kx, k.ky, k.kz, W, a, options);
+}
 
 namespace {
 ToeplitzOptions positional_options(KernelBuild where, AxisGrouping grouping, const ToeplitzBuildProgress& progress) {

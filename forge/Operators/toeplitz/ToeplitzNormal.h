@@ -58,14 +58,15 @@
 // relative error 1e-6 in float (Gnufft<float>'s floor), 1e-9 in double; on the GPU one batched adjoint of
 // Gnufft<float>'s device plan. Per basis kernel it costs the FFT of the NUFFT's grid (4N per axis: 2^d times the
 // padded grid's cells) and n1 W^d spreading taps (W = 8 in float, 11 in double) instead of n1 x cells phases, and
-// needs no Cartesian axis. Measured against the exact float64
+// needs no Cartesian axis; with one (grouped_axis()), where cheaper, per group a 2D NUFFT of the slab across the axis
+// and the expansion along it (one plan for groups with the same in-plane samples). Measured against the exact float64
 // G^H W G (ToeplitzNufftKernelTests): float <= 1e-5, double <= 1e-9 relative beyond the segmentation's error.
 // Auto estimates both builds' seconds (KernelSources.cpp: per-unit costs measured on the host and on an H100) and
 // takes the NUFFT when, for float, the exact build is estimated above 0.25 s on the host (0.02 s on the GPU) and
 // slower than the NUFFT; for double (host only), above 2 s and ten times slower: double keeps kernels exact to
 // rounding wherever they are affordable. Grids with fewer than two axes longer than 1 (or an axis too short for
 // the NUFFT's kernel) always take the exact DFT; asking for Nufft there throws. build_times().dft is the time of
-// the basis kernels' transforms by either source; grouped_axis() is 3 after a NUFFT.
+// the basis kernels' transforms by either source; grouped_axis() is 3 after a NUFFT of the whole grid.
 // Progress: ToeplitzOptions::progress, when set, is called with (done, total, seconds) as the kernel build
 // proceeds: done = 0 when it starts, then after each step (the pair data, equal parts of the DFTs, the FFTs and
 // combinations of the kernels), last with done = total; seconds since the build started.
@@ -96,6 +97,12 @@ public:
     ToeplitzNormal(const ImageGrid& grid, const Trajectory<T1>& k, const arma::Col<T1>& W,
                    const arma::Col<T1>& field_map, uword L, TSInterp type = TSInterp::MinMax,
                    const ToeplitzOptions& options = {});
+    // The normal operator of a time-segmented operator (TimeSegmentation of any G on k's samples and this grid):
+    // its interpolators and phase maps as they are, the phase maps shared (no second segmentation, no second
+    // copy), so that these kernels approximate that operator's own G^H W G and its adjoint gives the matching
+    // right-hand side G^H W y (a time-segmented NUFFT: forge-recon's Toeplitz path).
+    ToeplitzNormal(const ImageGrid& grid, const Trajectory<T1>& k, const arma::Col<T1>& W,
+                   const TimeSegmentationCore<T1>& segmented, const ToeplitzOptions& options = {});
     // The same, positional.
     ToeplitzNormal(uword Nx, uword Ny, uword Nz, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
                    const arma::Col<T1>& kz, const arma::Col<T1>& W, const ToeplitzOptions& options = {});
@@ -161,8 +168,9 @@ private:
     void set_grid(uword Nx, uword Ny, uword Nz, uword L);
     // Checks options.stream and options.device and keeps them for the device work.
     void set_device_options(const ToeplitzOptions& options);
+    template <typename C>  // the interpolators in double, or in T1 as a time-segmented operator keeps them
     void build(const arma::Col<T1>& kx, const arma::Col<T1>& ky, const arma::Col<T1>& kz, const arma::Col<T1>& W,
-               const arma::cx_mat& a, const ToeplitzOptions& options);
+               const arma::Mat<C>& a, const ToeplitzOptions& options);
     const ForgeVec& host_kernels() const;
     void apply_host_chunk(const Elem* K, const Elem* in, Elem* out, uword nv, Elem* scratch, int threads) const;
 

@@ -42,7 +42,7 @@ using ToeplitzBuildProgress = std::function<void(uword done, uword total, double
 
 struct ToeplitzOptions {
     KernelBuild build = KernelBuild::Auto;
-    AxisGrouping grouping = AxisGrouping::Auto;  // for KernelSource::Exact (a NUFFT needs no grouping)
+    AxisGrouping grouping = AxisGrouping::Auto;  // exact DFTs or NUFFTs by slabs across a Cartesian axis
     ToeplitzBuildProgress progress = nullptr;
     // Stream the device apply (its FFTs and kernels) is queued on; null: the legacy default stream. A given
     // stream stays the caller's and must be ordered with the legacy default stream, where forgeCol's arithmetic

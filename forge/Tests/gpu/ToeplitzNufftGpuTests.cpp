@@ -28,16 +28,6 @@ forge::ToeplitzNormal<float> make(const Grid& g, const Trajectory& tr, const arm
                                         as<float>(tr.W), as<float>(fm), as<float>(tr.t), L, forge::TSInterp::MinMax, o);
 }
 
-// N x applied on the GPU (cuFFT apply of the kernels where they were built), back on the host in double.
-arma::cx_vec on_device(const forge::ToeplitzNormal<float>& N, const arma::cx_vec& x) {
-    FVec d(arma::conv_to<arma::cx_fvec>::from(x));
-    d.put_on_gpu();
-    FVec r = N.forward(d);
-    REQUIRE(r.on_gpu());
-    r.get_from_gpu();
-    return arma::conv_to<arma::cx_vec>::from(r.to_arma());
-}
-
 }  // namespace
 
 TEST_CASE("GPU ToeplitzNormal with NUFFT kernels equals the exact G^H W G and the host's NUFFT build",

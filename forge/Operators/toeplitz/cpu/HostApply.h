@@ -205,7 +205,8 @@ struct ToeplitzNormal<T1>::Cache {
     std::unique_ptr<FftPlan<T1>> fft;  // the GPU kernel build's (KernelBuild.cpp): cuFFT of the padded grid
     std::unique_ptr<toeplitz::HostApplyLayout<T1>> hostLayout;
     std::vector<std::unique_ptr<toeplitz::GridBuffer<T1>>> pool;
-    ForgeVec devicePhases;                 // b_l on the GPU, S x n2 (empty when field-free)
+    ForgeVec devicePhases;                 // b_l on the GPU, S x n2, when the operator's device is not the current one
+    const Elem* phasesOnDevice = nullptr;  // b_l on the GPU (null when field-free)
     cuda::ToeplitzPairTable registerTable{};  // the table as int, when registerMix
     bool registerMix = false;              // S <= kToeplitzRegisterSegments and table(m, l) = -table(l, m)
     std::vector<std::unique_ptr<toeplitz::DeviceWorkspace<T1>>> devicePool;

@@ -44,5 +44,12 @@ namespace cuda {
 template <typename T1>
 void toeplitz_expand_axis(const forgeComplex<T1>* Q, const forgeComplex<T1>* E, forgeComplex<T1>* out, uword lo,
                           uword Pa, uword hi, uword G, uword nb);
+
+// Columns of a matrix from its distinct rows (the compressed pair data): out[(g nb + r) n + i] =
+// scale[g n + i] rows[row[g n + i] + T r] for g < ng blocks of n samples and r < nb columns of 'rows' (T x nb).
+// Device pointers.
+template <typename T1>
+void toeplitz_gather_rows(const forgeComplex<T1>* rows, uword T, const unsigned* row, const T1* scale, uword n,
+                          uword ng, uword nb, forgeComplex<T1>* out);
 }  // namespace cuda
 }  // namespace forge

@@ -13,6 +13,7 @@
 
 #include "forge/Core/forgeCol.h"
 #include "forge/Operators/toeplitz/ToeplitzOptions.h"
+#include "forge/Operators/toeplitz/detail/AxisGroups.h"
 
 namespace forge {
 namespace toeplitz {
@@ -20,12 +21,24 @@ namespace toeplitz {
 // The pair data D(j, p) = conj(a(j, l)) w_j a(j, m) (a: n1 x S interpolators, w: weights) of the pairs l <= m that
 // do not vanish, compressed: D ~= B V^H, B = D V (n1 x nb), V (npairs x nb) the eigenvectors of D^H D whose
 // singular values exceed relTol times the largest (relTol = 0: V = I, B = D). pairs: (l, m) of each kept pair; none
-// kept (W = 0): the pair (0, 0) with zero data.
+// kept (W = 0): the pair (0, 0) with zero data. Samples of equal interpolator rows (the same readout time) share a
+// row of B up to their weight, so B is kept as its distinct rows: B(j, :) = scale[j] rows(of[j], :), a few
+// thousand rows where B has a row per sample.
 struct PairData {
     std::vector<uword> pairs;
-    arma::cx_mat B, V;
+    arma::cx_mat V;
+    arma::cx_mat rows;      // T x nb
+    std::vector<uword> of;  // n1: the row of each sample
+    arma::vec scale;        // n1
+    uword n_samples() const { return of.size(); }
+    uword n_basis() const { return rows.n_cols; }
+    // Rows samples[0 .. n) of B (n x nb); samples = nullptr: all of B.
+    arma::cx_mat gather(const uword* samples, uword n) const;
+    arma::cx_mat full() const { return gather(nullptr, n_samples()); }
 };
-PairData pair_data(const arma::cx_mat& a, const arma::vec& w, double relTol);
+// a in float or double (the products are formed in double).
+template <typename C>
+PairData pair_data(const arma::Mat<C>& a, const arma::vec& w, double relTol);
 
 // The sizes the cost of a kernel build depends on.
 struct BuildShape {
@@ -35,6 +48,8 @@ struct BuildShape {
     uword P[3] = {1, 1, 1};  // padded grid (2 N, or 1 on axes of length 1)
     uword groups = 0;        // distinct values along the grouped Cartesian axis; 0: the full DFT
     uword slab = 0;          // cells of one slab across that axis
+    int axis = 3;            // that axis (3: none)
+    bool slab_shared = false;  // every group has the same in-plane samples (one NUFFT plan for all slabs)
     bool device = false;     // built on the GPU
     bool single = true;      // float kernels
 };
@@ -43,6 +58,7 @@ struct BuildShape {
 // (why_not says why).
 struct SourceCost {
     double exact = 0, nufft = -1;
+    bool nufft_by_slabs = false;  // the NUFFT's cost is that of 2D NUFFTs of the slabs across the grouped axis
     std::string why_not;
 };
 SourceCost estimate_source_cost(const BuildShape& s);
@@ -53,6 +69,21 @@ KernelSource choose_kernel_source(KernelSource requested, const BuildShape& s);
 
 // Relative accuracy requested of the NUFFT kernels: 1e-6 for float (Gnufft<float>'s floor), 1e-9 for double.
 double nufft_kernel_tolerance(bool single);
+
+// Whether every group of the Cartesian axis has group 0's in-plane samples (coordinates along the two other axes),
+// in the same order: a stack of identical interleaves, whose slabs share one NUFFT plan.
+template <typename T1>
+bool slab_samples_shared(const arma::Col<T1>* const k[3], const AxisGroups& grp);
+
+// The basis kernels by NUFFTs of the slabs across the Cartesian axis of 'grp' (P x nb, column r from column r of B,
+// gathered from its distinct rows on the device or the host threads,
+// in the centred cell order as device_basis_nufft): per group the 2D adjoint NUFFT of its samples on the slab of the
+// two other axes (Gnufft at k' = 2k), then the expansion along the axis by the groups' phases. The groups share
+// one plan and batched adjoints when slab_samples_shared, else set_points moves the plan from group to group. On
+// the GPU with 'device' (T1 = float; empty when Gnufft has no device plan for the slab), else on the host threads.
+template <typename T1>
+forgeCol<forgeComplex<T1>> slab_basis_nufft(const PairData& B, const arma::Col<T1>* const k[3], const AxisGroups& grp,
+                                            const uword* N, const uword* P, bool device);
 
 // The columns of B in float on the GPU, back to back (one pass over B on the host threads, then the upload).
 forgeCol<forgeComplex<float>> device_columns(const arma::cx_mat& B);

@@ -7,7 +7,10 @@
 # /usr/local/cuda* by an empty folder, so a library the wheel failed to bundle cannot load from there. Checks
 # then that ldd resolves every library of the extension inside site-packages (or to the C and C++ runtimes
 # the manylinux policy allows), and LD_DEBUG=libs shows where each came from (build/wheel-test-KIND/ld-debug.log).
+# With a CUDA device the cuda wheel runs python/tests too, GPU cases included.
 # Usage: scripts/python/test-wheel.sh cpu|cuda [WHEEL]   (FORGE_WHEEL_PYTHON as in build-wheels.sh)
+# FORGE_WHEEL_TEST_OFFLINE=1: no package index; the venv sees the interpreter's own site-packages (NumPy, pytest,
+# PyTorch and the nvidia-* packages it brings) and only the wheel is installed, without its dependencies.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -20,11 +23,16 @@ venv=$work/venv
 echo "== fresh venv $venv for $(basename "$whl")"
 rm -rf "$work"
 mkdir -p "$work"
-"$python" -m venv "$venv"
-"$venv/bin/pip" install -q --upgrade pip
-if [[ $kind == cpu ]]; then
+if [[ -n ${FORGE_WHEEL_TEST_OFFLINE:-} ]]; then
+    "$python" -m venv --system-site-packages "$venv"
+    "$venv/bin/pip" install -q --no-index --no-deps "$whl"
+elif [[ $kind == cpu ]]; then
+    "$python" -m venv "$venv"
+    "$venv/bin/pip" install -q --upgrade pip
     "$venv/bin/pip" install -q "$whl" numpy pytest scipy h5py
 else
+    "$python" -m venv "$venv"
+    "$venv/bin/pip" install -q --upgrade pip
     "$venv/bin/pip" install -q "$whl"
 fi
 "$venv/bin/pip" list 2>/dev/null | grep -Ei "forge|numpy|nvidia|scipy|pytest|h5py"
@@ -75,6 +83,10 @@ if grep "^/usr/local/cuda" "$work/loaded.txt"; then echo "test-wheel: CUDA loade
 if [[ $kind == cpu ]]; then
     echo "== python/tests (not gpu) against the installed wheel"
     OMP_WAIT_POLICY=PASSIVE python -m pytest -q -p no:cacheprovider -m "not gpu" "$root/python/tests"
+elif python -c "import forge, sys; sys.exit(0 if forge.cuda_available() else 1)"; then
+    grep -E "libcudart|libcufft|libcublas" "$work/loaded.txt"
+    echo "== python/tests (GPU cases included) against the installed wheel"
+    OMP_WAIT_POLICY=PASSIVE python -m pytest -q -p no:cacheprovider "$root/python/tests"
 fi
 EOF
 unshare --mount --propagation private bash "$work/inside.sh"

@@ -1,6 +1,6 @@
 """NVIDIA's CUDA libraries from their pip packages, for forge's CUDA wheel, which does not bundle them: it depends
-on nvidia-cuda-runtime, nvidia-cufft and nvidia-cublas (CUDA 13: site-packages/nvidia/cu13/lib; CUDA 12:
-nvidia/cuda_runtime/lib, nvidia/cufft/lib, nvidia/cublas/lib). When the loader's own search (the extension's
+on nvidia-cuda-runtime and nvidia-cufft (CUDA 13: site-packages/nvidia/cu13/lib; CUDA 12's packages:
+nvidia/cuda_runtime/lib, nvidia/cufft/lib), the libraries libForgeCommon needs. When the loader's own search (the extension's
 run path, LD_LIBRARY_PATH, ldconfig's cache: a CUDA toolkit installed on the system) does not find them, they are
 loaded from there by path, globally, before the extension is imported again; the extension's needed sonames are
 then already in the process."""
@@ -9,16 +9,15 @@ import ctypes
 import importlib.util
 import os
 
-# The load order: each after what it needs (cuBLAS needs cuBLASLt).
-_CUDA13 = ("cu13/lib", ("libcudart.so.13", "libcublasLt.so.13", "libcublas.so.13", "libcufft.so.12"))
-_CUDA12 = (("cuda_runtime/lib", ("libcudart.so.12",)), ("cublas/lib", ("libcublasLt.so.12", "libcublas.so.12")),
-           ("cufft/lib", ("libcufft.so.11",)))
+# The runtime first (cuFFT needs it).
+_CUDA13 = ("cu13/lib", ("libcudart.so.13", "libcufft.so.12"))
+_CUDA12 = (("cuda_runtime/lib", ("libcudart.so.12",)), ("cufft/lib", ("libcufft.so.11",)))
 
 
 def missing_cuda_library(error):
     """Whether an ImportError of the extension is a CUDA library the loader did not find."""
     text = str(error)
-    return any(name in text for name in ("libcudart.so", "libcufft.so", "libcublas", "libcublasLt.so"))
+    return any(name in text for name in ("libcudart.so", "libcufft.so"))
 
 
 def _nvidia_roots():

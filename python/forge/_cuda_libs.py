@@ -1,9 +1,9 @@
 """NVIDIA's CUDA libraries from their pip packages, for forge's CUDA wheel, which does not bundle them: it depends
 on nvidia-cuda-runtime and nvidia-cufft (CUDA 13: site-packages/nvidia/cu13/lib; CUDA 12's packages:
-nvidia/cuda_runtime/lib, nvidia/cufft/lib), the libraries libForgeCommon needs. When the loader's own search (the extension's
-run path, LD_LIBRARY_PATH, ldconfig's cache: a CUDA toolkit installed on the system) does not find them, they are
-loaded from there by path, globally, before the extension is imported again; the extension's needed sonames are
-then already in the process."""
+nvidia/cuda_runtime/lib, nvidia/cufft/lib), the libraries libForgeCommon needs. When the loader's own search
+(the extension's run path, LD_LIBRARY_PATH, ldconfig's cache: a CUDA toolkit installed on the system) does not
+find them, they are loaded from there by path, globally, before the extension is imported again; the
+extension's needed sonames are then already in the process."""
 
 import ctypes
 import importlib.util

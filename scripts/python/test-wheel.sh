@@ -67,7 +67,8 @@ ldd "\$ext" | tee "$work/ldd.txt"
 # Everything outside site-packages must be a library of the manylinux policy (auditwheel's lib_whitelist of
 # manylinux_2_34: glibc's, libstdc++, libgcc_s, libz, ...); the CUDA wheel's NVIDIA libraries are not on the
 # extension's path: forge/__init__.py loads them first.
-policy="libc|libm|libmvec|libanl|libdl|librt|libnsl|libutil|libpthread|libresolv|libstdc\\+\\+|libgcc_s|libatomic|libz|libexpat"
+policy="libc|libm|libmvec|libanl|libdl|librt|libnsl|libutil|libpthread|libresolv|libstdc\\+\\+|libgcc_s|libatomic"
+policy+="|libz|libexpat"
 bad=\$(grep "=>" "$work/ldd.txt" | grep -v "$site/" | grep -Ev "^\s*(\$policy)\.so\.[0-9]+ " || true)
 if [[ $kind == cuda ]]; then
     bad=\$(printf '%s\n' "\$bad" | grep -Ev "^\s*(libcudart|libcufft|libcublas|libcublasLt)\.so.*not found" || true)

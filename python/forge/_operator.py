@@ -79,19 +79,19 @@ class LinearOperator:
     # checks of forward and adjoint stay strict); device arrays must have it already.
     def matvec(self, x):
         """G x for a flat vector x of domain_size entries, (n,) or (n, 1); the result has the same layout."""
-        return _columns(self.forward, x, self.domain_size, self.dtype, "matvec")
+        return _columns(self.forward, x, self.domain_size, self.dtype, "matvec", "x")
 
     def rmatvec(self, y):
         """G^H y for a flat vector y of codomain_size entries, (m,) or (m, 1)."""
-        return _columns(self.adjoint, y, self.codomain_size, self.dtype, "rmatvec")
+        return _columns(self.adjoint, y, self.codomain_size, self.dtype, "rmatvec", "y")
 
     def matmat(self, X):
         """G X for the columns of X, (domain_size, k): one batched apply."""
-        return _columns(self.forward, X, self.domain_size, self.dtype, "matmat")
+        return _columns(self.forward, X, self.domain_size, self.dtype, "matmat", "X")
 
     def rmatmat(self, Y):
         """G^H Y for the columns of Y, (codomain_size, k): one batched apply."""
-        return _columns(self.adjoint, Y, self.codomain_size, self.dtype, "rmatmat")
+        return _columns(self.adjoint, Y, self.codomain_size, self.dtype, "rmatmat", "Y")
 
     def forward(self, x, out=None):
         """G x for an image x of shape ishape or (nbatch, *ishape) (result oshape or (nbatch, *oshape)), or
@@ -198,7 +198,7 @@ class LinearOperator:
         return vec.result(out)
 
 
-def _columns(apply, v, n, dtype, where):
+def _columns(apply, v, n, dtype, where, arg):
     """apply on the columns of v ((n,) or (n, k)), as one batch of k rows; the result in v's layout."""
     root = type(v).__module__.split(".")[0]
     if root not in ("cupy", "torch", "jax", "jaxlib"):
@@ -208,11 +208,11 @@ def _columns(apply, v, n, dtype, where):
             v = v.astype(dtype)
     if v.ndim == 1 or v.ndim == 2 and v.shape[1] == 1:
         if v.shape[0] != n:
-            raise ValueError(f"{where}: x has {v.shape[0]} entries, the operator takes {n}")
+            raise ValueError(f"{where}: {arg} has {v.shape[0]} entries, the operator takes {n}")
         out = apply(_c_order(v.reshape(-1), root))  # SciPy passes columns of a matrix (strided views)
         return out if v.ndim == 1 else out.reshape(-1, 1)
     if v.ndim != 2 or v.shape[0] != n:
-        raise ValueError(f"{where}: x has shape {tuple(v.shape)}, expected ({n},), ({n}, 1) or ({n}, k)")
+        raise ValueError(f"{where}: {arg} has shape {tuple(v.shape)}, expected ({n},), ({n}, 1) or ({n}, k)")
     return apply(_c_order(v.T, root)).T
 
 

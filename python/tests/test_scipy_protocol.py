@@ -111,7 +111,7 @@ def test_the_protocols_layouts_and_errors(rng):
     assert rel_err(G.matmat(X), E @ X) < 1e-12 and rel_err(G.rmatmat(E @ X), E.conj().T @ (E @ X)) < 1e-12
     with pytest.raises(ValueError, match=r"matvec: x has 63 entries, the operator takes 64"):
         G.matvec(np.zeros(63))
-    with pytest.raises(ValueError, match=r"rmatmat: x has shape \(64, 2\), expected \(200,\), \(200, 1\)"):
+    with pytest.raises(ValueError, match=r"rmatmat: Y has shape \(64, 2\), expected \(200,\), \(200, 1\)"):
         G.rmatmat(np.zeros((64, 2)))
     # forward and adjoint stay strict about the dtype: only the SciPy protocol converts
     with pytest.raises(TypeError, match="x has dtype float64, expected complex128"):

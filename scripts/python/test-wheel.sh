@@ -9,8 +9,9 @@
 # then that ldd resolves every library of the extension inside site-packages (or to the C and C++ runtimes
 # the manylinux policy allows), and LD_DEBUG=libs shows where each came from (build/wheel-test-KIND/ld-debug.log).
 # Usage: scripts/python/test-wheel.sh cpu|cuda [WHEEL]   (FORGE_WHEEL_PYTHON as in build-wheels.sh)
-# FORGE_WHEEL_TEST_OFFLINE=1: no package index; the venv sees the interpreter's own site-packages (NumPy, pytest,
-# PyTorch and the nvidia-* packages it brings) and only the wheel is installed, without its dependencies.
+# FORGE_WHEEL_TEST_OFFLINE=1: no package index and no venv: the wheel alone (no dependencies) is installed into a
+# folder put on that interpreter's path, which brings the rest from its own environment (NumPy, pytest, PyTorch
+# and the nvidia-* packages PyTorch brings).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -20,23 +21,32 @@ python=${FORGE_WHEEL_PYTHON:-python3}
 work=$root/build/wheel-test-$kind
 venv=$work/venv
 
-echo "== fresh venv $venv for $(basename "$whl")"
 rm -rf "$work"
 mkdir -p "$work"
+cd "$work"  # not the repository root, whose forge/ folder (C++) is no Python package but could be taken for one
+bin=$venv/bin
 if [[ -n ${FORGE_WHEEL_TEST_OFFLINE:-} ]]; then
-    "$python" -m venv --system-site-packages "$venv"
-    "$venv/bin/pip" install -q --no-index --no-deps "$whl"
+    echo "== $(basename "$whl") into $work/site for $python"
+    "$python" -m pip install -q --no-index --no-deps --target "$work/site" "$whl"
+    # A wrapper, not a link: a venv's interpreter must be started by its own path to be that venv's.
+    bin=$work/bin
+    mkdir -p "$bin"
+    printf '#!/bin/sh\nPYTHONPATH=%s exec %s "$@"\n' "$work/site" "$(command -v "$python")" > "$bin/python"
+    chmod +x "$bin/python"
 elif [[ $kind == cpu ]]; then
+    echo "== fresh venv $venv for $(basename "$whl")"
     "$python" -m venv "$venv"
     "$venv/bin/pip" install -q --upgrade pip
     "$venv/bin/pip" install -q "$whl" numpy pytest scipy h5py
 else
+    echo "== fresh venv $venv for $(basename "$whl")"
     "$python" -m venv "$venv"
     "$venv/bin/pip" install -q --upgrade pip
     "$venv/bin/pip" install -q "$whl" pytest scipy h5py
 fi
-"$venv/bin/pip" list 2>/dev/null | grep -Ei "forge|numpy|nvidia|scipy|pytest|h5py"
-site=$("$venv/bin/python" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
+"$bin/python" -m pip list 2>/dev/null | grep -Ei "forge|numpy|nvidia|scipy|pytest|h5py|torch" || true
+site=$("$bin/python" -c "import os, forge; print(os.path.dirname(os.path.dirname(forge.__file__)))" 2>/dev/null \
+       || "$bin/python" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
 
 # The system libraries to hide: their real files (the names are symbolic links to them).
 hidden=$work/hidden.txt
@@ -58,7 +68,7 @@ touch "$work/empty.so"
 mkdir -p "$work/empty-dir"
 while read -r f; do mount --bind "$work/empty.so" "\$f"; done < "$hidden"
 for d in /usr/local/cuda*/; do [[ -d \$d ]] && mount --bind "$work/empty-dir" "\$d"; done
-export PATH=$venv/bin:/usr/bin:/bin
+export PATH=$bin:/usr/bin:/bin
 unset LD_LIBRARY_PATH LD_PRELOAD PYTHONPATH CUDA_HOME CUDA_PATH
 cd "$work"
 echo "== ldd of the installed extension"

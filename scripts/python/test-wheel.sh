@@ -100,4 +100,4 @@ else
 fi
 EOF
 unshare --mount --propagation private bash "$work/inside.sh"
-echo "== $kind wheel passed in a fresh venv without the system's libraries"
+echo "== $kind wheel passed with the system's libraries hidden"

@@ -11,16 +11,19 @@ FORGE_DEB_PACKAGES=(build-essential cmake pkg-config libarmadillo-dev libopenbla
 
 # forge_python_env DIR: a virtual environment of python3 at DIR with nanobind (builds the extension), NumPy,
 # pytest and SciPy (run python/tests; SciPy for forge.as_linear_operator's tests), and ismrmrd (its MRD stream
-# serialisation is cli_stream's client), installed from PyPI when missing. Prints nothing else on success.
+# serialisation is cli_stream's client), scikit-build-core (python_sdist builds the source distribution with
+# it), installed from PyPI when missing. Prints nothing else on success.
 forge_python_env() {
     local venv=$1
     if [ ! -x "$venv/bin/python" ]; then
         echo "== python: virtual environment $venv ($(python3 --version 2>&1))"
         python3 -m venv "$venv" || { echo "error: python3 -m venv failed (Debian: apt-get install python3-venv)" >&2; return 1; }
     fi
-    if ! "$venv/bin/python" -c "import nanobind, numpy, pytest, scipy, ismrmrd.serialization" 2>/dev/null; then
-        echo "== python: pip install nanobind numpy pytest scipy ismrmrd"
-        "$venv/bin/python" -m pip install -q --disable-pip-version-check nanobind numpy pytest scipy ismrmrd
+    if ! "$venv/bin/python" -c "import nanobind, numpy, pytest, scipy, ismrmrd.serialization, scikit_build_core" \
+            2>/dev/null; then
+        echo "== python: pip install nanobind numpy pytest scipy ismrmrd scikit-build-core"
+        "$venv/bin/python" -m pip install -q --disable-pip-version-check nanobind numpy pytest scipy ismrmrd \
+            scikit-build-core
     fi
 }
 

@@ -19,8 +19,19 @@ FOV units (``(x - N/2) / N``), field maps in rad/s, sample times in seconds, sho
 forge.trajectories, forge.io (BART and MRD files), forge.torch (autograd; import it explicitly).
 """
 
+# The extension first. A CUDA wheel leaves CUDA's libraries to NVIDIA's pip packages: when the loader does not
+# find them, they are loaded from there and the import is tried again (_cuda_libs).
+try:
+    from . import _native
+except ImportError as _error:
+    from . import _cuda_libs
+
+    if not _cuda_libs.missing_cuda_library(_error) or not _cuda_libs.preload():
+        raise
+    from . import _native
+
 # One subject per module, all re-exported here: forge.Gdft, forge.solve_pwls_pcg, ... are the API.
-from . import _arrays, _native
+from . import _arrays
 from ._algebra import PythonOperator, batched, diagonal, hstack, identity, vstack
 from ._arrays import real_dtype
 from ._composites import NormalOf, SENSE, TimeSegmentation, ToeplitzNormal, pcSENSE, with_normal

@@ -32,7 +32,8 @@ class Adjoint(Composite):
     """A^H: forward is A's adjoint and the other way round; ``A.H.H is A``."""
 
     def __init__(self, A):
-        Composite.__init__(self, _native_class("AdjointOf", A.dtype)(A._native), A.dtype, A.oshape, A.ishape, (A,),
+        d = A.real_dtype
+        Composite.__init__(self, _native_class("AdjointOf", d)(A._native), d, A.oshape, A.ishape, (A,),
                            f"{A!r}.H", record(_adjoint_of, (A,), {}))
         self._of = A
 
@@ -54,7 +55,8 @@ class Normal(Composite):
     """A^H A as a square, Hermitian operator (NormalOf in C++)."""
 
     def __init__(self, A):
-        Composite.__init__(self, _native_class("NormalOf", A.dtype)(A._native), A.dtype, A.ishape, A.ishape, (A,),
+        d = A.real_dtype
+        Composite.__init__(self, _native_class("NormalOf", d)(A._native), d, A.ishape, A.ishape, (A,),
                            f"({A!r}).N", record(Normal, (A,), {}))
 
     @property
@@ -67,11 +69,13 @@ def _adjoint_of(A):
 
 
 def _same_dtype(ops, where):
-    d = ops[0].dtype
     for i, A in enumerate(ops):
         _require_operator(A, None, where, f"operand {i}")
-        if A.dtype != d:
-            raise TypeError(f"{where}: operand {i} is {A.dtype.name}, operand 0 is {d.name}; build both with one dtype")
+    d = ops[0].real_dtype
+    for i, A in enumerate(ops):
+        if A.real_dtype != d:
+            raise TypeError(f"{where}: operand {i} is {A.real_dtype.name}, operand 0 is {d.name}; build both with one "
+                            f"dtype")
     return d
 
 
@@ -99,8 +103,8 @@ def scale(a, A):
         raise TypeError(f"{where}: a must be a number, got {type(a).__name__}")
     if not np.isfinite(a):
         raise ValueError(f"{where}: a must be finite, got {a!r}")
-    D = _diag_native(np.full(A.domain_size, a), 1, A.dtype, "Scale")
-    return Composite(_native_class("Chain", A.dtype)(D, A._native), A.dtype, A.ishape, A.oshape, (A,),
+    D = _diag_native(np.full(A.domain_size, a), 1, A.real_dtype, "Scale")
+    return Composite(_native_class("Chain", A.real_dtype)(D, A._native), A.real_dtype, A.ishape, A.oshape, (A,),
                      f"{a!r} * {A!r}", record(scale, (a, A), {}))
 
 
@@ -157,7 +161,8 @@ def batched(A, copies):
     where = "batched"
     _require_operator(A, None, where, "A")
     copies = _arrays.count(copies, "copies", where)
-    return Composite(_native_class("Batched", A.dtype)(A._native, copies), A.dtype, (copies,) + tuple(A.ishape),
+    d = A.real_dtype
+    return Composite(_native_class("Batched", d)(A._native, copies), d, (copies,) + tuple(A.ishape),
                      (copies,) + tuple(A.oshape), (A,), f"batched({A!r}, {copies})",
                      record(batched, (A, copies), {}))
 

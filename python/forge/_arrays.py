@@ -17,16 +17,20 @@ import numpy as np
 from . import _native
 
 _COMPLEX = {np.dtype(np.float32): np.dtype(np.complex64), np.dtype(np.float64): np.dtype(np.complex128)}
+_REAL = {c: r for r, c in _COMPLEX.items()}
 
 
 def real_dtype(dtype):
-    """float32 or float64 as a numpy dtype; anything else is a ValueError."""
+    """The precision as a real numpy dtype: float32 for float32 or complex64, float64 for float64 or complex128
+    (constructors take either spelling); anything else is a ValueError."""
     try:
         d = np.dtype(dtype)
     except TypeError:
         d = None
+    d = _REAL.get(d, d)
     if d not in _COMPLEX:
-        raise ValueError(f"dtype must be float32 or float64 (the operator's real precision), got {dtype!r}")
+        raise ValueError(f"dtype must be float32 or float64 (or complex64 or complex128, the same precisions), "
+                         f"got {dtype!r}")
     return d
 
 

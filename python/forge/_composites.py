@@ -24,7 +24,7 @@ class TimeSegmentation(LinearOperator):
     def __init__(self, G, field_map, t, segments, *, interpolator="hanning"):
         where = "TimeSegmentation"
         _require_operator(G, None, where)
-        d = G.dtype
+        d = G.real_dtype
         fm = _arrays.host_real(field_map, "field_map", where, d, G.domain_size, "G.domain_size", ndim=None)
         t = _arrays.host_real(t, "t", where, d, G.codomain_size, "G.codomain_size", ndim=None)
         segments = _arrays.count(segments, "segments", where)
@@ -58,7 +58,7 @@ class SENSE(LinearOperator):
     def __init__(self, G, maps, n_coils=None):
         where = "SENSE"
         _require_operator(G, None, where)
-        d = G.dtype
+        d = G.real_dtype
         m = _arrays.host_complex(maps, "maps", where, d)
         n2 = G.domain_size
         if n_coils is not None:
@@ -249,11 +249,12 @@ def with_normal(G, N):
     G's; SENSE and other composites built on it use N in their own normal()."""
     where = "with_normal"
     _require_operator(G, None, where)
-    _require_operator(N, G.dtype, where, "N")
+    _require_operator(N, G.real_dtype, where, "N")
     if N.domain_size != G.domain_size or N.codomain_size != G.domain_size:
         raise ValueError(f"{where}: N maps {N.domain_size} -> {N.codomain_size} entries, expected "
                          f"{G.domain_size} -> {G.domain_size} (G.domain_size)")
-    op = LinearOperator(_native_class("WithNormal", G.dtype)(G._native, N._native), G.dtype, G.ishape, G.oshape)
+    d = G.real_dtype
+    op = LinearOperator(_native_class("WithNormal", d)(G._native, N._native), d, G.ishape, G.oshape)
     op.encoding_operator, op.normal_operator = G, N
     op._recipe = record(with_normal, (G, N), {})
     return op
@@ -266,4 +267,5 @@ class NormalOf(LinearOperator):
     def __init__(self, A):
         _require_operator(A, None, "NormalOf", "A")
         self.encoding_operator = A
-        LinearOperator.__init__(self, _native_class("NormalOf", A.dtype)(A._native), A.dtype, A.ishape, A.ishape)
+        d = A.real_dtype
+        LinearOperator.__init__(self, _native_class("NormalOf", d)(A._native), d, A.ishape, A.ishape)

@@ -18,15 +18,16 @@ def _native_class(base, dtype):
 class LinearOperator:
     """A forge operator: ``G @ x`` forward, ``G.H @ y`` adjoint, ``G.normal(x)`` = G^H G x.
 
-    ``shape`` is ``(codomain_size, domain_size)``; ``dtype`` the real precision (float32 or float64),
-    and vectors are arrays of the matching complex dtype."""
+    ``shape`` is ``(codomain_size, domain_size)``; ``dtype`` the dtype of the vectors it applies to (complex64
+    or complex128), ``real_dtype`` its precision (float32 or float64). ``matvec``, ``rmatvec``, ``matmat`` and
+    ``rmatmat`` are SciPy's protocol, so ``scipy.sparse.linalg.aslinearoperator(G)`` takes G as it is."""
 
     __array_ufunc__ = None  # numpy_array * G and friends defer to the operator (which refuses them)
 
     def __init__(self, native, dtype, ishape=None, oshape=None):
         self._native = native
-        self.dtype = real_dtype(dtype)
-        self.complex_dtype = _arrays.complex_dtype(dtype)
+        self.real_dtype = real_dtype(dtype)
+        self.dtype = _arrays.complex_dtype(dtype)
         self._set_shapes(ishape, oshape)
 
     def _set_shapes(self, ishape, oshape):
@@ -66,6 +67,31 @@ class LinearOperator:
     @property
     def name(self):
         return self._native.name
+
+    @property
+    def complex_dtype(self):
+        """The vectors' dtype, the same as ``dtype`` (complex64 or complex128)."""
+        return self.dtype
+
+    # SciPy's operator protocol (scipy.sparse.linalg.aslinearoperator reads shape, dtype, matvec, rmatvec and
+    # rmatmat): flat vectors (n,) or columns (n, 1) and (n, k). SciPy's solvers hand in float64 or complex128
+    # NumPy arrays whatever the operator's dtype: host arrays are converted to G's dtype (the solvers' own
+    # checks of forward and adjoint stay strict); device arrays must have it already.
+    def matvec(self, x):
+        """G x for a flat vector x of domain_size entries, (n,) or (n, 1); the result has the same layout."""
+        return _columns(self.forward, x, self.domain_size, self.dtype, "matvec", "x")
+
+    def rmatvec(self, y):
+        """G^H y for a flat vector y of codomain_size entries, (m,) or (m, 1)."""
+        return _columns(self.adjoint, y, self.codomain_size, self.dtype, "rmatvec", "y")
+
+    def matmat(self, X):
+        """G X for the columns of X, (domain_size, k): one batched apply."""
+        return _columns(self.forward, X, self.domain_size, self.dtype, "matmat", "X")
+
+    def rmatmat(self, Y):
+        """G^H Y for the columns of Y, (codomain_size, k): one batched apply."""
+        return _columns(self.adjoint, Y, self.codomain_size, self.dtype, "rmatmat", "Y")
 
     def forward(self, x, out=None):
         """G x for an image x of shape ishape or (nbatch, *ishape) (result oshape or (nbatch, *oshape)), or
@@ -172,6 +198,34 @@ class LinearOperator:
         return vec.result(out)
 
 
+def _columns(apply, v, n, dtype, where, arg):
+    """apply on the columns of v ((n,) or (n, k)), as one batch of k rows; the result in v's layout."""
+    root = type(v).__module__.split(".")[0]
+    if root not in ("cupy", "torch", "jax", "jaxlib"):
+        root = "numpy"
+        v = np.asarray(v)
+        if v.dtype != dtype:
+            v = v.astype(dtype)
+    if v.ndim == 1 or v.ndim == 2 and v.shape[1] == 1:
+        if v.shape[0] != n:
+            raise ValueError(f"{where}: {arg} has {v.shape[0]} entries, the operator takes {n}")
+        out = apply(_c_order(v.reshape(-1), root))  # SciPy passes columns of a matrix (strided views)
+        return out if v.ndim == 1 else out.reshape(-1, 1)
+    if v.ndim != 2 or v.shape[0] != n:
+        raise ValueError(f"{where}: {arg} has shape {tuple(v.shape)}, expected ({n},), ({n}, 1) or ({n}, k)")
+    return apply(_c_order(v.T, root)).T
+
+
+def _c_order(a, root):
+    if root in ("jax", "jaxlib"):
+        return a
+    if root == "torch":
+        return a.contiguous()
+    if root == "numpy":
+        return np.ascontiguousarray(a)
+    return a if a.flags.c_contiguous else a.copy()
+
+
 def _snapshot(value):
     """A constructor argument as pickling keeps it: arrays as NumPy copies (the caller may change theirs later),
     operators as themselves (pickled by their own recipe)."""
@@ -226,5 +280,5 @@ def _zeros_or(values, n, dtype):
 def _require_operator(G, dtype, where, arg="G"):
     if not isinstance(G, LinearOperator):
         raise TypeError(f"{where}: {arg} must be a forge operator (Gdft, Gnufft, ...), got {type(G).__name__}")
-    if dtype is not None and G.dtype != dtype:
-        raise TypeError(f"{where}: {arg} is {G.dtype.name}, expected {dtype.name}")
+    if dtype is not None and G.real_dtype != real_dtype(dtype):
+        raise TypeError(f"{where}: {arg} is {G.real_dtype.name}, expected {real_dtype(dtype).name}")

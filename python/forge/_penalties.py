@@ -13,8 +13,8 @@ class _Penalty:
     def __init__(self, native, dtype, n, shape=None):
         self._native = native
         self.ishape = (n,) if shape is None else shape
-        self.dtype = real_dtype(dtype)
-        self.complex_dtype = _arrays.complex_dtype(dtype)
+        self.real_dtype = real_dtype(dtype)
+        self.dtype = self.complex_dtype = _arrays.complex_dtype(dtype)  # of the images, as an operator's
         self.n_pixels = n
 
     def _vec(self, x, arg, where):

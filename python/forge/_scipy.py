@@ -8,16 +8,17 @@ from ._operator import LinearOperator, _require_operator
 
 def as_linear_operator(G):
     """G as a ``scipy.sparse.linalg.LinearOperator`` of shape ``(G.codomain_size, G.domain_size)`` and dtype
-    ``G.complex_dtype`` on flat host vectors: matvec is G's forward, rmatvec its adjoint, matmat one batched
-    call. Vectors SciPy hands in are converted to G's complex dtype (SciPy's solvers work in float64/complex128
-    unless the operator's dtype says otherwise); results are NumPy arrays."""
+    ``G.dtype`` on flat host vectors: matvec is G's forward, rmatvec its adjoint, matmat one batched call, ``.H``
+    G's adjoint operator. Vectors SciPy hands in are converted to G's dtype (SciPy's solvers work in
+    float64/complex128 unless the operator's dtype says otherwise); results are NumPy arrays.
+    ``scipy.sparse.linalg.aslinearoperator(G)`` works too (G's own matvec, rmatvec and rmatmat)."""
     _require_operator(G, None, "as_linear_operator")
     try:
         from scipy.sparse.linalg import LinearOperator as SciPyOperator
     except ImportError:
         raise ImportError("as_linear_operator needs SciPy (pip install scipy)") from None
 
-    cd = G.complex_dtype
+    cd = G.dtype
 
     def vec(x):
         return np.ascontiguousarray(np.asarray(x).reshape(-1), dtype=cd)

@@ -26,7 +26,7 @@ def solve_pwls_pcg(G, y, *, x0=None, weights=None, penalty=None, niter=10, toler
     where = "solve_pwls_pcg"
     _require_operator(G, None, where)
     niter = _arrays.count(niter, "niter", where, minimum=0)
-    d, cd = G.dtype, G.complex_dtype
+    d, cd = G.real_dtype, G.dtype
     vy = _slices(y, "y", where, G.codomain_size, cd, "G.codomain_size", G.oshape)
     if x0 is None:
         x0 = _arrays.zeros_like_place(vy.lib, vy.array, (G.domain_size,), cd)
@@ -83,13 +83,13 @@ def _result(out, vb, vx, op, where):
 
 
 def _check_solver_arguments(penalty, callback, G, where):
-    d = G.dtype
+    d = G.real_dtype
     if penalty is None:
         penalty = QuadPenalty(G.domain_size, beta=0.0, dtype=d)
     if not isinstance(penalty, _Penalty):
         raise TypeError(f"{where}: penalty must be a forge QuadPenalty or TVPenalty, got {type(penalty).__name__}")
-    if penalty.dtype != d:
-        raise TypeError(f"{where}: penalty is {penalty.dtype.name} but the operator is {d.name}")
+    if penalty.real_dtype != d:
+        raise TypeError(f"{where}: penalty is {penalty.real_dtype.name} but the operator is {d.name}")
     if penalty.n_pixels != G.domain_size:
         raise ValueError(f"{where}: penalty covers {penalty.n_pixels} pixels, the operator's domain_size is "
                          f"{G.domain_size}")
@@ -128,7 +128,7 @@ def solve_pwls_pcg_normal(N, b, *, x0=None, penalty=None, niter=10, tolerance=0.
     _arrays.require_finite(vb, "b", where)
     _arrays.require_finite(vx, "x0", where)
     out = _result(out, vb, vx, N, where)
-    solve = _native_class("solve_pwls_pcg_normal", N.dtype)
+    solve = _native_class("solve_pwls_pcg_normal", N.real_dtype)
     vb.before()
     if not vb.batched:
         info = solve(vx.array, N._native, vb.array, penalty._native, niter, float(tolerance), callback, out)

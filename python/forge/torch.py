@@ -5,8 +5,8 @@ being Hermitian). Import it explicitly (``import forge.torch``); it needs PyTorc
 PyTorch's convention for complex tensors (conjugate Wirtinger derivatives) makes the vector-Jacobian product of
 a linear map x -> G x the adjoint G^H applied to the output's gradient, so the backward of each apply is one
 apply of the adjoint, on the same device (CPU tensors on forge's host path, CUDA tensors on its GPU path).
-Shapes follow the operator's ishape/oshape as for any forge apply; tensors must be complex64 for float32
-operators and complex128 for float64 ones (gradcheck wants float64)."""
+Shapes follow the operator's ishape/oshape as for any forge apply; tensors must have the operator's dtype
+(complex64, or complex128 for operators built with dtype=numpy.float64, which gradcheck wants)."""
 
 import torch
 

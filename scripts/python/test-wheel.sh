@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Installs a forge wheel into a fresh venv and tests it there with the build machine's libraries out of sight:
+#   cpu   dist/cpu/*.whl + numpy, pytest, scipy, h5py; python/tests (not the GPU cases)
+#   cuda  dist/cuda/*.whl, which brings NVIDIA's CUDA libraries from PyPI, + pytest, scipy, h5py; import it, ask
+#         for the device, and run python/tests (the GPU cases too where there is a device)
+# Out of sight: inside a private mount namespace (unshare, root) every system library the wheel bundles
+# (Armadillo, BLAS/LAPACK, OpenBLAS, FFTW, HDF5, ISMRMRD, libgfortran, ...) is covered by an empty file and
+# /usr/local/cuda* by an empty folder, so a library the wheel failed to bundle cannot load from there. Checks
+# then that ldd resolves every library of the extension inside site-packages (or to the C and C++ runtimes
+# the manylinux policy allows), and LD_DEBUG=libs shows where each came from (build/wheel-test-KIND/ld-debug.log).
+# Usage: scripts/python/test-wheel.sh cpu|cuda [WHEEL]   (FORGE_WHEEL_PYTHON as in build-wheels.sh)
+# FORGE_WHEEL_TEST_OFFLINE=1: no package index and no venv: the wheel alone (no dependencies) is installed into a
+# folder put on that interpreter's path, which brings the rest from its own environment (NumPy, pytest, PyTorch
+# and the nvidia-* packages PyTorch brings).
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+kind=${1:?usage: test-wheel.sh cpu|cuda [WHEEL]}
+whl=${2:-$(ls "$root"/dist/"$kind"/*.whl)}
+python=${FORGE_WHEEL_PYTHON:-python3}
+work=$root/build/wheel-test-$kind
+venv=$work/venv
+
+rm -rf "$work"
+mkdir -p "$work"
+cd "$work"  # not the repository root, whose forge/ folder (C++) is no Python package but could be taken for one
+bin=$venv/bin
+if [[ -n ${FORGE_WHEEL_TEST_OFFLINE:-} ]]; then
+    echo "== $(basename "$whl") into $work/site for $python"
+    "$python" -m pip install -q --no-index --no-deps --target "$work/site" "$whl"
+    # A wrapper, not a link: a venv's interpreter must be started by its own path to be that venv's.
+    bin=$work/bin
+    mkdir -p "$bin"
+    printf '#!/bin/sh\nPYTHONPATH=%s exec %s "$@"\n' "$work/site" "$(command -v "$python")" > "$bin/python"
+    chmod +x "$bin/python"
+elif [[ $kind == cpu ]]; then
+    echo "== fresh venv $venv for $(basename "$whl")"
+    "$python" -m venv "$venv"
+    "$venv/bin/pip" install -q --upgrade pip
+    "$venv/bin/pip" install -q "$whl" numpy pytest scipy h5py
+else
+    echo "== fresh venv $venv for $(basename "$whl")"
+    "$python" -m venv "$venv"
+    "$venv/bin/pip" install -q --upgrade pip
+    "$venv/bin/pip" install -q "$whl" pytest scipy h5py
+fi
+"$bin/python" -m pip list 2>/dev/null | grep -Ei "forge|numpy|nvidia|scipy|pytest|h5py|torch" || true
+site=$("$bin/python" -c "import os, forge; print(os.path.dirname(os.path.dirname(forge.__file__)))" 2>/dev/null \
+       || "$bin/python" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
+
+# The system libraries to hide: their real files (the names are symbolic links to them).
+hidden=$work/hidden.txt
+for pattern in libarmadillo libopenblas libblas liblapack libarpack libsuperlu libfftw3 libhdf5 libismrmrd \
+               libpugixml libpng16 libsz libaec libcurl libgfortran libquadmath libgomp; do
+    for f in /usr/lib/x86_64-linux-gnu/"$pattern"*.so* /usr/lib/"$pattern"*.so* \
+             /usr/lib/x86_64-linux-gnu/{openblas-pthread,blas,lapack}/"$pattern"*.so*; do
+        if [[ -e $f ]]; then realpath "$f"; fi
+    done
+done | sort -u > "$hidden"
+# BART (python/tests/test_io.py runs it when found) links the hidden libraries: hidden too, its test skips.
+if [[ -e /usr/bin/bart ]]; then realpath /usr/bin/bart >> "$hidden"; fi
+echo "== $(wc -l < "$hidden") system library files hidden, /usr/local/cuda* hidden"
+
+# Runs inside the namespace: covers the libraries, then the checks and the tests.
+cat > "$work/inside.sh" <<EOF
+set -euo pipefail
+touch "$work/empty.so"
+mkdir -p "$work/empty-dir"
+while read -r f; do mount --bind "$work/empty.so" "\$f"; done < "$hidden"
+for d in /usr/local/cuda*/; do [[ -d \$d ]] && mount --bind "$work/empty-dir" "\$d"; done
+export PATH=$bin:/usr/bin:/bin
+unset LD_LIBRARY_PATH LD_PRELOAD PYTHONPATH CUDA_HOME CUDA_PATH
+cd "$work"
+echo "== ldd of the installed extension"
+ext=\$(ls "$site"/forge/_native*.so)
+ldd "\$ext" | tee "$work/ldd.txt"
+# Everything outside site-packages must be a library of the manylinux policy (auditwheel's lib_whitelist of
+# manylinux_2_34: glibc's, libstdc++, libgcc_s, libz, ...); the CUDA wheel's NVIDIA libraries are not on the
+# extension's path: forge/__init__.py loads them first.
+policy="libc|libm|libmvec|libanl|libdl|librt|libnsl|libutil|libpthread|libresolv|libstdc\\+\\+|libgcc_s|libatomic"
+policy+="|libz|libexpat"
+bad=\$(grep "=>" "$work/ldd.txt" | grep -v "$site/" | grep -Ev "^\s*(\$policy)\.so\.[0-9]+ " || true)
+if [[ $kind == cuda ]]; then
+    bad=\$(printf '%s\n' "\$bad" | grep -Ev "^\s*(libcudart|libcufft|libcublas|libcublasLt)\.so.*not found" || true)
+fi
+if [[ -n \$bad ]]; then echo "test-wheel: libraries resolved outside the wheel:"; echo "\$bad"; exit 1; fi
+echo "== LD_DEBUG=libs: where import forge finds each library"
+LD_DEBUG=libs LD_DEBUG_OUTPUT=$work/ld-debug python -c "import forge; print('forge', forge.__version__, \
+'built with CUDA:', forge.built_with_cuda(), 'device:', forge.cuda_available() and forge.device_name())"
+cat $work/ld-debug.* > "$work/ld-debug.log"
+grep "calling init:" "$work/ld-debug.log" | sed 's/.*calling init: //' | sort -u | tee "$work/loaded.txt"
+if grep -Fxf "$hidden" "$work/loaded.txt" | grep . ; then echo "test-wheel: a hidden library was loaded"; exit 1; fi
+if grep "^/usr/local/cuda" "$work/loaded.txt"; then echo "test-wheel: CUDA loaded from /usr/local"; exit 1; fi
+if [[ $kind == cuda ]] && python -c "import forge, sys; sys.exit(0 if forge.cuda_available() else 1)"; then
+    echo "== python/tests (GPU cases included) against the installed wheel"
+    OMP_WAIT_POLICY=PASSIVE python -m pytest -q -p no:cacheprovider "$root/python/tests"
+else
+    echo "== python/tests (not gpu) against the installed wheel"
+    OMP_WAIT_POLICY=PASSIVE python -m pytest -q -p no:cacheprovider -m "not gpu" "$root/python/tests"
+fi
+EOF
+unshare --mount --propagation private bash "$work/inside.sh"
+echo "== $kind wheel passed with the system's libraries hidden"

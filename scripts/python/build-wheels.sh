@@ -26,7 +26,7 @@ cuda_archs=${FORGE_WHEEL_CUDA_ARCHITECTURES:-80-real;90a-real;90-virtual}
 tools=$root/build/wheel-tools
 dist=$root/dist
 # NVIDIA's CUDA 13 libraries on PyPI (nvcc 13 builds against them); the wheel's dependencies. libForgeCommon
-# needs libcudart and libcufft only (CMake names cuBLAS too, but no code calls it: the linker drops it).
+# needs libcudart and libcufft only.
 cuda_requires=("nvidia-cuda-runtime>=13.0,<14" "nvidia-cufft>=12.0,<13")
 # Loaded from those packages, never bundled (cuBLAS too, should code come to use it).
 cuda_excludes=("libcudart.so.*" "libcufft.so.*" "libcublas.so.*" "libcublasLt.so.*")

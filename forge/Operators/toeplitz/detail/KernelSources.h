@@ -76,8 +76,8 @@ template <typename T1>
 bool slab_samples_shared(const arma::Col<T1>* const k[3], const AxisGroups& grp);
 
 // The basis kernels by NUFFTs of the slabs across the Cartesian axis of 'grp' (P x nb, column r from column r of B,
-// gathered from its distinct rows on the device or the host threads,
-// in the centred cell order as device_basis_nufft): per group the 2D adjoint NUFFT of its samples on the slab of the
+// which is gathered from its distinct rows where the NUFFT runs; in the centred cell order as device_basis_nufft):
+// per group the 2D adjoint NUFFT of its samples on the slab of the
 // two other axes (Gnufft at k' = 2k), then the expansion along the axis by the groups' phases. The groups share
 // one plan and batched adjoints when slab_samples_shared, else set_points moves the plan from group to group. On
 // the GPU with 'device' (T1 = float; empty when Gnufft has no device plan for the slab), else on the host threads.

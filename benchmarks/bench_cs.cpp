@@ -1,16 +1,26 @@
-// bench_cs: compressed sensing quality and time on BART-simulated radial data (benchmarks/bench_cs.sh makes the
-// data and runs BART's pics beside it; docs/benchmarks.md, "Compressed sensing").
+// bench_cs: compressed sensing quality and time on BART-simulated radial data and on forge's simulated field-corrected
+// spiral (benchmarks/bench_cs.sh and bench_cs_spiral.sh make the data and run BART's pics and SigPy beside it;
+// bench_cs_time.sh times forge against pics at equal iterations; docs/benchmarks.md, "Compressed sensing").
 //
 //   bench_cs solve DIR [--lambdas a,b,...] [-n ITER] [--methods fista,pogm,admm] [--penalties wavelet,tv]
-//                      [--device cpu|gpu] [--shifts on|off] [--adaptive-rho on|off]
+//                      [--device cpu|gpu] [--shifts on|off] [--adaptive-rho on|off] [--wavelet haar|db2|db4]
+//                      [--levels J] [--field on|off] [--max-error E] [--baseline on|off]
 //       DIR holds BART files: traj (3 x samples x spokes, k in cycles/FOV), ksp (1 x samples x spokes x coils), sens
 //       (N x N x 1 x coils), ref (N x N). SENSE over the NUFFT with a Toeplitz normal (ToeplitzNormal per coil);
 //       b = E^H y once by the NUFFT. Each method runs on the normal form (N = E^H E, b) with lambda relative to
-//       max |E^H y| (forge-recon's --lambda); CG-SENSE (solve_pwls_pcg_normal, no penalty) is the baseline. Prints
-//       one row per method and lambda: NRMSE of the magnitude after the least-squares scale fit (forge's
-//       magnitude_quality, as forge-recon reports it), the solve's wall time and time per iteration; then each
-//       method's best row. The wavelet penalty draws random shifts (BART's default) except under ADMM, which needs
-//       a fixed penalty; --shifts off turns them off everywhere.
+//       max |E^H y| (forge-recon's --lambda); CG-SENSE (solve_pwls_pcg_normal, no penalty) is the baseline
+//       (--baseline off: left out). Prints one row per method and lambda: NRMSE of the magnitude after the
+//       least-squares scale fit (forge's magnitude_quality, as forge-recon reports it), the solve's wall time and
+//       time per iteration; then each method's best row. The wavelet penalty (WaveletL1Penalty's defaults unless
+//       --wavelet, --levels) draws random shifts (BART's default) except under ADMM, which needs a fixed penalty;
+//       --shifts off turns them off everywhere.
+//       --field on (DIR from bench_cs spiral): the field-corrected operator, SENSE over a time-segmented NUFFT
+//       (min-max interpolators, the fewest segments whose estimated error is below --max-error, default 1e-3) with
+//       its field-corrected Toeplitz normal; --field off ignores the field map.
+//   bench_cs spiral DIR [--size N] [--coils C] [--shots S] [--turns T] [--samples n] [--dwell-us d] [--max-hz f]
+//                       [--noise s]
+//       Simulates the field-corrected spiral data into DIR (CsSpiralData.h: forge's simulator, the exact
+//       field-corrected DFT, BART's arrays).
 //   bench_cs nrmse IMG REF
 //       NRMSE of |IMG| (a BART .cfl, e.g. pics' output) against |REF| by the same metric.
 #include <cmath>
@@ -25,9 +35,11 @@
 #include <vector>
 
 #include "BenchCommon.h"
+#include "CsSpiralData.h"
 #include "forge/Core/DeviceMemory.h"
 #include "forge/Operators/Composition.h"
 #include "forge/Operators/SENSE.h"
+#include "forge/Operators/TimeSegmentation.h"
 #include "forge/Operators/nufft/Gnufft.h"
 #include "forge/Operators/toeplitz/ToeplitzNormal.h"
 #include "forge/Penalties/ExactTVPenalty.h"
@@ -98,6 +110,36 @@ int nrmse_mode(const std::string& img, const std::string& ref) {
     return 0;
 }
 
+int spiral_mode(int argc, char** argv) {
+    forge_bench::SpiralOptions o;
+    for (int i = 3; i + 1 < argc; i += 2) {
+        const std::string a = argv[i];
+        const double v = std::stod(argv[i + 1]);
+        if (a == "--size")
+            o.size = uword(v);
+        else if (a == "--coils")
+            o.coils = uword(v);
+        else if (a == "--shots")
+            o.shots = uword(v);
+        else if (a == "--turns")
+            o.turns = v;
+        else if (a == "--samples")
+            o.samples = uword(v);
+        else if (a == "--dwell-us")
+            o.dwell_us = v;
+        else if (a == "--max-hz")
+            o.max_hz = v;
+        else if (a == "--noise")
+            o.noise = v;
+        else {
+            std::fprintf(stderr, "bench_cs spiral: unknown option %s\n", a.c_str());
+            return 2;
+        }
+    }
+    forge_bench::simulate_spiral(argv[2], o);
+    return 0;
+}
+
 struct Row {
     std::string method, penalty;
     double lambda, nrmse, seconds;
@@ -108,6 +150,7 @@ struct Row {
 
 int main(int argc, char** argv) {
     if (argc == 4 && std::string(argv[1]) == "nrmse") return nrmse_mode(argv[2], argv[3]);
+    if (argc >= 3 && std::string(argv[1]) == "spiral") return spiral_mode(argc, argv);
     if (argc < 3 || std::string(argv[1]) != "solve") {
         std::fprintf(stderr, "usage: bench_cs solve DIR [--lambdas a,b] [-n ITER] [--methods fista,pogm,admm] "
                              "[--penalties wavelet,tv] [--device cpu|gpu] | bench_cs nrmse IMG REF\n");
@@ -118,6 +161,10 @@ int main(int argc, char** argv) {
     std::vector<std::string> methods{"fista", "pogm", "admm"}, penalties{"wavelet", "tv"};
     uword niter = 50;
     bool gpu = false, shifts = true, adaptive_rho = true;
+    WaveletFamily family = WaveletL1Options().family;
+    uword levels = 0;
+    bool field = false, baseline = true;
+    double max_error = 1e-3;
     for (int i = 3; i + 1 < argc; i += 2) {
         const std::string a = argv[i], v = argv[i + 1];
         if (a == "--lambdas")
@@ -132,6 +179,16 @@ int main(int argc, char** argv) {
             gpu = v == "gpu";
         else if (a == "--shifts")
             shifts = v == "on";
+        else if (a == "--wavelet")
+            family = wavelet_family_from_name(v);
+        else if (a == "--levels")
+            levels = uword(std::stoul(v));
+        else if (a == "--baseline")
+            baseline = v == "on";
+        else if (a == "--field")
+            field = v == "on";
+        else if (a == "--max-error")
+            max_error = std::stod(v);
         else if (a == "--adaptive-rho")
             adaptive_rho = v == "on";
         else {
@@ -159,10 +216,24 @@ int main(int argc, char** argv) {
                 dir.c_str(), (unsigned long long)N, (unsigned long long)N, (unsigned long long)nc,
                 (unsigned long long)n1, traj.dims[2], (unsigned long long)niter, gpu ? "GPU" : "CPU");
     CpuTimer tb;
-    const Gnufft<float> Gn(n1, N, N, 1, kx, ky, kz);
-    const auto T = std::make_shared<ToeplitzNormal<float>>(N, N, 1, kx, ky, kz, arma::fvec());
-    const auto E =
-        std::make_shared<const SENSE<float, LinearOperator<float>>>(with_normal<float>(share(Gn), T), maps, nc);
+    const auto Gn = std::make_shared<const Gnufft<float>>(n1, N, N, 1, kx, ky, kz);
+    OperatorPtr<float> G;
+    if (field) {
+        arma::fvec fm = arma::real(read_cfl(dir + "/fmap").data), t = arma::real(read_cfl(dir + "/times").data);
+        if (fm.n_elem != n2 || t.n_elem != n1)
+            throw std::runtime_error("bench_cs: fmap must hold N*N values and times one per sample");
+        const TSErrorReport ts = TimeSegmentationCore<float>::choose_segments(fm, t, max_error, TSInterp::MinMax);
+        std::printf("bench_cs: field correction, %llu time segments (estimated RMS error %.2g)\n",
+                    (unsigned long long)ts.L, ts.rms_error);
+        const auto TS =
+            std::make_shared<const TimeSegmentation<float, Gnufft<float>>>(Gn, fm, t, ts.L, TSInterp::MinMax);
+        const auto T = std::make_shared<ToeplitzNormal<float>>(ImageGrid(N, N), Trajectory<float>(kx, ky, kz, t),
+                                                               arma::fvec(), fm, ts.L, TSInterp::MinMax);
+        G = with_normal<float>(TS, T);
+    } else {
+        G = with_normal<float>(Gn, std::make_shared<ToeplitzNormal<float>>(N, N, 1, kx, ky, kz, arma::fvec()));
+    }
+    const auto E = std::make_shared<const SENSE<float, LinearOperator<float>>>(G, maps, nc);
     const NormalOf<float> Nrm(E);
     using V = forgeCol<forgeComplex<float>>;
     V fy(y);
@@ -201,7 +272,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "  %s %s lambda %g: NRMSE %.4f, %.2f s\n", r.method.c_str(), r.penalty.c_str(), r.lambda,
                      r.nrmse, r.seconds);
     };
-    {  // CG-SENSE: no penalty, the same normal operator and iterations
+    if (baseline) {  // CG-SENSE: no penalty, the same normal operator and iterations
         QuadPenalty<float> R0(N, N, 1, 0.0f);
         PcgOptions<float> po;
         po.data_norm2 = ynorm2;
@@ -217,6 +288,8 @@ int main(int argc, char** argv) {
                 std::unique_ptr<ProxPenalty<float>> R;
                 WaveletL1Options wo;
                 wo.random_shift = shifts && m != "admm";  // ADMM needs a fixed penalty (solve_admm.h)
+                wo.family = family;
+                wo.levels = levels;
                 if (pen == "wavelet")
                     R.reset(new WaveletL1Penalty<float>(ImageGrid(N, N), l, wo));
                 else

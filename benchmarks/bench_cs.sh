@@ -7,7 +7,8 @@
 #
 # Environment: ITER (default 50), LAMBDAS (forge's, relative to max |E^H y|; default 0.001,0.002,0.005,0.01),
 # BART_LAMBDAS (BART's -r; default 0.001 0.005 0.01 0.02), SIGPY_LAMBDAS (relative as forge's; default
-# 0.002 0.005 0.01), PYTHON (with sigpy; default python3), DEVICE (cpu or gpu, forge's rows; default cpu).
+# 0.002 0.005 0.01), PYTHON (with sigpy; default python3), DEVICE (cpu or gpu, forge's rows; default cpu), METHODS
+# (forge's solvers; default fista,pogm,admm), FORGE_ARGS (more bench_cs solve options, e.g. --wavelet db4).
 set -euo pipefail
 BUILD=$(cd "${1:?usage: bench_cs.sh BUILD_DIR [WORK_DIR] [SPOKES...]}" && pwd)
 W=${2:-$(mktemp -d)}
@@ -20,6 +21,8 @@ BART_LAMBDAS=${BART_LAMBDAS:-0.001 0.005 0.01 0.02}
 SIGPY_LAMBDAS=${SIGPY_LAMBDAS:-0.002 0.005 0.01}
 PYTHON=${PYTHON:-python3}
 DEVICE=${DEVICE:-cpu}
+METHODS=${METHODS:-fista,pogm,admm}
+FORGE_ARGS=${FORGE_ARGS:-}
 BENCH=$BUILD/benchmarks/bench_cs
 [ -x "$BENCH" ] || { echo "missing $BENCH: cmake --build $BUILD --target bench_cs" >&2; exit 2; }
 command -v bart >/dev/null || { echo "bart is not on PATH (apt-get install bart)" >&2; exit 2; }
@@ -39,7 +42,8 @@ for S in "${SPOKES[@]}"; do
      bart phantom -x 256 ref)
     echo
     echo "== 256x256, 8 coils, $S spokes x 512 samples (2x readout oversampling)"
-    "$BENCH" solve "$D" -n "$ITER" --lambdas "$LAMBDAS" --device "$DEVICE" 2>/dev/null
+    # shellcheck disable=SC2086
+    "$BENCH" solve "$D" -n "$ITER" --lambdas "$LAMBDAS" --device "$DEVICE" --methods "$METHODS" $FORGE_ARGS 2>/dev/null
     echo
     echo "BART pics ($ITER iterations; wall time of the whole command, load average $(cut -d' ' -f1 /proc/loadavg)):"
     echo

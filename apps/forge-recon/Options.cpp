@@ -48,7 +48,7 @@ void add_options(CLI::App& app, Settings& S) {
         ->check(CLI::Range(1e-6, 0.5));
     app.add_option("--penalty", S.penalty,
                    "regulariser: quad (Tikhonov on finite differences), tv (smoothed), or, by POGM (compressed "
-                   "sensing), l1-wavelet (db4 wavelets, random shifts; even image sizes) or tv-exact (isotropic TV)")
+                   "sensing), l1-wavelet (db2 wavelets, random shifts; even image sizes) or tv-exact (isotropic TV)")
         ->check(CLI::IsMember({"quad", "tv", "l1-wavelet", "tv-exact"}));
     app.add_option("--beta", S.beta, "penalty weight, relative to the data term's curvature (default 1e-3)")
         ->check(CLI::NonNegativeNumber);

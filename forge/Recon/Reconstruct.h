@@ -26,7 +26,7 @@ enum class EncodingOperator { Dft, Fft, Nufft, TimeSeg, Toeplitz };
 // the Toeplitz operator's requested error), or Auto: the NUFFT where the exact DFT would cost noticeably more
 // (toeplitz_rhs_by_nufft()).
 enum class ToeplitzRhs { Auto, Exact, Nufft };
-// Quad and TV (smoothed) by PCG; L1Wavelet (db4 wavelets, random shifts) and TVExact (isotropic, not smoothed) by a
+// Quad and TV (smoothed) by PCG; L1Wavelet (db2 wavelets, random shifts) and TVExact (isotropic, not smoothed) by a
 // proximal solver (docs/compressed-sensing.md).
 enum class PenaltyKind { Quad, TV, L1Wavelet, TVExact };
 

@@ -102,7 +102,7 @@ arma::cx_mat minmax_at(const arma::vec& w, const arma::vec& c, const Nodes& n, c
 // Interpolator matrix (n x (L+1)) at the times t.
 arma::cx_mat coefficients(const arma::vec& fm, const arma::vec& t, const Nodes& n, uword nbins, TSInterp type) {
     const uword L = n.L;
-    arma::cx_mat A(t.n_elem, L + 1);
+    arma::cx_mat A(t.n_elem, L + 1, arma::fill::none);  // every branch writes every entry (no serial zeroing first)
     if (type == TSInterp::Hanning) {
         for (uword l = 0; l <= L; ++l)
             for (uword j = 0; j < t.n_elem; ++j) {

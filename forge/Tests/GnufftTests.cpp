@@ -554,12 +554,14 @@ TEST_CASE("Gnufft host batch equals one transform per vector, float and double",
 
 TEMPLATE_TEST_CASE("Gnufft: adjoint, normal and batch checks", "[Gnufft][nufft][checks]", float, double) {
     FORGE_INFO_SEED();
-    // The dot test's double bound is the one above; float's is that of the float operators of the other tests.
-    const double tol = std::is_same<TestType, float>::value ? 1e-5 : 1e-11;
+    // The dot test's double bound is the one above. Float's is relative to ||A x|| ||y|| (Cauchy-Schwarz): relative
+    // to |<A x, y>| itself, which random vectors make about sqrt(n1) times smaller and sometimes far smaller, float
+    // rounding alone reached 1.07e-5 for one seed in ~20 (FORGE_TEST_SEED=7620748778635844255).
+    const bool single = std::is_same<TestType, float>::value;
     for (auto dims : {std::array<arma::uword, 3>{32, 24, 1}, std::array<arma::uword, 3>{12, 16, 8}}) {
         INFO("grid " << dims[0] << " x " << dims[1] << " x " << dims[2]);
         const forge::Gnufft<TestType> G = make_nufft<TestType>(random_problem(dims[0], dims[1], dims[2], 1500));
-        check_adjoint(G, tol, DotScale::Value);
+        check_adjoint(G, single ? 1e-6 : 1e-11, single ? DotScale::Norms : DotScale::Value);
         check_normal(G, 0.0);
         check_normal(G, 0.0, 3);
         check_batch(G, 3, 0.0);

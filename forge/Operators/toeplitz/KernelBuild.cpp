@@ -155,12 +155,12 @@ forgeCol<forgeComplex<T1>> host_kernels_from(forgeCol<forgeComplex<TB>> basis, c
 // The basis kernels on the GPU by the exact DFT (Gdft<float>'s pipeline; grouped: one adjoint per group on the
 // slab's cells, all on the first group's plan, then the expansion along the axis). Empty when Gdft has no device
 // plan for these sizes.
-forgeCol<forgeComplex<float>> device_basis_exact(const arma::cx_mat& B, const arma::fvec& kx, const arma::fvec& ky,
+forgeCol<forgeComplex<float>> device_basis_exact(const toeplitz::PairData& B, const arma::fvec& kx, const arma::fvec& ky,
                                                  const arma::fvec& kz, const AxisGroups& grp, const arma::cx_mat& E,
                                                  const arma::vec& ox, const arma::vec& oy, const arma::vec& oz,
                                                  uword P) {
     using FC = forgeCol<forgeComplex<float>>;
-    const uword n1 = kx.n_elem, nb = B.n_cols;
+    const uword n1 = kx.n_elem, nb = B.n_basis();
     const arma::fvec fx = arma::conv_to<arma::fvec>::from(ox), fy = arma::conv_to<arma::fvec>::from(oy),
                      fz = arma::conv_to<arma::fvec>::from(oz);
     if (grp.axis == 3) {
@@ -190,7 +190,7 @@ forgeCol<forgeComplex<float>> device_basis_exact(const arma::cx_mat& B, const ar
             other = std::make_unique<Gdft<float>>(*first, n, gx, gy, gz, zero1);
         }
         const Gdft<float>& Gg = other ? *other : *first;
-        const FC a = Gg.adjoint(toeplitz::device_columns(rows_of(B, rows, n)), nb);  // M x nb
+        const FC a = Gg.adjoint(toeplitz::device_columns(B.gather(rows, n)), nb);  // M x nb
         device::copy_on_device(Q.device_memptr() + M * nb * g, a.device_memptr(), M * nb * sizeof(forgeComplex<float>));
     }
     FC Ed(arma::conv_to<arma::cx_fvec>::from(arma::vectorise(E)));
@@ -320,8 +320,6 @@ void ToeplitzNormal<T1>::build(const arma::Col<T1>& kx, const arma::Col<T1>& ky,
     const bool nufft = source_ == KernelSource::Nufft;
     // The NUFFT by slabs across the Cartesian axis where that is the cheaper NUFFT, else on the whole grid.
     const bool slabs = nufft && toeplitz::estimate_source_cost(shape).nufft_by_slabs;
-    // B in full (n1 x nb) for the sources that take it; the slabs gather their columns from its distinct rows.
-    const arma::cx_mat B = slabs ? arma::cx_mat() : pd.full();
 
     // Offsets of the padded grid's cells; with a Cartesian axis only those of one slab across it (0 along it).
     [[maybe_unused]] const uword P = P_total_;
@@ -348,8 +346,8 @@ void ToeplitzNormal<T1>::build(const arma::Col<T1>& kx, const arma::Col<T1>& ky,
                 const auto tDft = std::chrono::steady_clock::now();
                 forgeCol<forgeComplex<float>> basis =
                     slabs   ? toeplitz::slab_basis_nufft<float>(pd, k, grp, N_, P_, true)
-                    : nufft ? toeplitz::device_basis_nufft(B, kx, ky, kz, N_, P_)
-                            : device_basis_exact(B, kx, ky, kz, grp, E, ox, oy, oz, P);
+                    : nufft ? toeplitz::device_basis_nufft(pd, kx, ky, kz, N_, P_)
+                            : device_basis_exact(pd, kx, ky, kz, grp, E, ox, oy, oz, P);
                 if (basis.n_elem > 0) {
                     device::synchronize();
                     times_.dft = since(tDft);
@@ -371,6 +369,8 @@ void ToeplitzNormal<T1>::build(const arma::Col<T1>& kx, const arma::Col<T1>& ky,
         const auto tDft = std::chrono::steady_clock::now();
         const std::function<void()> partDone = [&] { step(1); };
         forgeCol<forgeComplex<T1>> basis;
+        // B in full (n1 x nb) for the host sources that take it; the slabs gather their columns themselves.
+        const arma::cx_mat B = slabs ? arma::cx_mat() : pd.full();
         if (slabs) {
             basis = toeplitz::slab_basis_nufft<T1>(pd, k, grp, N_, P_, false);
             step(dftSteps);

@@ -309,14 +309,31 @@ forgeCol<forgeComplex<float>> device_columns(const arma::cx_mat& B) {
     return data;
 }
 
-forgeCol<forgeComplex<float>> device_basis_nufft(const arma::cx_mat& B, const arma::fvec& kx, const arma::fvec& ky,
+forgeCol<forgeComplex<float>> device_columns(const PairData& B) {
+    using FC = forgeCol<forgeComplex<float>>;
+    const uword n1 = B.n_samples(), nb = B.n_basis();
+    std::vector<unsigned> row(B.of.begin(), B.of.end());
+    const arma::fvec scale = arma::conv_to<arma::fvec>::from(B.scale);
+    FC rows(arma::conv_to<arma::cx_fvec>::from(arma::vectorise(B.rows)));
+    rows.put_on_gpu();
+    DeviceBuffer rowD(n1 * sizeof(unsigned)), scaleD(n1 * sizeof(float));
+    device::copy_to_device(rowD.get(), row.data(), n1 * sizeof(unsigned));
+    device::copy_to_device(scaleD.get(), scale.memptr(), n1 * sizeof(float));
+    FC data = FC::device_uninitialized(n1 * nb);
+    cuda::toeplitz_gather_rows<float>(rows.device_memptr(), B.rows.n_rows, rowD.as<unsigned>(), scaleD.as<float>(), n1,
+                                      1, nb, data.device_memptr());
+    device::synchronize();  // before the rows and indices go
+    return data;
+}
+
+forgeCol<forgeComplex<float>> device_basis_nufft(const PairData& B, const arma::fvec& kx, const arma::fvec& ky,
                                                  const arma::fvec& kz, const uword* N, const uword* P) {
     NufftOptions o;
     o.tolerance = kNufftTolFloat;
-    const Gnufft<float> G(B.n_rows, P[0], P[1], P[2], nufft_coordinate(kx, N[0], P[0]),
+    const Gnufft<float> G(B.n_samples(), P[0], P[1], P[2], nufft_coordinate(kx, N[0], P[0]),
                           nufft_coordinate(ky, N[1], P[1]), nufft_coordinate(kz, N[2], P[2]), o);
     if (!G.gpu_enabled()) return {};
-    forgeCol<forgeComplex<float>> basis = G.adjoint(device_columns(B), B.n_cols);  // one plan execution, on the GPU
+    forgeCol<forgeComplex<float>> basis = G.adjoint(device_columns(B), B.n_basis());  // one plan execution
     device::synchronize();  // the plan's stream done before the plan and its workspace go
     return basis;
 }

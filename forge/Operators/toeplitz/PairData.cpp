@@ -56,18 +56,32 @@ void group_rows(const arma::Mat<C>& a, std::vector<uword>& of, std::vector<uword
         }
         h[uword(j)] = v;
     }
-    uword cap = 16;
-    while (cap < 2 * n) cap *= 2;
-    std::vector<uword> table(cap, 0);  // group + 1, 0: empty (open addressing, linear probing)
+    // Open addressing (linear probing) in a table that grows with the groups: the distinct rows are few (a readout's
+    // times), and a table of a few thousand entries stays in cache where one sized for every sample (32 MB at 1.5M
+    // samples) made each lookup a cache miss.
+    int tableBits = 10;
+    uword cap = uword(1) << tableBits;
+    std::vector<uword> table(cap, 0);  // group + 1, 0: empty
+    const auto slot = [&](std::uint64_t hv) { return uword((hv * 0x9e3779b97f4a7c15ull) >> (64 - tableBits)); };
     of.resize(n);
     first.clear();
+    const auto grow = [&] {
+        ++tableBits;
+        cap <<= 1;
+        table.assign(cap, 0);
+        for (uword g = 0; g < first.size(); ++g) {
+            uword pos = slot(h[first[g]]);
+            while (table[pos] != 0) pos = (pos + 1) & (cap - 1);
+            table[pos] = g + 1;
+        }
+    };
     for (uword j = 0; j < n; ++j) {
-        uword pos = uword(h[j] * 0x9e3779b97f4a7c15ull >> 17) & (cap - 1);
-        for (;; pos = (pos + 1) & (cap - 1)) {
+        for (uword pos = slot(h[j]);; pos = (pos + 1) & (cap - 1)) {
             if (table[pos] == 0) {
                 table[pos] = first.size() + 1;
                 of[j] = first.size();
                 first.push_back(j);
+                if (2 * first.size() > cap) grow();
                 break;
             }
             const uword g = table[pos] - 1;

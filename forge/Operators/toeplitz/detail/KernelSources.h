@@ -87,6 +87,9 @@ forgeCol<forgeComplex<T1>> slab_basis_nufft(const PairData& B, const arma::Col<T
 
 // The columns of B in float on the GPU, back to back (one pass over B on the host threads, then the upload).
 forgeCol<forgeComplex<float>> device_columns(const arma::cx_mat& B);
+// The same from the compressed pair data: their distinct rows, each sample's row and weight go up (a few MB, where
+// B is n1 x nb) and the columns are gathered on the GPU.
+forgeCol<forgeComplex<float>> device_columns(const PairData& B);
 
 // The basis kernels on the host by NUFFT (P x nb, column r from column r of B, in the circular cell order of the
 // padded grid), vectorDone() after each column.
@@ -98,7 +101,7 @@ forgeCol<forgeComplex<T1>> host_basis_nufft(const arma::cx_mat& B, const arma::C
 // The same on the GPU as one batched adjoint of Gnufft<float>'s device plan, in the centred order (offset m at
 // cell m + N along each axis: toeplitz_combine_kernels's 'alternate' turns their FFTs into those of the circular
 // order). Empty when Gnufft has no device plan for these sizes.
-forgeCol<forgeComplex<float>> device_basis_nufft(const arma::cx_mat& B, const arma::fvec& kx, const arma::fvec& ky,
+forgeCol<forgeComplex<float>> device_basis_nufft(const PairData& B, const arma::fvec& kx, const arma::fvec& ky,
                                                  const arma::fvec& kz, const uword* N, const uword* P);
 
 }  // namespace toeplitz

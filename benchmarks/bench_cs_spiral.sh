@@ -24,8 +24,8 @@ BENCH=$BUILD/benchmarks/bench_cs
 [ -x "$BENCH" ] || { echo "missing $BENCH: cmake --build $BUILD --target bench_cs" >&2; exit 2; }
 command -v bart >/dev/null || { echo "bart is not on PATH (apt-get install bart)" >&2; exit 2; }
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-now() { date +%s.%N; }
-secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
+# shellcheck source=bench_cs_peers.sh
+source "$HERE/bench_cs_peers.sh"
 echo "bench_cs_spiral.sh: BART $(bart version), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')," \
      "$(nproc) CPUs, load average $(cut -d' ' -f1 /proc/loadavg), $ITER iterations"
 D=$W/spiral
@@ -44,22 +44,6 @@ echo
 echo "BART pics ($ITER iterations, no field model; wall time of the whole command, load average" \
      "$(cut -d' ' -f1 /proc/loadavg)):"
 echo
-echo "| method | lambda | NRMSE | wall (s) |"
-echo "| --- | --- | --- | --- |"
-for mode in l1 tv; do
-    for r in $BART_LAMBDAS; do
-        if [ $mode = l1 ]; then args=(-e -l1 -r "$r"); name="pics -e -l1 (wavelets, FISTA)"; else
-            args=(-R "T:3:0:$r"); name="pics -R T (TV, ADMM)"; fi
-        t0=$(now)
-        bart pics -S -i "$ITER" "${args[@]}" -t "$D/traj" "$D/ksp" "$D/sens" "$D/img_$mode" >/dev/null 2>&1
-        t1=$(now)
-        echo "| $name | $r | $("$BENCH" nrmse "$D/img_$mode" "$D/ref") | $(secs "$t0" "$t1") |"
-    done
-done
+bart_pics_rows "$D"
 echo
-if "$PYTHON" -c "import sigpy" 2>/dev/null; then
-    # shellcheck disable=SC2086
-    "$PYTHON" "$HERE/bench_cs_sigpy.py" "$D" "$ITER" $SIGPY_LAMBDAS
-else
-    echo "(SigPy not importable with $PYTHON: its rows are left out)"
-fi
+sigpy_rows "$D"

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <complex>
+#include <iomanip>
 #include <map>
 #include <sstream>
 #include <utility>
@@ -330,10 +331,13 @@ recon::ReconProblem problem_from_mrd(const MrdFile& F, const std::string& source
                     if (useTraj) {
                         for (std::size_t d = 0; d < trajDims; ++d) {
                             const double v = a->traj[j * trajDims + d];
-                            if (!(std::fabs(v) <= 0.5 + 1e-3))
+                            if (!(std::fabs(v) <= 0.5 + 1e-3)) {
+                                std::ostringstream digits;  // every digit, as the stored float has them
+                                digits << std::setprecision(9) << v;
                                 throw forge::invalid_argument(
-                                    "trajectory value " + std::to_string(v) +
+                                    "trajectory value " + digits.str() +
                                     " is outside ISMRMRD's normalised range [-0.5, 0.5] (k / encoded matrix size)");
+                            }
                             k[d] = v * double(H.encodedMatrix[d]) * fovRatio[d];
                         }
                     } else {

@@ -155,3 +155,30 @@ TEST_CASE("Gnufft from forgeCol samples on the host equals Gnufft from arma colu
                           Catch::Contains("ky has 699 entries"));
     }
 }
+
+TEST_CASE("Gnufft: a sample a float rounding past the band edge is the edge sample; farther is refused with its digits",
+          "[nufft][band]") {
+    FORGE_INFO_SEED();
+    // gpuNUFFT's 3D radial trajectory holds -0.50000006 (float) of a 160-pixel axis: -80.0000096 cycles/FOV.
+    const uword N = 160;
+    const forge::ImageGrid grid{N, N};
+    arma::fvec kx = uniform<float>(64, -80, 80), ky = uniform<float>(64, -80, 80), kz(64, arma::fill::zeros);
+    kx[7] = -0.50000006f * float(N);
+    ky[9] = 0.50000006f * float(N);
+    REQUIRE(double(kx[7]) < -80.0);
+    forge::Gnufft<float> G(grid, forge::Trajectory<float>(kx, ky, kz));
+    arma::fvec ex = kx, ey = ky;
+    ex[7] = -80.0f;
+    ey[9] = 80.0f;
+    forge::Gnufft<float> E(grid, forge::Trajectory<float>(ex, ey, kz));
+    const arma::cx_fvec x = complex_normal<float>(N * N);
+    const arma::cx_fvec a = G * x, b = E * x;
+    CHECK(arma::norm(a - b) <= 1e-5 * arma::norm(b));  // the same samples, to float rounding
+    CHECK(a.is_finite());
+    // a thousandth of a cycle past the edge is no rounding: refused, with the digits that show it
+    arma::fvec far = kx;
+    far[7] = -80.001f;
+    CHECK_THROWS_WITH(forge::Gnufft<float>(grid, forge::Trajectory<float>(far, ky, kz)),
+                      Catch::Contains("kx[7] = -80.0009995 is outside [-80, 80] cycles/FOV (grid size x = 160)"));
+    CHECK_THROWS_WITH(G.set_points(far, ky, kz), Catch::Contains("kx[7] = -80.0009995"));
+}

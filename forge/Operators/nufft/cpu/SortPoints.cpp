@@ -6,6 +6,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <iomanip>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -15,6 +17,7 @@
 #include <omp.h>
 #endif
 
+#include "forge/Core/BandEdge.h"
 #include "forge/Core/Exceptions.h"
 #include "forge/Core/Validation.h"
 #include "forge/Operators/nufft/Gnufft.h"
@@ -42,15 +45,19 @@ void Gnufft<T1>::check_points(const char* where, const arma::Col<T1>& kx, const 
         require_finite(where, kn[d], k[d]->memptr(), n1);
         // Both band edges are accepted: the image grid is periodic in k with period N (the pixels sit at
         // integer multiples of 1/N), so k = +N/2 and k = -N/2 are the same sample and land on the same
-        // grid position u = G/2 (radial spokes from SigPy and BART end at +N/2).
-        const double lo = N_[d] > 1 ? -double(N_[d] / 2) : -0.5, hi = N_[d] > 1 ? double(N_[d] / 2) : 0.5;
+        // grid position u = G/2 (radial spokes from SigPy and BART end at +N/2). A rounding past an edge is
+        // the edge (forge/Core/BandEdge.h).
+        const double half = band_half_width(N_[d]);
         for (uword j = 0; j < n1; ++j) {
             const double v = double((*k[d])[j]);
-            if (!(v >= lo && v <= hi)) {
+            if (!within_band(v, half)) {
+                // every digit of the value: -80.0000153 fails where a rounded -80 would not
                 std::ostringstream m;
-                m << where << ": " << kn[d] << "[" << j << "] = " << v << " is outside [" << lo << ", " << hi
-                  << "] cycles/FOV (grid size "
-                  << "xyz"[d] << " = " << N_[d] << ")";
+                m << where << ": " << kn[d] << "[" << j
+                  << "] = " << std::setprecision(std::numeric_limits<T1>::max_digits10) << v << std::setprecision(6)
+                  << " is outside [" << -half << ", " << half << "] cycles/FOV (grid size "
+                  << "xyz"[d] << " = " << N_[d] << "); within " << band_edge_tolerance(half)
+                  << " of an edge is the edge";
                 throw invalid_argument(m.str());
             }
         }
@@ -65,10 +72,9 @@ typename Gnufft<T1>::Points Gnufft<T1>::sort_points(const char* where, const arm
     Points P;
     P.n1 = n1;
     const T1* k[3] = {kx.memptr(), ky.memptr(), kz.memptr()};
-    double lo[3], hi[3];
+    double half[3];
     for (int d = 0; d < 3; ++d) {
-        lo[d] = N_[d] > 1 ? -double(N_[d] / 2) : -0.5;
-        hi[d] = N_[d] > 1 ? double(N_[d] / 2) : 0.5;
+        half[d] = band_half_width(N_[d]);
         P.u[d].reserve(n1);  // huge pages for the positions before the zero fill first touches them
         nufft_detail::advise_huge_pages(P.u[d].data(), n1 * sizeof(T1));
         P.u[d].resize(n1);
@@ -129,7 +135,7 @@ typename Gnufft<T1>::Points Gnufft<T1>::sort_points(const char* where, const arm
             bool ok = true;
             for (int d = 0; d < 3; ++d) {
                 const double v = double(k[d][j]);
-                ok &= v >= lo[d] && v <= hi[d];  // false also for NaN and infinities
+                ok &= within_band(v, half[d]);  // false also for NaN and infinities
                 T1 uf = T1(0);
                 if (N_[d] > 1 && ok) {
                     double u = v * double(G_[d]) / double(N_[d]);

@@ -19,6 +19,7 @@
 #include <climits>
 #include <vector>
 
+#include "forge/Core/BandEdge.h"
 #include "forge/Operators/nufft/cuda/PipelineImpl.cuh"
 
 namespace forge {
@@ -66,10 +67,10 @@ __global__ void __launch_bounds__(kThreads)
         float y[3] = {0.f, 0.f, 0.f};
         bool ok = true;
         for (int d = 0; d < 3; ++d) {
-            // Gnufft's band: [-N/2, N/2] on an axis longer than 1 (both edges are the same sample), else [-1/2, 1/2].
+            // Gnufft's band: [-N/2, N/2] on an axis longer than 1 (both edges are the same sample), else [-1/2, 1/2],
+            // a rounding past an edge being the edge (forge/Core/BandEdge.h).
             const double v = double(k[size_t(d) * size_t(n1) + j]);
-            const double lo = g.N[d] > 1 ? -double(g.N[d] / 2) : -0.5, hi = g.N[d] > 1 ? double(g.N[d] / 2) : 0.5;
-            if (!(v >= lo && v <= hi)) {  // also NaN and infinities
+            if (!within_band(v, band_half_width((unsigned long long)g.N[d]))) {  // also NaN and infinities
                 ok = false;
                 continue;
             }

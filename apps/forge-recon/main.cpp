@@ -135,6 +135,7 @@ int run_file(Settings& S) {
                                                : read_input(S);
     ReconProblem P = forge::io::problem_from_mrd(F, S.input, problem_options(S));
     attach_bart_maps(P, S);
+    attach_bart_times(P, S);
     attach_maps(P, S, bart_input(S) || S.stream ? std::string() : S.input);
     times.read = seconds_since(t0);
     const auto tDevice = std::chrono::steady_clock::now();

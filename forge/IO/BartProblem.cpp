@@ -3,6 +3,11 @@
 
 #include <cmath>
 #include <cstdint>
+#include <iomanip>
+#include <limits>
+#include <sstream>
+
+#include "forge/Core/BandEdge.h"
 
 namespace forge {
 namespace io {
@@ -10,6 +15,13 @@ namespace io {
 namespace {
 
 std::string quoted(const std::string& name) { return "'" + cfl_base(name) + ".cfl'"; }
+
+// Every digit of a float (80.0000153, not std::to_string's 80.000015 or a rounded 80).
+std::string all_digits(float v) {
+    std::ostringstream s;
+    s << std::setprecision(std::numeric_limits<float>::max_digits10) << v;
+    return s.str();
+}
 
 const char* dim_name(std::size_t d) {
     // BART's read, phase 1, phase 2, ... as the non-Cartesian layout uses them
@@ -115,8 +127,17 @@ std::array<std::size_t, 3> bart_image_matrix(const CflArray& traj, const std::st
 }
 
 MrdFile mrd_from_bart(const CflArray& k, const std::string& kName, const CflArray& t, const std::string& tName,
-                      const std::array<std::size_t, 3>& matrix, const std::array<double, 3>& voxel_mm) {
+                      const std::array<std::size_t, 3>& matrix, const std::array<double, 3>& voxel_mm,
+                      const BartSampleTimes& sampleTimes) {
     check_bart_dims(k.dims, kName, t.dims, tName);
+    const bool timed = sampleTimes.dwell != 0;
+    if (timed && !(std::isfinite(sampleTimes.dwell) && sampleTimes.dwell > 0))
+        throw input_error("the dwell time of BART k-space " + quoted(kName) + " is " +
+                          std::to_string(sampleTimes.dwell) +
+                          " s; expected a positive, finite number of seconds per sample");
+    if (!(std::isfinite(sampleTimes.echo_time) && sampleTimes.echo_time >= 0))
+        throw input_error("the echo time of BART k-space " + quoted(kName) + " is " +
+                          std::to_string(sampleTimes.echo_time) + " s; expected a finite number of seconds >= 0");
     const bool is3D = matrix[2] > 1;
     const std::size_t ns = k.dims[1], readouts = k.dims[2], nc = k.dims[kBartCoilDim];
     const std::size_t times = k.dims[kBartTimeDim], slices = k.dims[kBartSliceDim];
@@ -125,13 +146,13 @@ MrdFile mrd_from_bart(const CflArray& k, const std::string& kName, const CflArra
     for (std::size_t i = 0; i < t.size(); ++i) {
         const std::complex<float> v = t.data[i];
         const std::size_t d = i % 3;
-        const double half = double(matrix[d]) / 2;
+        const double half = band_half_width(matrix[d]);
         if (!std::isfinite(v.real()) || v.imag() != 0.0f)
             throw input_error("BART trajectory " + quoted(tName) + ": coordinate " + std::to_string(i) + " is (" +
                               std::to_string(v.real()) + ", " + std::to_string(v.imag()) +
                               "i); expected a finite real number");
-        if (matrix[d] == 1 ? v.real() != 0.0f : std::fabs(double(v.real())) > half * (1 + 1e-6))
-            throw input_error("BART trajectory " + quoted(tName) + ": k" + axis[d] + " = " + std::to_string(v.real()) +
+        if (matrix[d] == 1 ? v.real() != 0.0f : !within_band(double(v.real()), half))
+            throw input_error("BART trajectory " + quoted(tName) + ": k" + axis[d] + " = " + all_digits(v.real()) +
                               " (sample " + std::to_string((i / 3) % ns) + " of readout " +
                               std::to_string((i / 3 / ns) % readouts) + ") is outside [-" +
                               std::to_string(matrix[d] / 2) + ", " + std::to_string(matrix[d] / 2) +
@@ -151,6 +172,11 @@ MrdFile mrd_from_bart(const CflArray& k, const std::string& kName, const CflArra
     }
     H.trajectory = "other";
     H.receiverChannels = nc;
+    if (timed) {  // t = TE + (j - center_sample) * dwell with center_sample 0 (problem_from_mrd)
+        H.hasTE = true;
+        H.TE_ms = sampleTimes.echo_time * 1e3;
+        H.echoTimes_ms = {H.TE_ms};
+    }
     F.acquisitions.reserve(readouts * times * slices);
     const std::size_t trajDims = is3D ? 3 : 2;
     for (std::size_t sl = 0; sl < slices; ++sl)
@@ -160,7 +186,8 @@ MrdFile mrd_from_bart(const CflArray& k, const std::string& kName, const CflArra
                 a.samples = uint16_t(ns);
                 a.channels = uint16_t(nc);
                 a.trajDims = uint16_t(trajDims);
-                a.centerSample = uint16_t(ns / 2);
+                a.centerSample = uint16_t(timed ? 0 : ns / 2);
+                a.dwell_us = timed ? float(sampleTimes.dwell * 1e6) : 0.0f;
                 a.e1 = uint16_t(r % 65536);
                 a.slice = uint16_t(sl);
                 a.repetition = uint16_t(tm);
@@ -191,6 +218,42 @@ MrdFile mrd_from_bart(const CflArray& k, const std::string& kName, const CflArra
                 F.acquisitions.push_back(std::move(a));
             }
     return F;
+}
+
+void check_bart_times_dims(const CflDims& t, const std::string& tName, const CflDims& k) {
+    for (std::size_t d = 0; d < kCflDims; ++d) {
+        const bool shared = (d == kBartTimeDim || d == kBartSliceDim) && t[d] == 1;
+        const std::size_t expected = d == 1 || d == 2 || d == kBartTimeDim || d == kBartSliceDim ? k[d] : 1;
+        if (t[d] != expected && !shared)
+            throw input_error("--bart-times " + quoted(tName) + " has dims " + cfl_dims_string(t) +
+                              " but the k-space " + cfl_dims_string(k) + ": expected [1, samples, readouts] = [1, " +
+                              std::to_string(k[1]) + ", " + std::to_string(k[2]) + "] (dimension " + std::to_string(d) +
+                              " (" + dim_name(d) + ") is " + std::to_string(t[d]) + ", expected " +
+                              std::to_string(expected) + ")");
+    }
+}
+
+void set_bart_sample_times(recon::ReconProblem& P, const CflArray& t, const std::string& tName) {
+    const std::size_t ns = t.dims[1], readouts = t.dims[2];
+    for (recon::ReconFrame& fr : P.frames) {
+        if (fr.t.n_elem != ns * readouts)
+            throw input_error("--bart-times " + quoted(tName) + " holds " + std::to_string(ns * readouts) +
+                              " times per frame, but the frame has " + std::to_string(fr.t.n_elem) + " samples");
+        CflDims idx{};
+        idx[kBartTimeDim] = fr.frame;
+        idx[kBartSliceDim] = fr.slice;
+        for (std::size_t r = 0; r < readouts; ++r)
+            for (std::size_t j = 0; j < ns; ++j) {
+                idx[1] = j;
+                idx[2] = r;
+                const std::complex<float> v = t.data[offset(t.dims, idx)];
+                if (!std::isfinite(v.real()) || v.imag() != 0.0f || v.real() < 0.0f)
+                    throw input_error("--bart-times " + quoted(tName) + ": the time of sample " + std::to_string(j) +
+                                      " of readout " + std::to_string(r) + " is (" + all_digits(v.real()) + ", " +
+                                      all_digits(v.imag()) + "i); expected a finite real number of seconds >= 0");
+                fr.t[r * ns + j] = v.real();
+            }
+    }
 }
 
 Array bart_maps_array(const CflArray& m) {

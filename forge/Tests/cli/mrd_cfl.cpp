@@ -16,6 +16,11 @@
 //                                                 IN.h5 with read_dir R, phase_dir P, slice_dir R x P and slice s
 //                                                 centred at C + s SPACING (R x P), mm, and the FOV (encoded and
 //                                                 recon) FOVX x FOVY mm (csm, fieldmap, phantom copied)
+//   forge_mrd_cfl bart IN.h5 OUT                  the first slice and repetition of a non-Cartesian file as BART's
+//                                                 arrays: OUT_k [1, samples, readouts, coils], OUT_t [3, samples,
+//                                                 readouts] (cycles/FOV), OUT_times [1, samples, readouts] (seconds:
+//                                                 TE + (j - center_sample) dwell), OUT_s [Nx, Ny, 1, coils] from
+//                                                 /dataset/csm; prints "dwell D te T" (seconds, every digit)
 //   forge_mrd_cfl compare A.nii B.nii             ||a B - A|| / ||A|| with a the least-squares scale (B's
 //                                                 magnitudes fitted to A's): 0 when B is A in other units
 #include <array>
@@ -169,12 +174,46 @@ int compare_nifti(const std::string& a, const std::string& b) {
     return 0;
 }
 
+int to_bart(const std::string& in, const std::string& out) {
+    const forge::io::MrdFile F = forge::io::read_mrd(in);
+    std::vector<const forge::io::MrdAcquisition*> acqs;
+    for (const auto& a : F.acquisitions)
+        if (a.slice == 0 && a.repetition == 0 && a.contrast == 0 && a.trajDims >= 2) acqs.push_back(&a);
+    if (acqs.empty()) throw std::runtime_error(in + " has no non-Cartesian acquisition of slice 0");
+    const std::size_t ns = acqs[0]->samples, nc = acqs[0]->channels, nr = acqs.size(), td = acqs[0]->trajDims;
+    const double te = F.header.hasTE ? F.header.TE_ms * 1e-3 : 0.0, dwell = acqs[0]->dwell_us * 1e-6;
+    std::vector<std::complex<float>> k(ns * nr * nc), t(3 * ns * nr, {0, 0}), times(ns * nr);
+    for (std::size_t r = 0; r < nr; ++r) {
+        const auto& a = *acqs[r];
+        if (a.samples != ns || a.channels != nc || a.trajDims != td || a.centerSample != acqs[0]->centerSample ||
+            a.dwell_us != acqs[0]->dwell_us)
+            throw std::runtime_error(in + ": the readouts differ in samples, coils, trajectory or timing");
+        for (std::size_t j = 0; j < ns; ++j) {
+            for (std::size_t d = 0; d < td; ++d)
+                t[(r * ns + j) * 3 + d] = float(double(a.traj[j * td + d]) * double(F.header.encodedMatrix[d]));
+            times[r * ns + j] = float(te + (double(j) - double(a.centerSample)) * dwell);
+            for (std::size_t c = 0; c < nc; ++c) k[(c * nr + r) * ns + j] = a.data[c * ns + j];
+        }
+    }
+    write_cfl(out + "_k", {1, ns, nr, nc}, k);
+    write_cfl(out + "_t", {3, ns, nr}, t);
+    write_cfl(out + "_times", {1, ns, nr}, times);
+    const forge::io::Array csm = forge::io::read_hdf5_array(in, "/dataset/csm");
+    const std::size_t nx = F.header.reconMatrix[0], ny = F.header.reconMatrix[1];
+    if (csm.size() < nx * ny * nc) throw std::runtime_error(in + ": /dataset/csm is smaller than the coils' maps");
+    std::vector<std::complex<float>> m(nx * ny * nc);
+    for (std::size_t i = 0; i < m.size(); ++i) m[i] = std::complex<float>(csm.data[i]);  // x fastest, then y, coil
+    write_cfl(out + "_s", {nx, ny, 1, nc}, m);
+    std::printf("dwell %.17g te %.17g\n", dwell, te);
+    return 0;
+}
+
 int run(int argc, char** argv) {
     if (argc < 4) {
         std::fprintf(stderr,
                      "usage: forge_mrd_cfl kspace IN.h5 OUT [REPETITION] | nrmse IN.h5 IMAGE | mrd TRAJ KSPACE OUT.h5 "
                      "MAPS [REF] | scale IN.h5 OUT.h5 DATA MAPS | orient IN.h5 OUT.h5 R3 P3 C3 SPACING [FOVX FOVY] | "
-                     "compare A.nii B.nii\n");
+                     "compare A.nii B.nii | bart IN.h5 OUT\n");
         return 2;
     }
     const std::string mode = argv[1], in = argv[2], out = argv[3];
@@ -213,6 +252,7 @@ int run(int argc, char** argv) {
     if (mode == "mrd" && argc >= 6) return to_mrd(in, out, argv[4], argv[5], argc > 6 ? argv[6] : "");
     if (mode == "scale" && argc == 6) return scale_mrd(in, out, std::stof(argv[4]), std::stof(argv[5]));
     if (mode == "compare") return compare_nifti(in, out);
+    if (mode == "bart") return to_bart(in, out);
     if (mode == "orient" && (argc == 14 || argc == 16))
         return orient_mrd(in, out, argv + 4,
                           argc == 16 ? std::array<double, 2>{{std::stod(argv[14]), std::stod(argv[15])}}

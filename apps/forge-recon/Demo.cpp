@@ -176,8 +176,10 @@ ReconProblem estimated_maps_problem(const ReconProblem& P, ReconProblem PF, cons
     ReconProblem PE = P;
     if (dist::root()) {
         const auto t0 = std::chrono::steady_clock::now();
-        PE.smaps = forge::recon::estimate_coil_maps(PF, coil_map_options(S));
+        std::vector<forge::recon::CoilMapStats> stats;
+        PE.smaps = forge::recon::estimate_coil_maps(PF, coil_map_options(S), nullptr, nullptr, &stats);
         times.coil_maps += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        times.coil_map_estimation.add(stats);
         note("forge-recon: demo field-map scan: estimated the coil maps from its first echo (fully sampled)", S.quiet);
         PF.smaps = PE.smaps;
         PE.fieldmap = fieldmap_from_echoes(PF, S, "demo field-map scan", times);

@@ -11,11 +11,35 @@
 #include "forge/IO/MrdProblem.h"
 #include "forge/IO/Nifti.h"
 #include "forge/Recon/CoilPreprocessing.h"
+#include "forge/Recon/FieldMapExtension.h"
 #include "forge/Solvers/recon_solve.h"
 
 namespace forge_recon {
 
 using cxf = std::complex<float>;
+
+namespace {
+
+// A field map read from a file is 0 outside the object when another tool wrote it: each slice's map is extended
+// beyond its nonzero pixels (forge/Recon/FieldMapExtension.h), unless --fieldmap-extend off.
+void extend_file_fieldmap(ReconProblem& P, const Settings& S, const std::string& what) {
+    if (S.fieldmapExtend == "off" || P.fieldmap.empty()) return;
+    std::size_t filled = 0;
+    for (arma::fvec& f : P.fieldmap) {
+        const std::vector<unsigned char> support = forge::recon::fieldmap_support(f);
+        std::size_t known = 0;
+        for (const unsigned char b : support) known += b;
+        if (known == 0 || known == f.n_elem) continue;
+        f = forge::recon::extend_fieldmap(f, support, P.Nx, P.Ny, P.Nz);
+        filled += f.n_elem - known;
+    }
+    if (filled > 0)
+        note("forge-recon: field map " + what + ": extended smoothly to the " + std::to_string(filled) +
+                 " pixels where it is 0 (outside the object; --fieldmap-extend off keeps them)",
+             S.quiet);
+}
+
+}  // namespace
 
 void attach_maps(ReconProblem& P, const Settings& S, const std::string& mrdPath) {
     const std::string g = "/" + S.group + "/";
@@ -36,8 +60,10 @@ void attach_maps(ReconProblem& P, const Settings& S, const std::string& mrdPath)
     if (S.fieldmap == "none" || S.fieldmap == "estimate" || !S.fieldmapScan.empty()) {
     } else if (!S.fieldmap.empty()) {
         forge::io::attach_fieldmap(P, from_spec(S.fieldmap, "field map"), "'" + S.fieldmap + "'");
+        extend_file_fieldmap(P, S, "'" + S.fieldmap + "'");
     } else if (!mrdPath.empty() && forge::io::hdf5_has_object(mrdPath, g + "fieldmap")) {
         forge::io::attach_fieldmap(P, from_input(g + "fieldmap"), "(" + g + "fieldmap in the input)");
+        extend_file_fieldmap(P, S, "(" + g + "fieldmap in the input)");
     }
     if (S.reference == "none") {
     } else if (!S.reference.empty()) {
@@ -128,16 +154,34 @@ void estimate_smaps(ReconProblem& P, const Settings& S, const std::string& what,
     check_memory(P, S, true, true);
     std::array<double, 3> width{};
     std::vector<arma::uvec> masks;
-    P.smaps = forge::recon::estimate_coil_maps(P, coil_map_options(S), &masks, &width);
+    std::vector<forge::recon::CoilMapStats> stats;
+    P.smaps = forge::recon::estimate_coil_maps(P, coil_map_options(S), &masks, &width, &stats);
     std::size_t inside = 0;
     for (const auto& m : masks) inside += arma::accu(m);
-    char buf[300];
+    CoilMapSummary summary;
+    summary.add(stats);
+    char buf[400];
     std::snprintf(buf, sizeof buf,
                   ": estimated coil sensitivity maps from the central %gx%g%s cycles/FOV of k-space (local "
-                  "eigenvectors, %dx%d window; mask %.0f%% of the pixels)",
+                  "eigenvectors, %dx%d window; mask %.0f%% of the pixels, dropping %.2g%% of the calibration image's "
+                  "energy)",
                   width[0], width[1], P.Nz > 1 ? ("x" + std::to_string(int(width[2]))).c_str() : "", S.smapsKernel,
-                  S.smapsKernel, 100.0 * double(inside) / double(P.n2() * P.nslices));
+                  S.smapsKernel, 100.0 * double(inside) / double(P.n2() * P.nslices), 100 * summary.dropped_energy);
     note("forge-recon: " + what + buf, S.quiet);
+    for (std::size_t s = 0; s < stats.size(); ++s) {
+        if (stats[s].mask_dropped) {
+            std::snprintf(buf, sizeof buf,
+                          ": slice %zu: the coil maps' mask would drop %.1f%% of the calibration image's energy "
+                          "(over 1%%): the maps cover the whole image instead",
+                          s, 100 * stats[s].dropped_energy);
+            warn(what + buf);
+        }
+        if (stats[s].outliers > 0)
+            warn(what + ": slice " + std::to_string(s) + ": " + std::to_string(stats[s].outliers) +
+                 " calibration sample(s) left out of the coil maps as spikes (coil amplitude over 1000 times the "
+                 "99th percentile)");
+    }
+    times.coil_map_estimation.add(stats);
     times.coil_maps += seconds_since(t0);
 }
 }  // namespace

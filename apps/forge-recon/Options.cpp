@@ -1,4 +1,5 @@
 // forge-recon's command line: every option, its default and its check (docs/forge-recon.md).
+#include <cstdlib>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -20,9 +21,22 @@ void add_options(CLI::App& app, Settings& S) {
     auto* maps = app.add_option("--bart-maps", S.bartMaps,
                                 "BART coil maps [x, y, z, coils] of --bart-kspace (one ESPIRiT set); they give the "
                                 "image matrix (default: from the trajectory's extent, as BART's nufft)");
+    auto* times = app.add_option("--bart-times", S.bartTimes,
+                                 "BART array [1, samples, readouts] of the sample times of --bart-kspace, in seconds "
+                                 "(for field correction with --fieldmap)");
+    auto* dwell = app.add_option("--dwell", S.dwell,
+                                 "seconds per sample of --bart-kspace: t = TE + dwell * (sample index within its "
+                                 "readout), TE from --echo-time (for field correction with --fieldmap)");
+    auto* te = app.add_option("--echo-time", S.echoTime,
+                              "seconds from excitation to the first sample of each readout of --bart-kspace (with "
+                              "--dwell; default 0)");
     kspace->needs(traj);
     traj->needs(kspace);
     maps->needs(kspace);
+    times->needs(kspace);
+    dwell->needs(kspace);
+    te->needs(dwell);
+    times->excludes(dwell);
     app.add_flag(
         "--demo", S.demo,
         "synthesise a phantom, simulate spiral data with a field map, reconstruct with and without field correction");
@@ -71,6 +85,11 @@ void add_options(CLI::App& app, Settings& S) {
     app.add_option("--fieldmap", S.fieldmap,
                    "field map in rad/s: FILE.nii or FILE.h5:/dataset (default: <group>/fieldmap in the input); "
                    "estimate: from the input's own echoes (two or more contrasts); none: no field map");
+    app.add_option("--fieldmap-extend", S.fieldmapExtend,
+                   "on (default): a field map read from a file (--fieldmap, or stored in the input) that is 0 outside "
+                   "the object is extended smoothly beyond its nonzero pixels (harmonic fill), so that field "
+                   "correction meets no jump where there is no signal; off: use it as given")
+        ->check(CLI::IsMember({"on", "off"}));
     app.add_option("--fieldmap-scan", S.fieldmapScan,
                    "multi-echo ISMRMRD field-map scan on the same grid: the field map is estimated from it");
     app.add_option("--smaps", S.smaps,
@@ -91,9 +110,15 @@ void add_options(CLI::App& app, Settings& S) {
                    "compress the coils to N virtual coils (SVD of the data) before the reconstruction (0: off)")
         ->check(CLI::Range(0, 1024));
     app.add_option("--smaps-calibration", S.smapsCalibration,
-                   "coil-map estimation: width of the central k-space used, cycles/FOV (default 24; Cartesian data: "
-                   "at most the fully sampled centre)")
-        ->check(CLI::Range(4.0, 1e6));
+                   "coil-map estimation: width of the central k-space used, cycles/FOV (default 0: 48 for 2D "
+                   "non-Cartesian images, else 24; Cartesian data: at most the fully sampled centre)")
+        ->check(CLI::Validator(
+            [](std::string& v) {
+                const double c = std::atof(v.c_str());
+                return c == 0 || (c >= 4 && c <= 1e6) ? std::string()
+                                                      : "expected 0 (the default) or a width from 4 to 1e6 cycles/FOV";
+            },
+            "0 or 4..1e6"));
     app.add_option("--smaps-kernel", S.smapsKernel, "coil-map estimation: covariance window, pixels (odd; default 5)")
         ->check(CLI::Range(1, 63));
     app.add_option("--smaps-threshold", S.smapsThreshold,

@@ -44,6 +44,8 @@ struct Settings {
     std::string input;
     std::string output;
     std::string bartKspace, bartTraj, bartMaps;  // BART arrays read instead of an ISMRMRD file (BartInput.cpp)
+    std::string bartTimes;                       // --bart-times: BART array [1, samples, readouts] of sample times (s)
+    std::string dwell, echoTime;                 // --dwell, --echo-time (seconds, as given) for BART input
     std::string mrdOut;                          // --mrd-out FILE.h5: the images as ISMRMRD images (ImageOutputs.cpp)
     std::string dicomDir;                        // --dicom DIR: the images as DICOM MR images (ImageOutputs.cpp)
     bool stream = false;                         // --stream: an MRD stream in on stdin, images out on stdout
@@ -72,12 +74,13 @@ struct Settings {
     bool saveMaps = false;                   // write PREFIX_smaps.nii and PREFIX_fieldmap.nii
     std::string prewhiten = "auto";          // auto: whiten when the file has noise scans; off
     int coilCompress = 0;                    // virtual coils (0: no compression)
-    double smapsCalibration = 24;            // coil maps: central k-space width, cycles/FOV
-    int smapsKernel = 5;                     // coil maps: covariance window, pixels
-    double smapsThreshold = 0.05;            // coil maps: mask threshold
-    double fieldmapBeta = 1e-2;              // field map: penalty weight
-    int fieldmapIterations = 200;            // field map: surrogate iterations
+    double smapsCalibration = 0;   // coil maps: central k-space width, cycles/FOV (0: 48 for 2D non-Cartesian, else 24)
+    int smapsKernel = 5;           // coil maps: covariance window, pixels
+    double smapsThreshold = 0.05;  // coil maps: mask threshold
+    double fieldmapBeta = 1e-2;    // field map: penalty weight
+    int fieldmapIterations = 200;  // field map: surrogate iterations
     bool noFieldCorrection = false;
+    std::string fieldmapExtend = "on";  // on: a field map read from a file is extended beyond its nonzero pixels
     bool complexOut = false;
     bool cartesian = false;
     std::string group = "dataset";
@@ -211,6 +214,9 @@ void check_bart_settings(const Settings& S);
 forge::io::MrdFile read_bart_input(const Settings& S, std::string& matrixFrom);
 // --bart-maps attached to P (after problem_from_mrd).
 void attach_bart_maps(ReconProblem& P, const Settings& S);
+// --bart-times: P's sample times set from the array (after problem_from_mrd); --dwell and --echo-time went into
+// the MRD content read_bart_input() made.
+void attach_bart_times(ReconProblem& P, const Settings& S);
 
 // The images of R (file mode) with their indices and, as meta attributes, how each was made (the operator, its
 // solves' iterations, stop reasons and relative gradients from 'rec'), for the scanner-format writers.

@@ -77,6 +77,16 @@ std::string seconds_text(double v) {
 
 }  // namespace
 
+void CoilMapSummary::add(const std::vector<forge::recon::CoilMapStats>& stats) {
+    for (const auto& st : stats) {
+        ++slices;
+        dropped_energy = std::max(dropped_energy, st.dropped_energy);
+        masks_dropped += st.mask_dropped ? 1 : 0;
+        outliers += st.outliers;
+        grid = st.grid;
+    }
+}
+
 double RunReport::other_seconds() const { return std::max(0.0, total_seconds - stages.sum()); }
 
 void add_reconstruction_stages(const ReportedReconstruction& rec, StageTimes& times) {
@@ -184,6 +194,13 @@ void write_report(forge::io::OutputSet& outs, const std::string& path, const Run
     for (const auto& rec : r.reconstructions) recs.push_back(reconstruction_json(rec));
     j["reconstructions"] = recs;
     const StageTimes& t = r.stages;
+    const CoilMapSummary& cm = t.coil_map_estimation;
+    j["coil_map_estimation"] = cm.slices == 0 ? Json(nullptr)
+                                              : Json{{"slices", cm.slices},
+                                                     {"dropped_energy", cm.dropped_energy},
+                                                     {"masks_dropped", cm.masks_dropped},
+                                                     {"outliers", cm.outliers},
+                                                     {"map_grid", cm.grid}};
     j["stages_s"] = {{"read", t.read},
                      {"simulation", t.simulation},
                      {"coil_maps", t.coil_preprocessing + t.coil_maps},

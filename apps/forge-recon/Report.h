@@ -7,12 +7,23 @@
 #include <vector>
 
 #include "forge/IO/OutputSet.h"
+#include "forge/Recon/CoilMaps.h"
 #include "forge/Recon/Metrics.h"
 #include "forge/Recon/Reconstruct.h"
 
 namespace forge_recon {
 
 struct Settings;
+
+// What the coil-map estimations of a run measured (forge::recon::CoilMapStats over the slices estimated).
+struct CoilMapSummary {
+    std::size_t slices = 0;                      // slices whose maps were estimated
+    double dropped_energy = 0;                   // the largest share of a slice's calibration energy its mask drops
+    std::size_t masks_dropped = 0;               // slices whose mask would have dropped over 1% (maps everywhere)
+    std::size_t outliers = 0;                    // calibration samples left out as spikes
+    std::array<std::size_t, 3> grid{{0, 0, 0}};  // the map grid of the eigenvectors
+    void add(const std::vector<forge::recon::CoilMapStats>& stats);
+};
 
 // Seconds spent in each stage of a run (on rank 0; the solves' stages: the slowest rank's). The stages partition the
 // run: what none of them covers is reported as "other" (RunReport::other_seconds()).
@@ -27,6 +38,7 @@ struct StageTimes {
     double rhs = 0;                 // the solves before their PCG loops: G^H y of the Toeplitz path, uploads
     double iterations = 0;          // the PCG loops
     double write = 0;               // the output images and files
+    CoilMapSummary coil_map_estimation;  // not seconds: what the coil-map stage measured
     // the solves: right-hand side, PCG, transfers
     double solve() const { return rhs + iterations; }
     double sum() const {

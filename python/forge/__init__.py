@@ -39,7 +39,7 @@ from ._device import (CudaError, ResidencyError, built_with_cuda, cuda_available
                       reset_transfer_stats, synchronize, transfer_stats)
 from ._encoding import Gdft, GdftR2, Gfft, Gnufft, density_compensation, image_coords
 from ._maps import (coil_compression_matrix, coil_maps, coil_maps_from_images, estimate_fieldmap,
-                    noise_covariance, phase_difference_fieldmap, whitening_matrix)
+                    extend_fieldmap, noise_covariance, phase_difference_fieldmap, whitening_matrix)
 from ._operator import LinearOperator
 from ._penalties import QuadPenalty, TVPenalty
 from ._scipy import as_linear_operator
@@ -78,6 +78,7 @@ __all__ = [
     "coil_maps_from_images",
     "estimate_fieldmap",
     "phase_difference_fieldmap",
+    "extend_fieldmap",
     "noise_covariance",
     "whitening_matrix",
     "coil_compression_matrix",

@@ -1,6 +1,8 @@
 """Map estimation and coil preprocessing from data: coil sensitivities, field maps, noise covariance and
 whitening, coil compression."""
 
+import warnings
+
 import numpy as np
 
 from . import _arrays, _native
@@ -19,17 +21,25 @@ def _host_2d(values, arg, where, complex_dtype=np.complex64):
     return np.ascontiguousarray(a, dtype=complex_dtype)
 
 
-def coil_maps(data, kx, ky, kz=None, *, nx, ny, nz=1, calibration=24.0, kernel=5, threshold=0.05,
-              return_mask=False, units="cycles"):
+def coil_maps(data, kx, ky, kz=None, *, nx, ny, nz=1, calibration=None, kernel=5, threshold=0.05,
+              max_dropped_energy=1e-3, return_mask=False, return_stats=False, units="cycles"):
     """Coil sensitivity maps from the data themselves (docs/map-estimation.md): low-resolution coil images
-    from the central calibration x calibration (cycles/FOV) box of k-space, then the local eigenvector
-    (Walsh / Inati adaptive combine) over kernel^d windows, normalised so that sum_c |S_c|^2 = 1 inside the
-    object and 0 outside it (threshold: fraction of the maximum local energy).
+    from the central calibration x calibration (cycles/FOV) box of k-space (None: 48 for 2-D non-Cartesian
+    data, else 24; a spiral's off-resonance phase needs the finer one) (on a grid of about 2 x
+    calibration points per axis where the image grid is finer), then the local eigenvector (Walsh / Inati
+    adaptive combine) over kernel^d windows, interpolated onto the image grid and normalised so that
+    sum_c |S_c|^2 = 1 inside the object and 0 outside it. The mask keeps every pixel that stands out of the
+    background and never drops more than max_dropped_energy of the calibration image's energy (threshold:
+    at most this fraction of the largest local amplitude); one that would drop over 1% is replaced by the
+    whole grid, with a warning, as are spikes left out of the calibration.
 
     data: complex (n_coils, n1), or (n_coils, *trajectory shape) e.g. a SENSE operator's oshape; kx, ky, kz:
     n1 entries each, in cycles/FOV (or ``units`` 'normalized' / 'radians', as the operators take them).
-    Returns maps of shape (n_coils, nx*ny*nz) (complex64; SENSE takes them as they are), and with
-    return_mask=True also the boolean object mask (nx*ny*nz,)."""
+    Returns maps of shape (n_coils, nx*ny*nz) (complex64; SENSE takes them as they are), with
+    return_mask=True also the boolean object mask (nx*ny*nz,), and with return_stats=True last a dict:
+    dropped_energy (share of the calibration image's energy outside the mask), mask_dropped, outliers
+    (calibration samples left out as spikes), level (the mask's amplitude level relative to the largest),
+    map_grid and calibration_width."""
     where = "coil_maps"
     a = _arrays.to_numpy(data, "data", where)
     y = _host_2d(a.reshape(a.shape[0], -1) if a.ndim > 2 else a, "data", where)
@@ -44,8 +54,17 @@ def coil_maps(data, kx, ky, kz=None, *, nx, ny, nz=1, calibration=24.0, kernel=5
     n2 = nx * ny * nz
     maps = np.empty((nc, n2), np.complex64)
     mask = np.empty(n2, np.uint8)
-    _native.coil_maps(y, kx, ky, kz, nx, ny, nz, nc, float(calibration), kernel, float(threshold), maps, mask)
-    return (maps, mask.astype(bool)) if return_mask else maps
+    calibration = 0.0 if calibration is None else float(calibration)
+    stats = _native.coil_maps(y, kx, ky, kz, nx, ny, nz, nc, calibration, kernel, float(threshold),
+                              float(max_dropped_energy), maps, mask)
+    if stats["mask_dropped"]:
+        warnings.warn(f"coil_maps: the mask would drop {100 * stats['dropped_energy']:.1f}% of the calibration "
+                      "image's energy (over 1%): the maps cover the whole grid instead", RuntimeWarning, stacklevel=2)
+    if stats["outliers"]:
+        warnings.warn(f"coil_maps: {stats['outliers']} calibration sample(s) left out as spikes (coil amplitude "
+                      "over 1000 times the 99th percentile)", RuntimeWarning, stacklevel=2)
+    out = (maps,) + ((mask.astype(bool),) if return_mask else ()) + ((dict(stats),) if return_stats else ())
+    return out[0] if len(out) == 1 else out
 
 
 def coil_maps_from_images(images, *, nx, ny, nz=1, kernel=5, threshold=0.05, return_mask=False):
@@ -85,6 +104,34 @@ def phase_difference_fieldmap(echoes, times):
     times = [float(v) for v in np.asarray(_arrays.to_numpy(times, "times", where), dtype=float).reshape(-1)]
     out = np.empty(e.shape[1], np.float32)
     _native.phase_difference_fieldmap(e, times, out)
+    return out
+
+
+def extend_fieldmap(field_map, support=None, *, iterations=200):
+    """The field map (rad/s) continued smoothly beyond the object (docs/map-estimation.md): kept where
+    ``support`` is true, every other pixel filled by a harmonic (Laplace) fill of the support's values (an onion
+    peel, then ``iterations`` Gauss-Seidel sweeps), so a time-segmented correction meets no jump or noise where
+    there is no signal. field_map: (ny, nx) or (nz, ny, nx), x fastest; support: a boolean array of the same
+    size, or None for the map's nonzero pixels (tools that write 0 outside the object). Returns float32 of
+    field_map's shape; the values inside the support unchanged."""
+    where = "extend_fieldmap"
+    a = _arrays.to_numpy(field_map, "field_map", where)
+    if a.dtype.kind not in "fiu":
+        raise TypeError(f"{where}: field_map must be real numbers, got dtype {a.dtype}")
+    if a.ndim not in (2, 3):
+        raise ValueError(f"{where}: field_map must be (ny, nx) or (nz, ny, nx), got shape {a.shape}")
+    fm = np.ascontiguousarray(a, dtype=np.float32)
+    nz, ny, nx = (1,) + fm.shape if fm.ndim == 2 else fm.shape
+    if support is None:
+        s = np.zeros(0, np.uint8)
+    else:
+        s = np.ascontiguousarray(_arrays.to_numpy(support, "support", where)).astype(bool).astype(np.uint8)
+        if s.size != fm.size:
+            raise ValueError(f"{where}: support has {s.size} entries, expected field_map.size = {fm.size}")
+    iterations = _arrays.count(iterations, "iterations", where, minimum=0, maximum=_arrays.INT_MAX)
+    out = np.empty(fm.shape, np.float32)
+    _native.extend_fieldmap(fm.reshape(-1), s.reshape(-1), support is not None, nx, ny, nz, iterations,
+                            out.reshape(-1))
     return out
 
 

@@ -9,6 +9,7 @@
 #include "forge/Recon/CoilMaps.h"
 #include "forge/Recon/CoilPreprocessing.h"
 #include "forge/Recon/FieldMapEstimation.h"
+#include "forge/Recon/FieldMapExtension.h"
 #include "forge/Recon/ReconProblem.h"
 
 #include "bindings.h"
@@ -91,7 +92,7 @@ void bind_maps(nb::module_& m) {
     m.def(
         "coil_maps",
         [](CHostF data, RHostF kx, RHostF ky, RHostF kz, uword nx, uword ny, uword nz, uword nc, double calibration,
-           int kernel, double threshold, HostOut<CF> maps, HostOut<std::uint8_t> mask) {
+           int kernel, double threshold, double maxDroppedEnergy, HostOut<CF> maps, HostOut<std::uint8_t> mask) {
             const char* w = "coil_maps";
             const uword n1 = kx.size();
             require_size(ky, n1, w, "ky", "the length of kx");
@@ -120,19 +121,29 @@ void bind_maps(nb::module_& m) {
             o.calibration = calibration;
             o.kernel = kernel;
             o.threshold = threshold;
+            o.max_dropped_energy = maxDroppedEnergy;
             std::vector<arma::uvec> masks;
             std::array<double, 3> used{{0, 0, 0}};
+            std::vector<fr::CoilMapStats> stats;
             std::vector<arma::cx_fvec> s;
             {
                 nb::gil_scoped_release release;
-                s = fr::estimate_coil_maps(P, o, &masks, &used);
+                s = fr::estimate_coil_maps(P, o, &masks, &used, &stats);
             }
             std::memcpy(maps.data(), s[0].memptr(), s[0].n_elem * sizeof(CF));
             for (uword i = 0; i < masks[0].n_elem; ++i) mask.data()[i] = std::uint8_t(masks[0][i] != 0);
-            return nb::make_tuple(used[0], used[1], used[2]);
+            const fr::CoilMapStats& st = stats[0];
+            nb::dict d;
+            d["calibration_width"] = nb::make_tuple(used[0], used[1], used[2]);
+            d["dropped_energy"] = st.dropped_energy;
+            d["mask_dropped"] = st.mask_dropped;
+            d["outliers"] = st.outliers;
+            d["level"] = st.level;
+            d["map_grid"] = nb::make_tuple(st.grid[0], st.grid[1], st.grid[2]);
+            return d;
         },
         "data"_a, "kx"_a, "ky"_a, "kz"_a, "nx"_a, "ny"_a, "nz"_a, "n_coils"_a, "calibration"_a, "kernel"_a,
-        "threshold"_a, "maps"_a.noconvert(), "mask"_a.noconvert());
+        "threshold"_a, "max_dropped_energy"_a, "maps"_a.noconvert(), "mask"_a.noconvert());
 
     m.def(
         "estimate_fieldmap",
@@ -166,6 +177,32 @@ void bind_maps(nb::module_& m) {
             std::memcpy(out.data(), fm.memptr(), fm.n_elem * sizeof(float));
         },
         "echoes"_a, "times"_a, "out"_a.noconvert());
+
+    m.def(
+        "extend_fieldmap",
+        [](RHostF fieldmap, nb::ndarray<const std::uint8_t, nb::c_contig, nb::device::cpu> support, bool useSupport,
+           uword nx, uword ny, uword nz, int iterations, HostOut<float> out) {
+            const char* w = "extend_fieldmap";
+            const uword n2 = fieldmap.size();
+            require_size(out, n2, w, "out", "field_map.size");
+            const arma::fvec fm(const_cast<float*>(fieldmap.data()), n2, false, true);
+            fr::FieldMapExtensionOptions o;
+            o.iterations = iterations;
+            arma::fvec e;
+            if (useSupport) {
+                if (support.size() != n2)
+                    throw forge::invalid_argument("extend_fieldmap: support has " + std::to_string(support.size()) +
+                                                  " entries, expected field_map.size = " + std::to_string(n2));
+                const std::vector<unsigned char> s(support.data(), support.data() + n2);
+                nb::gil_scoped_release release;
+                e = fr::extend_fieldmap(fm, s, nx, ny, nz, o);
+            } else {
+                nb::gil_scoped_release release;
+                e = fr::extend_fieldmap(fm, nx, ny, nz, o);
+            }
+            std::memcpy(out.data(), e.memptr(), e.n_elem * sizeof(float));
+        },
+        "fieldmap"_a, "support"_a, "use_support"_a, "nx"_a, "ny"_a, "nz"_a, "iterations"_a, "out"_a.noconvert());
 
     // Coil matrices in the orientation of the math (y' = A y for a coil vector y), as C-ordered arrays.
     m.def(

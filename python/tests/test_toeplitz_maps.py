@@ -160,3 +160,23 @@ def test_whitening_and_coil_compression(rng):
         forge.coil_compression_matrix(data, 7)
     with pytest.raises(ValueError, match="not positive definite"):
         forge.whitening_matrix(np.zeros((2, 2)) + np.eye(2) * [1, 0])
+
+
+def test_extend_fieldmap_keeps_the_object_and_fills_smoothly():
+    ny, nx = 40, 48
+    yy, xx = np.mgrid[0:ny, 0:nx]
+    inside = ((xx - 22) / 16) ** 2 + ((yy - 19) / 13) ** 2 < 1
+    truth = (2 * np.pi * (100 + 3 * (xx - 22) - 2 * (yy - 19))).astype(np.float32)
+    fm = np.where(inside, truth, 0).astype(np.float32)
+    e = forge.extend_fieldmap(fm)
+    assert e.shape == fm.shape and e.dtype == np.float32
+    assert np.array_equal(e[inside], fm[inside])
+    assert e.min() >= fm[inside].min() and e.max() <= fm[inside].max()
+    steps = max(np.abs(np.diff(e, axis=0)).max(), np.abs(np.diff(e, axis=1)).max())
+    assert steps <= 1.5 * 2 * np.pi * 3           # no jump at the edge (the zero-filled map jumps by 2 pi 60 or more)
+    noisy = np.where(inside, fm, np.random.default_rng(1).normal(0, 3000, fm.shape)).astype(np.float32)
+    assert np.array_equal(forge.extend_fieldmap(noisy, inside), e)   # what lies outside the support is ignored
+    with pytest.raises(ValueError, match="support has 3 entries"):
+        forge.extend_fieldmap(fm, np.ones(3, bool))
+    with pytest.raises(ValueError, match="support is empty"):
+        forge.extend_fieldmap(fm, np.zeros(fm.shape, bool))

@@ -82,8 +82,12 @@ import json, math, struct, sys
 w = sys.argv[1]
 r = json.load(open(f"{w}/demo.json"))
 top = ["report_version", "forge_version", "mode", "input", "data", "device", "processes", "operator", "segments",
-       "penalty", "solver", "iterations", "reconstructions", "stages_s", "timing"]
+       "penalty", "solver", "iterations", "reconstructions", "coil_map_estimation", "stages_s", "timing"]
 assert list(r) == top, list(r)
+cm = r["coil_map_estimation"]  # the field-map scan's coil maps are estimated from its first echo
+assert cm is not None and sorted(cm) == ["dropped_energy", "map_grid", "masks_dropped", "outliers", "slices"], cm
+assert cm["slices"] >= 1 and 0 <= cm["dropped_energy"] <= 0.01 and cm["masks_dropped"] == 0, cm
+assert cm["outliers"] == 0 and len(cm["map_grid"]) == 3, cm
 assert r["report_version"] == 1 and r["mode"] == "demo" and r["input"] is None and r["device"] == "CPU"
 assert r["data"] == {"acquisitions": 4, "coils": 8, "slices": 2, "frames": 1, "matrix": [32, 32, 1],
                      "trajectory": "spiral", "k_from": "acquisitions", "field_map": True}, r["data"]

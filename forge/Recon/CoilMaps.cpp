@@ -670,49 +670,73 @@ void for_each_corner(const AxisInterp A[3], const std::array<std::size_t, 3>& M,
 // The maps of the image grid from those of the map grid (every pixel computed there): interpolated linearly,
 // normalised to sum_c |S_c|^2 = 1 (the nearest map pixel's vector where the neighbours' phases cancel), 0 outside
 // the mask, which is the map grid's amplitude interpolated and held against the same level, holes filled.
+// Coil by coil, in the maps' coil-major layout: each pass reads one coil's map-grid image (small, in cache) and
+// writes one contiguous image; pixel by pixel with every coil, each access would stride a whole image (that loop
+// took 16 ms of a 256^2 x 32-coil brain's 40 ms of GPU map estimation, on 16 host cores).
 GridMaps interpolate_maps(const GridMaps& m, const std::array<std::size_t, 3>& M, std::size_t Nx, std::size_t Ny,
                           std::size_t Nz, std::size_t nc) {
-    const std::size_t n2 = Nx * Ny * Nz, m2 = M[0] * M[1] * M[2];
+    const std::size_t n2 = Nx * Ny * Nz, m2 = M[0] * M[1] * M[2], rows = Ny * Nz;
     const AxisInterp A[3] = {AxisInterp(Nx, M[0]), AxisInterp(Ny, M[1]), AxisInterp(Nz, M[2])};
-    std::vector<char> inside(n2);
     GridMaps out;
     out.level = m.level;
     out.maps.set_size(n2 * nc);  // every entry written below
+    cxf* maps = out.maps.memptr();
 #pragma omp parallel for schedule(static)
-    for (long long zy = 0; zy < (long long)(Nz * Ny); ++zy) {
-        const std::size_t z = std::size_t(zy) / Ny, y = std::size_t(zy) % Ny;
-        std::vector<std::complex<float>> v(nc);
+    for (long long cr = 0; cr < (long long)(nc * rows); ++cr) {
+        const std::size_t c = std::size_t(cr) / rows, zy = std::size_t(cr) % rows, z = zy / Ny, y = zy % Ny;
+        const cxf* src = m.maps.memptr() + c * m2;
+        cxf* dst = maps + c * n2 + Nx * zy;
         for (std::size_t x = 0; x < Nx; ++x) {
-            const std::size_t k = x + Nx * (y + Ny * z);
-            double a = 0, wBest = -1;
-            std::size_t nearest = 0;
-            std::fill(v.begin(), v.end(), cxf(0));
-            for_each_corner(A, M, x, y, z, [&](std::size_t i, float w) {
-                a += w * m.amp[i];
-                if (w > wBest) {
-                    wBest = w;
-                    nearest = i;
-                }
-                for (std::size_t c = 0; c < nc; ++c) v[c] += w * m.maps[c * m2 + i];
-            });
-            inside[k] = !(m.level > 0) || a > m.level;
-            double norm = 0;
-            for (std::size_t c = 0; c < nc; ++c) norm += std::norm(v[c]);
-            if (norm < 0.25) {  // the corners' phases cancel (a phase singularity): the nearest map pixel's vector
-                norm = 0;
-                for (std::size_t c = 0; c < nc; ++c) {
-                    v[c] = m.maps[c * m2 + nearest];
-                    norm += std::norm(v[c]);
-                }
+            cxf v(0);
+            for_each_corner(A, M, x, y, z, [&](std::size_t i, float w) { v += w * src[i]; });
+            dst[x] = v;
+        }
+    }
+    std::vector<char> inside(n2, 1);
+    if (m.level > 0) {
+#pragma omp parallel for schedule(static)
+        for (long long zy = 0; zy < (long long)rows; ++zy) {
+            const std::size_t z = std::size_t(zy) / Ny, y = std::size_t(zy) % Ny;
+            for (std::size_t x = 0; x < Nx; ++x) {
+                double a = 0;
+                for_each_corner(A, M, x, y, z, [&](std::size_t i, float w) { a += w * m.amp[i]; });
+                inside[x + Nx * std::size_t(zy)] = a > m.level;
             }
-            const float s = norm > 0 ? float(1 / std::sqrt(norm)) : 0.0f;
-            for (std::size_t c = 0; c < nc; ++c) out.maps[c * n2 + k] = v[c] * s;
         }
     }
     out.mask = m.level > 0 ? fill_holes(inside, Nx, Ny, Nz) : arma::uvec(n2, arma::fill::ones);
-    for (std::size_t k = 0; k < n2; ++k)
-        if (!out.mask[k])
-            for (std::size_t c = 0; c < nc; ++c) out.maps[c * n2 + k] = cxf(0);
+    // normalise, block by block of pixels (within a block, coil by coil)
+    constexpr std::size_t kBlock = 4096;
+#pragma omp parallel for schedule(static)
+    for (long long b = 0; b < (long long)((n2 + kBlock - 1) / kBlock); ++b) {
+        const std::size_t k0 = std::size_t(b) * kBlock, k1 = std::min(n2, k0 + kBlock);
+        std::vector<double> norm(k1 - k0, 0.0);
+        for (std::size_t c = 0; c < nc; ++c)
+            for (std::size_t k = k0; k < k1; ++k) norm[k - k0] += std::norm(maps[c * n2 + k]);
+        std::vector<float> scale(k1 - k0);
+        for (std::size_t k = k0; k < k1; ++k) {
+            double& nk = norm[k - k0];
+            if (out.mask[k] && nk < 0.25) {  // the corners' phases cancel (a phase singularity): the nearest vector
+                const std::size_t x = k % Nx, y = (k / Nx) % Ny, z = k / (Nx * Ny);
+                double wBest = -1;
+                std::size_t nearest = 0;
+                for_each_corner(A, M, x, y, z, [&](std::size_t i, float w) {
+                    if (w > wBest) {
+                        wBest = w;
+                        nearest = i;
+                    }
+                });
+                nk = 0;
+                for (std::size_t c = 0; c < nc; ++c) {
+                    maps[c * n2 + k] = m.maps[c * m2 + nearest];
+                    nk += std::norm(maps[c * n2 + k]);
+                }
+            }
+            scale[k - k0] = out.mask[k] && nk > 0 ? float(1 / std::sqrt(nk)) : 0.0f;
+        }
+        for (std::size_t c = 0; c < nc; ++c)
+            for (std::size_t k = k0; k < k1; ++k) maps[c * n2 + k] *= scale[k - k0];
+    }
     return out;
 }
 

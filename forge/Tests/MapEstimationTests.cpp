@@ -395,7 +395,8 @@ TEST_CASE("Coil maps keep an object that a bright spot, coil shading and a phase
             INFO("scale " << scale);
             CHECK(qmaps[0].is_finite());
             CHECK(arma::accu(qmasks[0] != masks[0]) <= n2 / 1000);
-            CHECK(map_direction_error(qmaps[0], maps[0], masks[0], nc) <= 1e-3);
+            // on the object (the background's eigenvectors follow the noise, and so the rounding)
+            CHECK(map_direction_error(qmaps[0], maps[0], inside, nc) <= 1e-3);
         }
     }
     SECTION("options out of range are refused by name") {

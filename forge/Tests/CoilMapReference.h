@@ -135,4 +135,28 @@ inline arma::vec window_amplitude(const arma::cx_fmat& X, const ImageGrid3& g, s
     return amp;
 }
 
+// RMS over 'inside' of the sine of the angle between estimated and true coil vectors (both of unit norm): 0 when
+// they agree up to each pixel's phase, as maps of an object with a phase of its own do (they carry its
+// low-resolution phase).
+inline double map_direction_error(const arma::cx_fvec& est, const arma::cx_fvec& truth, const arma::uvec& inside,
+                                  std::size_t nc) {
+    const std::size_t n2 = inside.n_elem;
+    double sum = 0;
+    std::size_t n = 0;
+    for (std::size_t k = 0; k < n2; ++k) {
+        if (!inside[k]) continue;
+        std::complex<double> dot = 0;
+        double ee = 0, tt = 0;
+        for (std::size_t c = 0; c < nc; ++c) {
+            const std::complex<double> e(est[c * n2 + k]), t(truth[c * n2 + k]);
+            dot += std::conj(e) * t;
+            ee += std::norm(e);
+            tt += std::norm(t);
+        }
+        sum += ee > 0 && tt > 0 ? std::max(0.0, 1 - std::norm(dot) / (ee * tt)) : 1.0;
+        ++n;
+    }
+    return std::sqrt(sum / double(n));
+}
+
 }  // namespace forge_test

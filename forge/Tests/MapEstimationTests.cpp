@@ -8,6 +8,7 @@
 #include <armadillo>
 #include <catch2/catch.hpp>
 
+#include "CoilMapReference.h"
 #include "TestHelpers.h"
 #include "forge/Core/Exceptions.h"
 #include "forge/Operators/SENSE.h"
@@ -99,30 +100,6 @@ double map_error(const arma::cx_fvec& est, const arma::cx_fvec& truth, const arm
                 ref += std::norm(std::complex<double>(truth[c * n2 + k]));
             }
     return std::sqrt(err / ref);
-}
-
-// RMS over 'inside' of the sine of the angle between estimated and true coil vectors (both of unit norm): 0 when
-// they agree up to each pixel's phase, as maps of an object with a phase of its own do (they carry its
-// low-resolution phase).
-double map_direction_error(const arma::cx_fvec& est, const arma::cx_fvec& truth, const arma::uvec& inside,
-                           std::size_t nc) {
-    const std::size_t n2 = inside.n_elem;
-    double sum = 0;
-    std::size_t n = 0;
-    for (std::size_t k = 0; k < n2; ++k) {
-        if (!inside[k]) continue;
-        std::complex<double> dot = 0;
-        double ee = 0, tt = 0;
-        for (std::size_t c = 0; c < nc; ++c) {
-            const std::complex<double> e(est[c * n2 + k]), t(truth[c * n2 + k]);
-            dot += std::conj(e) * t;
-            ee += std::norm(e);
-            tt += std::norm(t);
-        }
-        sum += ee > 0 && tt > 0 ? std::max(0.0, 1 - std::norm(dot) / (ee * tt)) : 1.0;
-        ++n;
-    }
-    return std::sqrt(sum / double(n));
 }
 
 // The head of the phantom: pixels inside its outer ellipse (dark regions included).
@@ -370,7 +347,7 @@ TEST_CASE("Coil maps keep an object that a bright spot, coil shading and a phase
     CHECK_FALSE(stats[0].mask_dropped);
     CHECK(stats[0].outliers == 0);
     CHECK(arma::accu(masks[0]) < n2 * 9 / 10);  // still a mask: the corners are background
-    CHECK(map_direction_error(maps[0], truth, inside, nc) <= 0.1);
+    CHECK(forge_test::map_direction_error(maps[0], truth, inside, nc) <= 0.1);
 
     SECTION("one spike of 1e25 in the calibration region is left out; the maps are those without it") {
         ReconProblem Q = P;
@@ -384,7 +361,7 @@ TEST_CASE("Coil maps keep an object that a bright spot, coil shading and a phase
         CHECK(qstats[0].outliers == 1);
         CHECK(qmaps[0].is_finite());
         CHECK(object_dropped(qmasks[0]) <= 0.01);
-        CHECK(map_direction_error(qmaps[0], truth, inside, nc) <= 0.1);
+        CHECK(forge_test::map_direction_error(qmaps[0], truth, inside, nc) <= 0.1);
     }
     SECTION("data in units of 1e30 or 1e-30 give the same maps and mask") {
         for (float scale : {1e30f, 1e-30f}) {
@@ -396,7 +373,7 @@ TEST_CASE("Coil maps keep an object that a bright spot, coil shading and a phase
             CHECK(qmaps[0].is_finite());
             CHECK(arma::accu(qmasks[0] != masks[0]) <= n2 / 1000);
             // on the object (the background's eigenvectors follow the noise, and so the rounding)
-            CHECK(map_direction_error(qmaps[0], maps[0], inside, nc) <= 1e-3);
+            CHECK(forge_test::map_direction_error(qmaps[0], maps[0], inside, nc) <= 1e-3);
         }
     }
     SECTION("options out of range are refused by name") {

@@ -236,22 +236,16 @@ TEST_CASE("GPU estimate_coil_maps of a radial scan with many calibration samples
     std::vector<forge::recon::CoilMapStats> sh, sd;
     const auto h = forge::recon::estimate_coil_maps(P, on(ReconDevice::Host), &mh, nullptr, &sh);
     const auto d = forge::recon::estimate_coil_maps(P, on(ReconDevice::GPU), &md, nullptr, &sd);
-    // the object: where the coil images' root-sum-of-squares is over 5% of its largest
+    // the object: where the coil images' root-sum-of-squares is over 5% of its largest (the background's maps
+    // follow the noise, differently for the two weightings)
     const arma::fvec rss = arma::sqrt(arma::sum(arma::square(arma::abs(X)), 1));
-    std::size_t differ = 0, objectOut = 0, both = 0;
-    double sinSum = 0;
+    const arma::uvec object = rss > 0.05f * rss.max();
+    std::size_t differ = 0, objectOut = 0;
     for (std::size_t q = 0; q < n2; ++q) {
         differ += mh[0][q] != md[0][q];
-        const bool object = rss[q] > 0.05f * rss.max();
-        if (object && !md[0][q]) ++objectOut;
-        if (!object) continue;  // the background's maps follow the noise, differently for the two weightings
-        std::complex<double> dot = 0;
-        for (std::size_t c = 0; c < nc; ++c)
-            dot += std::conj(std::complex<double>(h[0][c * n2 + q])) * std::complex<double>(d[0][c * n2 + q]);
-        sinSum += std::max(0.0, 1 - std::norm(dot));
-        ++both;
+        if (object[q] && !md[0][q]) ++objectOut;
     }
-    const double sinRms = std::sqrt(sinSum / double(both));
+    const double sinRms = forge_test::map_direction_error(h[0], d[0], object, nc);
     INFO("masks differ at " << differ << " of " << n2 << " pixels; object pixels outside the GPU's mask " << objectOut
                             << "; rms sine of the angle between the maps on the object " << sinRms << "; dropped "
                             << sh[0].dropped_energy << " (host), " << sd[0].dropped_energy << " (GPU)");

@@ -101,12 +101,12 @@ void prepare_demo(Settings& S) {
         throw UsageError("--demo-size must be an even number in [16, 256], got " + std::to_string(S.demoSize));
     if (S.demoSlices < 1 || S.demoSlices > 16) throw UsageError("--demo-slices must be in [1, 16]");
     if (S.demoCoils < 1 || S.demoCoils > 32) throw UsageError("--demo-coils must be in [1, 32]");
-    std::vector<std::string> outputs;
+    std::vector<Named> outputs;
     for (const char* suffix :
          {"_truth.nii", "_uncorrected.nii", "_corrected.nii", "_estimated.nii", "_estimated_smaps.nii",
           "_estimated_fieldmap.nii", "_fieldmap.nii", "_comparison.png", "_corrected.png", ".h5", "_fieldmap_scan.h5"})
-        outputs.push_back(S.output + suffix);
-    check_report_path(S, outputs);
+        outputs.push_back({"-o", S.output + suffix});
+    check_outputs(S, outputs);
 }
 
 // One simulated scan as an ISMRMRD file: the header of a 2D multi-slice acquisition on the demo's grid, one

@@ -138,25 +138,14 @@ void check_memory(const ReconProblem& P, const Settings& S, bool withMaps, bool 
 }
 
 void check_output_prefix(std::string& prefix, const std::string& defaultName) {
+    const std::string given = prefix;
     if (is_dir(prefix)) prefix += (prefix.back() == '/' ? "" : "/") + defaultName;
     const auto slash = prefix.rfind('/');
     std::string dir = slash == std::string::npos ? "." : prefix.substr(0, slash);
     if (dir.empty()) dir = "/";
-    if (!is_dir(dir)) throw UsageError("output folder '" + dir + "' does not exist");
-    if (::access(dir.c_str(), W_OK) != 0) throw UsageError("output folder '" + dir + "' is not writable");
-}
-
-void check_report_path(const Settings& S, const std::vector<std::string>& outputs) {
-    if (S.report.empty()) return;
-    const auto slash = S.report.rfind('/');
-    std::string dir = slash == std::string::npos ? "." : S.report.substr(0, slash);
-    if (dir.empty()) dir = "/";
-    if (!is_dir(dir)) throw UsageError("--report '" + S.report + "': folder '" + dir + "' does not exist");
-    if (::access(dir.c_str(), W_OK) != 0)
-        throw UsageError("--report '" + S.report + "': folder '" + dir + "' is not writable");
-    for (const auto& o : outputs)
-        if (o == S.report) throw UsageError("--report '" + S.report + "' is also an image output of this run");
-    forge::io::OutputSet::check_paths({S.report});
+    if (!is_dir(dir)) throw UsageError("-o '" + given + "': output folder '" + dir + "' does not exist");
+    if (::access(dir.c_str(), W_OK | X_OK) != 0)
+        throw UsageError("-o '" + given + "': output folder '" + dir + "' is not writable");
 }
 
 namespace {

@@ -102,9 +102,13 @@ bool is_dir(const std::string& p);
 // or "out/") becomes that folder plus 'defaultName', the name the outputs get without -o ("<input
 // stem>_recon"; the demo's "demo").
 void check_output_prefix(std::string& prefix, const std::string& defaultName = "demo");
-// --report FILE: refuses a file whose folder does not exist or is not writable, that exists as something other
-// than a file, or that is one of the run's other outputs.
-void check_report_path(const Settings& S, const std::vector<std::string>& outputs);
+// The files named on the command line that the run reads (the input, BART arrays, map files, a stdin redirected
+// from a file), each with the option that named it (OutputChecks.cpp).
+using Named = forge::io::OutputSet::Named;
+std::vector<Named> input_files(const Settings& S);
+// Refuses, before anything is read, outputs ('outputs' and --report) that name an input or each other, whose
+// folder does not exist or is not writable, or that exist as something other than a file.
+void check_outputs(const Settings& S, std::vector<Named> outputs);
 // Refuses a reconstruction that cannot fit before anything of its size is allocated; 'estimatingMaps' counts
 // coil-map estimation from the data too (checked before it starts).
 void check_memory(const ReconProblem& P, const Settings& S, bool withMaps, bool estimatingMaps = false);

@@ -238,8 +238,9 @@ void write_report(forge::io::OutputSet& outs, const std::string& path, const Run
     const std::string tmp = outs.stage(path);
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (out) out << text << '\n';
-    out.flush();
-    if (!out) throw std::runtime_error("cannot write the report '" + path + "': " + std::strerror(errno));
+    if (out) out.close();
+    if (!out)
+        throw std::runtime_error("writing the report '" + path + "' failed: " + forge::io::write_error_text(errno));
 }
 
 }  // namespace forge_recon

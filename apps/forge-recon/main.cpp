@@ -10,6 +10,7 @@
 // forge::io::problem_from_mrd (forge/IO/MrdProblem.h), the solve forge::recon::reconstruct
 // (forge/Recon/Reconstruct.h); the demo is Demo.cpp.
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <new>
 #include <string>
@@ -32,9 +33,9 @@ namespace forge_recon {
 
 namespace {
 
-// The outputs of the file mode, after the prefix (default: <input stem>_recon) and the options that exclude
-// each other are checked.
-std::vector<std::string> file_outputs(Settings& S) {
+// Checks the outputs of the file mode before anything is read: the prefix (default: <input stem>_recon), the options
+// that exclude each other, and that no output names an input or another output (check_outputs).
+void check_file_outputs(Settings& S) {
     std::string base = bart_input(S) ? forge::io::cfl_base(S.bartKspace) : S.input;
     auto slash = base.rfind('/');
     if (slash != std::string::npos) base = base.substr(slash + 1);
@@ -49,22 +50,16 @@ std::vector<std::string> file_outputs(Settings& S) {
         throw UsageError("--fieldmap-scan and --fieldmap " + S.fieldmap + " both give the field map; choose one");
     if (!S.fieldmapScan.empty() && S.fieldmap == "none")
         throw UsageError("--fieldmap-scan with --fieldmap none: drop one of them");
-    std::vector<std::string> outputs;
-    if (files) outputs = {S.output + ".nii", S.output + ".png"};
+    std::vector<Named> outputs;
+    if (files) outputs = {{"-o", S.output + ".nii"}, {"-o", S.output + ".png"}};
     while (S.dicomDir.size() > 1 && S.dicomDir.back() == '/') S.dicomDir.pop_back();
     check_dicom_folder(S);
-    if (!S.mrdOut.empty()) {
-        for (const auto& o : outputs)
-            if (o == S.mrdOut) throw UsageError("--mrd-out '" + S.mrdOut + "' is also an image output of this run");
-        outputs.push_back(S.mrdOut);
-    }
+    if (!S.mrdOut.empty()) outputs.push_back({"--mrd-out", S.mrdOut});
     if (S.saveMaps) {
-        outputs.push_back(S.output + "_smaps.nii");
-        outputs.push_back(S.output + "_fieldmap.nii");
+        outputs.push_back({"--save-maps", S.output + "_smaps.nii"});
+        outputs.push_back({"--save-maps", S.output + "_fieldmap.nii"});
     }
-    check_report_path(S, outputs);
-    forge::io::OutputSet::check_paths(outputs);
-    return outputs;
+    check_outputs(S, outputs);
 }
 
 forge::io::MrdFile read_input(const Settings& S) {
@@ -122,7 +117,7 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
 int run_file(Settings& S) {
     const auto t0 = std::chrono::steady_clock::now();
     DeviceWarmUp warmUp(S);
-    file_outputs(S);
+    check_file_outputs(S);
     RunReport report;
     report.mode = "file";
     report.input = S.input;
@@ -269,7 +264,10 @@ int run(int argc, char** argv) {
         }
         if (bart_input(S)) S.input = forge::io::cfl_base(S.bartKspace) + ".cfl";  // names the data in messages
         if (S.server) return run_server(S);
-        if (S.stream) setup_stream(S);
+        if (S.stream) {
+            std::signal(SIGPIPE, SIG_IGN);  // a reader that closed stdout fails the write (EPIPE), which is reported
+            setup_stream(S);
+        }
         if (S.input.empty())
             throw UsageError("no input file given (try forge-recon --demo, --stream, or forge-recon --help)");
         return run_file(S);
@@ -298,6 +296,8 @@ int main(int argc, char** argv) {
     // Line-buffered even into a pipe or a log file: a long run shows its summary at once, and a killed
     // run keeps the lines saying what it was reconstructing.
     std::setvbuf(stdout, nullptr, _IOLBF, 0);
+    // A write past the file-size limit (ulimit -f) fails with EFBIG and is reported, instead of SIGXFSZ ending the run.
+    forge::io::catch_file_size_signal();
     forge_recon::dist::init(argc, argv);
     const int code = run(argc, argv);
     forge_recon::dist::finalize();

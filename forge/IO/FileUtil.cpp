@@ -5,8 +5,11 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <system_error>
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace forge {
@@ -34,9 +37,15 @@ extern "C" void remove_temporaries(int sig) {
     ::raise(sig);
 }
 
+volatile std::sig_atomic_t g_file_size_signal = 0;
+
+// SIGXFSZ: noted, and the write that raised it returns EFBIG to its writer.
+extern "C" void note_file_size_signal(int) { g_file_size_signal = 1; }
+
 // At every registration (a few per run): a signal whose action became the default again gets the handler.
 void install_handlers() {
-    for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    catch_file_size_signal();
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) {
         struct sigaction old;
         if (::sigaction(sig, nullptr, &old) != 0 || (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL)
             continue;  // ours already, ignored (nohup) or handled by the program: left as it is
@@ -50,6 +59,46 @@ void install_handlers() {
 }
 
 }  // namespace
+
+void catch_file_size_signal() {
+    struct sigaction old;
+    if (::sigaction(SIGXFSZ, nullptr, &old) != 0 || (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL) return;
+    struct sigaction sa;
+    std::memset(&sa, 0, sizeof sa);
+    sa.sa_handler = note_file_size_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    ::sigaction(SIGXFSZ, &sa, nullptr);
+}
+
+bool file_size_signal_arrived() { return g_file_size_signal != 0; }
+
+std::string write_error_text(int err) {
+    std::string text = err ? std::strerror(err) : "unknown error";
+    if (err == EFBIG) text += " (over the file-size limit, ulimit -f)";
+    if (err == ENOSPC) text += " (the disk is full)";
+    if (err == EDQUOT) text += " (the disk quota is used up)";
+    return text;
+}
+
+bool same_file(const std::string& a, const std::string& b) {
+    namespace fs = std::filesystem;
+    if (a.empty() || b.empty()) return false;
+    std::error_code ea, eb;
+    const bool hasA = fs::exists(a, ea), hasB = fs::exists(b, eb);
+    if (hasA && hasB) {
+        std::error_code e;
+        return fs::equivalent(a, b, e);
+    }
+    auto normal = [](const std::string& p) {  // absolute, the existing folders' symbolic links resolved
+        std::error_code e;
+        const fs::path abs = fs::absolute(p, e);
+        if (e) return fs::path(p).lexically_normal();
+        const fs::path c = fs::weakly_canonical(abs, e);
+        return (e ? abs : c).lexically_normal();
+    };
+    return normal(a) == normal(b);
+}
 
 bool register_temporary(const std::string& path) {
     install_handlers();

@@ -2,7 +2,10 @@
 // Small file helpers for forge-recon's writers: every output is written under a temporary name in
 // the destination folder and renamed into place only when complete, so a failure never leaves a
 // partial output file behind. The temporaries are registered while they exist, so that SIGINT, SIGTERM
-// or SIGHUP (a user's Ctrl-C, a batch system's time limit) removes them too.
+// or SIGHUP (a user's Ctrl-C, a batch system's time limit) and SIGPIPE (the reader of a pipe gone) remove them
+// too; SIGXFSZ (a write past ulimit -f) is turned into the write's error (EFBIG), which the writer reports
+// naming its file.
+#include <cerrno>
 #include <cstdio>
 #include <fstream>
 #include <functional>
@@ -31,8 +34,16 @@ inline std::string temporary_name(const std::string& path) {
     return path + ".part" + std::to_string(static_cast<long>(::getpid()));
 }
 
+// The name messages give 'path': the final name of a temporary_name(), else 'path'.
+inline std::string final_name(const std::string& path) {
+    const std::string suffix = ".part" + std::to_string(static_cast<long>(::getpid()));
+    if (path.size() > suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0)
+        return path.substr(0, path.size() - suffix.size());
+    return path;
+}
+
 // The registry of temporary files this process has on disk. A registered file is removed when SIGINT,
-// SIGTERM or SIGHUP arrives, by a handler installed at each registration for those of the signals whose
+// SIGTERM, SIGHUP or SIGPIPE arrives, by a handler installed at each registration for those of the signals whose
 // action is the default one (a signal the program ignores or handles itself is left alone);
 // the handler then lets the signal end the process as it would have. Registration copies the path into
 // a fixed table the handler reads without locks or allocation; it returns false (the file is then only
@@ -42,6 +53,24 @@ void unregister_temporary(const std::string& path);
 // True when 'path' is registered: a writer handed such a name (by OutputSet::stage) writes it in place,
 // since its owner renames it.
 bool is_registered_temporary(const std::string& path);
+
+// SIGXFSZ, which by default kills a process whose write passes the file-size limit (ulimit -f) without a
+// word, is caught (where its action is the default one) by a handler that only notes it: the write then fails
+// with EFBIG, its writer throws naming the file, and the unwinding removes the temporaries. Installed at each
+// registration, and by a program that writes elsewhere too (a stream on stdout) at its start.
+void catch_file_size_signal();
+// True once SIGXFSZ arrived (a write passed the file-size limit, or the signal was sent): a set of outputs is
+// then not committed, whatever its writers reported.
+bool file_size_signal_arrived();
+
+// The reason of a failed write or close for messages: strerror(err), with what to do for the usual ones
+// ("File too large (over the file-size limit, ulimit -f)", "No space left on device (the disk is full)").
+std::string write_error_text(int err);
+
+// True when 'a' and 'b' name the same file: for two existing paths the same device and inode (hard links,
+// symbolic links, "./x" and "x"); otherwise the same absolute path after resolving the symbolic links of
+// the existing folders in it and removing "." and "..".
+bool same_file(const std::string& a, const std::string& b);
 
 // Test hook for the removal on signals: with FORGE_TEST_PAUSE_BEFORE_COMMIT=S in the environment,
 // OutputSet::commit() prints one line on stderr and sleeps S seconds after every file is written and
@@ -70,6 +99,12 @@ public:
     const std::string& name() const { return tmp_; }
     // Renames the temporary into place (nothing to do for a staged one), or removes it and throws.
     void commit() {
+        if (!staged_ && file_size_signal_arrived()) {
+            std::remove(tmp_.c_str());
+            unregister_temporary(tmp_);
+            done_ = true;
+            throw std::runtime_error("writing '" + path_ + "' failed: " + write_error_text(EFBIG));
+        }
         if (!staged_ && std::rename(tmp_.c_str(), path_.c_str()) != 0) {
             std::remove(tmp_.c_str());
             unregister_temporary(tmp_);
@@ -89,7 +124,7 @@ private:
 
 class AtomicFile {
 public:
-    explicit AtomicFile(const std::string& path) : path_(path), tmp_(path) {
+    explicit AtomicFile(const std::string& path) : path_(final_name(path)), tmp_(path) {
         f_.open(tmp_.name(), std::ios::binary | std::ios::trunc);
         if (!f_) throw std::runtime_error("cannot write '" + path_ + "' (is the folder there and writable?)");
     }
@@ -98,9 +133,8 @@ public:
     std::ofstream& stream() { return f_; }
     void commit() {
         f_.flush();
-        if (!f_) throw std::runtime_error("writing '" + path_ + "' failed (disk full?)");
-        f_.close();
-        if (!f_) throw std::runtime_error("writing '" + path_ + "' failed (disk full?)");
+        if (f_) f_.close();
+        if (!f_) throw std::runtime_error("writing '" + path_ + "' failed: " + write_error_text(errno));
         tmp_.commit();
     }
 

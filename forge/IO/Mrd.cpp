@@ -3,6 +3,7 @@
 #include "forge/IO/Mrd.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <complex>
 #include <cstddef>
 #include <cstdio>
@@ -311,7 +312,8 @@ void write_mrd(const std::string& path, const std::string& xmlHeader, const std:
             d.appendNDArray(arr.name, nd);
         }
     } catch (const std::exception& e) {
-        throw std::runtime_error("writing ISMRMRD file '" + path + "' failed: " + first_line(e.what()));
+        throw std::runtime_error("writing ISMRMRD file '" + final_name(path) + "' failed: " +
+                                 (file_size_signal_arrived() ? write_error_text(EFBIG) : first_line(e.what())));
     }
     tmp.commit();
 }

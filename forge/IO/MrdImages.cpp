@@ -2,6 +2,7 @@
 #include "forge/IO/MrdImages.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <sstream>
 
 #include <ismrmrd/dataset.h>
@@ -66,7 +67,8 @@ void write_mrd_images(const std::string& path, const std::string& xmlHeader, con
             }
         }
     } catch (const std::exception& e) {
-        throw std::runtime_error("writing ISMRMRD images '" + path + "' failed: " + first_line(e.what()));
+        throw std::runtime_error("writing ISMRMRD images '" + final_name(path) + "' failed: " +
+                                 (file_size_signal_arrived() ? write_error_text(EFBIG) : first_line(e.what())));
     }
     tmp.commit();
 }

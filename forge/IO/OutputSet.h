@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -31,6 +32,41 @@ public:
                                               (S_ISDIR(st.st_mode) ? "a folder" : "not a regular file") +
                                               "; remove it or choose another -o prefix");
         }
+    }
+    // A file named on the command line, for messages: 'option' says how ("--mrd-out", "the input").
+    struct Named {
+        std::string option, path;
+    };
+    // Refuses, before anything runs, an output that is one of the inputs (an input would be replaced by the
+    // images) or that another output names too (same_file(): by device and inode, or by normalized path for
+    // files not there yet), and an output whose folder is missing or not writable; one line names both options.
+    static void check_named(const std::vector<Named>& inputs, const std::vector<Named>& outputs) {
+        for (std::size_t i = 0; i < outputs.size(); ++i) {
+            const Named& o = outputs[i];
+            for (const Named& in : inputs)
+                if (same_file(o.path, in.path))
+                    throw forge::invalid_argument(o.option + " '" + o.path + "' is the same file as " + in.option +
+                                                  " '" + in.path +
+                                                  "': an output never replaces an input; choose "
+                                                  "another name");
+            for (std::size_t j = 0; j < i; ++j)
+                if (same_file(o.path, outputs[j].path))
+                    throw forge::invalid_argument(o.option + " '" + o.path + "' and " + outputs[j].option + " '" +
+                                                  outputs[j].path + "' name the same file; choose another name");
+            check_folder(o);
+        }
+    }
+    // Refuses an output whose folder does not exist or cannot be written into.
+    static void check_folder(const Named& o) {
+        const auto slash = o.path.rfind('/');
+        std::string dir = slash == std::string::npos ? "." : o.path.substr(0, slash);
+        if (dir.empty()) dir = "/";
+        struct stat st;
+        if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+            throw forge::invalid_argument(o.option + " '" + o.path + "': folder '" + dir + "' does not exist");
+        if (::access(dir.c_str(), W_OK | X_OK) != 0)
+            throw forge::invalid_argument(o.option + " '" + o.path + "': folder '" + dir +
+                                          "' is not writable: " + std::strerror(errno));
     }
     OutputSet() = default;
     OutputSet(const OutputSet&) = delete;
@@ -56,6 +92,7 @@ public:
     // no copy) until all renames have succeeded, so a failure part-way puts them back.
     void commit() {
         test_pause_before_commit();
+        if (file_size_signal_arrived()) throw std::runtime_error(file_size_failure());
         std::vector<std::string> finals;
         for (const auto& o : outs_) finals.push_back(o.path);
         check_paths(finals);
@@ -104,6 +141,17 @@ public:
     }
 
 private:
+    // A write passed the file-size limit (SIGXFSZ): the kernel stopped the file at the limit, which names it.
+    std::string file_size_failure() const {
+        struct rlimit rl;
+        const bool limited = ::getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY;
+        for (const auto& o : outs_) {
+            struct stat st;
+            if (limited && ::stat(o.tmp.c_str(), &st) == 0 && rlim_t(st.st_size) >= rl.rlim_cur)
+                return "writing '" + o.path + "' failed: " + write_error_text(EFBIG);
+        }
+        return "writing the outputs failed: SIGXFSZ arrived (a write passed the file-size limit, ulimit -f)";
+    }
     struct Output {
         std::string path, tmp, backup;
         bool existed = false;

@@ -1,6 +1,7 @@
 #include "forge/IO/Png.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -27,19 +28,22 @@ void write_png_gray8(const std::string& path, std::size_t width, std::size_t hei
     if (width == 0 || height == 0 || pixels.size() != width * height)
         throw forge::invalid_argument("write_png_gray8: pixels must hold width*height values");
     TemporaryFile tmp(path);
+    const std::string name = final_name(path);  // for messages
     std::unique_ptr<std::FILE, FileCloser> fp(std::fopen(tmp.name().c_str(), "wb"));
-    if (!fp) throw std::runtime_error("cannot write '" + path + "' (is the folder there and writable?)");
+    if (!fp) throw std::runtime_error("cannot write '" + name + "' (is the folder there and writable?)");
     png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, nullptr, nullptr, nullptr);
     png_infop info = png ? png_create_info_struct(png) : nullptr;
     if (!png || !info) {
         png_destroy_write_struct(&png, &info);
-        throw std::runtime_error("libpng could not start writing '" + path + "'");
+        throw std::runtime_error("libpng could not start writing '" + name + "'");
     }
     std::vector<png_bytep> rows(height);
     for (std::size_t r = 0; r < height; ++r) rows[r] = const_cast<png_bytep>(pixels.data() + r * width);
+    errno = 0;  // libpng's write error (a failed fwrite) leaves the reason in errno
     if (setjmp(png_jmpbuf(png))) {
+        const int err = errno;
         png_destroy_write_struct(&png, &info);
-        throw std::runtime_error("libpng failed writing '" + path + "'");
+        throw std::runtime_error("libpng failed writing '" + name + "'" + (err ? ": " + write_error_text(err) : ""));
     }
     png_init_io(png, fp.get());
     png_set_IHDR(png, info, static_cast<png_uint_32>(width), static_cast<png_uint_32>(height), 8, PNG_COLOR_TYPE_GRAY,
@@ -49,7 +53,7 @@ void write_png_gray8(const std::string& path, std::size_t width, std::size_t hei
     png_write_end(png, nullptr);
     png_destroy_write_struct(&png, &info);
     if (std::fflush(fp.get()) != 0 || std::fclose(fp.release()) != 0)
-        throw std::runtime_error("writing '" + path + "' failed (disk full?)");
+        throw std::runtime_error("writing '" + name + "' failed: " + write_error_text(errno));
     tmp.commit();
 }
 

@@ -3,15 +3,18 @@
 // writes it in place, so no second temporary appears.
 #include <csignal>
 #include <cstdio>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include <dirent.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "TestHelpers.h"
+#include "forge/Core/Exceptions.h"
 #include "forge/IO/Nifti.h"
 #include "forge/IO/OutputSet.h"
 #include "forge/IO/Png.h"
@@ -94,4 +97,88 @@ TEST_CASE("OutputSet: writers write a staged name in place; commit renames each 
     CHECK_FALSE(forge::io::is_registered_temporary(forge::io::temporary_name(dir + "/b.nii")));
     CHECK(listing(dir).size() == 2);
     std::system(("rm -rf '" + dir + "'").c_str());
+}
+
+TEST_CASE("same_file: the same file by device and inode, or by normalized path when not there yet", "[io]") {
+    const std::string dir = fresh_folder("same");
+    const std::string a = dir + "/a.h5";
+    { std::ofstream(a) << "raw data"; }
+    REQUIRE(::mkdir((dir + "/sub").c_str(), 0777) == 0);
+    REQUIRE(::link(a.c_str(), (dir + "/hard.h5").c_str()) == 0);
+    REQUIRE(::symlink("a.h5", (dir + "/soft.h5").c_str()) == 0);
+    REQUIRE(::symlink("sub", (dir + "/subdir").c_str()) == 0);
+    using forge::io::same_file;
+    CHECK(same_file(a, a));
+    CHECK(same_file(a, "./" + dir + "/sub/../a.h5"));
+    CHECK(same_file(a, dir + "/hard.h5"));
+    CHECK(same_file(a, dir + "/soft.h5"));
+    CHECK(same_file(dir + "/new.nii", dir + "/sub/../new.nii"));      // neither there yet
+    CHECK(same_file(dir + "/sub/new.nii", dir + "/subdir/new.nii"));  // through a linked folder
+    CHECK_FALSE(same_file(a, dir + "/new.nii"));
+    CHECK_FALSE(same_file(dir + "/sub/a.h5", a));
+    CHECK_FALSE(same_file(a, ""));
+    std::system(("rm -rf '" + dir + "'").c_str());
+}
+
+TEST_CASE("OutputSet::check_named: an output naming an input, another output or a missing folder is refused", "[io]") {
+    const std::string dir = fresh_folder("named");
+    const std::string in = dir + "/in.h5";
+    { std::ofstream(in) << "raw data"; }
+    using Named = forge::io::OutputSet::Named;
+    auto refusal = [](const std::vector<Named>& inputs, const std::vector<Named>& outputs) -> std::string {
+        try {
+            forge::io::OutputSet::check_named(inputs, outputs);
+        } catch (const forge::invalid_argument& e) {
+            return e.what();
+        }
+        return "";
+    };
+    const std::vector<Named> inputs{{"the input", in}, {"--fieldmap", dir + "/b0.nii"}};
+    CHECK(refusal(inputs, {{"-o", dir + "/out.nii"}, {"--mrd-out", dir + "/out.h5"}}).empty());
+    std::string why = refusal(inputs, {{"-o", dir + "/out.nii"}, {"--mrd-out", dir + "/./in.h5"}});
+    CHECK(why.find("--mrd-out '" + dir + "/./in.h5' is the same file as the input '" + in + "'") != std::string::npos);
+    why = refusal(inputs, {{"-o", dir + "/b0.nii"}});  // an input not there (yet): by its path
+    CHECK(why.find("-o '" + dir + "/b0.nii' is the same file as --fieldmap") != std::string::npos);
+    why = refusal({}, {{"-o", dir + "/x.nii"}, {"--report", dir + "/sub/../x.nii"}});
+    CHECK(why.find("--report '" + dir + "/sub/../x.nii' and -o '" + dir + "/x.nii' name the same file") !=
+          std::string::npos);
+    why = refusal({}, {{"--mrd-out", dir + "/missing/x.h5"}});
+    CHECK(why == "--mrd-out '" + dir + "/missing/x.h5': folder '" + dir + "/missing' does not exist");
+    std::system(("rm -rf '" + dir + "'").c_str());
+}
+
+TEST_CASE("OutputSet: a write past the file-size limit fails naming the file, and leaves nothing", "[io]") {
+    const std::string dir = fresh_folder("fsize");
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        std::signal(SIGXFSZ, SIG_DFL);  // as a program starts: the default action would kill it without a word
+        struct rlimit rl;
+        rl.rlim_cur = rl.rlim_max = 1024;
+        if (::setrlimit(RLIMIT_FSIZE, &rl) != 0) ::_exit(6);
+        int code = 5;
+        try {
+            forge::io::OutputSet outs;
+            forge::io::write_png_gray8(outs.stage(dir + "/small.png"), 4, 4, std::vector<uint8_t>(16, 9));
+            const std::vector<float> v(64 * 64, 1.0f);  // 16 KiB
+            forge::io::write_nifti(outs.stage(dir + "/large.nii"), v, {{64, 64, 1, 1}},
+                                   forge::io::centred_affine({{64, 64, 1}}, {{1, 1, 1}}));
+            outs.commit();
+        } catch (const std::runtime_error& e) {
+            const std::string what = e.what();
+            code = what.find("'" + dir + "/large.nii'") != std::string::npos &&
+                           what.find("File too large (over the file-size limit, ulimit -f)") != std::string::npos
+                       ? 0
+                       : 4;
+            if (code) std::fprintf(stderr, "%s\n", what.c_str());
+        }
+        ::_exit(code);
+    }
+    int status = 0;
+    REQUIRE(::waitpid(child, &status, 0) == child);
+    CHECK_FALSE(WIFSIGNALED(status));  // not killed by SIGXFSZ
+    REQUIRE(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);  // 4: the message, 5: no failure, 6: no limit
+    CHECK(listing(dir).empty());
+    ::rmdir(dir.c_str());
 }

@@ -2,6 +2,7 @@
 // Storage IOD's mandatory modules (patient, study, series, frame of reference, equipment, image plane, image
 // pixel, MR image, SOP common), Type 2 ones present and empty where forge knows no value.
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -10,6 +11,7 @@
 
 #include "forge/Core/Exceptions.h"
 #include "forge/IO/Dicom.h"
+#include "forge/IO/FileUtil.h"
 
 namespace forge {
 namespace io {
@@ -148,7 +150,9 @@ std::vector<std::string> write_dicom_series(const std::string& dir, const ImageG
             if (pc.bad()) throw std::runtime_error("DICOM '" + path + "': cannot set the pixels: " + pc.text());
             const std::string tmp = stage(path);
             const OFCondition sc = file.saveFile(tmp.c_str(), EXS_LittleEndianExplicit);
-            if (sc.bad()) throw std::runtime_error("cannot write DICOM file '" + path + "': " + sc.text());
+            if (sc.bad())
+                throw std::runtime_error("cannot write DICOM file '" + path +
+                                         "': " + (file_size_signal_arrived() ? write_error_text(EFBIG) : sc.text()));
             written.push_back(path);
         }
     }

@@ -3,6 +3,7 @@
 //   noacq.h5            an ISMRMRD header with no acquisitions
 //   traj3d.h5           a 2D spiral header whose acquisitions carry 3D trajectories
 //   notraj.h5           a spiral header whose acquisitions carry no trajectory
+//   good.mrd            good.h5 (below) as an MRD stream, for forge-recon --stream
 //   good.h5             a small valid 2D spiral file (16x16, 2 coils) for the map tests
 //   fieldmap_10x12.nii  a field map of the wrong size for good.h5
 //   smaps_wrong.h5      /maps: sensitivity maps of the wrong size for good.h5 (16x16x3 instead of 16x16x2)
@@ -30,9 +31,12 @@
 #include <string>
 #include <vector>
 
+#include <fcntl.h>
 #include <hdf5.h>
+#include <unistd.h>
 
 #include "forge/IO/Mrd.h"
+#include "forge/IO/MrdStream.h"
 #include "forge/IO/Nifti.h"
 
 using namespace forge::io;
@@ -153,6 +157,12 @@ int main(int argc, char** argv) {
     write_mrd(dir + "traj3d.h5", xml, spiral_acqs(N, 3), {});
     write_mrd(dir + "notraj.h5", xml, spiral_acqs(N, 0), {});
     write_mrd(dir + "good.h5", xml, spiral_acqs(N, 2), {});
+    {  // good.h5's header and acquisitions as an MRD stream (forge-recon --stream's input)
+        const int fd = ::open((dir + "good.mrd").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd < 0) throw std::runtime_error("cannot write " + dir + "good.mrd");
+        write_mrd_stream(fd, xml, spiral_acqs(N, 2));
+        ::close(fd);
+    }
     {
         std::vector<float> fm(10 * 12, 1.0f);
         write_nifti(dir + "fieldmap_10x12.nii", fm, {{10, 12, 1, 1}}, centred_affine({{10, 12, 1}}, {{1, 1, 1}}));

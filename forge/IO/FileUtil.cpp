@@ -81,6 +81,12 @@ std::string write_error_text(int err) {
     return text;
 }
 
+std::string library_write_error(const std::string& libraryText, int err) {
+    if (file_size_signal_arrived()) return write_error_text(EFBIG);
+    if (err == ENOSPC || err == EDQUOT || err == EFBIG || err == EIO) return write_error_text(err);
+    return libraryText.substr(0, libraryText.find('\n'));
+}
+
 bool same_file(const std::string& a, const std::string& b) {
     namespace fs = std::filesystem;
     if (a.empty() || b.empty()) return false;

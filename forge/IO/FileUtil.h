@@ -66,6 +66,10 @@ bool file_size_signal_arrived();
 // The reason of a failed write or close for messages: strerror(err), with what to do for the usual ones
 // ("File too large (over the file-size limit, ulimit -f)", "No space left on device (the disk is full)").
 std::string write_error_text(int err);
+// The reason of a failed write through a library (HDF5, DCMTK) that reports it in words of its own: the errno
+// it left when that is a full disk, a quota, the file-size limit or an I/O error (or SIGXFSZ arrived), else the
+// first line of the library's text. Callers clear errno before calling the library.
+std::string library_write_error(const std::string& libraryText, int err);
 
 // True when 'a' and 'b' name the same file: for two existing paths the same device and inode (hard links,
 // symbolic links, "./x" and "x"); otherwise the same absolute path after resolving the symbolic links of

@@ -279,6 +279,7 @@ void write_mrd(const std::string& path, const std::string& xmlHeader, const std:
                const std::vector<MrdNamedArray>& arrays, const std::string& group) {
     quiet_hdf5_errors();
     TemporaryFile tmp(path);
+    errno = 0;  // the reason HDF5 leaves when a write fails (library_write_error)
     try {
         ISMRMRD::Dataset d(tmp.name().c_str(), group.c_str(), true);
         d.writeHeader(xmlHeader);
@@ -312,8 +313,8 @@ void write_mrd(const std::string& path, const std::string& xmlHeader, const std:
             d.appendNDArray(arr.name, nd);
         }
     } catch (const std::exception& e) {
-        throw std::runtime_error("writing ISMRMRD file '" + final_name(path) + "' failed: " +
-                                 (file_size_signal_arrived() ? write_error_text(EFBIG) : first_line(e.what())));
+        throw std::runtime_error("writing ISMRMRD file '" + final_name(path) +
+                                 "' failed: " + library_write_error(e.what(), errno));
     }
     tmp.commit();
 }

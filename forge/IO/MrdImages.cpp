@@ -47,6 +47,7 @@ void write_mrd_images(const std::string& path, const std::string& xmlHeader, con
     detail::check_output_images(g, images, "write_mrd_images");
     quiet_hdf5_errors();
     TemporaryFile tmp(path);
+    errno = 0;  // the reason HDF5 leaves when a write fails (library_write_error)
     try {
         ISMRMRD::Dataset d(tmp.name().c_str(), opt.group.c_str(), true);
         if (!xmlHeader.empty()) d.writeHeader(xmlHeader);
@@ -67,8 +68,8 @@ void write_mrd_images(const std::string& path, const std::string& xmlHeader, con
             }
         }
     } catch (const std::exception& e) {
-        throw std::runtime_error("writing ISMRMRD images '" + final_name(path) + "' failed: " +
-                                 (file_size_signal_arrived() ? write_error_text(EFBIG) : first_line(e.what())));
+        throw std::runtime_error("writing ISMRMRD images '" + final_name(path) +
+                                 "' failed: " + library_write_error(e.what(), errno));
     }
     tmp.commit();
 }

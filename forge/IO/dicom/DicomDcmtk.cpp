@@ -149,10 +149,11 @@ std::vector<std::string> write_dicom_series(const std::string& dir, const ImageG
                 d.putAndInsertUint16Array(DCM_PixelData, pixels.data(), static_cast<unsigned long>(plane));
             if (pc.bad()) throw std::runtime_error("DICOM '" + path + "': cannot set the pixels: " + pc.text());
             const std::string tmp = stage(path);
+            errno = 0;
             const OFCondition sc = file.saveFile(tmp.c_str(), EXS_LittleEndianExplicit);
             if (sc.bad())
                 throw std::runtime_error("cannot write DICOM file '" + path +
-                                         "': " + (file_size_signal_arrived() ? write_error_text(EFBIG) : sc.text()));
+                                         "': " + library_write_error(sc.text(), errno));
             written.push_back(path);
         }
     }

@@ -2,8 +2,8 @@
 # Outputs never replace inputs and never leave partial files: an output naming an input (by path or as the same
 # file) or another output, or one whose folder is missing or not writable, is refused before anything is read
 # (exit 2, one line naming both options, the input byte-identical); a write past the file-size limit (ulimit -f,
-# SIGXFSZ not ignored) or to a stdout whose reader is gone exits 1 with one line naming what failed, and leaves no
-# NAME.part<pid> behind.
+# SIGXFSZ not ignored), to a full disk or to a stdout whose reader is gone exits 1 with one line naming what
+# failed, and leaves no NAME.part<pid> behind.
 #   usage: test_output_safety.sh FORGE_RECON FIXTURES_PROGRAM WORKDIR
 source "$(dirname "$0")/common.sh"
 RECON=$(readlink -f "$1"); FIXTURES=$(readlink -f "$2"); W=$(readlink -m "$3")
@@ -110,6 +110,27 @@ rc=$?
 [ "$(cd "$W/fsize" && sha256sum out.*)" = "$before" ] || fail "fsize: an earlier output was changed"
 [ "$(ls -A "$W/fsize" | tr '\n' ' ')" = "out.h5 out.json out.nii out.png " ] || { ls -A "$W/fsize" >&2; fail "fsize: files left"; }
 echo "ok  ulimit -f $limit_kb ($largest larger): exit 1, $(cat "$W/fsize.stderr")"
+
+# 4b. a full disk (ENOSPC): an 8 KiB tmpfs in a mount namespace of its own (unshare -m, as root), too small for
+#     the run's ISMRMRD images: exit 1, one line naming the file and the full disk, nothing left on it
+if [ "$(id -u)" -eq 0 ] && unshare -m true 2>/dev/null; then
+    mkdir -p "$W/full" || fail "enospc: setup"
+    unshare -m bash -c 'mount -t tmpfs -o size=8k tmpfs "$1" || exit 99; shift; "$@"; rc=$?; ls -A "$0" >"$0.left"; exit $rc' \
+        "$W/full" "$W/full" "$RECON" "$W/fixtures/good.h5" "${RUN[@]}" -o "$W/full/out" --mrd-out "$W/full/out.h5" \
+        >"$W/full.stdout" 2>"$W/full.stderr"
+    rc=$?
+    if [ $rc -eq 99 ]; then
+        echo "skip: a full disk (no tmpfs mount)"
+    else
+        [ $rc -eq 1 ] && [ "$(wc -l <"$W/full.stderr")" -eq 1 ] && \
+            grep -qF "$W/full/out.h5' failed: No space left on device (the disk is full)" "$W/full.stderr" \
+            || { cat "$W/full.stderr" >&2; fail "enospc: exit $rc, expected 1 and one line naming out.h5 and the full disk"; }
+        [ ! -s "$W/full.left" ] || { cat "$W/full.left" >&2; fail "enospc: files left on the full disk"; }
+        echo "ok  a full disk: exit 1, $(cat "$W/full.stderr")"
+    fi
+else
+    echo "skip: a full disk (needs root and unshare -m)"
+fi
 
 # 5. SIGXFSZ sent while the outputs are staged: the run stops, exit 1, one line, nothing left
 mkdir -p "$W/xfsz" || fail "xfsz: setup"

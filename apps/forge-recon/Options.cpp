@@ -1,5 +1,6 @@
 // forge-recon's command line: every option, its default and its check (docs/forge-recon.md).
 #include <cstdlib>
+#include <limits>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -149,6 +150,27 @@ void add_options(CLI::App& app, Settings& S) {
     app.add_option("--bind", S.bind, "--server: address to listen on (default 127.0.0.1; 0.0.0.0: every interface)")
         ->needs(server);
     app.add_option("--connections", S.connections, "--server: exit after this many connections (default 0: never)")
+        ->check(CLI::NonNegativeNumber)
+        ->needs(server);
+    app.add_option("--max-clients", S.maxClients,
+                   "--server: connections served at once, each reading its client on its own thread; "
+                   "reconstructions take turns (default 4)")
+        ->check(CLI::Range(1, 1024))
+        ->needs(server);
+    app.add_option("--max-stream-memory", S.maxStreamMemory,
+                   "--stream, --server: most memory the acquisitions read and not yet reconstructed may hold, "
+                   "e.g. 512MiB or 2GB (default: a quarter of physical memory; --server: shared equally by "
+                   "--max-clients connections); a stream that needs more fails")
+        ->transform(CLI::AsSizeValue(false))
+        ->check(CLI::Range(uint64_t(1) << 20, std::numeric_limits<uint64_t>::max()));
+    app.add_option("--read-timeout", S.readTimeout,
+                   "--stream, --server: seconds each message of the stream has to arrive in full after the one "
+                   "before; a sender that stops or trickles is cut off (default: 60 for --server, none for "
+                   "--stream; 0: none)")
+        ->check(CLI::NonNegativeNumber);
+    app.add_option("--write-timeout", S.writeTimeout,
+                   "--server: seconds a client may take no data of the reply before its connection is closed "
+                   "(default 60; 0: none)")
         ->check(CLI::NonNegativeNumber)
         ->needs(server);
     app.add_option("--dicom", S.dicomDir,

@@ -16,6 +16,7 @@
 #include "forge/IO/ImageGeometry.h"
 #include "forge/IO/MrdImages.h"
 #include "forge/IO/MrdProblem.h"
+#include "forge/IO/MrdStream.h"
 #include "forge/IO/OutputSet.h"
 #include "forge/IO/Png.h"
 #include "forge/Recon/CoilMaps.h"
@@ -50,11 +51,15 @@ struct Settings {
     std::string dicomDir;                        // --dicom DIR: the images as DICOM MR images (ImageOutputs.cpp)
     bool stream = false;                         // --stream: an MRD stream in on stdin, images out on stdout
     int streamIn = 0, streamOut = -1;            // the stream's file descriptors (Stream.cpp)
-    bool server = false;                         // --server: MRD streams over TCP, one connection after another
+    bool server = false;                         // --server: MRD streams over TCP, --max-clients at once
     bool connection = false;                     // a --server connection: run_server() answers its errors
     int port = 9002;                             // --port
     std::string bind = "127.0.0.1";              // --bind: the address to listen on
     int connections = 0;                         // --connections: serve this many, then exit (0: until stopped)
+    int maxClients = 4;                          // --max-clients: --server connections served at once
+    uint64_t maxStreamMemory = 0;                // --max-stream-memory (bytes; 0: a quarter of physical memory)
+    double readTimeout = -1;                     // --read-timeout (s; -1: 60 for --server, none for --stream)
+    double writeTimeout = 60;                    // --write-timeout (s): --server's send timeout
     bool demo = false;
     std::string op = "auto";      // resolved to dft, fft, nufft or timeseg by resolve_operator()
     std::string opRequested;      // --operator as given (resolve_operator() keeps it)
@@ -267,10 +272,25 @@ void write_stream_output(const forge::io::ImageGeometry& g, const std::vector<fo
 // (but for a --server connection, which run_server() answers).
 bool reconstruct_stream_by_group(Settings& S, DeviceWarmUp& warmUp, forge::io::MrdFile& F);
 
-// --server: listens on S.bind:S.port and serves one connection at a time, each an MRD stream in and its images
-// (or a TEXT message with the error) and CLOSE back, as --stream does on stdin/stdout; a failed connection is
-// logged and the server goes on.
+// --server: listens on S.bind:S.port and serves up to S.maxClients connections at once, each on a thread of its
+// own, an MRD stream in and its images (or a TEXT message with the error) and CLOSE back, as --stream does on
+// stdin/stdout; a failed connection is logged and the server goes on.
 int run_server(Settings& S);
+// The stream's reader options: the memory cap (--max-stream-memory, shared by --max-clients connections) and
+// the read deadline (--read-timeout).
+forge::io::MrdStreamOptions stream_options(const Settings& S);
+// --server reconstructs one connection at a time while every connection reads and writes its client on its own
+// thread: a connection holds the compute lock but while it waits for its client. A ClientWait gives the lock up
+// for its scope (nothing outside a --server connection).
+struct ClientWait {
+    ClientWait();
+    ~ClientWait();
+    ClientWait(const ClientWait&) = delete;
+    ClientWait& operator=(const ClientWait&) = delete;
+
+private:
+    bool released_ = false;
+};
 
 int run_file(Settings& S);
 int run_demo(Settings& S);

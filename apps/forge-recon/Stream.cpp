@@ -6,9 +6,12 @@
 
 #include <cerrno>
 #include <chrono>
+#include <condition_variable>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
+#include <thread>
 
 #include "ReconApp.h"
 #include "forge/IO/MrdStream.h"
@@ -31,10 +34,41 @@ void setup_stream(Settings& S) {
         throw std::runtime_error("--stream: cannot set aside stdout for the images");
 }
 
+namespace {
+std::mutex g_compute;                                  // one reconstruction at a time (--server)
+thread_local std::unique_lock<std::mutex>* t_compute;  // the connection thread's hold on it
+}  // namespace
+
+ClientWait::ClientWait() {
+    if (t_compute && t_compute->owns_lock()) {
+        t_compute->unlock();
+        released_ = true;
+    }
+}
+ClientWait::~ClientWait() {
+    if (released_) t_compute->lock();
+}
+
+forge::io::MrdStreamOptions stream_options(const Settings& S) {
+    forge::io::MrdStreamOptions o;
+    std::size_t cap = S.maxStreamMemory;
+    if (cap == 0) {
+        const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+        cap = pages > 0 && page > 0 ? std::size_t(pages) * std::size_t(page) / 4 : std::size_t(1) << 30;
+    }
+    if (S.connection) cap /= std::size_t(std::max(1, S.maxClients));  // each connection its share
+    o.memory = std::make_shared<forge::io::MrdStreamMemory>(
+        cap, "--max-stream-memory" + std::string(S.connection ? " / --max-clients" : ""));
+    o.timeout = S.readTimeout >= 0 ? S.readTimeout : S.connection ? 60 : 0;
+    o.timeoutName = "--read-timeout";
+    return o;
+}
+
 void write_stream_output(const forge::io::ImageGeometry& g, const std::vector<forge::io::MrdOutputImage>& images,
                          const Settings& S) {
     forge::io::MrdImageOptions o;
     o.complex = S.complexOut;
+    ClientWait wait;
     forge::io::write_mrd_image_stream(S.streamOut, g, images, o);
     note("forge-recon: wrote " + std::to_string(images.size()) + " images to the MRD stream", S.quiet);
 }
@@ -109,12 +143,21 @@ int run_server(Settings& S) {
     socklen_t len = sizeof addr;
     ::getsockname(ls, reinterpret_cast<sockaddr*>(&addr), &len);
     std::printf("forge-recon: listening on %s:%u\n", S.bind.c_str(), unsigned(ntohs(addr.sin_port)));
+    // every connection on a thread of its own, at most --max-clients at once (the others wait to be accepted);
+    // they take turns at reconstructing (ClientWait), so a client that sends or reads slowly holds only its own
+    std::mutex m;
+    std::condition_variable cv;
+    int active = 0;
     for (int served = 0; S.connections == 0 || served < S.connections; ++served) {
+        {
+            std::unique_lock<std::mutex> l(m);
+            cv.wait(l, [&] { return active < S.maxClients; });
+        }
         sockaddr_in peer{};
         socklen_t plen = sizeof peer;
         const int fd = ::accept(ls, reinterpret_cast<sockaddr*>(&peer), &plen);
         if (fd < 0) {
-            if (errno == EINTR) {
+            if (errno == EINTR || errno == ECONNABORTED) {
                 --served;
                 continue;
             }
@@ -122,8 +165,10 @@ int run_server(Settings& S) {
             ::close(ls);
             throw std::runtime_error("--server: accept failed: " + why);
         }
-        timeval timeout{60, 0};  // a client that stops sending frees the server after a minute
-        ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+        // a client that reads nothing of what is sent for --write-timeout seconds is cut off (its stream's
+        // messages have --read-timeout seconds each to arrive: MrdStreamOptions)
+        timeval sendTimeout{time_t(S.writeTimeout), suseconds_t((S.writeTimeout - double(time_t(S.writeTimeout))) * 1e6)};
+        if (S.writeTimeout > 0) ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &sendTimeout, sizeof sendTimeout);
         char ip[INET_ADDRSTRLEN] = "?";
         ::inet_ntop(AF_INET, &peer.sin_addr, ip, sizeof ip);
         Settings C = S;  // each connection resolves its own operator, device and outputs
@@ -133,13 +178,32 @@ int run_server(Settings& S) {
         C.streamIn = C.streamOut = fd;
         C.input = "client " + std::to_string(served + 1) + " (" + ip + ":" + std::to_string(ntohs(peer.sin_port)) + ")";
         std::printf("forge-recon: %s connected\n", C.input.c_str());
-        try {
-            run_file(C);
-        } catch (const std::exception& e) {
-            std::fprintf(stderr, "forge-recon: error: %s: %s\n", C.input.c_str(), e.what());
-            send_error(fd, e.what());
+        std::fflush(stdout);
+        {
+            std::lock_guard<std::mutex> l(m);
+            ++active;
         }
-        close_connection(fd);
+        std::thread([C, fd, &m, &cv, &active]() mutable {
+            std::unique_lock<std::mutex> compute(g_compute);
+            t_compute = &compute;
+            try {
+                run_file(C);
+            } catch (const std::exception& e) {
+                if (compute.owns_lock()) compute.unlock();
+                std::fprintf(stderr, "forge-recon: error: %s: %s\n", C.input.c_str(), e.what());
+                send_error(fd, e.what());
+            }
+            if (compute.owns_lock()) compute.unlock();
+            t_compute = nullptr;
+            close_connection(fd);
+            std::lock_guard<std::mutex> l(m);
+            --active;
+            cv.notify_all();
+        }).detach();
+    }
+    {
+        std::unique_lock<std::mutex> l(m);
+        cv.wait(l, [&] { return active == 0; });
     }
     ::close(ls);
     return 0;

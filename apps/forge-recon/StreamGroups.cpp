@@ -67,11 +67,15 @@ void add_frame(ReconProblem& Q, const forge::recon::ReconFrame& fr, std::size_t 
 
 // The stream read on a thread of its own while slices are reconstructed, so that a sender is never held up by a
 // reconstruction (a pipe or a socket buffers a fraction of one slice); the messages wait here, in order, and an
-// error of the stream comes out where it was met, after the messages before it.
+// error of the stream comes out where it was met, after the messages before it. What waits here is bounded: the
+// reader counts every acquisition against the stream's memory cap (released by the consumer once reconstructed)
+// and stops reading while the queue holds over half the cap, so that a sender faster than the reconstructions is
+// held back by its socket or pipe, and one that sends more than the cap allows fails.
 class QueuedReader {
 public:
     using Event = MrdStreamReader::Event;
-    QueuedReader(int fd, const std::string& name) : state_(std::make_shared<State>(fd, name)) {
+    QueuedReader(int fd, const std::string& name, const forge::io::MrdStreamOptions& o)
+        : state_(std::make_shared<State>(fd, name, o)) {
         std::shared_ptr<State> st = state_;
         thread_ = std::thread([st] { st->run(); });
     }
@@ -80,6 +84,8 @@ public:
         {
             std::lock_guard<std::mutex> l(state_->m);
             done = state_->done;
+            state_->stop = true;
+            state_->cv.notify_all();
         }
         // a stream given up early: a socket's pending read returns once its reading side is shut; a pipe's
         // (stdin) cannot be woken, and the process ends with the error
@@ -93,17 +99,27 @@ public:
     // The next event, its acquisition in 'a' and that acquisition's index in the stream.
     Event next(MrdAcquisition& a, std::size_t& index) {
         State& st = *state_;
-        std::unique_lock<std::mutex> l(st.m);
-        st.cv.wait(l, [&st] { return !st.items.empty() || st.done; });
-        if (st.items.empty()) {
-            if (st.error) std::rethrow_exception(st.error);
-            throw std::logic_error("the MRD stream was read past its CLOSE");
+        Item it;
+        {
+            ClientWait wait;  // a --server connection lets the others reconstruct meanwhile
+            std::unique_lock<std::mutex> l(st.m);
+            st.cv.wait(l, [&st] { return !st.items.empty() || st.done; });
+            if (st.items.empty()) {
+                if (st.error) std::rethrow_exception(st.error);
+                throw std::logic_error("the MRD stream was read past its CLOSE");
+            }
+            it = std::move(st.items.front());
+            st.items.pop_front();
+            st.queued -= it.bytes;
+            st.cv.notify_all();
         }
-        Item it = std::move(st.items.front());
-        st.items.pop_front();
         a = std::move(it.a);
         index = it.index;
         return it.event;
+    }
+    // Gives back the memory of acquisitions the consumer no longer holds.
+    void release(const MrdAcquisition& a) {
+        if (state_->memory) state_->memory->release(forge::io::mrd_stream_bytes(a));
     }
     // After the header event (the thread writes them once, before it)
     const std::string& xml() const { return state_->reader.xml(); }
@@ -114,20 +130,29 @@ private:
     struct Item {
         Event event;
         MrdAcquisition a;
-        std::size_t index = 0;
+        std::size_t index = 0, bytes = 0;
     };
     struct State {
-        State(int f, const std::string& name) : fd(f), reader(f, name) {}
+        State(int f, const std::string& name, const forge::io::MrdStreamOptions& o)
+            : fd(f), reader(f, name, o), memory(o.memory) {}
         void run() {
             try {
                 for (bool close = false; !close;) {
+                    {
+                        std::unique_lock<std::mutex> l(m);
+                        cv.wait(l, [this] { return stop || !memory || queued <= memory->cap() / 2; });
+                        if (stop) break;
+                    }
                     Item it;
                     it.event = reader.next(it.a);
                     it.index = reader.acquisitions_read() - 1;
+                    if (it.event == Event::kAcquisition || it.event == Event::kNoise)
+                        it.bytes = forge::io::mrd_stream_bytes(it.a);
                     close = it.event == Event::kClose;
                     std::lock_guard<std::mutex> l(m);
+                    queued += it.bytes;
                     items.push_back(std::move(it));
-                    cv.notify_one();
+                    cv.notify_all();
                 }
             } catch (...) {
                 std::lock_guard<std::mutex> l(m);
@@ -135,15 +160,17 @@ private:
             }
             std::lock_guard<std::mutex> l(m);
             done = true;
-            cv.notify_one();
+            cv.notify_all();
         }
         int fd;
         MrdStreamReader reader;
+        std::shared_ptr<forge::io::MrdStreamMemory> memory;
         std::mutex m;
         std::condition_variable cv;
         std::deque<Item> items;
+        std::size_t queued = 0;  // bytes of the acquisitions in 'items'
         std::exception_ptr error;
-        bool done = false;
+        bool done = false, stop = false;
     };
     std::shared_ptr<State> state_;
     std::thread thread_;
@@ -156,7 +183,8 @@ struct WholeStream {
 
 class GroupStream {
 public:
-    GroupStream(Settings& S, DeviceWarmUp& warmUp) : S_(S), warmUp_(warmUp), reader_(S.streamIn, S.input) {}
+    GroupStream(Settings& S, DeviceWarmUp& warmUp)
+        : S_(S), warmUp_(warmUp), reader_(S.streamIn, S.input, stream_options(S)) {}
 
     // true: every image was sent (and CLOSE); false: F holds the whole stream for the file mode's path.
     bool run(forge::io::MrdFile& F) {
@@ -169,6 +197,7 @@ public:
         }
         counts_ = forge::io::mrd_group_counts(reader_.xml());
         std::string why = whole_stream_reason(S_, counts_);
+        if (why.empty()) why = claimed_counts_reason();
         const Settings before = S_;
         try {
             if (why.empty()) return by_group();
@@ -208,6 +237,37 @@ private:
         return false;
     }
 
+    // Every acquisition has the first one's channels and trajectory dimensions, as problem_from_mrd() requires of
+    // a file: groups reconstructed one by one would otherwise each pass on their own.
+    void check_like_first(const MrdAcquisition& a, std::size_t index) {
+        if (!first_acq_) {
+            first_acq_ = true;
+            firstIndex_ = index, firstChannels_ = a.channels, firstTrajDims_ = a.trajDims;
+            return;
+        }
+        const std::string first = "acquisition " + std::to_string(firstIndex_) + " has ";
+        if (a.channels != firstChannels_)
+            throw UsageError("the MRD stream '" + S_.input + "': acquisition " + std::to_string(index) + " has " +
+                             std::to_string(a.channels) + " channels but " + first + std::to_string(firstChannels_));
+        if (a.trajDims != firstTrajDims_)
+            throw UsageError("the MRD stream '" + S_.input + "': acquisition " + std::to_string(index) + " has " +
+                             std::to_string(a.trajDims) + " trajectory dimensions but " + first +
+                             std::to_string(firstTrajDims_));
+    }
+
+    // The group counts the header claims, against what the images can be (the file mode's 32767 planes and frames
+    // of a NIfTI-1 image, image_index's 65535 images), before anything is sized from them: beyond, the stream is
+    // read whole and its groups counted from the acquisitions, as a file's are.
+    std::string claimed_counts_reason() const {
+        const std::size_t slices = counts_.slice.count, frames = counts_.frames();
+        const std::size_t kPlanes = 32767, kImages = 65535;
+        if (slices <= kPlanes && frames <= kPlanes && slices * frames <= kImages) return {};
+        return "its header's encodingLimits claim " + std::to_string(slices) + " slice(s) x " +
+               std::to_string(counts_.repetition.count) + " repetition(s) x " +
+               std::to_string(counts_.contrast.count) + " contrast(s), over 32767 slices, 32767 frames or 65535 " +
+               "images";
+    }
+
     std::size_t slice_rank(uint16_t s) const { return std::size_t(s - counts_.slice.first); }
     std::size_t frame_rank(const Key& k) const {
         return std::size_t(k[1] - counts_.repetition.first) * counts_.contrast.count +
@@ -231,6 +291,7 @@ private:
                 noise_.push_back(std::move(a));
                 continue;
             }
+            check_like_first(a, index);
             const Key k{{a.slice, a.repetition, a.contrast}};
             const std::string which = "acquisition " + std::to_string(index) + " (slice " + std::to_string(k[0]) +
                                       ", repetition " + std::to_string(k[1]) + ", contrast " + std::to_string(k[2]) +
@@ -278,7 +339,10 @@ private:
         for (const auto& kv : open_) ready_.insert(kv.first);
         reconstruct_ready();
         check_operator();
-        forge::io::write_mrd_close(S_.streamOut);
+        {
+            ClientWait wait;
+            forge::io::write_mrd_close(S_.streamOut);
+        }
         note("forge-recon: wrote " + std::to_string(sent_) + " images to the MRD stream", S_.quiet);
         std::printf("forge-recon: %zu images sent as their slices completed, the first %.2f s after the stream began\n",
                     sent_, first_);
@@ -346,8 +410,13 @@ private:
         g.slices.front() = forge::io::image_geometry(first, P).slices.front();
         forge::io::MrdImageOptions o;
         o.complex = S.complexOut;
-        forge::io::write_mrd_image_stream(S.streamOut, g, output_images(P, g, R, rec, S), o, false,
-                                          uint16_t(f * counts_.slice.count + s + 1));
+        const std::vector<forge::io::MrdOutputImage> images = output_images(P, g, R, rec, S);
+        {
+            ClientWait wait;
+            forge::io::write_mrd_image_stream(S.streamOut, g, images, o, false,
+                                              uint16_t(f * counts_.slice.count + s + 1));
+        }
+        for (const auto& q : open_.at(k)) reader_.release(q.second);
         open_.erase(k);
         ++sent_;
         if (sent_ == 1) first_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
@@ -358,6 +427,17 @@ private:
         first_ = 0;
         warmUp_.wait();
         resolve_device(S_);
+        // the whole stream's sizes, claimed by its header, against the memory there is, as the file mode checks a
+        // file's (every group holding as many samples as the first), before the skeletons below are sized
+        ReconProblem sizes = skeleton(P, counts_.slice.count, counts_.frames());
+        sizes.n1max = P.n1max;
+        sizes.n1total = P.n1total * counts_.slice.count * counts_.frames();
+        try {
+            check_memory(sizes, S_, !S_.smaps.empty() && S_.smaps != "none" && S_.smaps != "estimate",
+                         estimating_maps());
+        } catch (const UsageError& e) {
+            cannot(std::string("its header's encodingLimits claim more than the memory holds: ") + e.what());
+        }
         whole_ = skeleton(P, counts_.slice.count, counts_.frames());
         attach_maps(whole_, S_, std::string());
         ReconProblem proxy = skeleton(P, counts_.slice.count, counts_.frames());
@@ -403,7 +483,8 @@ private:
     std::map<uint16_t, arma::cx_fvec> smaps_;  // estimated coil maps by idx.slice, from its first frame
     std::set<std::array<std::size_t, 3>> fftGrids_;
     ReconProblem whole_;  // every group's samples (no values) and the maps given as files
-    bool autoOp_ = false, closed_ = false;
+    bool autoOp_ = false, closed_ = false, first_acq_ = false;
+    std::size_t firstIndex_ = 0, firstChannels_ = 0, firstTrajDims_ = 0;
     std::size_t sent_ = 0;
     double first_ = -1;
     std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();

@@ -3,10 +3,14 @@
 // serialisers write them).
 #include "forge/IO/MrdStream.h"
 
-#include <cerrno>
-#include <cstring>
-
+#include <poll.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
 
 #include <ismrmrd/xml.h>
 
@@ -26,13 +30,37 @@ static_assert(sizeof(ISMRMRD::ISMRMRD_ImageHeader) == 198, "the MRD image header
 constexpr std::size_t kMaxText = std::size_t(16) << 20;
 constexpr std::size_t kChunk = std::size_t(16) << 20;  // values read (and allocated) at most this many bytes at a time
 
+std::string mib(double bytes) {
+    char t[32];
+    std::snprintf(t, sizeof t, "%.1f MiB", bytes / double(1 << 20));
+    return t;
+}
+
 class Reader {
 public:
-    Reader(int fd, std::string source) : fd_(fd), source_(std::move(source)) {}
+    Reader(int fd, std::string source, const MrdStreamOptions& o) : fd_(fd), source_(std::move(source)), opt_(o) {}
+    // Waits until 'fd' has bytes, or throws once the message's deadline has passed.
+    void wait_readable(const std::string& what) {
+        if (opt_.timeout <= 0) return;
+        for (;;) {
+            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ -
+                                                                                    std::chrono::steady_clock::now());
+            pollfd p{fd_, POLLIN, 0};
+            const int r = left.count() > 0 ? ::poll(&p, 1, int(std::min<long long>(left.count(), 1 << 30))) : 0;
+            if (r > 0) return;
+            if (r < 0 && errno == EINTR) continue;
+            if (r < 0) throw input_error("reading the MRD stream " + source_ + " failed: " + std::strerror(errno));
+            char t[64];
+            std::snprintf(t, sizeof t, "%g s", opt_.timeout);
+            throw input_error("the MRD stream " + source_ + " stalled: " + what + " did not arrive within " + t +
+                              " of the previous message (" + opt_.timeoutName + "); the sender is cut off");
+        }
+    }
     // Fills 'n' bytes, or throws naming what was being read when the stream ends first.
     void read(void* dst, std::size_t n, const std::string& what) {
         char* p = static_cast<char*>(dst);
         while (n > 0) {
+            wait_readable(what);
             const ssize_t r = ::read(fd_, p, n);
             if (r < 0 && errno == EINTR) continue;
             if (r < 0) throw input_error("reading the MRD stream " + source_ + " failed: " + std::strerror(errno));
@@ -48,7 +76,10 @@ public:
     bool message_id(uint16_t& id) {
         char b[2];
         std::size_t got = 0;
+        deadline_ = std::chrono::steady_clock::now() +
+                    std::chrono::microseconds(static_cast<long long>(std::min(opt_.timeout, 1e9) * 1e6));
         while (got < 2) {
+            wait_readable("the next message");
             const ssize_t r = ::read(fd_, b + got, 2 - got);
             if (r < 0 && errno == EINTR) continue;
             if (r < 0) throw input_error("reading the MRD stream " + source_ + " failed: " + std::strerror(errno));
@@ -86,11 +117,14 @@ public:
     }
     std::size_t bytes() const { return bytes_; }
     const std::string& source() const { return source_; }
+    const MrdStreamOptions& options() const { return opt_; }
 
 private:
     int fd_;
     std::string source_;
+    MrdStreamOptions opt_;
     std::size_t bytes_ = 0;
+    std::chrono::steady_clock::time_point deadline_;
 };
 
 MrdAcquisition read_acquisition(Reader& in, std::size_t index) {
@@ -98,6 +132,8 @@ MrdAcquisition read_acquisition(Reader& in, std::size_t index) {
     PackedHeader h;
     in.read(&h, sizeof h, which + "'s header");
     MrdAcquisition a = detail::acquisition_header(h);
+    // counted from its header on: a claim over the cap is refused before its values are allocated
+    if (in.options().memory) in.options().memory->take(mrd_stream_bytes(a), in.source(), which);
     in.read_values(a.traj, std::size_t(a.samples) * a.trajDims, which + "'s trajectory");
     in.read_values(a.data, std::size_t(a.samples) * a.channels, which + "'s data");
     return a;
@@ -108,6 +144,9 @@ void write_all(int fd, const void* src, std::size_t n) {
     while (n > 0) {
         const ssize_t w = ::write(fd, p, n);
         if (w < 0 && errno == EINTR) continue;
+        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            throw std::runtime_error("writing the MRD stream failed: the reader took nothing within the send "
+                                     "timeout (it does not read what is sent)");
         if (w <= 0) throw std::runtime_error(std::string("writing the MRD stream failed: ") + std::strerror(errno));
         p += w;
         n -= std::size_t(w);
@@ -133,7 +172,21 @@ struct MrdStreamReader::Input : Reader {
     using Reader::Reader;
 };
 
-MrdStreamReader::MrdStreamReader(int fd, const std::string& name) : in_(new Input(fd, "'" + name + "'")), name_(name) {}
+void MrdStreamMemory::take(std::size_t bytes, const std::string& source, const std::string& what) {
+    const std::size_t before = held_.fetch_add(bytes);
+    if (before + bytes <= cap_) return;
+    held_ -= bytes;
+    throw input_error("the MRD stream " + source + ": " + what + " (" + mib(double(bytes)) + ") would bring the " +
+                      "acquisitions it holds to " + mib(double(before + bytes)) + ", over the cap of " +
+                      mib(double(cap_)) + " (" + limit_ + ")");
+}
+
+std::size_t mrd_stream_bytes(std::size_t samples, std::size_t channels, std::size_t trajDims) {
+    return sizeof(MrdAcquisition) + samples * (channels * sizeof(std::complex<float>) + trajDims * sizeof(float));
+}
+
+MrdStreamReader::MrdStreamReader(int fd, const std::string& name, const MrdStreamOptions& options)
+    : in_(new Input(fd, "'" + name + "'", options)), name_(name) {}
 MrdStreamReader::~MrdStreamReader() = default;
 
 MrdStreamReader::Event MrdStreamReader::next(MrdAcquisition& a) {

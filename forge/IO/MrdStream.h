@@ -12,6 +12,7 @@
 //   1008 ACQUISITION  AcquisitionHeader (340 bytes), trajectory (samples x dims floats), data (channels x
 //                   samples complex floats)
 //   1022 IMAGE      ImageHeader (198 bytes), uint64 attribute length, attributes, data
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -35,6 +36,37 @@ enum MrdMessageId : uint16_t {
     kMrdNdArray = 1030,
 };
 
+// The bytes a stream's reader may hold: every acquisition read counts (mrd_stream_bytes()) from its header on,
+// before its values are allocated, until its consumer releases it. take() refuses (input_error naming
+// 'limitName' and the sizes) an acquisition that would bring the total over the cap. Shared by the reader's
+// thread and the consumer's.
+class MrdStreamMemory {
+public:
+    MrdStreamMemory(std::size_t cap, std::string limitName) : cap_(cap), limit_(std::move(limitName)) {}
+    void take(std::size_t bytes, const std::string& source, const std::string& what);
+    void release(std::size_t bytes) { held_ -= bytes; }
+    std::size_t held() const { return held_; }
+    std::size_t cap() const { return cap_; }
+
+private:
+    std::size_t cap_;
+    std::string limit_;
+    std::atomic<std::size_t> held_{0};
+};
+// What an acquisition of 'samples' x 'channels' (and 'trajDims' trajectory values per sample) holds in memory.
+std::size_t mrd_stream_bytes(std::size_t samples, std::size_t channels, std::size_t trajDims);
+inline std::size_t mrd_stream_bytes(const MrdAcquisition& a) {
+    return mrd_stream_bytes(a.samples, a.channels, a.trajDims);
+}
+
+struct MrdStreamOptions {
+    std::shared_ptr<MrdStreamMemory> memory;  // null: no cap
+    // Each message must arrive in full within this many seconds of the end of the one before (of the start, for
+    // the first): a sender that stops, or trickles, is cut off with input_error naming 'timeoutName'. 0: none.
+    double timeout = 0;
+    std::string timeoutName;
+};
+
 // Reads an MRD stream from file descriptor 'fd' (stdin, a socket) up to its CLOSE: the XML header (which must
 // come before the first acquisition) and the acquisitions (noise scans apart, as read_mrd() sorts them). Throws
 // input_error with one line naming 'source' and the message for a stream that ends early (no CLOSE: a cut
@@ -50,7 +82,7 @@ MrdFile read_mrd_stream(int fd, const std::string& source);
 class MrdStreamReader {
 public:
     enum class Event { kHeader, kAcquisition, kNoise, kClose };
-    MrdStreamReader(int fd, const std::string& source);
+    MrdStreamReader(int fd, const std::string& source, const MrdStreamOptions& options = {});
     ~MrdStreamReader();
     MrdStreamReader(const MrdStreamReader&) = delete;
     MrdStreamReader& operator=(const MrdStreamReader&) = delete;
@@ -86,7 +118,8 @@ MrdGroupCounts mrd_group_counts(const std::string& xmlHeader);
 
 // Writes images as IMAGE messages (the headers, attributes and values write_mrd_images() gives a file) and, when
 // 'close' is set, a CLOSE message to 'fd'; the images' image_index counts from 'firstIndex' (a stream sent in
-// parts numbers each part as the whole would be). Throws std::runtime_error when the other end is gone.
+// parts numbers each part as the whole would be). Throws std::runtime_error when the other end is gone, or takes
+// nothing within the socket's send timeout (SO_SNDTIMEO: a client that does not read).
 void write_mrd_image_stream(int fd, const ImageGeometry& geometry, const std::vector<MrdOutputImage>& images,
                             const MrdImageOptions& options = {}, bool close = true, uint16_t firstIndex = 1);
 // A TEXT message (ISMRMRD's MRD_MESSAGE_TEXT) and, when 'close' is set, CLOSE.

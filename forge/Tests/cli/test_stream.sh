@@ -88,9 +88,10 @@ for name, b in bad.items():
     with open(f"{w}/{name}.mrd", "wb") as f:
         f.write(b)
 PY
-refuse() {  # name, expected text
+refuse() {  # name, expected text[, options]
     local name=$1 expected=$2
-    ( ulimit -v $LIMIT && export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=2 && exec "$RECON" --stream -n 1 --device cpu <"$name.mrd" >"$name.out" 2>"$name.stderr" )
+    shift 2
+    ( ulimit -v $LIMIT && export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=2 && exec "$RECON" --stream -n 1 --device cpu "$@" <"$name.mrd" >"$name.out" 2>"$name.stderr" )
     local rc=$?
     [ $rc -eq 2 ] || { cat "$name.stderr" >&2; fail "$name: exit $rc, expected 2"; }
     [ "$(grep -c 'forge-recon: error:' "$name.stderr")" -eq 1 ] || { cat "$name.stderr" >&2; fail "$name: not one error line"; }
@@ -107,7 +108,11 @@ refuse bigtext "of 4294967295 bytes (at most 16 MiB)"
 refuse image "forge-recon reconstructs acquisitions only"
 refuse empty "ended after 0 bytes without a CLOSE message"
 refuse noacq "has no acquisitions"
-refuse huge "ended inside acquisition 0's"
+# the claim over --max-stream-memory is refused at the acquisition's header; under a cap above it, the values are
+# read in pieces and the stream ends first
+refuse huge "over the cap of 1024.0 MiB (--max-stream-memory)" --max-stream-memory 1GiB
+cp huge.mrd huge_uncapped.mrd
+refuse huge_uncapped "ended inside acquisition 0's" --max-stream-memory 64GiB
 "$RECON" --stream oblique.h5 >both.out 2>both.stderr
 [ $? -eq 2 ] && grep -q "drop the input file" both.stderr || { cat both.stderr >&2; fail "--stream with an input file not refused"; }
 echo "ok  refused --stream with an input file"

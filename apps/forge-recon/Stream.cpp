@@ -10,6 +10,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -145,13 +146,16 @@ int run_server(Settings& S) {
     std::printf("forge-recon: listening on %s:%u\n", S.bind.c_str(), unsigned(ntohs(addr.sin_port)));
     // every connection on a thread of its own, at most --max-clients at once (the others wait to be accepted);
     // they take turns at reconstructing (ClientWait), so a client that sends or reads slowly holds only its own
-    std::mutex m;
-    std::condition_variable cv;
-    int active = 0;
+    struct Slots {
+        std::mutex m;
+        std::condition_variable cv;
+        int active = 0;
+    };
+    const auto slots = std::make_shared<Slots>();  // outlives run_server() in a thread that is finishing
     for (int served = 0; S.connections == 0 || served < S.connections; ++served) {
         {
-            std::unique_lock<std::mutex> l(m);
-            cv.wait(l, [&] { return active < S.maxClients; });
+            std::unique_lock<std::mutex> l(slots->m);
+            slots->cv.wait(l, [&] { return slots->active < S.maxClients; });
         }
         sockaddr_in peer{};
         socklen_t plen = sizeof peer;
@@ -180,10 +184,10 @@ int run_server(Settings& S) {
         std::printf("forge-recon: %s connected\n", C.input.c_str());
         std::fflush(stdout);
         {
-            std::lock_guard<std::mutex> l(m);
-            ++active;
+            std::lock_guard<std::mutex> l(slots->m);
+            ++slots->active;
         }
-        std::thread([C, fd, &m, &cv, &active]() mutable {
+        std::thread([C, fd, slots]() mutable {
             std::unique_lock<std::mutex> compute(g_compute);
             t_compute = &compute;
             try {
@@ -196,14 +200,14 @@ int run_server(Settings& S) {
             if (compute.owns_lock()) compute.unlock();
             t_compute = nullptr;
             close_connection(fd);
-            std::lock_guard<std::mutex> l(m);
-            --active;
-            cv.notify_all();
+            std::lock_guard<std::mutex> l(slots->m);
+            --slots->active;
+            slots->cv.notify_all();
         }).detach();
     }
     {
-        std::unique_lock<std::mutex> l(m);
-        cv.wait(l, [&] { return active == 0; });
+        std::unique_lock<std::mutex> l(slots->m);
+        slots->cv.wait(l, [&] { return slots->active == 0; });
     }
     ::close(ls);
     return 0;

@@ -53,7 +53,8 @@ public:
             char t[64];
             std::snprintf(t, sizeof t, "%g s", opt_.timeout);
             throw input_error("the MRD stream " + source_ + " stalled: " + what + " did not arrive within " + t +
-                              " of the previous message (" + opt_.timeoutName + "); the sender is cut off");
+                              (afterFirst_ ? " of the previous message (" : " of the stream's start (") +
+                              opt_.timeoutName + "); the sender is cut off");
         }
     }
     // Fills 'n' bytes, or throws naming what was being read when the stream ends first.
@@ -76,6 +77,7 @@ public:
     bool message_id(uint16_t& id) {
         char b[2];
         std::size_t got = 0;
+        afterFirst_ = bytes_ > 0;
         deadline_ = std::chrono::steady_clock::now() +
                     std::chrono::microseconds(static_cast<long long>(std::min(opt_.timeout, 1e9) * 1e6));
         while (got < 2) {
@@ -124,6 +126,7 @@ private:
     std::string source_;
     MrdStreamOptions opt_;
     std::size_t bytes_ = 0;
+    bool afterFirst_ = false;  // a message came before the one being read
     std::chrono::steady_clock::time_point deadline_;
 };
 

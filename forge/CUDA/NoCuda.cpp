@@ -392,6 +392,12 @@ void coil_leading_eigenvectors(const forgeComplex<float>*, const unsigned char*,
                                forgeComplex<float>*, unsigned char*, MapGrid, uword) {
     no_cuda_MapKernels();
 }
+void coil_interpolated_inside(const double*, MapGrid, double, unsigned char*, MapGrid) { no_cuda_MapKernels(); }
+void coil_energy(const forgeComplex<float>*, double*, MapGrid, uword) { no_cuda_MapKernels(); }
+void coil_interpolate_maps(const forgeComplex<float>*, MapGrid, const unsigned char*, forgeComplex<float>*, MapGrid,
+                           uword) {
+    no_cuda_MapKernels();
+}
 void fieldmap_weights(const forgeComplex<float>*, const EchoPair*, uword, double*, double*, double*, uword) {
     no_cuda_MapKernels();
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <complex>
+#include <future>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -620,7 +621,7 @@ forgeCol<forgeComplex<float>> low_resolution_images(const ReconProblem& P, const
     if (gpu) {
         arma::cx_fvec ys(ns * P.nc);
         for (std::size_t c = 0; c < P.nc; ++c)
-            ys.subvec(c * ns, (c + 1) * ns - 1) = fr.y.subvec(c * n1, (c + 1) * n1 - 1).eval().elem(idx) % wc;
+            for (std::size_t i = 0; i < ns; ++i) ys[c * ns + i] = fr.y[c * n1 + idx[i]] * wc[i];
         forgeCol<forgeComplex<float>> yDev(ys);
         yDev.put_on_gpu();
         return withField ? D->adjoint(yDev, P.nc) : G.adjoint(yDev, P.nc);
@@ -634,122 +635,83 @@ forgeCol<forgeComplex<float>> low_resolution_images(const ReconProblem& P, const
     return forgeCol<forgeComplex<float>>(X);
 }
 
-// Linear interpolation from the map grid M onto the image grid N (the same FOV): image pixel j of an axis sits at
-// map coordinate M (j - N/2) / N + M/2, between map pixels i0 and i1 = i0 + 1 (clamped at the faces) with weight f
-// on i1.
-struct AxisInterp {
-    std::vector<std::size_t> i0, i1;
-    std::vector<float> f;
-    AxisInterp(std::size_t N, std::size_t M) : i0(N), i1(N), f(N) {
-        for (std::size_t j = 0; j < N; ++j) {
-            double u = double(M) * (double(j) - double(N / 2)) / double(N) + double(M / 2);
-            u = std::min(std::max(u, 0.0), double(M - 1));
-            i0[j] = std::size_t(u);
-            i1[j] = std::min(i0[j] + 1, M - 1);
-            f[j] = float(u - double(i0[j]));
-        }
-    }
-};
-
-// Calls visit(k, corner index, weight) for the up to 8 map pixels of image pixel k.
-template <typename Visit>
-void for_each_corner(const AxisInterp A[3], const std::array<std::size_t, 3>& M, std::size_t x, std::size_t y,
-                     std::size_t z, Visit&& visit) {
-    const std::size_t ix[2] = {A[0].i0[x], A[0].i1[x]}, iy[2] = {A[1].i0[y], A[1].i1[y]},
-                      iz[2] = {A[2].i0[z], A[2].i1[z]};
-    const float fx[2] = {1 - A[0].f[x], A[0].f[x]}, fy[2] = {1 - A[1].f[y], A[1].f[y]},
-                fz[2] = {1 - A[2].f[z], A[2].f[z]};
-    for (int c = 0; c < 2; ++c)
-        for (int b = 0; b < 2; ++b)
-            for (int a = 0; a < 2; ++a) {
-                const float w = fx[a] * fy[b] * fz[c];
-                if (w != 0) visit(ix[a] + M[0] * (iy[b] + M[1] * iz[c]), w);
-            }
-}
-
-// The maps of the image grid from those of the map grid (every pixel computed there): interpolated linearly,
-// normalised to sum_c |S_c|^2 = 1 (the nearest map pixel's vector where the neighbours' phases cancel), 0 outside
-// the mask, which is the map grid's amplitude interpolated and held against the same level, holes filled.
-// Coil by coil, in the maps' coil-major layout: each pass reads one coil's map-grid image (small, in cache) and
-// writes one contiguous image. This step is the largest part of a 2D estimation on the GPU: about 20 ms of a
-// 256^2 x 32-coil brain's 40 ms, on a 16-core host, whether pixel by pixel or coil by coil.
-GridMaps interpolate_maps(const GridMaps& m, const std::array<std::size_t, 3>& M, std::size_t Nx, std::size_t Ny,
-                          std::size_t Nz, std::size_t nc) {
-    const std::size_t n2 = Nx * Ny * Nz, m2 = M[0] * M[1] * M[2], rows = Ny * Nz;
-    const AxisInterp A[3] = {AxisInterp(Nx, M[0]), AxisInterp(Ny, M[1]), AxisInterp(Nz, M[2])};
+// The maps of the image grid N from those of the map grid M (every pixel computed there), into 'maps' (n2 nc
+// values, allocated by the caller): interpolated, normalised and masked pixel by pixel by interpolate_pixel_maps
+// (MapKernels.h). The mask is the map grid's amplitude interpolated (interpolated_amplitude) and held against
+// the same level, holes filled; every pixel where the level is 0. On the GPU when 'gpu', one thread a pixel; the
+// host's part is then the hole filling.
+GridMaps interpolate_maps(const GridMaps& m, const cuda::MapGrid& M, const cuda::MapGrid& N, std::size_t nc,
+                          bool gpu, arma::cx_fvec&& maps) {
+    using fc = forgeComplex<float>;
+    const std::size_t n2 = N.n2(), m2 = M.n2();
     GridMaps out;
     out.level = m.level;
-    out.maps.set_size(n2 * nc);  // every entry written below
-    cxf* maps = out.maps.memptr();
-#pragma omp parallel for schedule(static)
-    for (long long cr = 0; cr < (long long)(nc * rows); ++cr) {
-        const std::size_t c = std::size_t(cr) / rows, zy = std::size_t(cr) % rows, z = zy / Ny, y = zy % Ny;
-        const cxf* src = m.maps.memptr() + c * m2;
-        cxf* dst = maps + c * n2 + Nx * zy;
-        for (std::size_t x = 0; x < Nx; ++x) {
-            cxf v(0);
-            for_each_corner(A, M, x, y, z, [&](std::size_t i, float w) { v += w * src[i]; });
-            dst[x] = v;
+    out.maps = std::move(maps);
+    const fc* src = reinterpret_cast<const fc*>(m.maps.memptr());
+    fc* dst = reinterpret_cast<fc*>(out.maps.memptr());
+    const bool masked = m.level > 0;
+    if (gpu) {
+        DeviceBuffer maskDev(n2);
+        std::vector<unsigned char> bytes(n2, 1);
+        if (masked) {
+            DeviceBuffer ampDev(m2 * sizeof(double));
+            device::copy_to_device(ampDev.get(), m.amp.data(), m2 * sizeof(double));
+            cuda::coil_interpolated_inside(ampDev.as<double>(), M, m.level, maskDev.as<unsigned char>(), N);
+            device::copy_to_host(bytes.data(), maskDev.get(), n2);
+            out.mask = fill_holes(std::vector<char>(bytes.begin(), bytes.end()), N.Nx, N.Ny, N.Nz);
+            for (std::size_t k = 0; k < n2; ++k) bytes[k] = out.mask[k] ? 1 : 0;
+        } else {
+            out.mask.ones(n2);
         }
+        DeviceBuffer srcDev(m2 * nc * sizeof(fc)), dstDev(n2 * nc * sizeof(fc));
+        device::copy_to_device(srcDev.get(), src, m2 * nc * sizeof(fc));
+        device::copy_to_device(maskDev.get(), bytes.data(), n2);
+        cuda::coil_interpolate_maps(srcDev.as<fc>(), M, maskDev.as<unsigned char>(), dstDev.as<fc>(), N, nc);
+        device::copy_to_host(dst, dstDev.get(), n2 * nc * sizeof(fc));
+        return out;
     }
-    std::vector<char> inside(n2, 1);
-    if (m.level > 0) {
+    auto corners = [&](std::size_t k) {
+        return cuda::pixel_corners(M, N, k % N.Nx, (k / N.Nx) % N.Ny, k / (N.Nx * N.Ny));
+    };
+    if (masked) {
+        std::vector<char> inside(n2);
 #pragma omp parallel for schedule(static)
-        for (long long zy = 0; zy < (long long)rows; ++zy) {
-            const std::size_t z = std::size_t(zy) / Ny, y = std::size_t(zy) % Ny;
-            for (std::size_t x = 0; x < Nx; ++x) {
-                double a = 0;
-                for_each_corner(A, M, x, y, z, [&](std::size_t i, float w) { a += w * m.amp[i]; });
-                inside[x + Nx * std::size_t(zy)] = a > m.level;
-            }
-        }
+        for (long long k = 0; k < (long long)n2; ++k)
+            inside[std::size_t(k)] = cuda::interpolated_amplitude(m.amp.data(), corners(std::size_t(k))) > m.level;
+        out.mask = fill_holes(inside, N.Nx, N.Ny, N.Nz);
+    } else {
+        out.mask.ones(n2);
     }
-    out.mask = m.level > 0 ? fill_holes(inside, Nx, Ny, Nz) : arma::uvec(n2, arma::fill::ones);
-    // normalise, block by block of pixels (within a block, coil by coil)
-    constexpr std::size_t kBlock = 4096;
 #pragma omp parallel for schedule(static)
-    for (long long b = 0; b < (long long)((n2 + kBlock - 1) / kBlock); ++b) {
-        const std::size_t k0 = std::size_t(b) * kBlock, k1 = std::min(n2, k0 + kBlock);
-        std::vector<double> norm(k1 - k0, 0.0);
-        for (std::size_t c = 0; c < nc; ++c)
-            for (std::size_t k = k0; k < k1; ++k) norm[k - k0] += std::norm(maps[c * n2 + k]);
-        std::vector<float> scale(k1 - k0);
-        for (std::size_t k = k0; k < k1; ++k) {
-            double& nk = norm[k - k0];
-            if (out.mask[k] && nk < 0.25) {  // the corners' phases cancel (a phase singularity): the nearest vector
-                const std::size_t x = k % Nx, y = (k / Nx) % Ny, z = k / (Nx * Ny);
-                double wBest = -1;
-                std::size_t nearest = 0;
-                for_each_corner(A, M, x, y, z, [&](std::size_t i, float w) {
-                    if (w > wBest) {
-                        wBest = w;
-                        nearest = i;
-                    }
-                });
-                nk = 0;
-                for (std::size_t c = 0; c < nc; ++c) {
-                    maps[c * n2 + k] = m.maps[c * m2 + nearest];
-                    nk += std::norm(maps[c * n2 + k]);
-                }
-            }
-            scale[k - k0] = out.mask[k] && nk > 0 ? float(1 / std::sqrt(nk)) : 0.0f;
-        }
-        for (std::size_t c = 0; c < nc; ++c)
-            for (std::size_t k = k0; k < k1; ++k) maps[c * n2 + k] *= scale[k - k0];
-    }
+    for (long long k = 0; k < (long long)n2; ++k)
+        cuda::interpolate_pixel_maps(src, m2, nc, corners(std::size_t(k)), out.mask[std::size_t(k)] != 0, dst, n2,
+                                     std::size_t(k));
     return out;
 }
 
-// Share of the coil images' energy (sum over coils of |x|^2, nc x m2 coil-major) outside 'mask'.
-double energy_outside(const forgeComplex<float>* X, std::size_t m2, std::size_t nc, const arma::uvec& mask) {
-    double out = 0, total = 0;
+// sum_c |x_c(k)|^2 of the coil images X (nc x m2, coil-major) per pixel, on the GPU where X is.
+std::vector<double> coil_energy(const forgeCol<forgeComplex<float>>& X, std::size_t m2, std::size_t nc) {
+    std::vector<double> e(m2, 0.0);
+    if (X.on_gpu()) {
+        DeviceBuffer eDev(m2 * sizeof(double));
+        cuda::coil_energy(X.device_memptr(), eDev.as<double>(), cuda::MapGrid{m2, 1, 1}, nc);
+        device::copy_to_host(e.data(), eDev.get(), m2 * sizeof(double));
+        return e;
+    }
+    const forgeComplex<float>* x = X.memptr();
     for (std::size_t c = 0; c < nc; ++c)
-        for (std::size_t k = 0; k < m2; ++k) {
-            const double e = double(X[c * m2 + k].real()) * X[c * m2 + k].real() +
-                             double(X[c * m2 + k].imag()) * X[c * m2 + k].imag();
-            total += e;
-            if (!mask[k]) out += e;
-        }
+        for (std::size_t k = 0; k < m2; ++k)
+            e[k] += double(x[c * m2 + k].re) * x[c * m2 + k].re + double(x[c * m2 + k].im) * x[c * m2 + k].im;
+    return e;
+}
+
+// Share of the energy (per pixel, coil_energy) outside 'mask'.
+double energy_outside(const std::vector<double>& energy, const arma::uvec& mask) {
+    double out = 0, total = 0;
+    for (std::size_t k = 0; k < energy.size(); ++k) {
+        total += energy[k];
+        if (!mask[k]) out += energy[k];
+    }
     return total > 0 ? out / total : 0;
 }
 
@@ -780,6 +742,17 @@ std::vector<arma::cx_fvec> estimate_coil_maps(const ReconProblem& P, const CoilM
     Calibration cache;
     for (const auto& fr : P.frames) {  // frame-major: the first frame holding each slice
         if (fr.slice >= P.nslices || done[fr.slice]) continue;
+        // The slice's maps on the image grid (for the interpolation). On the GPU path a second host thread allocates
+        // and first touches them while this one waits for the device: in a fresh process the page faults of a
+        // 256^2 x 32-coil brain's maps (16 MB) took 10 to 20 ms of the H200 host's time, as long as the GPU's whole
+        // estimation. The host path's interpolation touches them first, in parallel.
+        std::future<arma::cx_fvec> imageMaps =
+            std::async(gpu ? std::launch::async : std::launch::deferred, [n = P.n2() * P.nc, gpu] {
+                arma::cx_fvec v;
+                if (gpu) v.zeros(n);
+                else v.set_size(n);
+                return v;
+            });
         double half[3];
         std::array<std::size_t, 3> M{};
         std::size_t outliers = 0;
@@ -790,13 +763,12 @@ std::vector<arma::cx_fvec> estimate_coil_maps(const ReconProblem& P, const CoilM
         GridMaps m;  // every pixel's eigenvector: for the interpolation, or for a mask that is dropped
         if (gpu) {
             m = coil_maps_device(X.device_memptr(), M[0], M[1], M[2], P.nc, options, true);
-            X.get_from_gpu();
         } else {
             const arma::cx_fmat Xh(reinterpret_cast<const cxf*>(X.memptr()), m2, P.nc);
             m = coil_maps_host(Xh, M[0], M[1], M[2], options, true);
         }
         CoilMapStats st;
-        st.dropped_energy = energy_outside(X.memptr(), m2, P.nc, m.mask);
+        st.dropped_energy = energy_outside(coil_energy(X, m2, P.nc), m.mask);
         double ampMax = 0;
         for (double a : m.amp) ampMax = std::max(ampMax, a);
         st.level = ampMax > 0 ? m.level / ampMax : 0;
@@ -808,7 +780,8 @@ std::vector<arma::cx_fvec> estimate_coil_maps(const ReconProblem& P, const CoilM
             m.mask.ones(m2);
         }
         if (coarse) {
-            m = interpolate_maps(m, M, P.Nx, P.Ny, P.Nz, P.nc);
+            m = interpolate_maps(m, cuda::MapGrid{M[0], M[1], M[2]}, cuda::MapGrid{P.Nx, P.Ny, P.Nz}, P.nc, gpu,
+                                 imageMaps.get());
         } else {
             for (std::size_t k = 0; k < m2; ++k)
                 if (!m.mask[k])

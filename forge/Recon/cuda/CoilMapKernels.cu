@@ -225,6 +225,34 @@ __global__ void __launch_bounds__(1024)
     }
 }
 
+__global__ void k_interpolated_inside(const double* __restrict__ amp, MapGrid M, double level,
+                                      unsigned char* __restrict__ inside, MapGrid N) {
+    const uword k = uword(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (k >= N.n2()) return;
+    const uword x = k % N.Nx, y = (k / N.Nx) % N.Ny, z = k / (N.Nx * N.Ny);
+    inside[k] = interpolated_amplitude(amp, pixel_corners(M, N, x, y, z)) > level ? 1 : 0;
+}
+
+__global__ void k_energy(const forgeComplex<float>* __restrict__ X, double* __restrict__ energy, uword n2, uword nc) {
+    const uword k = uword(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (k >= n2) return;
+    double e = 0;
+    for (uword c = 0; c < nc; ++c) {
+        const forgeComplex<float> v = X[c * n2 + k];
+        e += double(v.re) * v.re + double(v.im) * v.im;
+    }
+    energy[k] = e;
+}
+
+__global__ void k_interpolate_maps(const forgeComplex<float>* __restrict__ mapsM, MapGrid M,
+                                  const unsigned char* __restrict__ mask, forgeComplex<float>* __restrict__ maps,
+                                  MapGrid N, uword nc) {
+    const uword n2 = N.n2(), k = uword(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (k >= n2) return;
+    const uword x = k % N.Nx, y = (k / N.Nx) % N.Ny, z = k / (N.Nx * N.Ny);
+    interpolate_pixel_maps(mapsM, M.n2(), nc, pixel_corners(M, N, x, y, z), mask[k] != 0, maps, n2, k);
+}
+
 }  // namespace
 
 void coil_covariance(const forgeComplex<float>* X, forgeComplex<float>* cols, forgeComplex<float>* scratch,
@@ -277,6 +305,25 @@ void coil_leading_eigenvectors(const forgeComplex<float>* cols, const unsigned c
         FORGE_CUDA_CHECK(cudaFuncSetAttribute(k_eigenvectors, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shmem)));
     k_eigenvectors<<<blocks, threads, shmem>>>(cols, mask, u0, maps, flags, n2, int(nc), perBlock);
     FORGE_CUDA_CHECK_LAUNCH("k_eigenvectors");
+}
+
+void coil_interpolated_inside(const double* amp, MapGrid M, double level, unsigned char* inside, MapGrid N) {
+    if (N.n2() == 0) return;
+    k_interpolated_inside<<<blocks_for(N.n2()), kThreads>>>(amp, M, level, inside, N);
+    FORGE_CUDA_CHECK_LAUNCH("k_interpolated_inside");
+}
+
+void coil_energy(const forgeComplex<float>* X, double* energy, MapGrid grid, uword nc) {
+    if (grid.n2() == 0) return;
+    k_energy<<<blocks_for(grid.n2()), kThreads>>>(X, energy, grid.n2(), nc);
+    FORGE_CUDA_CHECK_LAUNCH("k_energy");
+}
+
+void coil_interpolate_maps(const forgeComplex<float>* mapsM, MapGrid M, const unsigned char* mask,
+                           forgeComplex<float>* maps, MapGrid N, uword nc) {
+    if (N.n2() == 0) return;
+    k_interpolate_maps<<<blocks_for(N.n2()), kThreads>>>(mapsM, M, mask, maps, N, nc);
+    FORGE_CUDA_CHECK_LAUNCH("k_interpolate_maps");
 }
 
 }  // namespace cuda

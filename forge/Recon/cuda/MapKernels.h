@@ -4,6 +4,8 @@
 // forge::cuda_error. Every pointer is device memory; images are Nx x Ny x Nz, x fastest; columns of n2 pixels
 // are stored back to back. Complex values are forgeComplex (interleaved re, im). Default stream; each call
 // returns once its kernels are queued, the downloads of the host code wait for them.
+#include <cmath>
+
 #include "forge/Core/Config.h"
 #include "forge/Core/forgeComplex.h"
 
@@ -12,7 +14,7 @@ namespace cuda {
 
 struct MapGrid {
     uword Nx = 1, Ny = 1, Nz = 1;
-    uword n2() const { return Nx * Ny * Nz; }
+    FORGE_HD uword n2() const { return Nx * Ny * Nz; }
 };
 
 // ---------------------------------------------------------------- coil maps (CoilMapKernels.cu)
@@ -44,6 +46,106 @@ void coil_covariance_total(const forgeComplex<float>* cols, const unsigned char*
 void coil_leading_eigenvectors(const forgeComplex<float>* cols, const unsigned char* mask,
                                const forgeComplex<double>* u0, forgeComplex<float>* maps, unsigned char* flags,
                                MapGrid grid, uword nc);
+
+// Linear interpolation of maps from the map grid M onto the image grid N (the same field of view), shared by the
+// host loop and the device kernel so that both compute every pixel alike. Image pixel j of an axis sits at map
+// coordinate M (j - N/2) / N + M/2, between map pixels i0 and i1 = i0 + 1 (clamped at the faces), weight f on i1.
+struct AxisWeights {
+    uword i0, i1;
+    float f;
+};
+FORGE_HD AxisWeights axis_weights(uword j, uword N, uword M) {
+    double u = double(M) * (double(j) - double(N / 2)) / double(N) + double(M / 2);
+    u = u < 0 ? 0 : (u > double(M - 1) ? double(M - 1) : u);
+    AxisWeights a;
+    a.i0 = uword(u);
+    a.i1 = a.i0 + 1 < M ? a.i0 + 1 : M - 1;
+    a.f = float(u - double(a.i0));
+    return a;
+}
+
+// The map pixels around one image pixel (up to 8, those of nonzero weight) with their weights; 'nearest' is the
+// first of the largest weight.
+struct PixelCorners {
+    uword index[8];
+    float weight[8];
+    int count;
+    uword nearest;
+};
+FORGE_HD PixelCorners pixel_corners(MapGrid M, MapGrid N, uword x, uword y, uword z) {
+    const AxisWeights ax = axis_weights(x, N.Nx, M.Nx), ay = axis_weights(y, N.Ny, M.Ny),
+                      az = axis_weights(z, N.Nz, M.Nz);
+    const uword ix[2] = {ax.i0, ax.i1}, iy[2] = {ay.i0, ay.i1}, iz[2] = {az.i0, az.i1};
+    const float fx[2] = {1 - ax.f, ax.f}, fy[2] = {1 - ay.f, ay.f}, fz[2] = {1 - az.f, az.f};
+    PixelCorners p;
+    p.count = 0;
+    p.nearest = ix[0] + M.Nx * (iy[0] + M.Ny * iz[0]);
+    float best = -1;
+    for (int c = 0; c < 2; ++c)
+        for (int b = 0; b < 2; ++b)
+            for (int a = 0; a < 2; ++a) {
+                const float w = fx[a] * fy[b] * fz[c];
+                if (w == 0) continue;
+                const uword i = ix[a] + M.Nx * (iy[b] + M.Ny * iz[c]);
+                p.index[p.count] = i;
+                p.weight[p.count] = w;
+                ++p.count;
+                if (w > best) {
+                    best = w;
+                    p.nearest = i;
+                }
+            }
+    return p;
+}
+
+// The map grid's window amplitude (amp, m2 values) interpolated at an image pixel: the mask holds it against the
+// map grid's level.
+FORGE_HD double interpolated_amplitude(const double* amp, const PixelCorners& p) {
+    double a = 0;
+    for (int q = 0; q < p.count; ++q) a += p.weight[q] * amp[p.index[q]];
+    return a;
+}
+
+// The maps of image pixel k (dst[c n2 + k], c < nc) from those of the map grid (src, nc x m2, coil-major, every
+// pixel computed): interpolated, normalised to sum_c |S_c|^2 = 1, 0 where !inside. Where the corners' phases
+// cancel (a phase singularity, squared norm below 1/4) the nearest map pixel's vector is taken instead.
+FORGE_HD void interpolate_pixel_maps(const forgeComplex<float>* src, uword m2, uword nc, const PixelCorners& p,
+                                     bool inside, forgeComplex<float>* dst, uword n2, uword k) {
+    if (!inside) {
+        for (uword c = 0; c < nc; ++c) dst[c * n2 + k] = forgeComplex<float>(0);
+        return;
+    }
+    double norm = 0;
+    for (uword c = 0; c < nc; ++c) {
+        forgeComplex<float> v(0);
+        for (int q = 0; q < p.count; ++q) v += p.weight[q] * src[c * m2 + p.index[q]];
+        dst[c * n2 + k] = v;
+        norm += double(v.re) * v.re + double(v.im) * v.im;
+    }
+    if (norm < 0.25) {
+        norm = 0;
+        for (uword c = 0; c < nc; ++c) {
+            const forgeComplex<float> v = src[c * m2 + p.nearest];
+            dst[c * n2 + k] = v;
+            norm += double(v.re) * v.re + double(v.im) * v.im;
+        }
+    }
+    const float scale = norm > 0 ? float(1 / sqrt(norm)) : 0.0f;
+    for (uword c = 0; c < nc; ++c) dst[c * n2 + k] *= scale;
+}
+
+// inside[k] = 1 where interpolated_amplitude at image pixel k exceeds 'level', else 0 (n2 bytes); amp: the map
+// grid's m2 amplitudes.
+void coil_interpolated_inside(const double* amp, MapGrid M, double level, unsigned char* inside, MapGrid N);
+
+// energy[k] = sum_c |X_c(k)|^2 in double (X: nc x n2, coil-major), for the share of the coil images' energy that a
+// mask leaves out.
+void coil_energy(const forgeComplex<float>* X, double* energy, MapGrid grid, uword nc);
+
+// maps (nc x n2 on the image grid N) from mapsM (nc x m2 on the map grid M) by interpolate_pixel_maps, one
+// thread per pixel; mask: n2 bytes, nonzero inside.
+void coil_interpolate_maps(const forgeComplex<float>* mapsM, MapGrid M, const unsigned char* mask,
+                           forgeComplex<float>* maps, MapGrid N, uword nc);
 
 // ---------------------------------------------------------------- field map (FieldMapKernels.cu)
 

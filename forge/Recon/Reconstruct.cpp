@@ -5,6 +5,7 @@
 #include <cmath>
 #include <complex>
 #include <cstdio>
+#include <list>
 #include <memory>
 
 #include "forge/Core/Exceptions.h"
@@ -224,21 +225,46 @@ arma::cx_fvec recon_frame(const ReconProblem& P, const ReconFrame& fr, std::shar
     return unscaled(arma::conv_to<arma::cx_fvec>::from(arma::sqrt(sos)), ys, label);
 }
 
+// An encoding operator built for one frame, kept by the static type that SENSE and the solvers see (SENSE batches
+// the coils of a Gdft), with what the frame's solves record of it.
+struct BuiltOperator {
+    enum class Type { Generic, GfftSegmented, NufftSegmented, Dft } type = Type::Generic;
+    std::shared_ptr<const void> op;
+    std::size_t segments = 0;  // L of the time segmentation or of the Toeplitz kernels; 0: none
+    std::string suffix;        // the solves' label: " (L=4)"
+    bool normal = false;       // Toeplitz: the solve runs on the operator's fast normal()
+};
+
+using GfftSegmented = TimeSegmentation<float, GfftSampled<float>>;
+using NufftSegmented = TimeSegmentation<float, Gnufft<float>>;
+
 // Time-segmented field correction around the encoding operator G.
 template <typename Base>
-arma::cx_fvec recon_time_segmented(const ReconProblem& P, const ReconFrame& fr, const Base& G, const ReconSettings& S,
-                                   const std::string& label, FrameSolves& fs) {
+BuiltOperator time_segmented(const ReconProblem& P, const ReconFrame& fr, const Base& G, const ReconSettings& S,
+                             BuiltOperator::Type type) {
     using TS = TimeSegmentation<float, Base>;
     const arma::fvec& fmap = P.fieldmap[fr.slice];
     uword L = static_cast<uword>(S.segments);
     if (L == 0) L = TS::choose_segments(fmap, fr.t, 0.01, TSInterp::MinMax, 64).L;
-    auto T = std::make_shared<const TS>(G, fmap, fr.t, L, TSInterp::MinMax);
-    fs.segments = L;
-    return recon_frame(P, fr, T, S, label + " (L=" + std::to_string(L) + ")", fs);
+    BuiltOperator b;
+    b.type = type;
+    b.op = std::make_shared<const TS>(G, fmap, fr.t, L, TSInterp::MinMax);
+    b.segments = L;
+    b.suffix = " (L=" + std::to_string(L) + ")";
+    return b;
 }
 
-arma::cx_fvec recon_one(const ReconProblem& P, const ReconFrame& fr, bool fieldCorrection, const ReconSettings& S,
-                        const std::string& label, FrameSolves& fs) {
+template <typename Op>
+BuiltOperator generic(const Op& G) {
+    BuiltOperator b;
+    b.op = share(G);
+    return b;
+}
+
+// The encoding operator of frame 'frameIndex' under S.op (the Toeplitz kernels' build reports to S.on_build as
+// 'label').
+BuiltOperator build_operator(const ReconProblem& P, const ReconFrame& fr, std::size_t frameIndex, bool fieldCorrection,
+                             const ReconSettings& S, const std::string& label) {
     const std::size_t n1 = fr.kx.n_elem, n2 = P.n2();
     const bool correct = fieldCorrection && !P.fieldmap.empty();
     switch (S.op) {
@@ -248,42 +274,38 @@ arma::cx_fvec recon_one(const ReconProblem& P, const ReconFrame& fr, bool fieldC
                     "reconstruct: EncodingOperator::Fft needs the problem's fftGrid (fft_grid() found "
                     "no FFT grid holding every sample)");
             GfftSampled<float> G(P.Nx, P.Ny, P.Nz, P.fftGrid[0], P.fftGrid[1], P.fftGrid[2], fr.kx, fr.ky, fr.kz);
-            if (!correct) return recon_frame(P, fr, share(G), S, label, fs);
-            return recon_time_segmented(P, fr, G, S, label, fs);
+            return correct ? time_segmented(P, fr, G, S, BuiltOperator::Type::GfftSegmented) : generic(G);
         }
-        case EncodingOperator::Nufft: {
-            Gnufft<float> G(n1, P.Nx, P.Ny, P.Nz, fr.kx, fr.ky, fr.kz);
-            return recon_frame(P, fr, share(G), S, label, fs);
-        }
+        case EncodingOperator::Nufft: return generic(Gnufft<float>(n1, P.Nx, P.Ny, P.Nz, fr.kx, fr.ky, fr.kz));
         case EncodingOperator::TimeSeg: {
             Gnufft<float> G(n1, P.Nx, P.Ny, P.Nz, fr.kx, fr.ky, fr.kz);
-            if (!correct) return recon_frame(P, fr, share(G), S, label, fs);
-            return recon_time_segmented(P, fr, G, S, label, fs);
+            return correct ? time_segmented(P, fr, G, S, BuiltOperator::Type::NufftSegmented) : generic(G);
         }
         case EncodingOperator::Dft:
         case EncodingOperator::Toeplitz: break;
     }
     arma::fvec fm = correct ? P.fieldmap[fr.slice] : arma::fvec(n2, arma::fill::zeros);
-    if (S.op == EncodingOperator::Dft)
-        return recon_frame(P, fr,
-                           std::make_shared<const Gdft<float>>(n1, n2, fr.kx, fr.ky, fr.kz, P.ix, P.iy, P.iz, fm, fr.t),
-                           S, label, fs);
+    if (S.op == EncodingOperator::Dft) {
+        BuiltOperator b;
+        b.type = BuiltOperator::Type::Dft;
+        b.op = std::make_shared<const Gdft<float>>(n1, n2, fr.kx, fr.ky, fr.kz, P.ix, P.iy, P.iz, fm, fr.t);
+        return b;
+    }
     // Toeplitz: G's normal by FFTs on the 2x grid (P.ix etc. are the grid ToeplitzNormal assumes); G for the
     // right-hand side G^H y the exact Gdft, or where that costs more the NUFFT (time-segmented for half the
     // normal operator's requested error: G^H y enters the solution once). Unit weights, as recon_solve's.
     OperatorPtr<float> G;
     // The segments for half the normal operator's error: the Toeplitz kernels' L (ToeplitzNormal::choose_segments
     // halves its target) and the NUFFT right-hand side's, chosen once.
-    const bool rhsByNufft = toeplitz_rhs_by_nufft(P, fs.index, S, fieldCorrection);
+    const bool rhsByNufft = toeplitz_rhs_by_nufft(P, frameIndex, S, fieldCorrection);
     const uword halfErrorL = correct && (rhsByNufft || S.segments <= 0)
                                  ? ToeplitzNormal<float>::choose_segments(fm, fr.t, S.toeplitzError, TSInterp::MinMax, 64)
                                  : 0;
-    std::shared_ptr<const TimeSegmentation<float, Gnufft<float>>> segmentedNufft;
+    std::shared_ptr<const NufftSegmented> segmentedNufft;
     if (rhsByNufft) {
         Gnufft<float> Gn(n1, P.Nx, P.Ny, P.Nz, fr.kx, fr.ky, fr.kz);
         if (correct) {
-            using TS = TimeSegmentation<float, Gnufft<float>>;
-            segmentedNufft = std::make_shared<const TS>(Gn, fm, fr.t, halfErrorL, TSInterp::MinMax);
+            segmentedNufft = std::make_shared<const NufftSegmented>(Gn, fm, fr.t, halfErrorL, TSInterp::MinMax);
             G = segmentedNufft;
         } else {
             G = share(Gn);
@@ -291,14 +313,15 @@ arma::cx_fvec recon_one(const ReconProblem& P, const ReconFrame& fr, bool fieldC
     } else {
         G = std::make_shared<const Gdft<float>>(n1, n2, fr.kx, fr.ky, fr.kz, P.ix, P.iy, P.iz, fm, fr.t);
     }
+    BuiltOperator b;
+    b.normal = true;
     std::shared_ptr<ToeplitzNormal<float>> T;
-    std::string segments;
     ToeplitzOptions options;
-    if (S.on_build) options.progress = [&](uword d, uword n, double s) { S.on_build(label + segments, d, n, s); };
+    if (S.on_build) options.progress = [&](uword d, uword n, double s) { S.on_build(label + b.suffix, d, n, s); };
     if (correct) {
         const uword L = S.segments > 0 ? uword(S.segments) : halfErrorL;
-        segments = " (L=" + std::to_string(L) + ")";
-        fs.segments = L;
+        b.suffix = " (L=" + std::to_string(L) + ")";
+        b.segments = L;
         // With the NUFFT's segments where they are the same: shared, not made twice.
         if (segmentedNufft && segmentedNufft->L() == L)
             T = std::make_shared<ToeplitzNormal<float>>(ImageGrid(P.Nx, P.Ny, P.Nz),
@@ -310,12 +333,101 @@ arma::cx_fvec recon_one(const ReconProblem& P, const ReconFrame& fr, bool fieldC
     } else {
         T = std::make_shared<ToeplitzNormal<float>>(P.Nx, P.Ny, P.Nz, fr.kx, fr.ky, fr.kz, arma::fvec(), options);
     }
-    return recon_frame<LinearOperator<float>>(P, fr, with_normal<float>(G, T), S, label + segments, fs, true);
+    b.op = with_normal<float>(G, T);
+    return b;
 }
+
+// The frame's solves with the operator B.
+arma::cx_fvec solve_frame(const ReconProblem& P, const ReconFrame& fr, const BuiltOperator& B, const ReconSettings& S,
+                          const std::string& label, FrameSolves& fs) {
+    fs.segments = B.segments;
+    const std::string l = label + B.suffix;
+    switch (B.type) {
+        case BuiltOperator::Type::GfftSegmented:
+            return recon_frame(P, fr, std::static_pointer_cast<const GfftSegmented>(B.op), S, l, fs);
+        case BuiltOperator::Type::NufftSegmented:
+            return recon_frame(P, fr, std::static_pointer_cast<const NufftSegmented>(B.op), S, l, fs);
+        case BuiltOperator::Type::Dft:
+            return recon_frame(P, fr, std::static_pointer_cast<const Gdft<float>>(B.op), S, l, fs);
+        case BuiltOperator::Type::Generic: break;
+    }
+    return recon_frame(P, fr, std::static_pointer_cast<const LinearOperator<float>>(B.op), S, l, fs, B.normal);
+}
+
+// What an operator of build_operator() depends on. Trajectory, grid and settings always; the sample times and the
+// field map where the operator holds them (field correction, and the exact DFT's map of zeros), the pixel
+// positions where the exact DFT is part of it.
+struct OperatorKey {
+    EncodingOperator op = EncodingOperator::Dft;
+    bool correct = false, gpu = false, rhsByNufft = false;
+    std::array<std::size_t, 3> grid{}, fftGrid{};
+    int segments = 0;
+    double toeplitzError = 0;
+    arma::fvec kx, ky, kz, t, fm, ix, iy, iz;
+
+    OperatorKey(const ReconProblem& P, const ReconFrame& fr, std::size_t frameIndex, bool fieldCorrection,
+                const ReconSettings& S)
+        : op(S.op), correct(fieldCorrection && !P.fieldmap.empty()), gpu(S.gpu), grid{{P.Nx, P.Ny, P.Nz}},
+          fftGrid(P.fftGrid), segments(S.segments), toeplitzError(S.toeplitzError), kx(fr.kx), ky(fr.ky), kz(fr.kz) {
+        const bool exact = op == EncodingOperator::Dft || op == EncodingOperator::Toeplitz;
+        if (op == EncodingOperator::Toeplitz) rhsByNufft = toeplitz_rhs_by_nufft(P, frameIndex, S, fieldCorrection);
+        if (correct && op != EncodingOperator::Nufft) {
+            t = fr.t;
+            fm = P.fieldmap[fr.slice];
+        }
+        if (exact) {
+            ix = P.ix;
+            iy = P.iy;
+            iz = P.iz;
+        }
+    }
+    static bool same(const arma::fvec& a, const arma::fvec& b) {
+        return a.n_elem == b.n_elem && std::equal(a.begin(), a.end(), b.begin());
+    }
+    bool operator==(const OperatorKey& o) const {
+        return op == o.op && correct == o.correct && gpu == o.gpu && rhsByNufft == o.rhsByNufft && grid == o.grid &&
+               fftGrid == o.fftGrid && segments == o.segments && toeplitzError == o.toeplitzError && same(kx, o.kx) &&
+               same(ky, o.ky) && same(kz, o.kz) && same(t, o.t) && same(fm, o.fm) && same(ix, o.ix) &&
+               same(iy, o.iy) && same(iz, o.iz);
+    }
+};
 
 }  // namespace
 
-ReconResult reconstruct(const ReconProblem& P, bool fieldCorrection, const ReconSettings& S, const std::string& tag) {
+struct OperatorCache::Impl {
+    std::size_t capacity;
+    std::list<std::pair<OperatorKey, BuiltOperator>> entries;  // most recently used first
+    std::size_t built = 0, reused = 0;
+
+    // The operator of a frame: from the cache (moved to the front), else built and put there.
+    const BuiltOperator& get(const ReconProblem& P, const ReconFrame& fr, std::size_t frameIndex,
+                             bool fieldCorrection, const ReconSettings& S, const std::string& label, bool& found) {
+        OperatorKey key(P, fr, frameIndex, fieldCorrection, S);
+        for (auto it = entries.begin(); it != entries.end(); ++it)
+            if (it->first == key) {
+                entries.splice(entries.begin(), entries, it);
+                ++reused;
+                found = true;
+                return entries.front().second;
+            }
+        found = false;
+        if (entries.size() >= capacity) entries.pop_back();  // before the build: never one more held at once
+        BuiltOperator b = build_operator(P, fr, frameIndex, fieldCorrection, S, label);
+        ++built;
+        entries.emplace_front(std::move(key), std::move(b));
+        return entries.front().second;
+    }
+};
+
+OperatorCache::OperatorCache(std::size_t capacity) : impl_(new Impl{capacity < 1 ? 1 : capacity, {}, 0, 0}) {}
+OperatorCache::~OperatorCache() = default;
+std::size_t OperatorCache::size() const { return impl_->entries.size(); }
+std::size_t OperatorCache::built() const { return impl_->built; }
+std::size_t OperatorCache::reused() const { return impl_->reused; }
+void OperatorCache::clear() { impl_->entries.clear(); }
+
+ReconResult reconstruct(const ReconProblem& P, bool fieldCorrection, const ReconSettings& S, const std::string& tag,
+                        OperatorCache* operators) {
     if (S.iterations < 1)
         throw invalid_argument("reconstruct: iterations is " + std::to_string(S.iterations) + " (expected >= 1)");
     ReconResult out;
@@ -335,6 +447,8 @@ ReconResult reconstruct(const ReconProblem& P, bool fieldCorrection, const Recon
         if (seen[i]++)
             throw invalid_argument("reconstruct: settings.frames names frame " + std::to_string(i) + " twice");
     }
+    OperatorCache own(1);  // without the caller's: the frames of this call that share an operator
+    OperatorCache& cache = operators ? *operators : own;
     for (std::size_t i : order) {
         const auto tFrame = std::chrono::steady_clock::now();
         const ReconFrame& fr = P.frames[i];
@@ -343,7 +457,11 @@ ReconResult reconstruct(const ReconProblem& P, bool fieldCorrection, const Recon
         if (P.nframes > 1) label += " frame " + std::to_string(fr.frame + 1) + "/" + std::to_string(P.nframes);
         FrameSolves fs{i, &fr, 0, &out.solves};
         const std::size_t first = out.solves.size();
-        out.complexImage[fr.frame * P.nslices + fr.slice] = recon_one(P, fr, fieldCorrection, S, label, fs);
+        bool found = false;
+        const BuiltOperator& B = cache.impl_->get(P, fr, i, fieldCorrection, S, label, found);
+        out.operators_reused += found ? 1 : 0;
+        out.operators_built += found ? 0 : 1;
+        out.complexImage[fr.frame * P.nslices + fr.slice] = solve_frame(P, fr, B, S, label, fs);
         double solving = 0;
         for (std::size_t k = first; k < out.solves.size(); ++k) solving += out.solves[k].seconds;
         const double setup =
@@ -529,6 +647,108 @@ OperatorChoice choose_operator(const ReconProblem& P, int iterations, bool gpu, 
                   tToeplitz, iterations, tNufft, operator_name(nufft), toeplitz ? "under" : "not under");
     if (toeplitz) return {EncodingOperator::Toeplitz, reason + buf + why};
     return {nufft, reason + buf + why};
+}
+
+std::size_t remove_spikes(ReconFrame& fr, std::size_t nc) {
+    const std::size_t n1 = fr.kx.n_elem;
+    if (fr.y.n_elem != n1 * nc)
+        throw invalid_argument("remove_spikes: the frame holds " + std::to_string(fr.y.n_elem) +
+                               " values (expected samples x coils = " + std::to_string(n1 * nc) + ")");
+    if (n1 < 2) return 0;
+    std::vector<double> e(n1, 0.0);  // |y_j|^2 over the coils, in double (3e38^2 fits)
+    for (std::size_t c = 0; c < nc; ++c)
+        for (std::size_t j = 0; j < n1; ++j) e[j] += std::norm(std::complex<double>(fr.y[c * n1 + j]));
+    const std::size_t most = std::max<std::size_t>(1, n1 / 100);
+    std::vector<std::size_t> order(n1);
+    for (std::size_t j = 0; j < n1; ++j) order[j] = j;
+    std::partial_sort(order.begin(), order.begin() + std::ptrdiff_t(most), order.end(),
+                      [&e](std::size_t a, std::size_t b) { return e[a] > e[b]; });
+    // energy below the m-th largest, summed from the smallest up (exact beside a spike's 1e77)
+    double below = 0;
+    for (std::size_t i = most; i < n1; ++i) below += e[order[i]];
+    const double f2 = kDataSpikeFactor * kDataSpikeFactor;
+    std::size_t spikes = 0;
+    for (std::size_t m = most; m-- > 0;) {
+        if (below > 0 && e[order[m]] > f2 * below) {
+            spikes = m + 1;
+            break;
+        }
+        below += e[order[m]];
+    }
+    if (spikes == 0) return 0;
+    std::vector<char> drop(n1, 0);
+    for (std::size_t i = 0; i < spikes; ++i) drop[order[i]] = 1;
+    std::vector<arma::uword> keep;
+    keep.reserve(n1 - spikes);
+    for (std::size_t j = 0; j < n1; ++j)
+        if (!drop[j]) keep.push_back(j);
+    const arma::uvec k(keep);
+    arma::uvec ky(keep.size() * nc);
+    for (std::size_t c = 0; c < nc; ++c)
+        for (std::size_t i = 0; i < keep.size(); ++i) ky[c * keep.size() + i] = c * n1 + keep[i];
+    fr.y = arma::cx_fvec(fr.y.elem(ky));
+    fr.kx = arma::fvec(fr.kx.elem(k));
+    if (fr.ky.n_elem == n1) fr.ky = arma::fvec(fr.ky.elem(k));
+    if (fr.kz.n_elem == n1) fr.kz = arma::fvec(fr.kz.elem(k));
+    if (fr.t.n_elem == n1) fr.t = arma::fvec(fr.t.elem(k));
+    return spikes;
+}
+
+std::vector<std::size_t> remove_spikes(ReconProblem& P) {
+    std::vector<std::size_t> counts;
+    P.n1total = P.n1max = 0;
+    for (ReconFrame& fr : P.frames) {
+        counts.push_back(remove_spikes(fr, P.nc));
+        P.n1total += fr.kx.n_elem;
+        P.n1max = std::max<std::size_t>(P.n1max, fr.kx.n_elem);
+    }
+    return counts;
+}
+
+double uncovered_energy(const ReconProblem& P, std::size_t slice, const CoilMapOptions& options) {
+    if (slice >= P.smaps.size())
+        throw invalid_argument("uncovered_energy: slice " + std::to_string(slice) + " but the problem has maps for " +
+                               std::to_string(P.smaps.size()) + " slice(s)");
+    const ReconFrame* first = nullptr;
+    for (const ReconFrame& fr : P.frames)
+        if (fr.slice == slice) {
+            first = &fr;
+            break;
+        }
+    if (!first) throw invalid_argument("uncovered_energy: the problem has no frame of slice " + std::to_string(slice));
+    const std::size_t n2 = P.n2(), nc = P.nc;
+    const arma::cx_fvec& S = P.smaps[slice];
+    if (S.n_elem != n2 * nc)
+        throw invalid_argument("uncovered_energy: the maps of slice " + std::to_string(slice) + " hold " +
+                               std::to_string(S.n_elem) + " values (expected pixels x coils = " +
+                               std::to_string(n2 * nc) + ")");
+    // The frame's data scaled by a power of two near 1 / its largest value, so that the gridded images stay in
+    // float's range whatever the data's units (the share does not depend on the scale).
+    ReconProblem Q;
+    Q.Nx = P.Nx, Q.Ny = P.Ny, Q.Nz = P.Nz, Q.nc = nc, Q.nslices = P.nslices, Q.nframes = 1;
+    Q.ix = P.ix, Q.iy = P.iy, Q.iz = P.iz, Q.fieldmap = P.fieldmap, Q.fovRatio = P.fovRatio;
+    Q.frames.push_back(*first);
+    ReconFrame& fr = Q.frames.front();
+    double peak = 0;
+    for (const auto& v : fr.y) peak = std::max(peak, double(std::abs(v)));
+    if (!(peak > 0)) return 0;
+    fr.y *= float(1 / solver_detail::pow2_near<float>(peak));
+    Q.n1total = Q.n1max = fr.kx.n_elem;
+    const arma::cx_fmat X = low_resolution_coil_images(Q, fr, options);
+    std::vector<double> m(n2, 0.0);
+    double mmax = 0;
+    for (std::size_t k = 0; k < n2; ++k) {
+        for (std::size_t c = 0; c < nc; ++c) m[k] += std::norm(std::complex<double>(S[c * n2 + k]));
+        mmax = std::max(mmax, m[k]);
+    }
+    double total = 0, outside = 0;
+    for (std::size_t k = 0; k < n2; ++k) {
+        double e = 0;
+        for (std::size_t c = 0; c < nc; ++c) e += std::norm(std::complex<double>(X(k, c)));
+        total += e;
+        if (!(m[k] > 1e-6 * mmax)) outside += e;
+    }
+    return total > 0 ? outside / total : 0.0;
 }
 
 }  // namespace recon

@@ -6,11 +6,13 @@
 #include <array>
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <armadillo>
 
+#include "forge/Recon/CoilMaps.h"
 #include "forge/Recon/ReconProblem.h"
 #include "forge/Solvers/SolverCommon.h"
 
@@ -90,14 +92,44 @@ struct ReconResult {
     // seconds split: in the solves (the sum of solves[i].seconds), and in setting them up (the operators with
     // their Toeplitz kernels and time segmentation, the scaling, the penalty).
     double solve_seconds = 0, setup_seconds = 0;
+    // Frames that solved with an operator built before them (by an earlier frame, or an earlier call through the
+    // OperatorCache), and operators built.
+    std::size_t operators_reused = 0, operators_built = 0;
+};
+
+// Encoding operators that reconstruct() built, for later frames and calls to reuse: a frame whose trajectory,
+// grid and operator settings (and, where the operator holds them, field map, sample times and pixel positions) are
+// those of a cached operator solves with it, its NUFFT plan, device copies, time segmentation and Toeplitz kernels
+// included, instead of building them again: the slices of a multi-slice scan or stream that share a trajectory,
+// the frames of a series. Holds at most 'capacity' operators, the least recently used dropped first (Toeplitz
+// kernels and device copies take memory). The images equal those without a cache. One per pipeline: not for
+// concurrent calls.
+class OperatorCache {
+public:
+    explicit OperatorCache(std::size_t capacity = 4);
+    ~OperatorCache();
+    OperatorCache(const OperatorCache&) = delete;
+    OperatorCache& operator=(const OperatorCache&) = delete;
+    std::size_t size() const;      // operators held
+    std::size_t built() const;     // operators built through this cache so far
+    std::size_t reused() const;    // frames that found theirs here
+    void clear();
+    struct Impl;
+
+private:
+    std::unique_ptr<Impl> impl_;
+    friend ReconResult reconstruct(const ReconProblem&, bool, const ReconSettings&, const std::string&,
+                                   OperatorCache*);
 };
 
 // Reconstructs every frame; images ordered x, y, (z,) slice, frame. 'fieldCorrection' false ignores the
-// field map. 'tag' starts every solve's label ("recon slice 2/3 frame 1/2 coil 4").
+// field map. 'tag' starts every solve's label ("recon slice 2/3 frame 1/2 coil 4"). With 'operators', frames take
+// their encoding operators from it and leave the ones built there (see OperatorCache); without, a call reuses an
+// operator only between its own frames.
 // Throws forge::invalid_argument when the operator cannot be used with this problem, or when S.frames names
 // a frame P does not have (or one twice).
 ReconResult reconstruct(const ReconProblem& P, bool fieldCorrection, const ReconSettings& S,
-                        const std::string& tag = "recon");
+                        const std::string& tag = "recon", OperatorCache* operators = nullptr);
 
 // PCG solves one reconstruct() runs (frames, or S.frames when given, x (coils without maps)) times iterations
 // each.
@@ -130,6 +162,27 @@ struct OperatorChoice {
     std::string reason;
 };
 OperatorChoice choose_operator(const ReconProblem& P, int iterations, bool gpu, bool fieldCorrection = true);
+
+// ---------------------------------------------------------------- checks of a problem's data and maps
+// A sample whose coil amplitude sqrt(sum_c |y_c|^2) exceeds this multiple of the root-sum-of-squares of every
+// smaller sample of its frame (the sample holds over 99.9999% of the frame's energy) is no measurement: a single
+// corrupt value of 1e25 among data of order 1 would otherwise be the whole image.
+constexpr double kDataSpikeFactor = 1e3;
+
+// Removes such spikes from 'frame' (the sample from every coil, with its k and t) and returns how many: the
+// largest m + 1 samples, m below 1% of the frame's samples, where the (m+1)-th largest amplitude exceeds
+// kDataSpikeFactor x the root-sum-of-squares of all the samples below it (which must not be all zero). Throws
+// forge::invalid_argument when frame.y does not hold nc x samples values.
+std::size_t remove_spikes(ReconFrame& frame, std::size_t nc);
+// The same for every frame of P (n1total and n1max updated); one count per frame, in P.frames' order.
+std::vector<std::size_t> remove_spikes(ReconProblem& P);
+
+// Share of the energy of the gridded coil images of 'slice' (low_resolution_coil_images() of its first frame:
+// calibration centre, density compensated, on the image grid; sum over coils and pixels of |x_c|^2) on the pixels
+// where P.smaps[slice] vanishes (sum_c |S_c|^2 <= 1e-6 x its largest value): the part of the object that SENSE with
+// these maps sets to zero. 0 when the images hold no energy. Throws forge::invalid_argument when P has no maps
+// for 'slice', no frame of it, or (as low_resolution_coil_images()) no calibration region.
+double uncovered_energy(const ReconProblem& P, std::size_t slice, const CoilMapOptions& options = {});
 
 }  // namespace recon
 }  // namespace forge

@@ -65,7 +65,7 @@ struct Penalty {
 template <typename Op>
 arma::cx_fvec solve(const std::shared_ptr<const Op>& A, const arma::cx_fvec& y, const Penalty& R,
                     const ReconSettings& S, const std::string& label, bool normal, const Units& u, FrameSolves& fs,
-                    long coil = -1) {
+                    long coil = -1, const arma::cx_fvec* start = nullptr) {
     const auto t0 = std::chrono::steady_clock::now();
     ProxReport rep;
     const std::size_t niter = static_cast<std::size_t>(S.iterations);
@@ -74,6 +74,10 @@ arma::cx_fvec solve(const std::shared_ptr<const Op>& A, const arma::cx_fvec& y, 
     opts.device = S.gpu ? ReconDevice::GPU : ReconDevice::Host;
     opts.pcg.tolerance = static_cast<float>(S.tolerance);
     opts.report = &rep;
+    if (start && !R.prox) {  // in the solve's units; the tolerance stays that of a start from zero
+        opts.x0 = *start * float(1 / u.image);
+        opts.pcg.tolerance_from_zero = true;
+    }
     if (S.on_iteration)
         opts.pcg.callback = [&](const PcgIterationInfo& i) {
             PcgIterationInfo c = i;
@@ -210,7 +214,13 @@ arma::cx_fvec recon_frame(const ReconProblem& P, const ReconFrame& fr, std::shar
         const double scale = tv ? image_scale(*E, y, curvature) : 1.0;
         const Penalty R = make_penalty(P, S, curvature, scale);
         const Units u{ys / ms, ys * ys};
-        return unscaled(solve(E, y, R, S, label, normal, u, fs), u.image, label);
+        const arma::cx_fvec* start =
+            fr.slice < S.start.size() && S.start[fr.slice].n_elem == n2 ? &S.start[fr.slice] : nullptr;
+        if (fr.slice < S.start.size() && !S.start[fr.slice].is_empty() && !start)
+            throw invalid_argument("reconstruct: settings.start[" + std::to_string(fr.slice) + "] holds " +
+                                   std::to_string(S.start[fr.slice].n_elem) + " values (expected n2 = " +
+                                   std::to_string(n2) + ", or none)");
+        return unscaled(solve(E, y, R, S, label, normal, u, fs, -1, start), u.image, label);
     }
     arma::fvec sos(n2, arma::fill::zeros);
     for (std::size_t c = 0; c < P.nc; ++c) {
@@ -654,11 +664,11 @@ std::size_t remove_spikes(ReconFrame& fr, std::size_t nc) {
     if (fr.y.n_elem != n1 * nc)
         throw invalid_argument("remove_spikes: the frame holds " + std::to_string(fr.y.n_elem) +
                                " values (expected samples x coils = " + std::to_string(n1 * nc) + ")");
-    if (n1 < 2) return 0;
+    const std::size_t most = n1 / 100;  // at most 1% of the samples; none of a frame under 100
+    if (most == 0) return 0;
     std::vector<double> e(n1, 0.0);  // |y_j|^2 over the coils, in double (3e38^2 fits)
     for (std::size_t c = 0; c < nc; ++c)
         for (std::size_t j = 0; j < n1; ++j) e[j] += std::norm(std::complex<double>(fr.y[c * n1 + j]));
-    const std::size_t most = std::max<std::size_t>(1, n1 / 100);
     std::vector<std::size_t> order(n1);
     for (std::size_t j = 0; j < n1; ++j) order[j] = j;
     std::partial_sort(order.begin(), order.begin() + std::ptrdiff_t(most), order.end(),

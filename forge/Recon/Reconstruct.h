@@ -54,6 +54,11 @@ struct ReconSettings {
     int iterations = kDefaultIterations;   // PCG: at most this many iterations per solve
     double tolerance = kDefaultTolerance;  // PCG: stop at ||gradient|| <= tolerance * initial (0 = off)
     bool gpu = false;                      // solve on the GPU (forgeCol device residency)
+    // Per slice (indexed by slice), the image a frame's SENSE solve starts from, in the images' units (an earlier
+    // frame's image of that slice: a warm start); an empty entry, or none: zeros. The stopping rule stays relative to
+    // the gradient at zero (PcgOptions::tolerance_from_zero), so a warm start stops at the image a cold start
+    // reaches, sooner. Proximal penalties and coil-by-coil solves (no maps) start from zero.
+    std::vector<arma::cx_fvec> start;
     // Indices into P.frames to reconstruct, each at most once (empty: all). The images of the other frames
     // stay zero: a process of a distributed run reconstructs its share and the shares are gathered after.
     std::vector<std::size_t> frames;
@@ -170,7 +175,7 @@ OperatorChoice choose_operator(const ReconProblem& P, int iterations, bool gpu, 
 constexpr double kDataSpikeFactor = 1e3;
 
 // Removes such spikes from 'frame' (the sample from every coil, with its k and t) and returns how many: the
-// largest m + 1 samples, m below 1% of the frame's samples, where the (m+1)-th largest amplitude exceeds
+// largest m + 1 samples, m below 1% of the frame's samples (none of a frame under 100), where the (m+1)-th largest amplitude exceeds
 // kDataSpikeFactor x the root-sum-of-squares of all the samples below it (which must not be all zero). Throws
 // forge::invalid_argument when frame.y does not hold nc x samples values.
 std::size_t remove_spikes(ReconFrame& frame, std::size_t nc);

@@ -36,6 +36,10 @@ template <typename T1>
 struct PcgOptions {
     // Stop when ||gradient|| <= tolerance * ||gradient at x0|| (0 = run all niter iterations).
     T1 tolerance = T1(0);
+    // The tolerance's reference is the gradient at x = 0 instead of at x0 (one more gradient evaluation, an apply
+    // of the operator and of its adjoint, when x0 is not 0): a solve started from an earlier image (a warm start)
+    // then stops where one started from zero would, rather than at a fraction of its own, smaller, first gradient.
+    bool tolerance_from_zero = false;
     // Called after every iteration. Computing the cost costs one extra penalty evaluation per iteration,
     // done only when a callback is set.
     std::function<void(const PcgIterationInfo&)> callback;

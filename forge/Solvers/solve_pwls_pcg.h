@@ -102,6 +102,18 @@ V pcg_loop(const char* name, const V& x0, const Model& m, const Robject<T1>& R, 
 
     V ddir, oldgrad;
     double oldinprod = 0, g0 = 0, gnorm = 0, dscale = 1;
+    double reference = -1;  // the tolerance's reference gradient norm: ||grad at x0|| unless tolerance_from_zero
+    if (opts.tolerance_from_zero && opts.tolerance > T1(0) && robust_norm(x) > 0) {
+        V zero = x;
+        zero *= E(T1(0));
+        V g = m.half_gradient(m.state(zero));
+        g *= E(2);
+        V gR = R.gradient(zero);
+        if (grad_scale != 1) gR *= E(T1(grad_scale));
+        g -= gR;
+        reference = std::sqrt(re_dot<T1>(g, g));
+        if (!std::isfinite(reference)) fail(0, std::string(m.gradient_what) + " at x = 0" + overflow_hint);
+    }
     SolverReport rep;
     for (uword it = 1; it <= niter; ++it) {
         const V& xr = caller_x();
@@ -120,12 +132,15 @@ V pcg_loop(const char* name, const V& x0, const Model& m, const Robject<T1>& R, 
                 fail(it, "the penalty's gradient R.gradient(x) is not finite (NaN or Inf)");
             fail(it, "||gradient||^2 overflows the element type (the operator's gain is too large)");
         }
-        if (it == 1) g0 = gnorm;
+        if (it == 1) {
+            g0 = gnorm;
+            if (reference < 0) reference = g0;
+        }
         if (gnorm == 0) {
             rep.stop_reason = StopReason::ZeroGradient;
             break;
         }
-        if (opts.tolerance > T1(0) && gnorm <= double(opts.tolerance) * g0) {
+        if (opts.tolerance > T1(0) && gnorm <= double(opts.tolerance) * reference) {
             rep.stop_reason = StopReason::Tolerance;
             break;
         }

@@ -1,4 +1,13 @@
 #pragma once
-// Kept for one release after the rename of forge/Solvers' headers from .hpp to .h.
-#warning "forge/Solvers/solve_grad_desc.hpp is deprecated: include forge/Solvers/solve_grad_desc.h"
+// Deprecated: the old path of forge/Solvers/solve_grad_desc.h, kept until forge 0.3.0.
+// Code written for the old paths names forge's types unqualified: from here on forge's headers declare their
+// names at global scope too (FORGE_GLOBAL_NAMES); the names below are declared there even if the new path came first.
+#ifndef FORGE_NO_DEPRECATED_HEADER_WARNINGS
+#pragma message("forge/Solvers/solve_grad_desc.hpp is deprecated: include forge/Solvers/solve_grad_desc.h")
+#endif
+#ifndef FORGE_GLOBAL_NAMES
+#define FORGE_GLOBAL_NAMES
+#endif
 #include "forge/Solvers/solve_grad_desc.h"
+
+using forge::solve_grad_desc;

@@ -16,7 +16,7 @@
 #include "forge/Penalties/QuadPenalty.h"
 #include "forge/Penalties/TVPenalty.h"
 #include "forge/Solvers/recon_solve.h"
-#include "forge/Solvers/solve_pwls_pcg.hpp"  // deprecated header: #warning, then solve_pwls_pcg.h
+#include "forge/Solvers/solve_pwls_pcg.hpp"  // deprecated header: a message, then solve_pwls_pcg.h
 
 // Without FORGE_GLOBAL_NAMES forge declares nothing at global scope: a program may use these names for its own
 // types (with forge's using-declarations there, this would not compile).

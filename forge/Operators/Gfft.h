@@ -1,0 +1,13 @@
+#pragma once
+// Deprecated: the old path of forge/Operators/fft/Gfft.h, kept until forge 0.3.0.
+// Code written for the old paths names forge's types unqualified: from here on forge's headers declare their
+// names at global scope too (FORGE_GLOBAL_NAMES); the names below are declared there even if the new path came first.
+#ifndef FORGE_NO_DEPRECATED_HEADER_WARNINGS
+#pragma message("forge/Operators/Gfft.h is deprecated: include forge/Operators/fft/Gfft.h")
+#endif
+#ifndef FORGE_GLOBAL_NAMES
+#define FORGE_GLOBAL_NAMES
+#endif
+#include "forge/Operators/fft/Gfft.h"
+
+using forge::Gfft;

@@ -279,6 +279,7 @@ void estimate_maps(ReconProblem& P, const Settings& S, const arma::cx_mat& coilT
         throw UsageError(std::string("--fieldmap-scan: ") + e.what());
     }
     ReconProblem E = forge::io::problem_from_mrd(F, S.fieldmapScan, problem_options(S));
+    check_data(E, image_names(E));
     if (E.Nx != P.Nx || E.Ny != P.Ny || E.Nz != P.Nz || E.nslices != P.nslices)
         throw UsageError("--fieldmap-scan '" + S.fieldmapScan + "' has a " + std::to_string(E.Nx) + "x" +
                          std::to_string(E.Ny) + "x" + std::to_string(E.Nz) + " grid x " + std::to_string(E.nslices) +

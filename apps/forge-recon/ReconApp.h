@@ -214,6 +214,30 @@ void attach_maps(ReconProblem& P, const Settings& S, const std::string& mrdPath)
 // Writes PREFIX_smaps.nii (complex, x, y, slices, coils) and PREFIX_fieldmap.nii (rad/s) when present.
 void write_maps(const std::string& prefix, const ReconProblem& P, forge::io::OutputSet& outs);
 
+// Checks that keep a run from writing an image the data do not determine (ImageChecks.cpp). 'names' says how
+// messages name P's slices and frames: a --stream group's problem holds one slice and frame, those of the stream.
+struct ImageNames {
+    std::size_t firstSlice = 0, firstFrame = 0;  // added to P's indices
+    bool frames = false;                         // the run has several frames: name them too
+    std::string operator()(std::size_t slice, std::size_t frame) const;  // "slice 3", "slice 3, frame 1"
+    std::string slice(std::size_t slice) const;                         // "slice 3"
+};
+ImageNames image_names(const ReconProblem& P);
+// Leaves out k-space samples no measurement gives (forge::recon::remove_spikes), warning per image; refuses a
+// frame whose data are all zero (one line naming P.source and the slice).
+void check_data(ReconProblem& P, const ImageNames& names);
+// Where P's coil maps came from, for messages ("--bart-maps maps.cfl", "/dataset/csm in the input"); call before
+// maps are estimated: "" when P has none.
+std::string maps_origin(const ReconProblem& P, const Settings& S);
+// Refuses maps that are zero (or not finite) on every pixel of a slice, naming 'origin'.
+void check_maps(const ReconProblem& P, const ImageNames& names, const std::string& origin);
+// Given maps against the data's gridded image (forge::recon::uncovered_energy): zero where it holds over half
+// its energy is refused, over 5% is warned about.
+void check_map_coverage(const ReconProblem& P, const Settings& S, const ImageNames& names, const std::string& origin);
+// Refuses (exit 1) a reconstructed image that is zero on every pixel or not finite, before anything is written:
+// the checks above leave no input known to give one, so this guards the solvers.
+void check_images(const ReconProblem& P, const forge::recon::ReconResult& R, const ImageNames& names);
+
 // BART input (BartInput.cpp): --bart-kspace, --bart-traj, --bart-maps. Refuses what BART's arrays cannot give (an
 // ISMRMRD input beside them, a field map: they carry no sample times); reads the arrays, checking their sizes
 // against each other and the memory before the values are read, into ISMRMRD content and 'matrixFrom' (where the

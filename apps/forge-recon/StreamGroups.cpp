@@ -377,8 +377,16 @@ private:
         const std::size_t s = slice_rank(k[0]), f = frame_rank(k);
         ReconProblem P = forge::io::problem_from_mrd(F, S_.input, problem_options(S_));
         Settings& S = S_;
+        ImageNames names;  // the stream's slice and frame, as the file mode names them
+        names.firstSlice = s, names.firstFrame = f, names.frames = counts_.frames() > 1;
+        check_data(P, names);
         if (first_ < 0) start(P);
-        if (!whole_.smaps.empty()) P.smaps = {whole_.smaps.at(s)};
+        if (!whole_.smaps.empty()) {
+            P.smaps = {whole_.smaps.at(s)};
+            const std::string origin = maps_origin(whole_, S);
+            check_maps(P, names, origin);
+            if (f == 0) check_map_coverage(P, S, names, origin);
+        }
         if (!whole_.fieldmap.empty()) P.fieldmap = {whole_.fieldmap.at(s)};
         StageTimes times;
         Settings Sq = S;
@@ -390,6 +398,7 @@ private:
             } else {
                 estimate_maps(P, Sq, T, times);
                 if (P.smaps.empty()) cannot("the coil maps of slice " + std::to_string(k[0]) + " cannot be estimated");
+                check_maps(P, names, "estimated from the data");
                 smaps_.emplace(k[0], P.smaps.front());
             }
         }
@@ -404,6 +413,7 @@ private:
         forge::recon::ReconResult R = reconstruct_share(P, correct && S.op != "nufft", S, prog, mine, tag, &costs);
         const ReportedReconstruction rec =
             gather_reconstruction(P, mine, R, std::move(costs), tag, correct && S.op != "nufft");
+        check_images(P, R, names);
         forge::io::ImageGeometry g = forge::io::image_geometry(F, P);
         forge::io::MrdFile first;
         first.acquisitions.push_back(firstOfSlice_.at(k[0]));

@@ -129,9 +129,13 @@ int run_file(Settings& S) {
                                  : S.stream    ? std::move(streamed)
                                                : read_input(S);
     ReconProblem P = forge::io::problem_from_mrd(F, S.input, problem_options(S));
+    const ImageNames names = image_names(P);
+    check_data(P, names);
     attach_bart_maps(P, S);
     attach_bart_times(P, S);
     attach_maps(P, S, bart_input(S) || S.stream ? std::string() : S.input);
+    const std::string givenMaps = maps_origin(P, S);
+    check_maps(P, names, givenMaps);
     times.read = seconds_since(t0);
     const auto tDevice = std::chrono::steady_clock::now();
     warmUp.wait();
@@ -141,11 +145,17 @@ int run_file(Settings& S) {
     // result (the data too when a coil transform changed them).
     bool transformed = false;
     if (dist::root()) {
+        if (!givenMaps.empty()) {
+            const auto tCheck = std::chrono::steady_clock::now();
+            check_map_coverage(P, S, names, givenMaps);
+            times.coil_maps += seconds_since(tCheck);
+        }
         const auto tCoils = std::chrono::steady_clock::now();
         const arma::cx_mat coilTransform = preprocess_coils(P, F, S, S.input);
         times.coil_preprocessing += seconds_since(tCoils);
         transformed = !coilTransform.is_empty();
         estimate_maps(P, S, coilTransform, times);
+        if (givenMaps.empty()) check_maps(P, names, "estimated from the data");
     }
     dist::checkpoint();
     dist::broadcast_maps(P, transformed);
@@ -173,6 +183,7 @@ int run_file(Settings& S) {
         return 0;
     }
 
+    check_images(P, R, names);
     const auto tWrite = std::chrono::steady_clock::now();
     DicomFolder dicomFolder(S.dicomDir);  // before outs: removed, if it made the folder, after outs removed its files
     forge::io::OutputSet outs;

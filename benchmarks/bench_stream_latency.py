@@ -435,7 +435,7 @@ def print_run(r, rows="all"):
     print(f"client: send jitter (start - schedule) median {r['jitter_median_ms']:.2f} ms, max "
           f"{r['jitter_max_ms']:.2f} ms; longest send {r['write_max_ms']:.1f} ms; client CPU "
           f"{r['client_cpu_s']:.2f} s (sender and reader) over {r['total_s']:.2f} s")
-    print(f"forge-recon: operator {', '.join(r['operator'])}, iterations {its(r)} per image")
+    print(f"forge-recon: operator {', '.join(r['operator']) or '-'}, iterations {its(r)} per image")
     if rows == "all":
         print("\n| slice | repetition | last readout sent s | image arrived s | latency s |")
         print("|---|---|---|---|---|")
@@ -463,7 +463,7 @@ def summary(a):
           "sustained | groups/s scheduled | send jitter median / max ms | load start / end |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in runs:
-        print(f"| {r['label']} | {r['stream_mb']:.0f} | {pace(r)} | {', '.join(r['operator'])}, {its(r)} | "
+        print(f"| {r['label']} | {r['stream_mb']:.0f} | {pace(r)} | {', '.join(r['operator']) or '-'}, {its(r)} | "
               f"{r['images']}/{r['groups']} | "
               f"{fmt(r['median_s'])} | {fmt(r['max_s'])} | {fmt(r['growth_s'])} | {fmt(r['first_s'])} | "
               f"{fmt(r['images_per_s'], 2)} | {fmt(r['scheduled_groups_per_s'], 2)} | "

@@ -50,6 +50,7 @@ struct FrameSolves {
     const ReconFrame* frame = nullptr;
     std::size_t segments = 0;  // L, once the operator is built
     std::vector<SolveRecord>* records = nullptr;
+    const arma::cx_fvec* start = nullptr;  // the SENSE solve's starting image (ReconSettings::start); null: zeros
 };
 
 // The penalty of a solve: a smooth one (PCG) or a proximal one (POGM), the other null.
@@ -214,13 +215,7 @@ arma::cx_fvec recon_frame(const ReconProblem& P, const ReconFrame& fr, std::shar
         const double scale = tv ? image_scale(*E, y, curvature) : 1.0;
         const Penalty R = make_penalty(P, S, curvature, scale);
         const Units u{ys / ms, ys * ys};
-        const arma::cx_fvec* start =
-            fr.slice < S.start.size() && S.start[fr.slice].n_elem == n2 ? &S.start[fr.slice] : nullptr;
-        if (fr.slice < S.start.size() && !S.start[fr.slice].is_empty() && !start)
-            throw invalid_argument("reconstruct: settings.start[" + std::to_string(fr.slice) + "] holds " +
-                                   std::to_string(S.start[fr.slice].n_elem) + " values (expected n2 = " +
-                                   std::to_string(n2) + ", or none)");
-        return unscaled(solve(E, y, R, S, label, normal, u, fs, -1, start), u.image, label);
+        return unscaled(solve(E, y, R, S, label, normal, u, fs, -1, fs.start), u.image, label);
     }
     arma::fvec sos(n2, arma::fill::zeros);
     for (std::size_t c = 0; c < P.nc; ++c) {
@@ -457,6 +452,14 @@ ReconResult reconstruct(const ReconProblem& P, bool fieldCorrection, const Recon
         if (seen[i]++)
             throw invalid_argument("reconstruct: settings.frames names frame " + std::to_string(i) + " twice");
     }
+    // Each slice's starting image: S.start, then with S.warm_start the slice's latest image of this call.
+    std::vector<arma::cx_fvec> start = S.start;
+    for (std::size_t s = 0; s < start.size(); ++s)
+        if (!start[s].is_empty() && start[s].n_elem != P.n2())
+            throw invalid_argument("reconstruct: settings.start[" + std::to_string(s) + "] holds " +
+                                   std::to_string(start[s].n_elem) + " values (expected n2 = " +
+                                   std::to_string(P.n2()) + ", or none)");
+    if (start.size() < P.nslices) start.resize(P.nslices);
     OperatorCache own(1);  // without the caller's: the frames of this call that share an operator
     OperatorCache& cache = operators ? *operators : own;
     for (std::size_t i : order) {
@@ -465,13 +468,16 @@ ReconResult reconstruct(const ReconProblem& P, bool fieldCorrection, const Recon
         std::string label = tag;
         if (P.nslices > 1) label += " slice " + std::to_string(fr.slice + 1) + "/" + std::to_string(P.nslices);
         if (P.nframes > 1) label += " frame " + std::to_string(fr.frame + 1) + "/" + std::to_string(P.nframes);
-        FrameSolves fs{i, &fr, 0, &out.solves};
+        const bool started = fr.slice < start.size() && !start[fr.slice].is_empty();
+        FrameSolves fs{i, &fr, 0, &out.solves, started ? &start[fr.slice] : nullptr};
         const std::size_t first = out.solves.size();
         bool found = false;
         const BuiltOperator& B = cache.impl_->get(P, fr, i, fieldCorrection, S, label, found);
         out.operators_reused += found ? 1 : 0;
         out.operators_built += found ? 0 : 1;
-        out.complexImage[fr.frame * P.nslices + fr.slice] = solve_frame(P, fr, B, S, label, fs);
+        arma::cx_fvec& image = out.complexImage[fr.frame * P.nslices + fr.slice];
+        image = solve_frame(P, fr, B, S, label, fs);
+        if (S.warm_start && fr.slice < start.size()) start[fr.slice] = image;
         double solving = 0;
         for (std::size_t k = first; k < out.solves.size(); ++k) solving += out.solves[k].seconds;
         const double setup =

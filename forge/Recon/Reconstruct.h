@@ -59,6 +59,10 @@ struct ReconSettings {
     // the gradient at zero (PcgOptions::tolerance_from_zero), so a warm start stops at the image a cold start
     // reaches, sooner. Proximal penalties and coil-by-coil solves (no maps) start from zero.
     std::vector<arma::cx_fvec> start;
+    // Each frame's SENSE solve starts from the image of the latest frame of its slice reconstructed in this call
+    // (the first from 'start'): a series' frames, in P.frames order (or S.frames'). The images then depend on which
+    // frames one call reconstructs (a distributed run's shares).
+    bool warm_start = false;
     // Indices into P.frames to reconstruct, each at most once (empty: all). The images of the other frames
     // stay zero: a process of a distributed run reconstructs its share and the shares are gathered after.
     std::vector<std::size_t> frames;

@@ -92,3 +92,28 @@ TEST_CASE("Warm start: a start of the wrong size is refused by name", "[recon][w
     CHECK_THROWS_AS(forge::recon::reconstruct(P, false, S), forge::invalid_argument);
     CHECK_THROWS_WITH(forge::recon::reconstruct(P, false, S), Catch::Contains("settings.start[0] holds 7 values"));
 }
+
+TEST_CASE("Warm start across a call's frames equals frame-by-frame calls started from the previous image",
+          "[recon][warm]") {
+    FORGE_INFO_SEED();
+    const ReconProblem P = series();
+    ReconSettings S;
+    S.iterations = 100;
+    S.tolerance = 1e-3;
+    S.warm_start = true;
+    const forge::recon::ReconResult whole = forge::recon::reconstruct(P, false, S);  // frame 1 from frame 0's image
+    S.warm_start = false;
+    const forge::recon::ReconResult cold = forge::recon::reconstruct(P, false, S);
+    REQUIRE(whole.solves.size() == 2);
+    CHECK(whole.solves[1].report.iterations < cold.solves[1].report.iterations);
+    CHECK(arma::approx_equal(whole.complexImage[0], cold.complexImage[0], "absdiff", 0.0f));  // frame 0: cold
+    // as a stream runs it: one call a frame, the previous image given
+    S.frames = {0};
+    const arma::cx_fvec first = forge::recon::reconstruct(P, false, S).complexImage[0];
+    S.frames = {1};
+    S.start = {first};
+    const forge::recon::ReconResult second = forge::recon::reconstruct(P, false, S);
+    CHECK(arma::approx_equal(second.complexImage[1], whole.complexImage[1], "absdiff", 0.0f));  // the same bits
+    const double scale = arma::norm(cold.complexImage[1]);
+    CHECK(arma::norm(whole.complexImage[1] - cold.complexImage[1]) / scale < 0.01);
+}

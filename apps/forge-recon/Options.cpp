@@ -81,6 +81,10 @@ void add_options(CLI::App& app, Settings& S) {
                    "stop a solve once ||gradient|| <= TOL * ||initial gradient|| (default 2e-4; 0: run all "
                    "iterations)")
         ->check(CLI::Range(0.0, 1.0));
+    app.add_flag("--warm-start", S.warmStart,
+                 "each frame of a slice (a repetition, a real-time series) starts its solve from the slice's previous "
+                 "image, stopping where a start from zero would, in fewer iterations; one process only (the images "
+                 "then depend on the order the frames are solved in)");
     app.add_option("--device", S.device, "cpu, gpu or auto (GPU when one is usable; default)")
         ->check(CLI::IsMember({"cpu", "gpu", "auto"}));
     app.add_option("--fieldmap", S.fieldmap,

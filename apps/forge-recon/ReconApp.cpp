@@ -251,14 +251,18 @@ std::vector<std::size_t> my_share(const ReconProblem& P) { return dist::my_frame
 
 forge::recon::ReconResult reconstruct_share(const ReconProblem& P, bool fieldCorrection, const Settings& S,
                                             Progress& prog, const std::vector<std::size_t>& frames,
-                                            const std::string& tag, std::vector<double>* finalCosts) {
+                                            const std::string& tag, std::vector<double>* finalCosts,
+                                            forge::recon::OperatorCache* operators,
+                                            const std::vector<arma::cx_fvec>* start) {
     if (frames.empty()) {  // more processes than frames: nothing to do here (an empty list would mean all)
         forge::recon::ReconResult R;
         R.complexImage.assign(P.nslices * P.nframes, arma::cx_fvec(P.n2(), arma::fill::zeros));
         for (const auto& c : R.complexImage) R.magnitude.push_back(arma::abs(c));
         return R;
     }
-    return forge::recon::reconstruct(P, fieldCorrection, recon_settings(S, prog, frames, finalCosts), rank_tag(tag));
+    forge::recon::ReconSettings R = recon_settings(S, prog, frames, finalCosts);
+    if (start) R.start = *start;
+    return forge::recon::reconstruct(P, fieldCorrection, R, rank_tag(tag), operators);
 }
 
 ReportedReconstruction gather_reconstruction(const ReconProblem& P, const std::vector<std::size_t>& mine,
@@ -358,6 +362,7 @@ forge::recon::ReconSettings recon_settings(const Settings& S, Progress& prog, co
     R.delta = S.delta;
     R.iterations = S.iterations;
     R.tolerance = S.tolerance;
+    R.warm_start = S.warmStart;
     R.gpu = S.gpu;
     auto last = std::make_shared<std::size_t>(0);   // the last iteration reported in the current solve
     auto lastCost = std::make_shared<double>(NAN);  // and its cost

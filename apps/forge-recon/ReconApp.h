@@ -72,6 +72,7 @@ struct Settings {
     double delta = 0.05;
     int iterations = forge::recon::kDefaultIterations;   // PCG: at most this many iterations per solve
     double tolerance = forge::recon::kDefaultTolerance;  // PCG: stop at ||gradient|| <= tolerance * initial (0 = off)
+    bool warmStart = false;  // each frame of a slice starts from its previous frame's image (ReconSettings::warm_start)
     std::string device = "auto";
     std::string fieldmap, smaps, reference;  // SPEC, "none", or (smaps, fieldmap) "estimate"
     std::string fieldmapScan;                // multi-echo field-map scan (ISMRMRD file)
@@ -168,9 +169,13 @@ std::vector<std::size_t> my_share(const ReconProblem& P);
 // Reconstructs the frames 'frames' of P (my_share()); the other frames' images stay zero until gathered
 // (dist::gather_images). Solves are labelled rank_tag(tag).
 // 'finalCosts' as recon_settings() fills it.
+// 'operators' (optional): operators built by earlier calls, reused where they fit (a stream's groups); 'start'
+// (optional): per slice of P, the image its solve starts from (a stream's previous frame of that slice).
 forge::recon::ReconResult reconstruct_share(const ReconProblem& P, bool fieldCorrection, const Settings& S,
                                             Progress& prog, const std::vector<std::size_t>& frames,
-                                            const std::string& tag, std::vector<double>* finalCosts = nullptr);
+                                            const std::string& tag, std::vector<double>* finalCosts = nullptr,
+                                            forge::recon::OperatorCache* operators = nullptr,
+                                            const std::vector<arma::cx_fvec>* start = nullptr);
 // Gathers every rank's share of a reconstruction on rank 0 (images, solve records, final costs; the slowest
 // rank's seconds), as --report describes it: name, field correction and, with a reference, each frame's quality.
 ReportedReconstruction gather_reconstruction(const ReconProblem& P, const std::vector<std::size_t>& mine,

@@ -410,7 +410,13 @@ private:
         Progress prog(solves_per_recon(P, S, mine.size()), S.quiet);
         std::vector<double> costs;
         const std::string tag = "recon slice " + std::to_string(k[0]);
-        forge::recon::ReconResult R = reconstruct_share(P, correct && S.op != "nufft", S, prog, mine, tag, &costs);
+        // the operator of an earlier group with the same trajectory and settings (OperatorCache); with --warm-start
+        // the slice's previous image to start from, as the file mode's reconstruct() carries it from frame to frame
+        std::vector<arma::cx_fvec> start;
+        if (S.warmStart && lastImage_.count(k[0])) start = {lastImage_.at(k[0])};
+        forge::recon::ReconResult R = reconstruct_share(P, correct && S.op != "nufft", S, prog, mine, tag, &costs,
+                                                        &operators_, &start);
+        if (S.warmStart) lastImage_[k[0]] = R.complexImage.front();
         const ReportedReconstruction rec =
             gather_reconstruction(P, mine, R, std::move(costs), tag, correct && S.op != "nufft");
         check_images(P, R, names);
@@ -491,6 +497,8 @@ private:
     std::set<Key> done_, ready_;
     std::map<uint16_t, MrdAcquisition> firstOfSlice_;
     std::map<uint16_t, arma::cx_fvec> smaps_;  // estimated coil maps by idx.slice, from its first frame
+    std::map<uint16_t, arma::cx_fvec> lastImage_;  // --warm-start: each slice's latest image, by idx.slice
+    forge::recon::OperatorCache operators_;        // the groups' operators, reused where the trajectory repeats
     std::set<std::array<std::size_t, 3>> fftGrids_;
     ReconProblem whole_;  // every group's samples (no values) and the maps given as files
     bool autoOp_ = false, closed_ = false, first_acq_ = false;

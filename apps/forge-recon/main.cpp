@@ -267,6 +267,9 @@ int run(int argc, char** argv) {
     try {
         forge::io::quiet_hdf5_errors();
         check_bart_settings(S);
+        if (S.warmStart && dist::distributed())
+            throw UsageError("--warm-start runs in one process (not under mpirun): each rank's frames would start "
+                             "from other images");
         if (S.demo) {
             if (!S.input.empty()) throw UsageError("--demo takes no input file (got '" + S.input + "')");
             if (!S.mrdOut.empty() || !S.dicomDir.empty())

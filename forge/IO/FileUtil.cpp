@@ -42,34 +42,28 @@ volatile std::sig_atomic_t g_file_size_signal = 0;
 // SIGXFSZ: noted, and the write that raised it returns EFBIG to its writer.
 extern "C" void note_file_size_signal(int) { g_file_size_signal = 1; }
 
+// 'handler' for 'sig' where the signal's action is the default; one that is ours already, ignored (nohup) or
+// handled by the program is left as it is.
+void handle_if_default(int sig, void (*handler)(int), int flags) {
+    struct sigaction old;
+    if (::sigaction(sig, nullptr, &old) != 0 || (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL) return;
+    struct sigaction sa;
+    std::memset(&sa, 0, sizeof sa);
+    sa.sa_handler = handler;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = flags;
+    ::sigaction(sig, &sa, nullptr);
+}
+
 // At every registration (a few per run): a signal whose action became the default again gets the handler.
 void install_handlers() {
     catch_file_size_signal();
-    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) {
-        struct sigaction old;
-        if (::sigaction(sig, nullptr, &old) != 0 || (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL)
-            continue;  // ours already, ignored (nohup) or handled by the program: left as it is
-        struct sigaction sa;
-        std::memset(&sa, 0, sizeof sa);
-        sa.sa_handler = remove_temporaries;
-        sigemptyset(&sa.sa_mask);
-        sa.sa_flags = SA_RESETHAND;
-        ::sigaction(sig, &sa, nullptr);
-    }
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) handle_if_default(sig, remove_temporaries, SA_RESETHAND);
 }
 
 }  // namespace
 
-void catch_file_size_signal() {
-    struct sigaction old;
-    if (::sigaction(SIGXFSZ, nullptr, &old) != 0 || (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL) return;
-    struct sigaction sa;
-    std::memset(&sa, 0, sizeof sa);
-    sa.sa_handler = note_file_size_signal;
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESTART;
-    ::sigaction(SIGXFSZ, &sa, nullptr);
-}
+void catch_file_size_signal() { handle_if_default(SIGXFSZ, note_file_size_signal, SA_RESTART); }
 
 bool file_size_signal_arrived() { return g_file_size_signal != 0; }
 

@@ -135,10 +135,10 @@ TEST_CASE("GfftSampled adjoint is exact and batches equal single transforms", "[
     const arma::uword N[3] = {20, 12, 1}, M[3] = {40, 16, 1};
     const Samples s = lattice_samples(N, M, 0.4);
     forge::GfftSampled<double> G(N[0], N[1], N[2], M[0], M[1], M[2], s.kx, s.ky, s.kz);
-    check_adjoint(G, 1e-12, DotScale::Value);
+    check_adjoint(G, adjoint_tolerance<double>(), DotScale::Norms);
     forge::GfftSampled<float> Gf(N[0], N[1], N[2], M[0], M[1], M[2], arma::conv_to<arma::fvec>::from(s.kx),
                                  arma::conv_to<arma::fvec>::from(s.ky), arma::conv_to<arma::fvec>::from(s.kz));
-    check_adjoint(Gf, 1e-5, DotScale::Value);
+    check_adjoint(Gf, adjoint_tolerance<float>(), DotScale::Norms);
 
     check_batch(G, 2, 1e-14);  // the bound of the batch checks this replaced
     check_batch(G, 3, 0.0);

@@ -45,7 +45,7 @@ TEST_CASE("Gfft equals Gdft on a Cartesian grid, 2D and 3D", "[Gfft][fft]") {
 TEST_CASE("Gfft adjointness and round trip G/(G*x) = N x", "[Gfft][fft]") {
     FORGE_INFO_SEED();
     forge::Gfft<double> G(32, 24, 6);
-    check_adjoint(G, 1e-12, DotScale::Value);
+    check_adjoint(G, adjoint_tolerance<double>(), DotScale::Norms);
     arma::cx_vec x = complex_normal<double>(G.n2());
     CHECK(rel_error(G / (G * x), arma::cx_vec(double(G.n2()) * x)) < 1e-12);
     // Batched transforms equal the single ones.
@@ -108,12 +108,10 @@ TEST_CASE("Gfft host batch equals one transform per vector, float and double", "
 
 TEMPLATE_TEST_CASE("Gfft: adjoint, normal and batch checks", "[Gfft][fft][checks]", float, double) {
     FORGE_INFO_SEED();
-    // The dot test's bound: the double one above; float as GfftSampled<float>'s.
-    const double tol = std::is_same<TestType, float>::value ? 1e-5 : 1e-12;
     auto checks = [&](arma::uword Nx, arma::uword Ny, arma::uword Nz) {
         INFO("grid " << Nx << " x " << Ny << " x " << Nz);
         const forge::Gfft<TestType> G(Nx, Ny, Nz);
-        check_adjoint(G, tol, DotScale::Value);
+        check_adjoint(G, adjoint_tolerance<TestType>(), DotScale::Norms);
         check_normal(G, 0.0);
         check_normal(G, 0.0, 3);
         check_batch(G, 3, 0.0);

@@ -102,15 +102,15 @@ TEST_CASE("SENSE is adjoint: <S x, y> = <x, S^H y>", "[sense][adjoint]") {
     const arma::uword nc = 4;
     const arma::cx_fvec maps = complex_normal<float>(g.n2 * nc);
     SENSE<float, Gdft<float>> S(make_gdft<float>(g), maps, nc);
-    check_adjoint(S, 1e-5, DotScale::Value);
+    check_adjoint(S, adjoint_tolerance<float>(), DotScale::Norms);
     check_normal(S, 0.0);
     check_batch(S, 3, 0.0);
     S.set_coil_batching(false);
-    check_adjoint(S, 1e-5, DotScale::Value);
+    check_adjoint(S, adjoint_tolerance<float>(), DotScale::Norms);
     check_batch(S, 3, 0.0);
     // double, with the bound of the float64 brute-force comparison above
     SENSE<double, Gdft<double>> Sd(make_gdft<double>(g), arma::conv_to<arma::cx_vec>::from(maps), nc);
-    check_adjoint(Sd, 1e-10, DotScale::Value);
+    check_adjoint(Sd, adjoint_tolerance<double>(), DotScale::Norms);
     check_normal(Sd, 0.0);
     check_batch(Sd, 3, 0.0);
 }
@@ -232,11 +232,11 @@ TEST_CASE("pcSENSE is adjoint and rejects bad shapes", "[pcsense][adjoint]") {
     FORGE_INFO_SEED();
     const PcSetup p = make_pc();
     pcSENSE<float> P = make_pcsense<float>(p);
-    check_adjoint(P, 1e-5, DotScale::Value);
+    check_adjoint(P, adjoint_tolerance<float>(), DotScale::Norms);
     check_normal(P, 0.0);
     check_batch(P, 3, 0.0);
     const pcSENSE<double> Pd = make_pcsense<double>(p);
-    check_adjoint(Pd, 1e-10, DotScale::Value);
+    check_adjoint(Pd, adjoint_tolerance<double>(), DotScale::Norms);
     check_normal(Pd, 0.0);
     check_batch(Pd, 3, 0.0);
 

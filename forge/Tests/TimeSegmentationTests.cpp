@@ -135,9 +135,9 @@ TEST_CASE("TimeSegmentation(Gnufft) with auto-chosen L meets the requested error
             }
         }
     }
-    // The operator checks of the time-segmented operator (adjointness: the bound of its former dot test).
+    // The operator checks of the time-segmented operator.
     TS A(G, fm, t, 5, forge::TSInterp::MinMax);
-    check_adjoint(A, 1e-11, DotScale::Value);
+    check_adjoint(A, adjoint_tolerance<double>(), DotScale::Norms);
     check_normal(A, 0.0);
     check_batch(A, 3, 0.0);
     arma::cx_vec x = complex_normal<double>(A.n2());
@@ -149,7 +149,7 @@ TEST_CASE("TimeSegmentation(Gnufft) with auto-chosen L meets the requested error
                                                             forge::TSInterp::MinMax);
     arma::cx_fvec xf = arma::conv_to<arma::cx_fvec>::from(x);
     CHECK(rel_error(Af * xf, ref * x) < 1e-3);
-    check_adjoint(Af, 1e-5, DotScale::Value);
+    check_adjoint(Af, adjoint_tolerance<float>(), DotScale::Norms);
     check_normal(Af, 0.0);
     check_batch(Af, 3, 0.0);
 }
@@ -177,7 +177,7 @@ TEST_CASE("TimeSegmentation gives the same result on any number of threads", "[T
     }
     omp_set_num_threads(saved);
     // And the adjoint is still the adjoint of the forward.
-    check_adjoint(A, 1e-11, DotScale::Value);
+    check_adjoint(A, adjoint_tolerance<double>(), DotScale::Norms);
 }
 
 TEST_CASE("choose_segments returns the first L whose approximation_error meets 0.9 x the target",
@@ -298,7 +298,7 @@ TEST_CASE("pcSenseTimeSeg approximates pcSENSE (exact DFT) and is adjoint", "[Ti
     INFO("forward " << ef << " adjoint " << ea);
     CHECK(ef < 2e-3);
     CHECK(ea < 2e-3);
-    check_adjoint(A, 1e-11, DotScale::Value);
+    check_adjoint(A, adjoint_tolerance<double>(), DotScale::Norms);
     check_normal(A, 0.0);
     check_batch(A, 2, 0.0);
     CHECK_THROWS_AS(forge::pcSenseTimeSeg<double>(kx, ky, kz, t, N, N, 1, fm, maps, phases, nc, 0),

@@ -118,13 +118,14 @@ refuse huge_uncapped "ended inside acquisition 0's" --max-stream-memory 64GiB
 echo "ok  refused --stream with an input file"
 
 # slice by slice: the header's encodingLimits/slice and each slice's last acquisition flagged ACQ_LAST_IN_SLICE, as a
-# scanner sends them. The slices go out 1 s apart; the first image must come back before the last slice is sent,
-# and every image must be the file mode's (coil maps from a file, then estimated per slice)
+# scanner sends them. The slices go out 2 s apart (a process start and one slice took 1.6 s on a loaded 2-core
+# machine); the first image must come back before the last slice is sent, and every image must be the file mode's
+# (coil maps from a file, then estimated per slice)
 CLIENT="$(dirname "$0")/mrd_stream_client.py"
 "$RECON" oblique.h5 --smaps demo_estimated_smaps.nii --fieldmap none -n 3 --device cpu -o "$W/file_maps" \
     --mrd-out "$W/file_maps_images.h5" >/dev/null 2>file_maps.stderr \
     || { cat file_maps.stderr >&2; fail "the file run with maps failed"; }
-"$PY" "$CLIENT" oblique.h5 --flag-slices --delay 1.0 --save paced.npz -- "$RECON" --stream --smaps \
+"$PY" "$CLIENT" oblique.h5 --flag-slices --delay 2.0 --save paced.npz -- "$RECON" --stream --smaps \
     demo_estimated_smaps.nii --fieldmap none -n 3 --device cpu >paced.json 2>paced.stderr \
     || { cat paced.stderr >&2; fail "the paced client failed"; }
 "$PY" "$CLIENT" oblique.h5 --flag-slices --save flagged.npz -- "$RECON" --stream --smaps estimate -n 3 --device cpu \
@@ -160,7 +161,7 @@ server1=$!
 for _ in $(seq 100); do grep -q "listening on" server1.stdout 2>/dev/null && break; sleep 0.1; done
 port1=$(sed -n 's/.*listening on 127.0.0.1:\([0-9]*\).*/\1/p' server1.stdout)
 [ -n "$port1" ] || { kill $server1; cat server1.stderr >&2; fail "the server did not say where it listens"; }
-"$PY" "$CLIENT" oblique.h5 --port "$port1" --flag-slices --delay 1.0 --save served.npz >served.json 2>served.stderr \
+"$PY" "$CLIENT" oblique.h5 --port "$port1" --flag-slices --delay 2.0 --save served.npz >served.json 2>served.stderr \
     || { kill $server1 2>/dev/null; cat served.stderr >&2; fail "the client of the server failed"; }
 wait $server1 || { cat server1.stderr >&2; fail "the server failed"; }
 "$PY" - "$W" <<'PY' || fail "the server's slice-by-slice images are not the stream's, or came too late"

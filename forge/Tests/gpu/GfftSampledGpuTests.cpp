@@ -63,7 +63,7 @@ TEST_CASE("GPU GfftSampled: CPU == GPU, adjoint, deterministic, no transfers", "
     CHECK(st.host_to_device_count == 0);
     CHECK(st.device_to_host_count == 0);
     REQUIRE(gx.on_gpu());
-    check_adjoint(G, 1e-4, DotScale::Value, 1, forge::Residency::Device);
+    check_adjoint(G, forge_test::adjoint_tolerance<float>(), DotScale::Norms, 1, forge::Residency::Device);
     const arma::cx_fvec a = down(gy), b = down(gy2);
     CHECK(std::memcmp(a.memptr(), b.memptr(), a.n_elem * sizeof(std::complex<float>)) == 0);
     CHECK(rel_error(down(gx), G * x) < 1e-5);

@@ -102,7 +102,7 @@ TEST_CASE("GPU SENSE equals CPU SENSE, stays on the device and is adjoint", "[gp
     CHECK(ay.on_gpu());
     CHECK(rel_error(to_host(fx), fx_cpu) < 1e-4);
     CHECK(rel_error(to_host(ay), ay_cpu) < 1e-4);
-    check_adjoint(S, 1e-4, DotScale::Value, 1, forge::Residency::Device);
+    check_adjoint(S, forge_test::adjoint_tolerance<float>(), DotScale::Norms, 1, forge::Residency::Device);
 
     SECTION("batched == coil-by-coil on the GPU") {
         CHECK(rel_error(to_host(S.forward_batched(gx)), to_host(S.forward_coil_by_coil(gx))) < 1e-5);
@@ -140,7 +140,7 @@ TEST_CASE("GPU pcSENSE equals CPU pcSENSE and is adjoint", "[gpu][pcsense]") {
     CHECK(ay.on_gpu());
     CHECK(rel_error(to_host(fx), arma::cx_fvec(A * x)) < 1e-4);
     CHECK(rel_error(to_host(ay), arma::cx_fvec(A / y)) < 1e-4);
-    check_adjoint(A, 1e-4, DotScale::Value, 1, forge::Residency::Device);
+    check_adjoint(A, forge_test::adjoint_tolerance<float>(), DotScale::Norms, 1, forge::Residency::Device);
     A.set_coil_batching(false);
     CHECK(rel_error(to_host(A * on_gpu(x)), to_host(fx)) < 1e-5);
     A.set_coil_batching(true);

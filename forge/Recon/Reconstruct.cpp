@@ -360,8 +360,8 @@ arma::cx_fvec solve_frame(const ReconProblem& P, const ReconFrame& fr, const Bui
 }
 
 // What an operator of build_operator() depends on. Trajectory, grid and settings always; the sample times and the
-// field map where the operator holds them (field correction, and the exact DFT's map of zeros), the pixel
-// positions where the exact DFT is part of it.
+// field map where the operator corrects with them (without field correction the exact DFT's map is zeros, the same
+// for every frame); the pixel positions where the exact DFT is part of it.
 struct OperatorKey {
     EncodingOperator op = EncodingOperator::Dft;
     bool correct = false, gpu = false, rhsByNufft = false;

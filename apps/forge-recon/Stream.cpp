@@ -143,6 +143,9 @@ int run_server(Settings& S) {
     }
     socklen_t len = sizeof addr;
     ::getsockname(ls, reinterpret_cast<sockaddr*>(&addr), &len);
+    // The device (CUDA context, cuFFT, the kernel modules) made ready before the first client, not by its
+    // connection: a scanner's first slice should not wait for it.
+    DeviceWarmUp(S).wait();
     std::printf("forge-recon: listening on %s:%u\n", S.bind.c_str(), unsigned(ntohs(addr.sin_port)));
     // every connection on a thread of its own, at most --max-clients at once (the others wait to be accepted);
     // they take turns at reconstructing (ClientWait), so a client that sends or reads slowly holds only its own

@@ -88,12 +88,14 @@ inline PixelCovariance pixel_covariance(const arma::cx_fmat& X, const ImageGrid3
 // eigenvector of the masked sum of R).
 struct ReferenceMaps {
     arma::cx_vec maps;
-    arma::vec gap;
+    arma::vec gap;    // (lambda_1 - lambda_2) / tr R: how well rounding can determine the direction
+    arma::vec phase;  // |z| / sum_c |xs_c| of the phase's reference z (v^H xs, or u0^H v): how well it fixes the phase
 };
 inline ReferenceMaps reference_coil_maps(const arma::cx_fmat& X, const ImageGrid3& g, std::size_t half,
                                          const arma::uvec& mask) {
     const std::size_t n2 = g.n2(), nc = X.n_cols;
-    ReferenceMaps out{arma::cx_vec(n2 * nc, arma::fill::zeros), arma::vec(n2, arma::fill::ones)};
+    ReferenceMaps out{arma::cx_vec(n2 * nc, arma::fill::zeros), arma::vec(n2, arma::fill::ones),
+                      arma::vec(n2, arma::fill::ones)};
     std::vector<PixelCovariance> cov(n2);
     arma::cx_mat total(nc, nc, arma::fill::zeros);
     for (std::size_t k = 0; k < n2; ++k)
@@ -118,9 +120,11 @@ inline ReferenceMaps reference_coil_maps(const arma::cx_fmat& X, const ImageGrid
         for (std::size_t c = 0; c < nc; ++c) vn += std::abs(cov[k].xs[c]);
         if (std::abs(z) > 1e-6 * vn && std::abs(z) > 0) {
             v *= z / std::abs(z);
+            out.phase[k] = std::abs(z) / vn;
         } else {
             const std::complex<double> r = arma::cdot(u0, v);
             if (std::abs(r) > 0) v *= std::conj(r) / std::abs(r);
+            out.phase[k] = std::abs(r);
         }
         for (std::size_t c = 0; c < nc; ++c) out.maps[c * n2 + k] = v[c];
     }

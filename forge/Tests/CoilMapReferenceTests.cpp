@@ -27,10 +27,13 @@ double scaled_map_difference(const arma::cx_fvec& S, const forge_test::Reference
     *unscaled = 0;
     for (std::size_t k = 0; k < n2; ++k) {
         if (!mask[k]) continue;
+        // rounding moves the direction by about eps / gap and the phase by about eps / phase (a combined value
+        // v^H xs near 0, as at the object's phase singularities, leaves the phase ill-determined)
+        const double condition = std::min(ref.gap[k], ref.phase[k]);
         for (std::size_t c = 0; c < nc; ++c) {
             const double d = std::abs(std::complex<double>(S[c * n2 + k]) - ref.maps[c * n2 + k]);
-            worst = std::max(worst, d * ref.gap[k]);
-            *unscaled = std::max(*unscaled, d);
+            worst = std::max(worst, d * condition);
+            if (condition >= 0.05) *unscaled = std::max(*unscaled, d);
         }
     }
     return worst;
@@ -97,10 +100,13 @@ TEST_CASE("Coil maps on the host equal a float64 reference to float rounding (2D
             const forge_test::ReferenceMaps ref = forge_test::reference_coil_maps(X, g, 2, mask);
             double unscaled = 0;
             const double scaled = scaled_map_difference(S, ref, mask, n2, nc, &unscaled);
-            INFO("max |S - S_ref| " << unscaled << ", times the eigenvalue gap over the trace " << scaled);
+            INFO("max |S - S_ref| " << unscaled << " where both conditions are >= 0.05; times the smaller of the "
+                 "eigenvalue gap over the trace and the phase reference's relative size " << scaled);
             // float's rounding of the covariance (product and three window sums: about 4 x 2^-24 tr R) and of the
             // unit-norm entries: typically below 1e-7, but one draw of a 16x14x12 grid with 16 coils (GPU test,
-            // where the maps equal these bit for bit) measured 1.2e-6, so the bound is 4e-6 (about 70 x 2^-24)
+            // where the maps equal these bit for bit) measured 1.2e-6, so the bound is 4e-6 (about 70 x 2^-24).
+            // Scaled by the eigenvalue gap alone, seed 11321039026990397966 measured 1.6e-5 at a pixel whose
+            // combined value nearly vanished (an ill-determined phase, not a wrong map).
             CHECK(scaled <= 4e-6);
             CHECK(unscaled <= 2e-5);
             for (std::size_t k = 0; k < n2; ++k)

@@ -652,13 +652,13 @@ GridMaps interpolate_maps(const GridMaps& m, const cuda::MapGrid& M, const cuda:
     const bool masked = m.level > 0;
     if (gpu) {
         DeviceBuffer maskDev(n2);
-        std::vector<unsigned char> bytes(n2, 1);
+        std::vector<char> bytes(n2, 1);  // the kernel's inside flags, then the mask with its holes filled
         if (masked) {
             DeviceBuffer ampDev(m2 * sizeof(double));
             device::copy_to_device(ampDev.get(), m.amp.data(), m2 * sizeof(double));
             cuda::coil_interpolated_inside(ampDev.as<double>(), M, m.level, maskDev.as<unsigned char>(), N);
             device::copy_to_host(bytes.data(), maskDev.get(), n2);
-            out.mask = fill_holes(std::vector<char>(bytes.begin(), bytes.end()), N.Nx, N.Ny, N.Nz);
+            out.mask = fill_holes(bytes, N.Nx, N.Ny, N.Nz);
             for (std::size_t k = 0; k < n2; ++k) bytes[k] = out.mask[k] ? 1 : 0;
         } else {
             out.mask.ones(n2);

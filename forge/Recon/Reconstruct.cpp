@@ -266,9 +266,9 @@ BuiltOperator generic(const Op& G) {
     return b;
 }
 
-// The encoding operator of frame 'frameIndex' under S.op (the Toeplitz kernels' build reports to S.on_build as
-// 'label').
-BuiltOperator build_operator(const ReconProblem& P, const ReconFrame& fr, std::size_t frameIndex, bool fieldCorrection,
+// The encoding operator of a frame under S.op (the Toeplitz kernels' build reports to S.on_build as 'label');
+// rhsByNufft: toeplitz_rhs_by_nufft() of the frame, which the operator's key holds.
+BuiltOperator build_operator(const ReconProblem& P, const ReconFrame& fr, bool rhsByNufft, bool fieldCorrection,
                              const ReconSettings& S, const std::string& label) {
     const std::size_t n1 = fr.kx.n_elem, n2 = P.n2();
     const bool correct = fieldCorrection && !P.fieldmap.empty();
@@ -302,7 +302,6 @@ BuiltOperator build_operator(const ReconProblem& P, const ReconFrame& fr, std::s
     OperatorPtr<float> G;
     // The segments for half the normal operator's error: the Toeplitz kernels' L (ToeplitzNormal::choose_segments
     // halves its target) and the NUFFT right-hand side's, chosen once.
-    const bool rhsByNufft = toeplitz_rhs_by_nufft(P, frameIndex, S, fieldCorrection);
     const uword halfErrorL = correct && (rhsByNufft || S.segments <= 0)
                                  ? ToeplitzNormal<float>::choose_segments(fm, fr.t, S.toeplitzError, TSInterp::MinMax, 64)
                                  : 0;
@@ -417,7 +416,7 @@ struct OperatorCache::Impl {
             }
         found = false;
         if (entries.size() >= capacity) entries.pop_back();  // before the build: never one more held at once
-        BuiltOperator b = build_operator(P, fr, frameIndex, fieldCorrection, S, label);
+        BuiltOperator b = build_operator(P, fr, key.rhsByNufft, fieldCorrection, S, label);
         ++built;
         entries.emplace_front(std::move(key), std::move(b));
         return entries.front().second;

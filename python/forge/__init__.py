@@ -42,6 +42,9 @@ from ._maps import (coil_compression_matrix, coil_maps, coil_maps_from_images, e
                     extend_fieldmap, noise_covariance, phase_difference_fieldmap, whitening_matrix)
 from ._operator import LinearOperator
 from ._penalties import QuadPenalty, TVPenalty
+from ._prox import ExactTVPenalty, L1Penalty, ProxPenalty, WaveletL1Penalty
+from ._prox_solvers import (l1_wavelet_recon, solve_admm, solve_admm_normal, solve_fista, solve_fista_normal,
+                            solve_pogm, solve_pogm_normal)
 from ._scipy import as_linear_operator
 from ._solvers import solve_pwls_pcg, solve_pwls_pcg_normal
 from ._voronoi import voronoi_density_compensation
@@ -72,6 +75,17 @@ __all__ = [
     "TVPenalty",
     "solve_pwls_pcg",
     "solve_pwls_pcg_normal",
+    "ProxPenalty",
+    "L1Penalty",
+    "WaveletL1Penalty",
+    "ExactTVPenalty",
+    "solve_fista",
+    "solve_pogm",
+    "solve_admm",
+    "solve_fista_normal",
+    "solve_pogm_normal",
+    "solve_admm_normal",
+    "l1_wavelet_recon",
     "density_compensation",
     "voronoi_density_compensation",
     "coil_maps",

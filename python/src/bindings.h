@@ -136,6 +136,8 @@ void bind_composites(nb::module_& m);  // TimeSegmentation, SENSE, pcSENSE, Toep
 void bind_algebra(nb::module_& m);     // Chain, Batched, StackedDiagonal, AdjointOf, VerticalStack, PythonOperator
 void bind_penalties(nb::module_& m);   // Penalty, QuadPenalty, TVPenalty
 void bind_solvers(nb::module_& m);     // solve_pwls_pcg, solve_pwls_pcg_normal
+void bind_prox(nb::module_& m);        // ProxPenalty, L1Penalty, WaveletL1Penalty, ExactTVPenalty, PythonProxPenalty
+void bind_prox_solvers(nb::module_& m);  // solve_prox (FISTA, POGM, ADMM), solve_prox_normal
 void bind_maps(nb::module_& m);        // coil and field maps, coil preprocessing
 void bind_io(nb::module_& m);          // MRD files (only when Forge::IO is built: FORGE_PYTHON_HAS_IO)
 

@@ -41,6 +41,8 @@ NB_MODULE(_native, m) {
     forge_python::bind_algebra(m);
     forge_python::bind_penalties(m);
     forge_python::bind_solvers(m);
+    forge_python::bind_prox(m);
+    forge_python::bind_prox_solvers(m);
     forge_python::bind_maps(m);
 #ifdef FORGE_PYTHON_HAS_IO
     forge_python::bind_io(m);

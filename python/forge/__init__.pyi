@@ -186,6 +186,74 @@ class TVPenalty(_Penalty):
     def __init__(self, nx: int, ny: int = ..., nz: int = ..., *, beta: float, delta: float,
                  dtype: DTypeLike = ...) -> None: ...
 
+class ProxPenalty:
+    dtype: np.dtype[Any]
+    real_dtype: np.dtype[Any]
+    complex_dtype: np.dtype[Any]
+    n_pixels: int
+    ishape: Shape
+    def __init__(self, native: Any, dtype: DTypeLike, shape: Sequence[int]) -> None: ...
+    @property
+    def lam(self) -> float: ...
+    @property
+    def fixed_between_calls(self) -> bool: ...
+    def penalty(self, x: Array) -> float: ...
+    def prox(self, x: Array, step: float, out: Array | None = ...) -> Array: ...
+
+class L1Penalty(ProxPenalty):
+    def __init__(self, nx: int, ny: int = ..., nz: int = ..., *, lam: float, dtype: DTypeLike = ...) -> None: ...
+
+class WaveletL1Penalty(ProxPenalty):
+    wavelet: Literal["haar", "db2", "db4"]
+    def __init__(self, nx: int, ny: int = ..., nz: int = ..., *, lam: float,
+                 wavelet: Literal["haar", "db2", "db4"] = ..., levels: int = ..., random_shift: bool = ...,
+                 seed: int = ..., penalize_coarse: bool = ..., dtype: DTypeLike = ...) -> None: ...
+    @property
+    def levels(self) -> int: ...
+    def wavelet_forward(self, x: Array) -> Array: ...
+    def wavelet_inverse(self, c: Array) -> Array: ...
+
+class ExactTVPenalty(ProxPenalty):
+    norm: Literal["isotropic", "anisotropic"]
+    def __init__(self, nx: int, ny: int = ..., nz: int = ..., *, lam: float,
+                 norm: Literal["isotropic", "anisotropic"] = ..., iterations: int = ..., warm_start: bool = ...,
+                 dtype: DTypeLike = ...) -> None: ...
+    def reset(self) -> None: ...
+
+# A proximal penalty: forge's own, or any object with prox(x, step) (and optionally penalty(x)).
+Prox = Any
+Callback = Callable[[dict[str, Any]], Any] | None
+
+def solve_fista(G: LinearOperator, y: Array, *, penalty: Prox, x0: Array | None = ..., weights: Array | None = ...,
+                niter: int = ..., tolerance: float = ..., lipschitz: float | None = ..., power_iterations: int = ...,
+                lipschitz_margin: float = ..., restart: bool = ..., monotone: bool = ..., callback: Callback = ...,
+                return_info: bool = ..., out: Array | None = ...) -> Any: ...
+def solve_pogm(G: LinearOperator, y: Array, *, penalty: Prox, x0: Array | None = ..., weights: Array | None = ...,
+               niter: int = ..., tolerance: float = ..., lipschitz: float | None = ..., power_iterations: int = ...,
+               lipschitz_margin: float = ..., restart: bool = ..., callback: Callback = ..., return_info: bool = ...,
+               out: Array | None = ...) -> Any: ...
+def solve_admm(G: LinearOperator, y: Array, *, penalty: Prox, x0: Array | None = ..., weights: Array | None = ...,
+               niter: int = ..., tolerance: float = ..., rho: float | None = ..., cg_iterations: int = ...,
+               adaptive_rho: bool = ..., power_iterations: int = ..., callback: Callback = ...,
+               return_info: bool = ..., out: Array | None = ...) -> Any: ...
+def solve_fista_normal(N: LinearOperator, b: Array, *, penalty: Prox, x0: Array | None = ..., niter: int = ...,
+                       tolerance: float = ..., lipschitz: float | None = ..., power_iterations: int = ...,
+                       lipschitz_margin: float = ..., restart: bool = ..., monotone: bool = ...,
+                       data_norm2: float | None = ..., callback: Callback = ..., return_info: bool = ...,
+                       out: Array | None = ...) -> Any: ...
+def solve_pogm_normal(N: LinearOperator, b: Array, *, penalty: Prox, x0: Array | None = ..., niter: int = ...,
+                      tolerance: float = ..., lipschitz: float | None = ..., power_iterations: int = ...,
+                      lipschitz_margin: float = ..., restart: bool = ..., data_norm2: float | None = ...,
+                      callback: Callback = ..., return_info: bool = ..., out: Array | None = ...) -> Any: ...
+def solve_admm_normal(N: LinearOperator, b: Array, *, penalty: Prox, x0: Array | None = ..., niter: int = ...,
+                      tolerance: float = ..., rho: float | None = ..., cg_iterations: int = ...,
+                      adaptive_rho: bool = ..., power_iterations: int = ..., data_norm2: float | None = ...,
+                      callback: Callback = ..., return_info: bool = ..., out: Array | None = ...) -> Any: ...
+def l1_wavelet_recon(G: LinearOperator | Sequence[npt.ArrayLike], y: Array, *, lam: float = ...,
+                     maps: Array | None = ..., weights: Array | None = ..., niter: int = ...,
+                     solver: Literal["pogm", "fista", "admm"] = ..., wavelet: Literal["haar", "db2", "db4"] = ...,
+                     levels: int = ..., random_shift: bool = ..., seed: int = ..., x0: Array | None = ...,
+                     tolerance: float = ..., callback: Callback = ..., return_info: bool = ...) -> Any: ...
 def solve_pwls_pcg(G: LinearOperator, y: Array, *, x0: Array | None = ..., weights: Array | None = ...,
                    penalty: _Penalty | None = ..., niter: int = ..., tolerance: float = ...,
                    callback: Callable[[dict[str, Any]], Any] | None = ..., return_info: bool = ...,

@@ -428,3 +428,26 @@ def test_bad_arguments_name_the_argument(rng):
         forge.l1_wavelet_recon((np.zeros(4), np.zeros(4)), y)
     with pytest.raises(ValueError, match="l1_wavelet_recon: E\\^H y is zero"):
         forge.l1_wavelet_recon(G, np.zeros_like(y))
+
+
+# ---- docs/python.md's examples ------------------------------------------------------------------------------------
+
+def test_docs_compressed_sensing_example():
+    from test_docs import python_block, run
+
+    code = python_block("docs/python.md", "## Compressed sensing")
+    assert len(code.strip().splitlines()) <= 10
+    printed = float(run(code))
+    assert printed < 0.07  # the page says about 0.05 (least squares 0.11)
+
+
+def test_docs_python_penalty_example():
+    from test_docs import python_block, run
+
+    setup = python_block("docs/python.md", "## Compressed sensing")
+    code = python_block("docs/python.md", "**A penalty written in Python.**")
+    check = "\nref = forge.solve_fista(G, y, penalty=forge.L1Penalty(n, n, lam=0.1), niter=100)\n" \
+            "print(np.linalg.norm(x - ref) / np.linalg.norm(ref))\n"
+    printed = run(setup.replace("x = forge.l1_wavelet_recon", "y = G @ image\nx = forge.l1_wavelet_recon")
+                  + code + check)
+    assert float(printed.splitlines()[-1]) < 1e-4  # float32: the two soft thresholds round differently

@@ -9,11 +9,11 @@
 #
 # Private headers: a header in a cuda/, cpu/ or detail/ folder (device kernels, per-ISA CPU loops, internal
 # plumbing) belongs to the subject folder holding that folder (forge/Operators/toeplitz/cuda/X.h belongs to
-# forge/Operators/toeplitz/) and may be included only from inside that subject, from forge/Tests and benchmarks/,
-# and from forge/CUDA/NoCuda.cpp (the CPU-only build's definitions of every device entry point). forge/CUDA/detail/
-# (checked CUDA calls, the device memory pool) is the device plumbing of every subject: device code, i.e. any file
-# in a cuda/ folder, may include it too. Such headers are not installed, so a public header that included one
-# would break every user's build.
+# forge/Operators/toeplitz/) and may be included only from inside that subject and from forge/Tests and benchmarks/.
+# forge/CUDA/detail/ (checked CUDA calls, the "built without CUDA" error) is the device plumbing of every subject:
+# device code, i.e. any file in a cuda/ folder (its .cu files and the CPU-only build's NoCuda.cpp stubs beside
+# them), may include it too. Such headers are not installed, so a public header that included one would break
+# every user's build. No file is exempt: each subject's stubs sit in its own cuda/ folder, so forge/CUDA knows none.
 #
 # An include is `#include "forge/<Module>/..."` (or <...>); other includes (system, Armadillo, a module's own
 # relative names) are not checked. An included forge/ path must exist: a header moved without its includers
@@ -70,10 +70,8 @@ while IFS= read -r -d '' file; do
         continue
     fi
     may=${allowed[$module]}
-    # The CPU-only build's stub file defines the device entry points of every module.
-    [[ $file == forge/CUDA/NoCuda.cpp ]] && may="*"
     # Private headers (cuda/, cpu/, detail/) from outside their subject.
-    if [[ $module != Tests && $module != benchmarks && $file != forge/CUDA/NoCuda.cpp ]]; then
+    if [[ $module != Tests && $module != benchmarks ]]; then
         while IFS=: read -r line target; do
             [[ -z $line ]] && continue
             owner=${target%/*}

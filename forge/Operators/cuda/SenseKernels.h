@@ -1,7 +1,7 @@
 #pragma once
 // Device kernels of SENSE / pcSENSE and time segmentation's phase maps (declarations free of CUDA headers). Implemented
-// in forge/Operators/cuda/SenseKernels.cu; on CPU-only builds forge/CUDA/NoCuda.cpp throws forge::cuda_error. Coil
-// images are stored back to back: coil c's n2 pixels at [c*n2, (c+1)*n2). Default stream.
+// in forge/Operators/cuda/SenseKernels.cu; on CPU-only builds forge/Operators/cuda/NoCuda.cpp throws
+// forge::cuda_error. Coil images are stored back to back: coil c's n2 pixels at [c*n2, (c+1)*n2). Default stream.
 #include "forge/Core/Config.h"
 #include "forge/Core/forgeComplex.h"
 

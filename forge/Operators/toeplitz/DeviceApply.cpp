@@ -4,7 +4,7 @@
 // crop with the segments' conjugate phases summed in one pass. Scratch and plans are kept between applies (a pool:
 // concurrent applies each take their own), so an apply allocates nothing once the first one of its batch size ran.
 // On ToeplitzOptions' stream and device. Reached only with device-resident data or after device::available() (the
-// CPU-only build links NoCuda.cpp's stubs).
+// CPU-only build links cuda/NoCuda.cpp's stubs).
 #include <algorithm>
 #include <atomic>
 #include <complex>

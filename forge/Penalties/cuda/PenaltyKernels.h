@@ -1,6 +1,6 @@
 #pragma once
 // Device finite-difference penalty kernels (declarations free of CUDA headers). Implemented in
-// forge/Penalties/cuda/PenaltyKernels.cu; on CPU-only builds forge/CUDA/NoCuda.cpp throws forge::cuda_error.
+// forge/Penalties/cuda/PenaltyKernels.cu; on CPU-only builds forge/Penalties/cuda/NoCuda.cpp throws forge::cuda_error.
 // All pointers are device pointers of n = Nx*Ny*Nz elements; launches go to the legacy default stream, like forgeCol
 // arithmetic.
 #include "forge/Penalties/cuda/FiniteDifferenceKernels.h"

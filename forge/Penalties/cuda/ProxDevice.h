@@ -1,8 +1,8 @@
 #pragma once
 // Device kernels of the proximal penalties (declarations free of CUDA headers). Implemented in
 // forge/Penalties/cuda/ProxKernels.cu with the per-element functions of ProxKernels.h; on CPU-only builds
-// forge/CUDA/NoCuda.cpp throws forge::cuda_error. All pointers are device pointers; launches go to the legacy default
-// stream, like forgeCol arithmetic.
+// forge/Penalties/cuda/NoCuda.cpp throws forge::cuda_error. All pointers are device pointers; launches go to the
+// legacy default stream, like forgeCol arithmetic.
 #include "forge/Core/Config.h"
 #include "forge/Core/forgeComplex.h"
 #include "forge/Penalties/cuda/ProxKernels.h"

@@ -1,6 +1,6 @@
 #pragma once
 // Device kernels of map estimation (docs/map-estimation.md), declarations free of CUDA headers. Implemented in
-// forge/Recon/cuda/CoilMapKernels.cu and FieldMapKernels.cu; on CPU-only builds forge/CUDA/NoCuda.cpp throws
+// forge/Recon/cuda/CoilMapKernels.cu and FieldMapKernels.cu; on CPU-only builds forge/Recon/cuda/NoCuda.cpp throws
 // forge::cuda_error. Every pointer is device memory; images are Nx x Ny x Nz, x fastest; columns of n2 pixels
 // are stored back to back. Complex values are forgeComplex (interleaved re, im). Default stream; each call
 // returns once its kernels are queued, the downloads of the host code wait for them.

@@ -26,12 +26,14 @@ make_clean_tree() {
     printf '#include "forge/CUDA/Kernels.h"\n#include <forge/Core/Config.h>\n' >"$t/forge/Operators/dft/Gdft.h"
     printf '#include "forge/Operators/dft/Gdft.h"\n#include "forge/Penalties/Quad.h"\n' >"$t/forge/Solvers/pcg.hpp"
     printf '#include "forge/Core/Config.h"\n' >"$t/forge/Sim/Phantoms.h"
-    # Private kernel headers: included from their own subject, the tests and the CPU-only stub file.
+    # Private kernel headers: included from their own subject (its .cu files and the CPU-only build's stubs beside
+    # them) and the tests.
     printf '#include "forge/Core/Config.h"\n' >"$t/forge/Operators/dft/cuda/Kernels.h"
     printf '#include "forge/Core/Config.h"\n' >"$t/forge/Operators/nufft/cuda/Spread.h"
     printf '#include "forge/Operators/dft/cuda/Kernels.h"\n' >"$t/forge/Operators/dft/cuda/Plan.cu"
     printf '#include "forge/Operators/dft/cuda/Kernels.h"\n' >"$t/forge/Operators/dft/Gdft.cpp"
-    printf '#include "forge/Operators/nufft/cuda/Spread.h"\n#include "forge/Operators/dft/cuda/Kernels.h"\n' >"$t/forge/CUDA/NoCuda.cpp"
+    printf '#include "forge/Operators/dft/cuda/Kernels.h"\n#include "forge/CUDA/detail/NoCuda.h"\n' \
+        >"$t/forge/Operators/dft/cuda/NoCuda.cpp"
     printf '#include "forge/Solvers/pcg.hpp"\n' >"$t/forge/Recon/Reconstruct.h"
     printf '#include "forge/Recon/Reconstruct.h"\n' >"$t/forge/IO/Mrd.h"
     printf '#include "forge/IO/Mrd.h"\n#include "forge/Sim/Phantoms.h"\n' >"$t/apps/recon.cpp"
@@ -42,6 +44,8 @@ make_clean_tree() {
     # detail/ headers are private like cuda/ and cpu/; forge/CUDA/detail/ also serves device code (cuda/ folders).
     printf '#include "forge/Core/Config.h"\n' >"$t/forge/CUDA/detail/Check.h"
     printf '#include "forge/CUDA/detail/Check.h"\n' >"$t/forge/CUDA/Ops.cu"
+    printf '#include "forge/CUDA/detail/Check.h"\n' >"$t/forge/CUDA/NoCuda.cpp"
+    printf '#pragma once\n' >"$t/forge/CUDA/detail/NoCuda.h"
     printf '#include "forge/CUDA/detail/Check.h"\n' >>"$t/forge/Operators/dft/cuda/Plan.cu"
     printf '#include "forge/Core/Config.h"\n' >"$t/forge/Operators/dft/detail/Impl.h"
     printf '#include "forge/Operators/dft/detail/Impl.h"\n' >>"$t/forge/Operators/dft/Gdft.cpp"
@@ -76,6 +80,9 @@ cases=(
     'forge/Operators/nufft/cuda/Spread.h|#include "forge/Operators/dft/detail/Impl.h"'
     'forge/Solvers/pcg.hpp|#include "forge/Operators/dft/detail/Impl.h"'
     'forge/Operators/dft/cuda/Plan.cu|#include "forge/CUDA/Gone.h"'
+    # The plumbing's stubs know no subject: neither its headers nor its private ones.
+    'forge/CUDA/NoCuda.cpp|#include "forge/Operators/dft/Gdft.h"'
+    'forge/CUDA/NoCuda.cpp|#include "forge/Operators/dft/cuda/Kernels.h"'
 )
 i=0
 for c in "${cases[@]}"; do

@@ -1,7 +1,7 @@
 #pragma once
 // The device apply of the Toeplitz normal operator (forge/Operators/toeplitz/ToeplitzNormal.h; DeviceApply.cpp runs
 // it): three fused kernels and the cuFFT plans of the segment grids, declared without CUDA headers (implemented in
-// ToeplitzApply.cu; NoCuda.cpp throws in CPU-only builds).
+// ToeplitzApply.cu; this folder's NoCuda.cpp throws in CPU-only builds).
 //
 // Layout of a chunk of nv vectors with S segments each, G = nv S grids of Px x Py x Pz cells: plane-major,
 //   grid g (= v S + m), cell (x, y, z)  at  (z G + g) Px Py + y Px + x,

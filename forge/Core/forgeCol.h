@@ -16,6 +16,7 @@
 // T is float, double, forgeComplex<float> or forgeComplex<double>.
 #include <algorithm>
 #include <atomic>
+#include <complex>
 #include <cstdint>
 #include <cstring>
 #include <sstream>
@@ -574,6 +575,7 @@ forgeCol<real_t<T>> abs(const forgeCol<T>& a) {
 }
 
 // ---------------------------------------------------------------- reductions (double accumulation)
+// In fixed blocks added in a fixed order (detail::fixed_order_sum): the same bits on any number of threads.
 // sum_i conj(a_i) b_i
 template <typename T>
 T cdot(const forgeCol<T>& a, const forgeCol<T>& b) {
@@ -582,13 +584,13 @@ T cdot(const forgeCol<T>& a, const forgeCol<T>& b) {
     using A = typename detail::accum<T>::type;
     const T* pa = a.host_data();
     const T* pb = b.host_data();
-    double re = 0, im = 0;
-#pragma omp parallel for reduction(+ : re, im) if (detail::parallel_elementwise(a.n_elem, 2 * sizeof(T)))
-    for (long long i = 0; i < static_cast<long long>(a.n_elem); ++i) {
-        A v = A(forge::conj(pa[i])) * A(pb[i]);
-        re += forge::real(v);
-        im += forge::imag(v);
-    }
+    const std::complex<double> s =
+        detail::fixed_order_sum<std::complex<double>>(a.n_elem, detail::parallel_elementwise(a.n_elem, 2 * sizeof(T)),
+                                                      [pa, pb](std::size_t i, std::complex<double>& acc) {
+                                                          const A v = A(forge::conj(pa[i])) * A(pb[i]);
+                                                          acc += std::complex<double>(forge::real(v), forge::imag(v));
+                                                      });
+    const double re = s.real(), im = s.imag();
     if constexpr (is_forge_complex<T>::value) {
         return T(real_t<T>(re), real_t<T>(im));
     } else {
@@ -600,24 +602,24 @@ template <typename T>
 real_t<T> norm(const forgeCol<T>& a) {
     if (a.on_gpu()) return real_t<T>(std::sqrt(double(device::norm2_squared(a.device_memptr(), a.n_elem))));
     const T* pa = a.host_data();
-    double s = 0;
-#pragma omp parallel for reduction(+ : s) if (detail::parallel_elementwise(a.n_elem, sizeof(T)))
-    for (long long i = 0; i < static_cast<long long>(a.n_elem); ++i) {
-        double r = forge::real(pa[i]), m = forge::imag(pa[i]);
-        s += r * r + m * m;
-    }
+    const double s = detail::fixed_order_sum<double>(a.n_elem, detail::parallel_elementwise(a.n_elem, sizeof(T)),
+                                                     [pa](std::size_t i, double& acc) {
+                                                         const double r = forge::real(pa[i]), m = forge::imag(pa[i]);
+                                                         acc += r * r + m * m;
+                                                     });
     return real_t<T>(std::sqrt(s));
 }
 template <typename T>
 T sum(const forgeCol<T>& a) {
     if (a.on_gpu()) return device::sum(a.device_memptr(), a.n_elem);
     const T* pa = a.host_data();
-    double re = 0, im = 0;
-#pragma omp parallel for reduction(+ : re, im) if (detail::parallel_elementwise(a.n_elem, sizeof(T)))
-    for (long long i = 0; i < static_cast<long long>(a.n_elem); ++i) {
-        re += forge::real(pa[i]);
-        im += forge::imag(pa[i]);
-    }
+    const std::complex<double> s =
+        detail::fixed_order_sum<std::complex<double>>(a.n_elem, detail::parallel_elementwise(a.n_elem, sizeof(T)),
+                                                      [pa](std::size_t i, std::complex<double>& acc) {
+                                                          acc += std::complex<double>(forge::real(pa[i]),
+                                                                                      forge::imag(pa[i]));
+                                                      });
+    const double re = s.real(), im = s.imag();
     if constexpr (is_forge_complex<T>::value) {
         return T(real_t<T>(re), real_t<T>(im));
     } else {

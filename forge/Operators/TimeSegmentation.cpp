@@ -8,6 +8,7 @@
 #include "forge/Core/Exceptions.h"
 #include "forge/Core/Validation.h"
 #include "forge/Operators/cuda/SenseKernels.h"
+#include "forge/Operators/detail/FixedOrderProduct.h"
 
 namespace forge {
 
@@ -86,17 +87,23 @@ arma::cx_mat time_phases_uniform(const arma::vec& w, double t0, double dt, uword
 
 // Least-squares (min-max) interpolators over a field-map histogram (centres w, weights c):
 // a(t) = (E^H D E)^+ E^H D x(t) = M x(t), M = (E^H D E)^+ E^H D ((L+1) x bins), for many times at once.
+// The products are detail::fixed_order_*: the interpolators, and so every image made with them, are the same bits
+// on any number of threads (a threaded BLAS's are not).
 arma::cx_mat minmax_operator(const arma::vec& w, const arma::vec& c, const Nodes& n) {
     const arma::cx_mat E = node_phases(w, n);
     const arma::cx_vec cc = arma::conv_to<arma::cx_vec>::from(c);
     arma::cx_mat DE = E.each_col() % cc;
-    arma::cx_mat EHE = E.t() * DE;
+    arma::cx_mat EHE = detail::fixed_order_transpose_product(E, DE, true);
     arma::cx_mat P = arma::pinv(EHE, 1e-12 * arma::norm(EHE, 2));
-    return P * DE.t();
+    return detail::fixed_order_product(P, arma::cx_mat(DE.t()));
+}
+// (M X)^T for M = minmax_operator(): the interpolators at the times whose phases X are given, times x (L+1).
+arma::cx_mat interpolators_at(const arma::cx_mat& M, const arma::cx_mat& X) {
+    return detail::fixed_order_transpose_product(X, arma::cx_mat(M.st()), false);
 }
 // a at the times whose phases X = time_phases(w, times) are given: times x (L+1).
 arma::cx_mat minmax_at(const arma::vec& w, const arma::vec& c, const Nodes& n, const arma::cx_mat& X) {
-    return (minmax_operator(w, c, n) * X).st();
+    return interpolators_at(minmax_operator(w, c, n), X);
 }
 
 // Interpolator matrix (n x (L+1)) at the times t.
@@ -131,7 +138,8 @@ arma::cx_mat coefficients(const arma::vec& fm, const arma::vec& t, const Nodes& 
     const double dt = T / double(nt);
     for (uword i0 = 0; i0 <= nt; i0 += kBlock) {
         const uword count = std::min(kBlock, nt + 1 - i0);
-        tab.rows(i0, i0 + count - 1) = (M * time_phases_uniform(centres, t.min() + double(i0) * dt, dt, count)).st();
+        tab.rows(i0, i0 + count - 1) =
+            interpolators_at(M, time_phases_uniform(centres, t.min() + double(i0) * dt, dt, count));
     }
     // Sample by sample on the threads, entry by entry (assigning whole rows of the column-major A through
     // arma took 13 s for 131072 samples).
@@ -313,7 +321,7 @@ TSErrorReport error_of(const ErrorTables& e, uword L, TSInterp type) {
     } else {
         A = minmax_at(e.wc, e.ww, n, e.X);
     }
-    const arma::mat err = arma::abs(e.X.st() - A * node_phases(e.wc, n).st());
+    const arma::mat err = arma::abs(e.X.st() - detail::fixed_order_product(A, arma::cx_mat(node_phases(e.wc, n).st())));
     const arma::mat w = e.tw * e.ww.t();
     const double sum = arma::accu(w % err % err), wsum = arma::accu(w), mx = err.max();
     return {L, std::sqrt(sum / wsum), mx};

@@ -63,9 +63,10 @@ double ExactTVPenalty<T1>::value(const ForgeVec& x) const {
         return double(this->lambda()) * double(sum(v));
     }
     const forgeComplex<T1>* px = x.memptr();
-    double s = 0;
-#pragma omp parallel for reduction(+ : s) if (g.n_pixels > detail::kParallelThreshold)
-    for (long long i = 0; i < static_cast<long long>(g.n_pixels); ++i) s += prox::tv_value_at(g, uword(i), px, iso);
+    const double s = detail::fixed_order_sum<double>(g.n_pixels, g.n_pixels > detail::kParallelThreshold,
+                                                     [&](std::size_t i, double& acc) {
+                                                         acc += prox::tv_value_at(g, uword(i), px, iso);
+                                                     });
     return double(this->lambda()) * s;
 }
 

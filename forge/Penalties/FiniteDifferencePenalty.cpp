@@ -72,9 +72,10 @@ T1 FiniteDifferencePenalty<T1>::penalty(const ForgeVec& x) const {
     }
     const forgeComplex<T1>* px = x.memptr();
     const fd::Grid kg = kernel_grid(grid_);
-    double s = 0;
-#pragma omp parallel for reduction(+ : s) if (n > detail::kParallelThreshold)
-    for (long long i = 0; i < static_cast<long long>(n); ++i) s += fd::value_at<T1>(uword(i), px, kg, kind_, delta_);
+    const double s =
+        detail::fixed_order_sum<double>(n, n > detail::kParallelThreshold, [&](std::size_t i, double& acc) {
+            acc += fd::value_at<T1>(uword(i), px, kg, kind_, delta_);
+        });
     return T1(double(beta_) * s);
 }
 
@@ -114,10 +115,10 @@ T1 FiniteDifferencePenalty<T1>::denom(const ForgeVec& ddir, const ForgeVec& x) c
     const forgeComplex<T1>* pd = ddir.memptr();
     const forgeComplex<T1>* px = x.memptr();
     const fd::Grid kg = kernel_grid(grid_);
-    double s = 0;
-#pragma omp parallel for reduction(+ : s) if (n > detail::kParallelThreshold)
-    for (long long i = 0; i < static_cast<long long>(n); ++i)
-        s += fd::denom_at<T1>(uword(i), pd, px, kg, kind_, delta_);
+    const double s =
+        detail::fixed_order_sum<double>(n, n > detail::kParallelThreshold, [&](std::size_t i, double& acc) {
+            acc += fd::denom_at<T1>(uword(i), pd, px, kg, kind_, delta_);
+        });
     return T1(double(beta_) * s);
 }
 

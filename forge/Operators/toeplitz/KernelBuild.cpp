@@ -17,6 +17,7 @@
 #include "forge/Core/DeviceOps.h"
 #include "forge/Core/Parallel.h"
 #include "forge/Core/Validation.h"
+#include "forge/Operators/detail/FixedOrderProduct.h"
 #include "forge/Operators/dft/Gdft.h"
 #include "forge/Operators/toeplitz/ToeplitzNormal.h"
 #include "forge/Operators/toeplitz/cpu/HostApply.h"
@@ -113,12 +114,12 @@ forgeCol<forgeComplex<TB>> host_basis_grouped(const arma::cx_mat& B, const arma:
     const arma::Mat<CB> Ec = arma::conv_to<arma::Mat<CB>>::from(E);
     if (lo == 1) {  // the axis is the fastest: one product (Pa x G) (G x hi nb)
         arma::Mat<CB> o(out, Pa, hi * nb, false, true);
-        o = Ec * arma::Mat<CB>(Q.memptr(), G, hi * nb, false, true);
+        o = detail::fixed_order_product(Ec, arma::Mat<CB>(Q.memptr(), G, hi * nb, false, true));
     } else {
         const arma::Mat<CB> Et = Ec.st();
         detail::for_each_in_batch(hi * nb, [&](std::size_t b) {
             arma::Mat<CB> o(out + lo * Pa * b, lo, Pa, false, true);
-            o = arma::Mat<CB>(Q.memptr() + lo * G * b, lo, G, false, true) * Et;
+            o = detail::fixed_order_product(arma::Mat<CB>(Q.memptr() + lo * G * b, lo, G, false, true), Et);
         });
     }
     return basis;
@@ -146,7 +147,9 @@ forgeCol<forgeComplex<T1>> host_kernels_from(forgeCol<forgeComplex<TB>> basis, c
         }
     }
     const arma::Mat<CB> basisMat(b, P, nb, false, true);
-    const arma::Mat<CB> K = basisMat * arma::conv_to<arma::Mat<CB>>::from(V.t() / double(P));  // column p: pair p
+    // column p: pair p (a fixed-order product: the same kernels on any number of threads)
+    const arma::Mat<CB> K =
+        detail::fixed_order_product(basisMat, arma::conv_to<arma::Mat<CB>>::from(V.t() / double(P)));
     forgeCol<forgeComplex<T1>> out(npairs * P);
     to_host_layout(K.memptr(), reinterpret_cast<T1*>(out.memptr()), npairs, Pd);
     return out;

@@ -18,6 +18,7 @@
 #include "forge/Core/Exceptions.h"
 #include "forge/Core/Parallel.h"
 #include "forge/Operators/LinearOperator.h"
+#include "forge/Operators/detail/FixedOrderProduct.h"
 #include "forge/Operators/nufft/Gnufft.h"
 #include "forge/Operators/toeplitz/cpu/HostApply.h"
 #include "forge/Operators/toeplitz/cuda/ToeplitzKernels.h"
@@ -271,10 +272,10 @@ forgeCol<forgeComplex<T1>> slab_basis_nufft(const PairData& B, const arma::Col<T
         C* o = out + M * Pa * r;
         if (hi == 1) {  // the axis is the slowest: the product is the kernel's block
             arma::Mat<C> block(o, M, Pa, false, true);
-            block = Qr * Et;
+            block = detail::fixed_order_product(Qr, Et);
             continue;
         }
-        const arma::Mat<C> R = Qr * Et;  // (i + lo h) x d
+        const arma::Mat<C> R = detail::fixed_order_product(Qr, Et);  // (i + lo h) x d
         detail::for_each_in_batch(hi, [&](std::size_t h) {
             for (uword d = 0; d < Pa; ++d)
                 std::copy(R.colptr(d) + lo * h, R.colptr(d) + lo * (h + 1), o + lo * (d + Pa * h));

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <vector>
 
+#include "forge/Operators/detail/FixedOrderProduct.h"
 #include "forge/Operators/toeplitz/cpu/HostApply.h"
 #include "forge/Operators/toeplitz/detail/KernelSources.h"
 
@@ -182,7 +183,7 @@ PairData pair_data(const arma::Mat<C>& a, const arma::vec& w, double relTol) {
     arma::cx_mat gram(np, np, arma::fill::zeros);
     for (uword t0 = 0; t0 < T; t0 += kBlock) {
         fill_block(t0, std::min(kBlock, T - t0));
-        gram += Fb.t() * Fb;
+        gram += detail::fixed_order_transpose_product(Fb, Fb, true);  // the same bits on any number of threads
     }
     const bool reduced = compress(gram, relTol, r.V);
     const uword nb = r.V.n_cols;
@@ -192,7 +193,7 @@ PairData pair_data(const arma::Mat<C>& a, const arma::vec& w, double relTol) {
     for (uword t0 = 0; t0 < T; t0 += kBlock) {
         const uword rows = std::min(kBlock, T - t0);
         fill_block(t0, rows);
-        if (reduced) FbV = Fb * r.V;
+        if (reduced) FbV = detail::fixed_order_product(Fb, r.V);
         r.rows.rows(t0, t0 + rows - 1) = reduced ? FbV : Fb;
     }
     r.scale.set_size(n1);

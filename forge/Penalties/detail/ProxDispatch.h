@@ -40,11 +40,9 @@ double abs_sum(const CVec<T1>& x, const Dims& d, bool skip_box) {
         return double(sum(v));
     }
     const forgeComplex<T1>* p = x.memptr();
-    double s = 0;
-#pragma omp parallel for reduction(+ : s) if (n > detail::kParallelThreshold)
-    for (long long i = 0; i < static_cast<long long>(n); ++i)
-        if (!(skip_box && in_box(d, uword(i)))) s += std::sqrt(double(abs2(p[i])));
-    return s;
+    return detail::fixed_order_sum<double>(n, n > detail::kParallelThreshold, [&](std::size_t i, double& acc) {
+        if (!(skip_box && in_box(d, uword(i)))) acc += std::sqrt(double(abs2(p[i])));
+    });
 }
 
 // out = one analysis or synthesis pass of in along 'axis' of the box d.len (out and in distinct, same place).

@@ -189,3 +189,38 @@ def _unstack(data, traj, fields):
             a[k] = (v[i] if per_acq else v).tolist()
         out.append(a)
     return out
+
+
+def read_mrd_problem(path, *, group="dataset", cartesian=False):
+    """The reconstruction problem of an MRD file as forge-recon reads it (problem_from_mrd: k-space in cycles per
+    recon FOV, sample times in seconds, coil-major data), with the coil maps and field map the file stores
+    (``<group>/csm``, ``<group>/fieldmap``) as they are. A dict whose entries ``data`` (frames, slices, coils,
+    samples), ``k`` (frames, slices, ndim, samples), ``times`` (frames, slices, samples), ``shape`` ((ny, nx) or
+    (nz, ny, nx)), ``maps`` ((slices, coils, *shape) or None) and ``field_map`` ((slices, *shape) rad/s, or None)
+    are forge.reconstruct's arguments; ``frame_list`` holds each frame as read (slice, frame, contrast,
+    echo_time, kx, ky, kz, t, y). ``cartesian``: k from the encoding counters (forge-recon's --cartesian).
+    Frames of different sample counts give ``data``, ``k`` and ``times`` None (use ``frame_list``)."""
+    _require_mrd("read_mrd_problem")
+    raw = _native.read_mrd_problem(os.fspath(path), str(group), bool(cartesian))
+    nx, ny, nz = raw["shape"]
+    shape = (ny, nx) if nz == 1 else (nz, ny, nx)
+    nslices, nframes, nc = raw["slices"], raw["frames"], raw["coils"]
+    frames = raw["frame_list"]
+    out = {"shape": shape, "coils": nc, "slices": nslices, "frames": nframes, "frame_list": frames,
+           "data": None, "k": None, "times": None,
+           "maps": np.stack([m.reshape((nc,) + shape) for m in raw["smaps"]]) if raw["smaps"] else None,
+           "field_map": np.stack([f.reshape(shape) for f in raw["fieldmap"]]) if raw["fieldmap"] else None}
+    counts = {f["kx"].size for f in frames}
+    places = {(f["frame"], f["slice"]) for f in frames}
+    if len(counts) == 1 and len(places) == len(frames) == nslices * nframes:
+        ns = counts.pop()
+        ndim = len(shape)
+        out["data"] = np.zeros((nframes, nslices, nc, ns), np.complex64)
+        out["k"] = np.zeros((nframes, nslices, ndim, ns), np.float32)
+        out["times"] = np.zeros((nframes, nslices, ns), np.float32)
+        for f in frames:
+            i = (f["frame"], f["slice"])
+            out["data"][i] = f["y"]
+            out["k"][i] = np.stack([f["kx"], f["ky"], f["kz"]][:ndim])
+            out["times"][i] = f["t"]
+    return out

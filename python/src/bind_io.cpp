@@ -10,6 +10,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "forge/IO/Mrd.h"
+#include "forge/IO/MrdProblem.h"
 
 #include "bindings.h"
 
@@ -151,6 +152,56 @@ forge::io::MrdAcquisition acquisition_of(const nb::dict& d, size_t i) {
     return a;
 }
 
+// The reconstruction problem of an MRD file as forge-recon builds it (problem_from_mrd), with the coil maps and
+// field map the file stores (<group>/csm, <group>/fieldmap) as they are: per frame its indices and
+// k (cycles/FOV), t (s) and y (coils, samples); per slice the maps.
+nb::dict problem_dict(const std::string& path, const std::string& group, bool cartesian) {
+    forge::recon::ReconProblem P;
+    {
+        nb::gil_scoped_release release;
+        const forge::io::MrdFile f = forge::io::read_mrd(path, group);
+        forge::io::MrdProblemOptions o;
+        o.cartesian = cartesian;
+        P = forge::io::problem_from_mrd(f, path, o);
+        const std::string g = "/" + group + "/";
+        auto from_input = [&path](const std::string& object) {
+            return [&path, object](const forge::io::DimsCheck& c) {
+                return forge::io::read_hdf5_array(path, object, c);
+            };
+        };
+        if (forge::io::hdf5_has_object(path, g + "csm"))
+            forge::io::attach_smaps(P, from_input(g + "csm"), "(" + g + "csm in " + path + ")", o);
+        if (forge::io::hdf5_has_object(path, g + "fieldmap"))
+            forge::io::attach_fieldmap(P, from_input(g + "fieldmap"), "(" + g + "fieldmap in " + path + ")");
+    }
+    nb::dict d;
+    d["shape"] = nb::make_tuple(P.Nx, P.Ny, P.Nz);
+    d["coils"] = P.nc;
+    d["slices"] = P.nslices;
+    d["frames"] = P.nframes;
+    nb::list frames;
+    for (const auto& fr : P.frames) {
+        nb::dict f;
+        f["slice"] = fr.slice;
+        f["frame"] = fr.frame;
+        f["contrast"] = fr.contrast;
+        f["echo_time"] = fr.echo_time;
+        f["kx"] = numpy_copy(fr.kx.memptr(), {fr.kx.n_elem});
+        f["ky"] = numpy_copy(fr.ky.memptr(), {fr.ky.n_elem});
+        f["kz"] = numpy_copy(fr.kz.memptr(), {fr.kz.n_elem});
+        f["t"] = numpy_copy(fr.t.memptr(), {fr.t.n_elem});
+        f["y"] = numpy_copy(fr.y.memptr(), {P.nc, fr.kx.n_elem});
+        frames.append(f);
+    }
+    d["frame_list"] = frames;
+    nb::list smaps, fieldmap;
+    for (const auto& m : P.smaps) smaps.append(numpy_copy(m.memptr(), {P.nc, P.Nz, P.Ny, P.Nx}));
+    for (const auto& m : P.fieldmap) fieldmap.append(numpy_copy(m.memptr(), {P.Nz, P.Ny, P.Nx}));
+    d["smaps"] = smaps;
+    d["fieldmap"] = fieldmap;
+    return d;
+}
+
 }  // namespace
 
 void bind_io(nb::module_& m) {
@@ -174,6 +225,13 @@ void bind_io(nb::module_& m) {
             return d;
         },
         "path"_a, "group"_a);
+    m.def(
+        "read_mrd_problem",
+        [](const std::string& path, const std::string& group, bool cartesian) {
+            forge::io::quiet_hdf5_errors();
+            return problem_dict(path, group, cartesian);
+        },
+        "path"_a, "group"_a, "cartesian"_a);
     m.def(
         "write_mrd",
         [](const std::string& path, const nb::dict& header, const nb::list& acquisitions, const std::string& group) {

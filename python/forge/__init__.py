@@ -45,6 +45,7 @@ from ._penalties import QuadPenalty, TVPenalty
 from ._prox import ExactTVPenalty, L1Penalty, ProxPenalty, WaveletL1Penalty
 from ._prox_solvers import (l1_wavelet_recon, solve_admm, solve_admm_normal, solve_fista, solve_fista_normal,
                             solve_pogm, solve_pogm_normal)
+from ._recon import ReconSession, reconstruct
 from ._scipy import as_linear_operator
 from ._solvers import solve_pwls_pcg, solve_pwls_pcg_normal
 from ._voronoi import voronoi_density_compensation
@@ -96,6 +97,8 @@ __all__ = [
     "noise_covariance",
     "whitening_matrix",
     "coil_compression_matrix",
+    "reconstruct",
+    "ReconSession",
     "image_coords",
     "built_with_cuda",
     "cuda_available",

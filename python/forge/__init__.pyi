@@ -282,6 +282,46 @@ def extend_fieldmap(field_map: npt.ArrayLike, support: npt.ArrayLike | None = ..
 def noise_covariance(noise: npt.ArrayLike) -> npt.NDArray[np.complex128]: ...
 def whitening_matrix(covariance: npt.ArrayLike) -> npt.NDArray[np.complex128]: ...
 def coil_compression_matrix(data: npt.ArrayLike, n_virtual: int, *, return_energy: bool = ...) -> Any: ...
+# The whole reconstruction (forge's pipeline, forge-recon's): host arrays in (CuPy and PyTorch arrays are copied to
+# the host), NumPy complex64 images out; the report is a dict (docs/python.md, "The whole reconstruction").
+OperatorName = Literal["auto", "dft", "fft", "nufft", "timeseg", "toeplitz"]
+PenaltyName = Literal["quad", "tv", "l1-wavelet", "tv-exact"]
+DeviceName = Literal["auto", "cpu", "gpu"]
+MapsPolicy = Literal["estimate", "auto", "none"]
+
+def reconstruct(data: npt.ArrayLike, k: npt.ArrayLike, *, shape: Sequence[int] | None = ...,
+                times: npt.ArrayLike | None = ..., field_map: npt.ArrayLike | None = ...,
+                maps: MapsPolicy | npt.ArrayLike | None = ..., operator: OperatorName = ..., penalty: PenaltyName = ...,
+                beta: float = ..., lam: float = ..., delta: float = ..., iterations: int = ..., tolerance: float = ...,
+                device: DeviceName = ..., field_correction: bool = ..., warm_start: bool = ..., segments: int = ...,
+                toeplitz_error: float = ..., return_report: bool = ...) -> Any: ...
+
+class ReconSession:
+    operator: str
+    penalty: str
+    beta: float
+    lam: float
+    delta: float
+    iterations: int
+    tolerance: float
+    device: str
+    maps: str
+    field_correction: bool
+    warm_start: bool
+    segments: int
+    toeplitz_error: float
+    def __init__(self, *, operator: OperatorName = ..., penalty: PenaltyName = ..., beta: float = ...,
+                 lam: float = ..., delta: float = ..., iterations: int = ..., tolerance: float = ...,
+                 device: DeviceName = ..., maps: MapsPolicy | None = ..., field_correction: bool = ...,
+                 warm_start: bool = ..., segments: int = ..., toeplitz_error: float = ...,
+                 cached_operators: int = ...) -> None: ...
+    @property
+    def on_gpu(self) -> bool: ...
+    def reconstruct(self, data: npt.ArrayLike, k: npt.ArrayLike, *, shape: Sequence[int] | None = ...,
+                    times: npt.ArrayLike | None = ..., field_map: npt.ArrayLike | None = ...,
+                    maps: MapsPolicy | npt.ArrayLike | None = ..., slice: int = ..., frame: int = ...,
+                    return_report: bool = ...) -> Any: ...
+
 def image_coords(nx: int, ny: int, nz: int = ...,
                  dtype: DTypeLike = ...) -> tuple[npt.NDArray[Any], npt.NDArray[Any], npt.NDArray[Any]]: ...
 def built_with_cuda() -> bool: ...

@@ -139,6 +139,7 @@ void bind_solvers(nb::module_& m);     // solve_pwls_pcg, solve_pwls_pcg_normal
 void bind_prox(nb::module_& m);        // ProxPenalty, L1Penalty, WaveletL1Penalty, ExactTVPenalty, PythonProxPenalty
 void bind_prox_solvers(nb::module_& m);  // solve_prox (FISTA, POGM, ADMM), solve_prox_normal
 void bind_maps(nb::module_& m);        // coil and field maps, coil preprocessing
+void bind_recon(nb::module_& m);       // ReconSession: the reconstruction pipeline (forge/Recon/Pipeline.h)
 void bind_io(nb::module_& m);          // MRD files (only when Forge::IO is built: FORGE_PYTHON_HAS_IO)
 
 }  // namespace forge_python

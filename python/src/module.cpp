@@ -44,6 +44,7 @@ NB_MODULE(_native, m) {
     forge_python::bind_prox(m);
     forge_python::bind_prox_solvers(m);
     forge_python::bind_maps(m);
+    forge_python::bind_recon(m);
 #ifdef FORGE_PYTHON_HAS_IO
     forge_python::bind_io(m);
 #else

@@ -37,3 +37,8 @@ def test_docs_python_quick_start():
 def test_docs_python_spiral_with_a_field_map():
     printed = float(run(python_block("docs/python.md", "## An 8-coil spiral with a field map")))
     assert printed < 0.07  # the page says about 0.06
+
+
+def test_docs_python_whole_reconstruction():
+    printed = run(python_block("docs/python.md", "## The whole reconstruction")).split()
+    assert printed == ["dft", "estimated", "tolerance"]

@@ -293,9 +293,10 @@ int run_demo(Settings& S) {
     const std::vector<std::size_t> mine = my_share(P);
     Progress prog(3 * solves_per_recon(P, S, mine.size()), S.quiet);
     std::vector<double> costs[3];
-    forge::recon::ReconResult U = reconstruct_share(P, false, S, prog, mine, "uncorrected", &costs[0]);
-    forge::recon::ReconResult C = reconstruct_share(P, true, S, prog, mine, "field-corrected", &costs[1]);
-    forge::recon::ReconResult X = reconstruct_share(PE, true, S, prog, mine, "estimated maps", &costs[2]);
+    forge::recon::ReconSession session(recon_request(S));  // U and C share their trajectory's operators
+    forge::recon::ReconResult U = reconstruct_share(session, P, false, S, prog, mine, "uncorrected", &costs[0]);
+    forge::recon::ReconResult C = reconstruct_share(session, P, true, S, prog, mine, "field-corrected", &costs[1]);
+    forge::recon::ReconResult X = reconstruct_share(session, PE, true, S, prog, mine, "estimated maps", &costs[2]);
     const double tMine = U.seconds + C.seconds + X.seconds;
     dist::checkpoint();
     const char* names[3] = {"uncorrected", "field-corrected", "estimated maps"};

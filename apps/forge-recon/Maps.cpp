@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "ReconApp.h"
+#include "forge/IO/Cfl.h"
 #include "forge/IO/Mrd.h"
 #include "forge/IO/MrdProblem.h"
 #include "forge/IO/Nifti.h"
@@ -126,13 +127,20 @@ arma::cx_mat preprocess_coils(ReconProblem& P, const forge::io::MrdFile& F, cons
     return T;
 }
 
+std::string maps_origin(const ReconProblem& P, const Settings& S) {
+    if (P.smaps.empty()) return {};
+    if (!S.bartMaps.empty()) return "--bart-maps " + forge::io::cfl_base(S.bartMaps) + ".cfl";
+    if (!S.smaps.empty() && S.smaps != "none" && S.smaps != "estimate") return "--smaps " + S.smaps;
+    return "/" + S.group + "/csm in the input";
+}
+
 forge::recon::CoilMapOptions coil_map_options(const Settings& S) {
     forge::recon::CoilMapOptions o;
     o.calibration = S.smapsCalibration;
     o.kernel = S.smapsKernel;
     o.threshold = S.smapsThreshold;
     // --device cpu keeps the estimation on the host too; otherwise on the GPU when one is usable.
-    o.device = S.gpu ? forge::ReconDevice::Auto : forge::ReconDevice::Host;
+    o.device = S.gpu ? forge::Device::Auto : forge::Device::Host;
     return o;
 }
 
@@ -140,7 +148,7 @@ forge::recon::FieldMapOptions fieldmap_options(const Settings& S) {
     forge::recon::FieldMapOptions o;
     o.beta = S.fieldmapBeta;
     o.iterations = S.fieldmapIterations;
-    o.device = S.gpu ? forge::ReconDevice::Auto : forge::ReconDevice::Host;
+    o.device = S.gpu ? forge::Device::Auto : forge::Device::Host;
     return o;
 }
 
@@ -149,17 +157,31 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-void estimate_smaps(ReconProblem& P, const Settings& S, const std::string& what, StageTimes& times) {
+// Coil maps of a problem beside the reconstruction's (a field-map scan, the echoes of a field-map estimate), in a
+// session of their own: its kept maps are not the reconstruction's.
+forge::recon::MapsReport own_maps(forge::recon::MapsPolicy policy, ReconProblem& P, const Settings& S,
+                                  const std::string& what, StageTimes& times) {
+    forge::recon::ReconRequest r = recon_request(S);
+    r.maps = policy;
+    forge::recon::ReconSession own(r);
+    return prepare_maps(own, P, S, forge::recon::whole_problem(P), "", what, times);
+}
+
+}  // namespace
+
+forge::recon::MapsReport prepare_maps(forge::recon::ReconSession& session, ReconProblem& P, const Settings& S,
+                                      const forge::recon::GroupPlace& place, const std::string& origin,
+                                      const std::string& what, StageTimes& times) {
     const auto t0 = std::chrono::steady_clock::now();
-    check_memory(P, S, true, true);
-    std::array<double, 3> width{};
-    std::vector<arma::uvec> masks;
-    std::vector<forge::recon::CoilMapStats> stats;
-    P.smaps = forge::recon::estimate_coil_maps(P, coil_map_options(S), &masks, &width, &stats);
+    if (session.will_estimate(P, place)) check_memory(P, S, true, true);
+    forge::recon::MapsReport r = session.prepare_maps(P, place, origin);
+    times.coil_maps += seconds_since(t0);
+    if (r.source != forge::recon::MapsReport::Source::Estimated) return r;
     std::size_t inside = 0;
-    for (const auto& m : masks) inside += arma::accu(m);
+    for (const auto& m : r.masks) inside += arma::accu(m);
     CoilMapSummary summary;
-    summary.add(stats);
+    summary.add(r.stats);
+    const std::array<double, 3>& width = r.calibration_width;
     char buf[400];
     std::snprintf(buf, sizeof buf,
                   ": estimated coil sensitivity maps from the central %gx%g%s cycles/FOV of k-space (local "
@@ -168,27 +190,13 @@ void estimate_smaps(ReconProblem& P, const Settings& S, const std::string& what,
                   width[0], width[1], P.Nz > 1 ? ("x" + std::to_string(int(width[2]))).c_str() : "", S.smapsKernel,
                   S.smapsKernel, 100.0 * double(inside) / double(P.n2() * P.nslices), 100 * summary.dropped_energy);
     note("forge-recon: " + what + buf, S.quiet);
-    for (std::size_t s = 0; s < stats.size(); ++s) {
-        if (stats[s].mask_dropped) {
-            std::snprintf(buf, sizeof buf,
-                          ": slice %zu: the coil maps' mask would drop %.1f%% of the calibration image's energy "
-                          "(over 1%%): the maps cover the whole image instead",
-                          s, 100 * stats[s].dropped_energy);
-            warn(what + buf);
-        }
-        if (stats[s].outliers > 0)
-            warn(what + ": slice " + std::to_string(s) + ": " + std::to_string(stats[s].outliers) +
-                 " calibration sample(s) left out of the coil maps as spikes (coil amplitude over 1000 times the "
-                 "99th percentile)");
-    }
-    times.coil_map_estimation.add(stats);
-    times.coil_maps += seconds_since(t0);
+    times.coil_map_estimation.add(r.stats);
+    return r;
 }
-}  // namespace
 
 std::vector<arma::fvec> fieldmap_from_echoes(ReconProblem E, const Settings& S, const std::string& what,
                                              StageTimes& times) {
-    if (E.smaps.empty()) estimate_smaps(E, S, what, times);
+    if (E.smaps.empty()) own_maps(forge::recon::MapsPolicy::Estimate, E, S, what, times);
     const auto t0 = std::chrono::steady_clock::now();
     E.fftGrid = forge::recon::fft_grid(E);
     forge::recon::ReconSettings R;
@@ -246,29 +254,19 @@ void write_maps(const std::string& prefix, const ReconProblem& P, forge::io::Out
     }
 }
 
-// Coil maps for the file mode: an explicit --smaps estimate that cannot be done is an error; maps estimated
-// because the input has none fall back to coil-by-coil root-sum-of-squares with a warning.
-void estimate_smaps_or_fall_back(ReconProblem& P, const Settings& S, const std::string& what, StageTimes& times) {
-    try {
-        estimate_smaps(P, S, what, times);
-    } catch (const forge::invalid_argument& e) {
-        if (S.smaps == "estimate") throw;
-        P.smaps.clear();
-        warn(std::string("cannot estimate coil maps (") + e.what() + ")");
-    }
-}
-
 // Coil maps and field map for the file mode, after the maps named on the command line or stored in the input
 // were attached.
-void estimate_maps(ReconProblem& P, const Settings& S, const arma::cx_mat& coilTransform, StageTimes& times) {
+void estimate_maps(forge::recon::ReconSession& session, ReconProblem& P, const Settings& S,
+                   const arma::cx_mat& coilTransform, const std::string& origin, StageTimes& times) {
+    const forge::recon::GroupPlace place = forge::recon::whole_problem(P);
     const bool wantMaps = P.smaps.empty() && S.smaps != "none";
     if (S.fieldmap == "estimate") {
-        if (wantMaps) estimate_smaps_or_fall_back(P, S, P.source, times);
+        prepare_maps(session, P, S, place, origin, P.source, times);
         P.fieldmap = fieldmap_from_echoes(P, S, P.source, times);
         return;
     }
     if (S.fieldmapScan.empty()) {
-        if (wantMaps) estimate_smaps_or_fall_back(P, S, P.source, times);
+        prepare_maps(session, P, S, place, origin, P.source, times);
         return;
     }
     const auto tScan = std::chrono::steady_clock::now();  // reading and preparing the scan: field-map time
@@ -279,7 +277,7 @@ void estimate_maps(ReconProblem& P, const Settings& S, const arma::cx_mat& coilT
         throw UsageError(std::string("--fieldmap-scan: ") + e.what());
     }
     ReconProblem E = forge::io::problem_from_mrd(F, S.fieldmapScan, problem_options(S));
-    check_data(E, image_names(E));
+    forge::recon::check_data(E, forge::recon::whole_problem(E), warn);
     if (E.Nx != P.Nx || E.Ny != P.Ny || E.Nz != P.Nz || E.nslices != P.nslices)
         throw UsageError("--fieldmap-scan '" + S.fieldmapScan + "' has a " + std::to_string(E.Nx) + "x" +
                          std::to_string(E.Ny) + "x" + std::to_string(E.Nz) + " grid x " + std::to_string(E.nslices) +
@@ -302,13 +300,12 @@ void estimate_maps(ReconProblem& P, const Settings& S, const arma::cx_mat& coilT
         throw UsageError("--fieldmap-scan '" + S.fieldmapScan + "' has " + std::to_string(E.nc) +
                          " coils but the data " + std::to_string(P.nc));
     times.field_map += seconds_since(tScan);
-    if (wantMaps) {
-        if (S.smapsSource == "input") {
-            estimate_smaps_or_fall_back(P, S, P.source, times);
-        } else {  // the field-map scan is a fully sampled calibration: its first echo gives the coil maps
-            estimate_smaps_or_fall_back(E, S, S.fieldmapScan + " (first echo)", times);
-            P.smaps = E.smaps;
-        }
+    if (wantMaps && S.smapsSource != "input") {
+        // the field-map scan is a fully sampled calibration: its first echo gives the coil maps
+        own_maps(session.request().maps, E, S, S.fieldmapScan + " (first echo)", times);  // checked there
+        P.smaps = E.smaps;
+    } else {
+        prepare_maps(session, P, S, place, origin, P.source, times);
     }
     if (E.smaps.empty()) E.smaps = P.smaps;
     P.fieldmap = fieldmap_from_echoes(E, S, S.fieldmapScan, times);

@@ -81,4 +81,31 @@ void check_outputs(const Settings& S, std::vector<Named> outputs) {
                                  " goes to; choose another name");
 }
 
+void check_file_outputs(Settings& S) {
+    std::string base = bart_input(S) ? forge::io::cfl_base(S.bartKspace) : S.input;
+    auto slash = base.rfind('/');
+    if (slash != std::string::npos) base = base.substr(slash + 1);
+    auto dot = base.rfind('.');
+    if (dot != std::string::npos && dot > 0) base = base.substr(0, dot);
+    // a stream writes its images back into the stream, and files only when -o asks for them
+    const bool files = prefix_outputs(S);
+    if (S.output.empty() && files) S.output = base + "_recon";
+    if (files) check_output_prefix(S.output, base + "_recon");
+    if (!files && S.saveMaps) throw UsageError("--save-maps with --stream needs -o PREFIX for the maps' files");
+    if (!S.fieldmapScan.empty() && (S.fieldmap == "estimate" || (!S.fieldmap.empty() && S.fieldmap != "none")))
+        throw UsageError("--fieldmap-scan and --fieldmap " + S.fieldmap + " both give the field map; choose one");
+    if (!S.fieldmapScan.empty() && S.fieldmap == "none")
+        throw UsageError("--fieldmap-scan with --fieldmap none: drop one of them");
+    std::vector<Named> outputs;
+    if (files) outputs = {{"-o", S.output + ".nii"}, {"-o", S.output + ".png"}};
+    while (S.dicomDir.size() > 1 && S.dicomDir.back() == '/') S.dicomDir.pop_back();
+    check_dicom_folder(S);
+    if (!S.mrdOut.empty()) outputs.push_back({"--mrd-out", S.mrdOut});
+    if (S.saveMaps) {
+        outputs.push_back({"--save-maps", S.output + "_smaps.nii"});
+        outputs.push_back({"--save-maps", S.output + "_fieldmap.nii"});
+    }
+    check_outputs(S, outputs);
+}
+
 }  // namespace forge_recon

@@ -17,6 +17,7 @@
 
 #include "forge/Core/DeviceMemory.h"
 #include "forge/Operators/nufft/Gnufft.h"
+#include "forge/IO/Cfl.h"
 #include "forge/IO/Nifti.h"
 
 namespace forge_recon {
@@ -249,20 +250,54 @@ void resolve_device(Settings& S) {
 
 std::vector<std::size_t> my_share(const ReconProblem& P) { return dist::my_frames(P.frames.size()); }
 
-forge::recon::ReconResult reconstruct_share(const ReconProblem& P, bool fieldCorrection, const Settings& S,
-                                            Progress& prog, const std::vector<std::size_t>& frames,
-                                            const std::string& tag, std::vector<double>* finalCosts,
-                                            forge::recon::OperatorCache* operators,
-                                            const std::vector<arma::cx_fvec>* start) {
+EncodingOperator encoding_operator(const std::string& op) {
+    if (op == "fft") return EncodingOperator::Fft;
+    if (op == "nufft") return EncodingOperator::Nufft;
+    if (op == "timeseg") return EncodingOperator::TimeSeg;
+    if (op == "toeplitz") return EncodingOperator::Toeplitz;
+    return EncodingOperator::Dft;
+}
+
+forge::recon::ReconResult reconstruct_share(forge::recon::ReconSession& session, const ReconProblem& P,
+                                            bool fieldCorrection, const Settings& S, Progress& prog,
+                                            const std::vector<std::size_t>& frames, const std::string& tag,
+                                            std::vector<double>* finalCosts, const forge::recon::GroupPlace& place) {
     if (frames.empty()) {  // more processes than frames: nothing to do here (an empty list would mean all)
         forge::recon::ReconResult R;
         R.complexImage.assign(P.nslices * P.nframes, arma::cx_fvec(P.n2(), arma::fill::zeros));
         for (const auto& c : R.complexImage) R.magnitude.push_back(arma::abs(c));
         return R;
     }
-    forge::recon::ReconSettings R = recon_settings(S, prog, frames, finalCosts);
-    if (start) R.start = *start;
-    return forge::recon::reconstruct(P, fieldCorrection, R, rank_tag(tag), operators);
+    forge::recon::ReconRequest& r = session.request();
+    r.field_correction = fieldCorrection;
+    forge::recon::ReconSettings& R = r.settings;
+    auto last = std::make_shared<std::size_t>(0);   // the last iteration reported in the current solve
+    auto lastCost = std::make_shared<double>(NAN);  // and its cost
+    R.on_iteration = [&prog, last, lastCost](const std::string& label, const forge::PcgIterationInfo& i,
+                                             std::size_t niter) {
+        *last = i.iteration;
+        *lastCost = i.cost;
+        prog.iteration(label, i.iteration, niter, i.cost, i.gradient_norm);
+    };
+    R.on_build = [&prog](const std::string& label, std::size_t done, std::size_t total, double seconds) {
+        prog.build(label, done, total, seconds);
+    };
+    const double tol = S.tolerance;
+    const bool quiet = S.quiet;
+    R.on_solve_end = [&prog, last, lastCost, tol, quiet,
+                      finalCosts](const std::string& label, const forge::SolverReport& rep, std::size_t niter) {
+        prog.finish_solve(*last, niter);
+        *last = 0;
+        if (finalCosts) finalCosts->push_back(*lastCost);
+        *lastCost = NAN;
+        if (!quiet) std::fprintf(stderr, "%s\n", stop_message(label, rep, tol).c_str());
+    };
+    forge::recon::ReconResult out = session.solve(P, encoding_operator(S.op), place, frames, rank_tag(tag));
+    // the callbacks hold 'prog', which the caller's scope owns
+    R.on_iteration = nullptr;
+    R.on_build = nullptr;
+    R.on_solve_end = nullptr;
+    return out;
 }
 
 ReportedReconstruction gather_reconstruction(const ReconProblem& P, const std::vector<std::size_t>& mine,
@@ -323,13 +358,6 @@ void print_rank_reports(const std::vector<dist::RankReport>& reports) {
                     r.seconds, r.where.c_str());
 }
 
-EncodingOperator encoding_operator(const std::string& op) {
-    if (op == "fft") return EncodingOperator::Fft;
-    if (op == "nufft") return EncodingOperator::Nufft;
-    if (op == "timeseg") return EncodingOperator::TimeSeg;
-    if (op == "toeplitz") return EncodingOperator::Toeplitz;
-    return EncodingOperator::Dft;
-}
 
 forge::io::MrdProblemOptions problem_options(const Settings& S) {
     forge::io::MrdProblemOptions o;
@@ -345,10 +373,10 @@ std::size_t solves_per_recon(const ReconProblem& P, const Settings& S, std::size
     return forge::recon::solves_per_reconstruction(P, r);
 }
 
-forge::recon::ReconSettings recon_settings(const Settings& S, Progress& prog, const std::vector<std::size_t>& frames,
-                                           std::vector<double>* finalCosts) {
-    forge::recon::ReconSettings R;
-    R.frames = frames;
+forge::recon::ReconRequest recon_request(const Settings& S) {
+    forge::recon::ReconRequest r;
+    r.auto_operator = false;  // resolve_operator() chose S.op, from the whole stream for --stream
+    forge::recon::ReconSettings& R = r.settings;
     R.op = encoding_operator(S.op);
     R.segments = S.segments;
     R.toeplitzError = S.toeplitzError;
@@ -362,30 +390,14 @@ forge::recon::ReconSettings recon_settings(const Settings& S, Progress& prog, co
     R.delta = S.delta;
     R.iterations = S.iterations;
     R.tolerance = S.tolerance;
-    R.warm_start = S.warmStart;
-    R.gpu = S.gpu;
-    auto last = std::make_shared<std::size_t>(0);   // the last iteration reported in the current solve
-    auto lastCost = std::make_shared<double>(NAN);  // and its cost
-    R.on_iteration = [&prog, last, lastCost](const std::string& label, const forge::PcgIterationInfo& i,
-                                             std::size_t niter) {
-        *last = i.iteration;
-        *lastCost = i.cost;
-        prog.iteration(label, i.iteration, niter, i.cost, i.gradient_norm);
-    };
-    R.on_build = [&prog](const std::string& label, std::size_t done, std::size_t total, double seconds) {
-        prog.build(label, done, total, seconds);
-    };
-    const double tol = S.tolerance;
-    const bool quiet = S.quiet;
-    R.on_solve_end = [&prog, last, lastCost, tol, quiet,
-                      finalCosts](const std::string& label, const forge::SolverReport& rep, std::size_t niter) {
-        prog.finish_solve(*last, niter);
-        *last = 0;
-        if (finalCosts) finalCosts->push_back(*lastCost);
-        *lastCost = NAN;
-        if (!quiet) std::fprintf(stderr, "%s\n", stop_message(label, rep, tol).c_str());
-    };
-    return R;
+    r.device = S.gpu ? forge::Device::GPU : forge::Device::Host;
+    using forge::recon::MapsPolicy;
+    r.maps = S.smaps == "none" ? MapsPolicy::None : S.smaps == "estimate" ? MapsPolicy::Estimate : MapsPolicy::Auto;
+    r.coil_maps = coil_map_options(S);
+    r.field_correction = !S.noFieldCorrection;
+    r.warm_start = S.warmStart;
+    r.warn = warn;
+    return r;
 }
 
 std::string tolerance_text(double tolerance) {
@@ -474,6 +486,41 @@ void notice_long_run(const ReconProblem& P, const Settings& S, int reconstructio
         msg += buf;
     }
     warn(msg);
+}
+
+bool k_from_acquisitions(const forge::io::MrdFile& F, const Settings& S) {
+    return F.acquisitions.front().trajDims && !S.cartesian;
+}
+
+void describe_run(const ReconProblem& P, const forge::io::MrdFile& F, const Settings& S, bool correct,
+                  const std::string& matrixFrom) {
+    const std::string sizes = std::to_string(P.nc) + " coils, " + std::to_string(P.nslices) + " slice(s), " +
+                              std::to_string(P.nframes) + " frame(s), image " + std::to_string(P.Nx) + "x" +
+                              std::to_string(P.Ny) + "x" + std::to_string(P.Nz);
+    if (bart_input(S))
+        note("forge-recon: " + S.input + " (BART, trajectory " + forge::io::cfl_base(S.bartTraj) +
+                 ".cfl): " + std::to_string(F.acquisitions.size()) + " readouts of " +
+                 std::to_string(F.acquisitions.front().samples) + " samples, " + sizes + " (" + matrixFrom + ")",
+             S.quiet);
+    else
+        note("forge-recon: " + S.input + ": " + std::to_string(F.acquisitions.size()) + " acquisitions, " + sizes +
+                 ", trajectory " + F.header.trajectory +
+                 (k_from_acquisitions(F, S) ? " (from the acquisitions)" : " (from the encoding counters)"),
+             S.quiet);
+    if (P.smaps.empty()) {
+        warn("no sensitivity maps: reconstructing each coil and combining by root-sum-of-squares" +
+             std::string(P.accel > 1 ? " (the data are undersampled, expect aliasing)" : ""));
+    }
+    if (P.fieldmap.empty()) note("forge-recon: no field map: no off-resonance correction", S.quiet);
+    if (correct && S.op == "nufft") warn("--operator nufft has no field correction: the field map is ignored");
+    if (correct && !F.header.hasTE) warn("the header has no echo time (TE): sample times start at 0");
+    note("forge-recon: operator " + operator_description(P, S) +
+             (S.opReason.empty() ? "" : " (auto: " + S.opReason + ")") + (P.smaps.empty() ? "" : " + SENSE") +
+             ", penalty " + S.penalty + " beta " + std::to_string(S.beta) + ", " + "at most " +
+             std::to_string(S.iterations) + " iterations" +
+             (S.tolerance > 0 ? " (tolerance " + tolerance_text(S.tolerance) + ")" : "") + " on " +
+             device_description(S),
+         S.quiet);
 }
 
 }  // namespace forge_recon

@@ -22,6 +22,7 @@
 #include "forge/Recon/CoilMaps.h"
 #include "forge/Recon/FieldMapEstimation.h"
 #include "forge/Recon/Metrics.h"
+#include "forge/Recon/Pipeline.h"
 #include "forge/Recon/ReconProblem.h"
 #include "forge/Recon/Reconstruct.h"
 
@@ -150,12 +151,10 @@ forge::io::MrdProblemOptions problem_options(const Settings& S);
 // bar's ETA.
 std::size_t solves_per_recon(const ReconProblem& P, const Settings& S, std::size_t frames = std::size_t(-1));
 
-// The library's settings for S, reporting every iteration and the end of every solve to 'prog'; 'frames'
-// (indices into P.frames; empty: all) is the share of this process (Distributed.h).
-// 'finalCosts' (optional) receives the cost after each solve's last iteration (NaN: it ran none).
-forge::recon::ReconSettings recon_settings(const Settings& S, Progress& prog,
-                                           const std::vector<std::size_t>& frames = {},
-                                           std::vector<double>* finalCosts = nullptr);
+// The pipeline's request for S (forge/Recon/Pipeline.h): the operator resolve_operator() chose, the penalty and
+// solver settings, the device resolve_device() chose, the maps policy of --smaps with the estimation's options,
+// field correction and warm starts; its warnings are forge-recon's.
+forge::recon::ReconRequest recon_request(const Settings& S);
 // The line forge-recon prints when a solve ends: why it stopped (tolerance, iteration limit, ...), after how many
 // iterations, at which relative gradient.
 std::string stop_message(const std::string& label, const forge::SolverReport& rep, double tolerance);
@@ -166,16 +165,15 @@ std::string tolerance_text(double tolerance);
 std::string operator_description(const ReconProblem& P, const Settings& S);
 // This process's share of P's frames, as indices into P.frames (all of them in a run of one process).
 std::vector<std::size_t> my_share(const ReconProblem& P);
-// Reconstructs the frames 'frames' of P (my_share()); the other frames' images stay zero until gathered
-// (dist::gather_images). Solves are labelled rank_tag(tag).
-// 'finalCosts' as recon_settings() fills it.
-// 'operators' (optional): operators built by earlier calls, reused where they fit (a stream's groups); 'start'
-// (optional): per slice of P, the image its solve starts from (a stream's previous frame of that slice).
-forge::recon::ReconResult reconstruct_share(const ReconProblem& P, bool fieldCorrection, const Settings& S,
-                                            Progress& prog, const std::vector<std::size_t>& frames,
-                                            const std::string& tag, std::vector<double>* finalCosts = nullptr,
-                                            forge::recon::OperatorCache* operators = nullptr,
-                                            const std::vector<arma::cx_fvec>* start = nullptr);
+// Solves the frames 'frames' of P (my_share()) in 'session' with S's operator, reporting every iteration and the end
+// of every solve to 'prog'; the other frames' images stay zero until gathered (dist::gather_images). Solves are
+// labelled rank_tag(tag). 'fieldCorrection' false ignores P's field map. 'finalCosts' (optional) receives the cost
+// after each solve's last iteration (NaN: it ran none). 'place' names P's slices and frames in the session.
+forge::recon::ReconResult reconstruct_share(forge::recon::ReconSession& session, const ReconProblem& P,
+                                            bool fieldCorrection, const Settings& S, Progress& prog,
+                                            const std::vector<std::size_t>& frames, const std::string& tag,
+                                            std::vector<double>* finalCosts = nullptr,
+                                            const forge::recon::GroupPlace& place = {});
 // Gathers every rank's share of a reconstruction on rank 0 (images, solve records, final costs; the slowest
 // rank's seconds), as --report describes it: name, field correction and, with a reference, each frame's quality.
 ReportedReconstruction gather_reconstruction(const ReconProblem& P, const std::vector<std::size_t>& mine,
@@ -209,9 +207,11 @@ forge::recon::FieldMapOptions fieldmap_options(const Settings& S);
 // Its seconds go to times.field_map (those of the coil maps it estimates to times.coil_maps).
 std::vector<arma::fvec> fieldmap_from_echoes(ReconProblem echoes, const Settings& S, const std::string& what,
                                              StageTimes& times);
-// The file mode's estimation: coil maps when the problem has none (and S.smaps is not "none"), the field
-// map from the input's echoes (--fieldmap estimate) or from --fieldmap-scan; timed into 'times'.
-void estimate_maps(ReconProblem& P, const Settings& S, const arma::cx_mat& coilTransform, StageTimes& times);
+// The file mode's maps: the coil maps by the session's policy (given ones checked against the data; 'origin' as
+// maps_origin() says), the field map from the input's echoes (--fieldmap estimate) or from --fieldmap-scan (whose
+// first echo gives the coil maps unless --smaps-source input); timed into 'times'.
+void estimate_maps(forge::recon::ReconSession& session, ReconProblem& P, const Settings& S,
+                   const arma::cx_mat& coilTransform, const std::string& origin, StageTimes& times);
 // Loads maps and the reference named on the command line or stored in the ISMRMRD file 'mrdPath' itself
 // (<group>/csm, <group>/fieldmap, <group>/phantom: the layout ismrmrd_generate_cartesian_shepp_logan and
 // forge-recon --demo write).
@@ -219,29 +219,14 @@ void attach_maps(ReconProblem& P, const Settings& S, const std::string& mrdPath)
 // Writes PREFIX_smaps.nii (complex, x, y, slices, coils) and PREFIX_fieldmap.nii (rad/s) when present.
 void write_maps(const std::string& prefix, const ReconProblem& P, forge::io::OutputSet& outs);
 
-// Checks that keep a run from writing an image the data do not determine (ImageChecks.cpp). 'names' says how
-// messages name P's slices and frames: a --stream group's problem holds one slice and frame, those of the stream.
-struct ImageNames {
-    std::size_t firstSlice = 0, firstFrame = 0;  // added to P's indices
-    bool frames = false;                         // the run has several frames: name them too
-    std::string operator()(std::size_t slice, std::size_t frame) const;  // "slice 3", "slice 3, frame 1"
-    std::string slice(std::size_t slice) const;                         // "slice 3"
-};
-ImageNames image_names(const ReconProblem& P);
-// Leaves out k-space samples no measurement gives (forge::recon::remove_spikes), warning per image; refuses a
-// frame whose data are all zero (one line naming P.source and the slice).
-void check_data(ReconProblem& P, const ImageNames& names);
 // Where P's coil maps came from, for messages ("--bart-maps maps.cfl", "/dataset/csm in the input"); call before
 // maps are estimated: "" when P has none.
 std::string maps_origin(const ReconProblem& P, const Settings& S);
-// Refuses maps that are zero (or not finite) on every pixel of a slice, naming 'origin'.
-void check_maps(const ReconProblem& P, const ImageNames& names, const std::string& origin);
-// Given maps against the data's gridded image (forge::recon::uncovered_energy): zero where it holds over half
-// its energy is refused, over 5% is warned about.
-void check_map_coverage(const ReconProblem& P, const Settings& S, const ImageNames& names, const std::string& origin);
-// Refuses (exit 1) a reconstructed image that is zero on every pixel or not finite, before anything is written:
-// the checks above leave no input known to give one, so this guards the solvers.
-void check_images(const ReconProblem& P, const forge::recon::ReconResult& R, const ImageNames& names);
+// The session's coil maps for P (ReconSession::prepare_maps, 'origin' as there), the memory checked first when they
+// are estimated; notes what was estimated (naming 'what') and times it into 'times'.
+forge::recon::MapsReport prepare_maps(forge::recon::ReconSession& session, ReconProblem& P, const Settings& S,
+                                      const forge::recon::GroupPlace& place, const std::string& origin,
+                                      const std::string& what, StageTimes& times);
 
 // BART input (BartInput.cpp): --bart-kspace, --bart-traj, --bart-maps. Refuses what BART's arrays cannot give (an
 // ISMRMRD input beside them, a field map: they carry no sample times); reads the arrays, checking their sizes
@@ -320,6 +305,16 @@ struct ClientWait {
 private:
     bool released_ = false;
 };
+
+// The file mode's outputs, checked before anything is read (OutputChecks.cpp): the prefix (default: <input
+// stem>_recon), the options that exclude each other, and that no output names an input or another output.
+void check_file_outputs(Settings& S);
+// Whether the trajectory comes from the acquisitions' stored k (not the encoding counters).
+bool k_from_acquisitions(const forge::io::MrdFile& F, const Settings& S);
+// The lines that say what will be reconstructed, and how ('correct': with field correction; 'matrixFrom': where
+// BART input's image matrix came from).
+void describe_run(const ReconProblem& P, const forge::io::MrdFile& F, const Settings& S, bool correct,
+                  const std::string& matrixFrom);
 
 int run_file(Settings& S);
 int run_demo(Settings& S);

@@ -356,7 +356,9 @@ private:
             progress = false;
             for (auto it = ready_.begin(); it != ready_.end(); ++it) {
                 const Key k = *it;
-                if (frame_rank(k) > 0 && estimating_maps() && !smaps_.count(k[0])) continue;
+                if (frame_rank(k) > 0 && estimating_maps() &&
+                    (!session_ || session_->kept_maps(slice_rank(k[0])).is_empty()))
+                    continue;
                 ready_.erase(it);
                 reconstruct(k);
                 progress = true;
@@ -377,31 +379,23 @@ private:
         const std::size_t s = slice_rank(k[0]), f = frame_rank(k);
         ReconProblem P = forge::io::problem_from_mrd(F, S_.input, problem_options(S_));
         Settings& S = S_;
-        ImageNames names;  // the stream's slice and frame, as the file mode names them
-        names.firstSlice = s, names.firstFrame = f, names.frames = counts_.frames() > 1;
-        check_data(P, names);
+        forge::recon::GroupPlace place;  // the stream's slice and frame, as the file mode names them
+        place.first_slice = s, place.first_frame = f, place.name_frames = counts_.frames() > 1;
+        forge::recon::check_data(P, place, warn);
         if (first_ < 0) start(P);
+        std::string origin;
         if (!whole_.smaps.empty()) {
             P.smaps = {whole_.smaps.at(s)};
-            const std::string origin = maps_origin(whole_, S);
-            check_maps(P, names, origin);
-            if (f == 0) check_map_coverage(P, S, names, origin);
+            origin = maps_origin(whole_, S);
         }
         if (!whole_.fieldmap.empty()) P.fieldmap = {whole_.fieldmap.at(s)};
         StageTimes times;
         Settings Sq = S;
         Sq.quiet = S.quiet || sent_ > 0;  // the first group says what is done; the others do the same
-        const arma::cx_mat T = preprocess_coils(P, F, Sq, S.input);
-        if (P.smaps.empty() && estimating_maps()) {
-            if (f > 0) {
-                P.smaps = {smaps_.at(k[0])};
-            } else {
-                estimate_maps(P, Sq, T, times);
-                if (P.smaps.empty()) cannot("the coil maps of slice " + std::to_string(k[0]) + " cannot be estimated");
-                check_maps(P, names, "estimated from the data");
-                smaps_.emplace(k[0], P.smaps.front());
-            }
-        }
+        preprocess_coils(P, F, Sq, S.input);
+        // the session keeps each slice's estimated maps (from its first frame) for the slice's later frames
+        const forge::recon::MapsReport maps = prepare_maps(*session_, P, Sq, place, origin, S.input, times);
+        if (maps.fell_back) cannot("the coil maps of slice " + std::to_string(k[0]) + " cannot be estimated");
         resolve_operator(P, S);
         fftGrids_.insert(P.fftGrid);
         add_frame(whole_, P.frames.front(), s, f);
@@ -410,16 +404,11 @@ private:
         Progress prog(solves_per_recon(P, S, mine.size()), S.quiet);
         std::vector<double> costs;
         const std::string tag = "recon slice " + std::to_string(k[0]);
-        // the operator of an earlier group with the same trajectory and settings (OperatorCache); with --warm-start
-        // the slice's previous image to start from, as the file mode's reconstruct() carries it from frame to frame
-        std::vector<arma::cx_fvec> start;
-        if (S.warmStart && lastImage_.count(k[0])) start = {lastImage_.at(k[0])};
-        forge::recon::ReconResult R = reconstruct_share(P, correct && S.op != "nufft", S, prog, mine, tag, &costs,
-                                                        &operators_, &start);
-        if (S.warmStart) lastImage_[k[0]] = R.complexImage.front();
+        // the session reuses the operator of an earlier group with the same trajectory and settings, and with
+        // --warm-start starts from the slice's previous image, as the file mode's reconstruct() carries it
+        forge::recon::ReconResult R = reconstruct_share(*session_, P, correct, S, prog, mine, tag, &costs, place);
         const ReportedReconstruction rec =
             gather_reconstruction(P, mine, R, std::move(costs), tag, correct && S.op != "nufft");
-        check_images(P, R, names);
         forge::io::ImageGeometry g = forge::io::image_geometry(F, P);
         forge::io::MrdFile first;
         first.acquisitions.push_back(firstOfSlice_.at(k[0]));
@@ -443,6 +432,7 @@ private:
         first_ = 0;
         warmUp_.wait();
         resolve_device(S_);
+        session_.reset(new forge::recon::ReconSession(recon_request(S_)));
         // the whole stream's sizes, claimed by its header, against the memory there is, as the file mode checks a
         // file's (every group holding as many samples as the first), before the skeletons below are sized
         ReconProblem sizes = skeleton(P, counts_.slice.count, counts_.frames());
@@ -496,9 +486,8 @@ private:
     std::vector<MrdAcquisition> noise_;
     std::set<Key> done_, ready_;
     std::map<uint16_t, MrdAcquisition> firstOfSlice_;
-    std::map<uint16_t, arma::cx_fvec> smaps_;  // estimated coil maps by idx.slice, from its first frame
-    std::map<uint16_t, arma::cx_fvec> lastImage_;  // --warm-start: each slice's latest image, by idx.slice
-    forge::recon::OperatorCache operators_;        // the groups' operators, reused where the trajectory repeats
+    // the pipeline: operators reused where the trajectory repeats, each slice's estimated maps and latest image
+    std::unique_ptr<forge::recon::ReconSession> session_;
     std::set<std::array<std::size_t, 3>> fftGrids_;
     ReconProblem whole_;  // every group's samples (no values) and the maps given as files
     bool autoOp_ = false, closed_ = false, first_acq_ = false;

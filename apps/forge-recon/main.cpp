@@ -33,35 +33,6 @@ namespace forge_recon {
 
 namespace {
 
-// Checks the outputs of the file mode before anything is read: the prefix (default: <input stem>_recon), the options
-// that exclude each other, and that no output names an input or another output (check_outputs).
-void check_file_outputs(Settings& S) {
-    std::string base = bart_input(S) ? forge::io::cfl_base(S.bartKspace) : S.input;
-    auto slash = base.rfind('/');
-    if (slash != std::string::npos) base = base.substr(slash + 1);
-    auto dot = base.rfind('.');
-    if (dot != std::string::npos && dot > 0) base = base.substr(0, dot);
-    // a stream writes its images back into the stream, and files only when -o asks for them
-    const bool files = prefix_outputs(S);
-    if (S.output.empty() && files) S.output = base + "_recon";
-    if (files) check_output_prefix(S.output, base + "_recon");
-    if (!files && S.saveMaps) throw UsageError("--save-maps with --stream needs -o PREFIX for the maps' files");
-    if (!S.fieldmapScan.empty() && (S.fieldmap == "estimate" || (!S.fieldmap.empty() && S.fieldmap != "none")))
-        throw UsageError("--fieldmap-scan and --fieldmap " + S.fieldmap + " both give the field map; choose one");
-    if (!S.fieldmapScan.empty() && S.fieldmap == "none")
-        throw UsageError("--fieldmap-scan with --fieldmap none: drop one of them");
-    std::vector<Named> outputs;
-    if (files) outputs = {{"-o", S.output + ".nii"}, {"-o", S.output + ".png"}};
-    while (S.dicomDir.size() > 1 && S.dicomDir.back() == '/') S.dicomDir.pop_back();
-    check_dicom_folder(S);
-    if (!S.mrdOut.empty()) outputs.push_back({"--mrd-out", S.mrdOut});
-    if (S.saveMaps) {
-        outputs.push_back({"--save-maps", S.output + "_smaps.nii"});
-        outputs.push_back({"--save-maps", S.output + "_fieldmap.nii"});
-    }
-    check_outputs(S, outputs);
-}
-
 forge::io::MrdFile read_input(const Settings& S) {
     try {
         return forge::io::read_mrd(S.input, S.group);
@@ -70,42 +41,6 @@ forge::io::MrdFile read_input(const Settings& S) {
     } catch (const std::runtime_error& e) {
         throw UsageError(e.what());
     }
-}
-
-bool k_from_acquisitions(const forge::io::MrdFile& F, const Settings& S) {
-    return F.acquisitions.front().trajDims && !S.cartesian;
-}
-
-// The lines that say what will be reconstructed, and how.
-void describe_run(const ReconProblem& P, const forge::io::MrdFile& F, const Settings& S, bool correct,
-                  const std::string& matrixFrom) {
-    const std::string sizes = std::to_string(P.nc) + " coils, " + std::to_string(P.nslices) + " slice(s), " +
-                              std::to_string(P.nframes) + " frame(s), image " + std::to_string(P.Nx) + "x" +
-                              std::to_string(P.Ny) + "x" + std::to_string(P.Nz);
-    if (bart_input(S))
-        note("forge-recon: " + S.input + " (BART, trajectory " + forge::io::cfl_base(S.bartTraj) +
-                 ".cfl): " + std::to_string(F.acquisitions.size()) + " readouts of " +
-                 std::to_string(F.acquisitions.front().samples) + " samples, " + sizes + " (" + matrixFrom + ")",
-             S.quiet);
-    else
-        note("forge-recon: " + S.input + ": " + std::to_string(F.acquisitions.size()) + " acquisitions, " + sizes +
-                 ", trajectory " + F.header.trajectory +
-                 (k_from_acquisitions(F, S) ? " (from the acquisitions)" : " (from the encoding counters)"),
-             S.quiet);
-    if (P.smaps.empty()) {
-        warn("no sensitivity maps: reconstructing each coil and combining by root-sum-of-squares" +
-             std::string(P.accel > 1 ? " (the data are undersampled, expect aliasing)" : ""));
-    }
-    if (P.fieldmap.empty()) note("forge-recon: no field map: no off-resonance correction", S.quiet);
-    if (correct && S.op == "nufft") warn("--operator nufft has no field correction: the field map is ignored");
-    if (correct && !F.header.hasTE) warn("the header has no echo time (TE): sample times start at 0");
-    note("forge-recon: operator " + operator_description(P, S) +
-             (S.opReason.empty() ? "" : " (auto: " + S.opReason + ")") + (P.smaps.empty() ? "" : " + SENSE") +
-             ", penalty " + S.penalty + " beta " + std::to_string(S.beta) + ", " + "at most " +
-             std::to_string(S.iterations) + " iterations" +
-             (S.tolerance > 0 ? " (tolerance " + tolerance_text(S.tolerance) + ")" : "") + " on " +
-             device_description(S),
-         S.quiet);
 }
 
 double seconds_since(std::chrono::steady_clock::time_point t) {
@@ -129,33 +64,27 @@ int run_file(Settings& S) {
                                  : S.stream    ? std::move(streamed)
                                                : read_input(S);
     ReconProblem P = forge::io::problem_from_mrd(F, S.input, problem_options(S));
-    const ImageNames names = image_names(P);
-    check_data(P, names);
+    const forge::recon::GroupPlace place = forge::recon::whole_problem(P);
+    forge::recon::check_data(P, place, warn);
     attach_bart_maps(P, S);
     attach_bart_times(P, S);
     attach_maps(P, S, bart_input(S) || S.stream ? std::string() : S.input);
     const std::string givenMaps = maps_origin(P, S);
-    check_maps(P, names, givenMaps);
     times.read = seconds_since(t0);
     const auto tDevice = std::chrono::steady_clock::now();
     warmUp.wait();
     resolve_device(S);
     times.device = seconds_since(tDevice);
+    forge::recon::ReconSession session(recon_request(S));
     // Coil transforms and map estimation act on the whole problem: rank 0 does them, the others take its
     // result (the data too when a coil transform changed them).
     bool transformed = false;
     if (dist::root()) {
-        if (!givenMaps.empty()) {
-            const auto tCheck = std::chrono::steady_clock::now();
-            check_map_coverage(P, S, names, givenMaps);
-            times.coil_maps += seconds_since(tCheck);
-        }
         const auto tCoils = std::chrono::steady_clock::now();
         const arma::cx_mat coilTransform = preprocess_coils(P, F, S, S.input);
         times.coil_preprocessing += seconds_since(tCoils);
         transformed = !coilTransform.is_empty();
-        estimate_maps(P, S, coilTransform, times);
-        if (givenMaps.empty()) check_maps(P, names, "estimated from the data");
+        estimate_maps(session, P, S, coilTransform, givenMaps, times);
     }
     dist::checkpoint();
     dist::broadcast_maps(P, transformed);
@@ -170,7 +99,7 @@ int run_file(Settings& S) {
     Progress prog(solves_per_recon(P, S, mine.size()), S.quiet);
     const auto tRecon0 = std::chrono::steady_clock::now();
     std::vector<double> costs;
-    forge::recon::ReconResult R = reconstruct_share(P, correct && S.op != "nufft", S, prog, mine, "recon", &costs);
+    forge::recon::ReconResult R = reconstruct_share(session, P, correct, S, prog, mine, "recon", &costs, place);
     const double tMine = R.seconds;
     dist::checkpoint();
     report.reconstructions.push_back(
@@ -183,7 +112,6 @@ int run_file(Settings& S) {
         return 0;
     }
 
-    check_images(P, R, names);
     const auto tWrite = std::chrono::steady_clock::now();
     DicomFolder dicomFolder(S.dicomDir);  // before outs: removed, if it made the folder, after outs removed its files
     forge::io::OutputSet outs;

@@ -26,10 +26,10 @@
 
 #include <armadillo>
 
+#include "forge/Core/Device.h"
 #include "forge/Recon/ReconProblem.h"
 
 namespace forge {
-enum class ReconDevice;  // forge/Solvers/recon_solve.h: Auto (0), Host, GPU
 
 namespace recon {
 
@@ -46,7 +46,7 @@ struct CoilMapOptions {
     // Where the stages run (docs/map-estimation.md): Auto (the value-initialised default) on the GPU when
     // device::available(), else on the host; Host; GPU (forge::cuda_error without a usable device). The GPU's
     // maps equal the host's to float rounding.
-    ReconDevice device{};
+    Device device = Device::Auto;
 };
 
 // What one slice's estimation measured (estimate_coil_maps).

@@ -23,11 +23,11 @@
 
 #include <armadillo>
 
+#include "forge/Core/Device.h"
 #include "forge/Recon/ReconProblem.h"
 #include "forge/Recon/Reconstruct.h"
 
 namespace forge {
-enum class ReconDevice;  // forge/Solvers/recon_solve.h: Auto (0), Host, GPU
 
 namespace recon {
 
@@ -38,7 +38,7 @@ struct FieldMapOptions {
     // Where the start and the iterations run: Auto (the value-initialised default) on the GPU when
     // device::available(), else on the host; Host; GPU (forge::cuda_error without a usable device). The
     // GPU's map equals the host's to float rounding (docs/map-estimation.md).
-    ReconDevice device{};
+    Device device = Device::Auto;
 };
 
 // The plain phase difference of echoes 0 and 1: angle(y_0 conj(y_1)) / (t_1 - t_0), rad/s.

@@ -35,12 +35,11 @@
 #include <type_traits>
 #include <utility>
 
+#include "forge/Core/Device.h"
 #include "forge/Core/DeviceMemory.h"
 #include "forge/Solvers/solve_pwls_pcg.h"
 
 namespace forge {
-
-enum class ReconDevice { Auto, Host, GPU };
 
 template <typename T1>
 struct ReconOptions {

@@ -231,8 +231,8 @@ void check_build_options(const ToeplitzOptions& o) {
         throw invalid_argument(std::string(kName) + ": options." + what + " = " + std::to_string(v) + "; expected " +
                                expected);
     };
-    if (o.build != KernelBuild::Auto && o.build != KernelBuild::Host)
-        bad("build", int(o.build), "KernelBuild::Auto or Host");
+    if (o.build != Device::Auto && o.build != Device::Host && o.build != Device::GPU)
+        bad("build", int(o.build), "Device::Auto, Host or GPU");
     if (o.grouping != AxisGrouping::Auto && o.grouping != AxisGrouping::Off)
         bad("grouping", int(o.grouping), "AxisGrouping::Auto or Off");
     if (o.source != KernelSource::Auto && o.source != KernelSource::Exact && o.source != KernelSource::Nufft)
@@ -246,7 +246,7 @@ template <typename C>
 void ToeplitzNormal<T1>::build(const arma::Col<T1>& kx, const arma::Col<T1>& ky, const arma::Col<T1>& kz,
                                const arma::Col<T1>& W, const arma::Mat<C>& a, const ToeplitzOptions& options) {
     check_build_options(options);
-    const KernelBuild where = options.build;
+    const Device where = options.build;
     const ToeplitzBuildProgress& progress = options.progress;
     const auto t0 = std::chrono::steady_clock::now();
     auto since = [](std::chrono::steady_clock::time_point a) {
@@ -272,7 +272,13 @@ void ToeplitzNormal<T1>::build(const arma::Col<T1>& kx, const arma::Col<T1>& ky,
         w = arma::conv_to<arma::vec>::from(W);
     }
     const bool single = std::is_same<T1, float>::value;
-    const bool gpuBuild = single && where == KernelBuild::Auto && device::available();
+    if (where == Device::GPU && !single)
+        throw invalid_argument(std::string(kName) + ": options.build = Device::GPU needs float (the GPU kernels "
+                                                    "are single precision); use Device::Auto or Host for double");
+    if (where == Device::GPU && !device::available())
+        throw cuda_error(std::string(kName) + ": options.build = Device::GPU but no CUDA device is usable (built "
+                                              "with CUDA: " + (device::built_with_cuda() ? "yes" : "no") + ")");
+    const bool gpuBuild = single && where != Device::Host && device::available();
     toeplitz::BuildShape shape;
     shape.n1 = n1;
     shape.device = gpuBuild;

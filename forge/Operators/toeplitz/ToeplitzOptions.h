@@ -12,16 +12,11 @@
 #include <functional>
 
 #include "forge/Core/Config.h"
+#include "forge/Core/Device.h"
 
 struct CUstream_st;  // the type behind cudaStream_t
 
 namespace forge {
-
-// Where the kernels are computed.
-enum class KernelBuild {
-    Auto,  // on the GPU when T1 = float, CUDA is built in and a device is present; else on the host
-    Host   // always on the host, e.g. to compare CPU and GPU
-};
 
 // Whether the kernel build may exploit an axis along which the trajectory is Cartesian.
 enum class AxisGrouping {
@@ -41,7 +36,9 @@ enum class KernelSource {
 using ToeplitzBuildProgress = std::function<void(uword done, uword total, double seconds)>;
 
 struct ToeplitzOptions {
-    KernelBuild build = KernelBuild::Auto;
+    // Where the kernels are computed: Auto on the GPU when T1 = float, CUDA is built in and a device is present,
+    // else on the host; Host; GPU (float only; forge::cuda_error without a usable device).
+    Device build = Device::Auto;
     AxisGrouping grouping = AxisGrouping::Auto;  // exact DFTs or NUFFTs by slabs across a Cartesian axis
     ToeplitzBuildProgress progress = nullptr;
     // Stream the device apply (its FFTs and kernels) is queued on; null: the legacy default stream. A given

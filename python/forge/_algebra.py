@@ -264,3 +264,57 @@ def _from_dlpack(lib, view):
     import torch
 
     return torch.from_dlpack(view)
+
+
+def _matmul(self, x):
+    if isinstance(x, LinearOperator):
+        return compose(self, x)
+    return self.forward(x)
+
+
+def _add(self, other):
+    if not isinstance(other, LinearOperator):
+        return NotImplemented
+    return add(self, other)
+
+
+def _sub(self, other):
+    if not isinstance(other, LinearOperator):
+        return NotImplemented
+    return add(self, scale(-1.0, other))
+
+
+def _mul(self, a):
+    return scale(a, self)
+
+
+def _neg(self):
+    return scale(-1.0, self)
+
+
+def _adjoint_op(self):
+    """The adjoint operator A^H, an operator of its own (``G.H @ y`` is ``G.adjoint(y)``; solvers and
+    composites take it); ``G.H.H is G``."""
+    h = self.__dict__.get("_adjoint_op")
+    if h is None:
+        h = self._adjoint_op = Adjoint(self)
+    return h
+
+
+def _normal_op(self):
+    """The normal operator A^H A as an operator (A's own fast normal where it has one, e.g. Toeplitz)."""
+    return Normal(self)
+
+
+def bind_algebra(cls):
+    """Gives LinearOperator its algebra: ``@`` (forward of an array, composition with an operator), ``+``, ``-``,
+    ``*`` and ``rmul`` by a scalar, unary ``-``, ``.H`` and ``.N``. Bound here, once this module's operators
+    exist, so that forge._operator does not import this module back (its subclasses keep their own overrides)."""
+    for name, function in (("__matmul__", _matmul), ("__add__", _add), ("__sub__", _sub), ("__mul__", _mul),
+                           ("__rmul__", _mul), ("__neg__", _neg)):
+        setattr(cls, name, function)
+    cls.H = property(_adjoint_op)
+    cls.N = property(_normal_op)
+
+
+bind_algebra(LinearOperator)

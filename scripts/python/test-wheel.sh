@@ -8,17 +8,25 @@
 # /usr/local/cuda* by an empty folder, so a library the wheel failed to bundle cannot load from there. Checks
 # then that ldd resolves every library of the extension inside site-packages (or to the C and C++ runtimes
 # the manylinux policy allows), and LD_DEBUG=libs shows where each came from (build/wheel-test-KIND/ld-debug.log).
-# Usage: scripts/python/test-wheel.sh cpu|cuda [WHEEL]   (FORGE_WHEEL_PYTHON as in build-wheels.sh)
+# Usage: scripts/python/test-wheel.sh cpu|cuda [WHEEL]   (FORGE_WHEEL_PYTHON as in build-wheels.sh; WHEEL defaults to
+# the one in dist/KIND for that interpreter's tag: cp312-abi3 from 3.12 on)
+# FORGE_WHEEL_FIND_LINKS=DIR (scripts/python/wheel-env.sh): no package index: a fresh venv with
+# --system-site-packages gets the wheel and pytest from DIR and NumPy, SciPy, h5py, PyTorch, CuPy and the nvidia-*
+# packages from the interpreter's own site-packages. Where `unshare --mount` is not allowed (a container without
+# CAP_SYS_ADMIN) nothing is hidden; LD_LIBRARY_PATH is unset all the same.
 # FORGE_WHEEL_TEST_OFFLINE=1: no package index and no venv: the wheel alone (no dependencies) is installed into a
 # folder put on that interpreter's path, which brings the rest from its own environment (NumPy, pytest, PyTorch
 # and the nvidia-* packages PyTorch brings).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# shellcheck source=scripts/python/wheel-env.sh
+source "$root/scripts/python/wheel-env.sh"
 kind=${1:?usage: test-wheel.sh cpu|cuda [WHEEL]}
-whl=${2:-$(ls "$root"/dist/"$kind"/*.whl)}
 python=${FORGE_WHEEL_PYTHON:-python3}
-work=$root/build/wheel-test-$kind
+tag=$(forge_wheel_tag "$python")
+whl=$(realpath "${2:-$(ls "$root"/dist/"$kind"/*-"$tag"-*.whl)}")
+work=$root/build/wheel-test-$kind-$tag
 venv=$work/venv
 
 rm -rf "$work"
@@ -33,16 +41,20 @@ if [[ -n ${FORGE_WHEEL_TEST_OFFLINE:-} ]]; then
     mkdir -p "$bin"
     printf '#!/bin/sh\nPYTHONPATH=%s exec %s "$@"\n' "$work/site" "$(command -v "$python")" > "$bin/python"
     chmod +x "$bin/python"
+elif [[ -n ${FORGE_WHEEL_FIND_LINKS:-} ]]; then
+    echo "== fresh venv $venv (--system-site-packages) for $(basename "$whl"), packages from $FORGE_WHEEL_FIND_LINKS"
+    forge_make_venv "$python" "$venv"
+    # The CUDA wheel's nvidia-* dependencies: those of the interpreter's PyTorch where they satisfy it, else none
+    # (forge/_cuda_libs.py then finds libcudart and libcufft wherever the loader does).
+    forge_pip "$venv" "$whl" pytest || { echo "== installed without its dependencies"; forge_pip "$venv" --no-deps "$whl" pytest; }
 elif [[ $kind == cpu ]]; then
     echo "== fresh venv $venv for $(basename "$whl")"
-    "$python" -m venv "$venv"
-    "$venv/bin/pip" install -q --upgrade pip
-    "$venv/bin/pip" install -q "$whl" numpy pytest scipy h5py
+    forge_make_venv "$python" "$venv"
+    forge_pip "$venv" "$whl" numpy pytest scipy h5py
 else
     echo "== fresh venv $venv for $(basename "$whl")"
-    "$python" -m venv "$venv"
-    "$venv/bin/pip" install -q --upgrade pip
-    "$venv/bin/pip" install -q "$whl" pytest scipy h5py
+    forge_make_venv "$python" "$venv"
+    forge_pip "$venv" "$whl" pytest scipy h5py
 fi
 "$bin/python" -m pip list 2>/dev/null | grep -Ei "forge|numpy|nvidia|scipy|pytest|h5py|torch" || true
 site=$("$bin/python" -c "import os, forge; print(os.path.dirname(os.path.dirname(forge.__file__)))" 2>/dev/null \
@@ -62,17 +74,27 @@ if [[ -e /usr/bin/bart ]]; then realpath /usr/bin/bart >> "$hidden"; fi
 echo "== $(wc -l < "$hidden") system library files hidden, /usr/local/cuda* hidden"
 
 # Runs inside the namespace: covers the libraries, then the checks and the tests.
+hide=1
+if ! unshare --mount --propagation private true 2> /dev/null; then
+    hide=0
+    echo "== unshare --mount is not allowed here: nothing hidden (LD_LIBRARY_PATH unset)"
+fi
 cat > "$work/inside.sh" <<EOF
 set -euo pipefail
 touch "$work/empty.so"
 mkdir -p "$work/empty-dir"
-while read -r f; do mount --bind "$work/empty.so" "\$f"; done < "$hidden"
-for d in /usr/local/cuda*/; do [[ -d \$d ]] && mount --bind "$work/empty-dir" "\$d"; done
+if [[ $hide == 1 ]]; then
+    while read -r f; do mount --bind "$work/empty.so" "\$f"; done < "$hidden"
+    for d in /usr/local/cuda*/; do [[ -d \$d ]] && mount --bind "$work/empty-dir" "\$d"; done
+fi
 export PATH=$bin:/usr/bin:/bin
 unset LD_LIBRARY_PATH LD_PRELOAD PYTHONPATH CUDA_HOME CUDA_PATH
 cd "$work"
 echo "== ldd of the installed extension"
 ext=\$(ls "$site"/forge/_native*.so)
+echo "\$ext"
+# From 3.12 on the wheel is abi3: its extension must be the limited-API one (forge/_native.abi3.so).
+if [[ $tag == cp312-abi3 && \$ext != *.abi3.so ]]; then echo "test-wheel: \$ext in a $tag wheel"; exit 1; fi
 ldd "\$ext" | tee "$work/ldd.txt"
 # Everything outside site-packages must be a library of the manylinux policy (auditwheel's lib_whitelist of
 # manylinux_2_34: glibc's, libstdc++, libgcc_s, libz, ...); the CUDA wheel's NVIDIA libraries are not on the
@@ -99,5 +121,10 @@ else
     OMP_WAIT_POLICY=PASSIVE python -m pytest -q -p no:cacheprovider -m "not gpu" "$root/python/tests"
 fi
 EOF
-unshare --mount --propagation private bash "$work/inside.sh"
-echo "== $kind wheel passed with the system's libraries hidden"
+if [[ $hide == 1 ]]; then
+    unshare --mount --propagation private bash "$work/inside.sh"
+    echo "== $kind wheel ($tag) passed with the system's libraries hidden"
+else
+    bash "$work/inside.sh"
+    echo "== $kind wheel ($tag) passed (nothing hidden)"
+fi

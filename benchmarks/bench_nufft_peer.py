@@ -14,6 +14,14 @@ samples (forward) or pixels (adjoint). FINUFFT is not a dependency of forge: ins
 --plan-only: only the plans, alternating, median and minimum of --reps: forge's constructor (check, sort, FFTW
 plan; one plan serves both directions) against FINUFFT's Plan + setpts of type 2 and of type 1, and against one
 type alone, on the same number of threads (OMP_NUM_THREADS; FINUFFT gets it as nthreads).
+
+    PYTHONPATH=build/python python3 benchmarks/bench_nufft_peer.py --gpu cupy [--cases ...] [--tols ...] [--reps 5]
+
+--gpu cupy|torch: the GPU plans (forge's CUDA build, float32), median and minimum of --reps after a warm-up, each
+ended by a device synchronisation: forge's constructor from host k (upload, device sort, cuFFT plan), the same from
+k already on the device ("plan with device k": CuPy arrays or CUDA tensors, checked and sorted there, no host
+copy), set_points on device k (a new trajectory, plans kept), and cufinufft's (pip package cufinufft, when
+installed) Plan + setpts of type 2 and type 1 from points on the device: the device-k rows compare like with like.
 """
 import argparse
 import os
@@ -23,8 +31,9 @@ import time
 
 import numpy as np
 
-import finufft
 import forge
+
+finufft = None  # imported when a CPU mode runs (not a dependency of forge; --help and --gpu need it not)
 
 
 def cpu_model():
@@ -192,6 +201,108 @@ def plan_case(name, shape, n1, kind, tols, reps, rng):
               f"{med(tg) / med(tf1):5.2f} | {med(tg) / med(tf2):5.2f} |", flush=True)
 
 
+class DeviceLib:
+    """k to the device and a synchronisation of it, in CuPy or PyTorch."""
+
+    def __init__(self, name):
+        self.name = name
+        if name == "cupy":
+            import cupy
+
+            self.mod = cupy
+        else:
+            import torch
+
+            self.mod = torch
+
+    def to_device(self, a):
+        if self.name == "cupy":
+            return self.mod.asarray(a)
+        return self.mod.from_numpy(np.ascontiguousarray(a)).to("cuda")
+
+    def sync(self):
+        if self.name == "cupy":
+            self.mod.cuda.Device().synchronize()
+        else:
+            self.mod.cuda.synchronize()
+        forge.synchronize()
+
+
+def gpu_plan_case(name, shape, n1, kind, tols, reps, rng, lib, cufinufft):
+    ks = trajectory(kind, n1, shape, rng)
+    Nx, Ny, Nz = shape
+    dims = tuple(n for n in (Nz, Ny, Nx) if n > 1)
+    dk = [lib.to_device(k) for k in ks]
+    # a second trajectory of the same size for set_points: the mirrored one
+    dm = [lib.to_device(np.where(k == -n / 2, k, -k).astype(np.float32)) for k, n in zip(ks, shape)]
+    pts = [lib.to_device((2 * np.pi * ks[a].astype(np.float64) / shape[a]).astype(np.float32))
+           for a in (2, 1, 0) if shape[a] > 1]
+
+    def timed_sync(f):
+        lib.sync()
+        t0 = time.perf_counter()
+        r = f()
+        lib.sync()
+        return time.perf_counter() - t0, r
+
+    for tol in tols:
+        th, td, ts, tc = [], [], [], []
+        for r in range(reps + 1):  # the first round warms up
+            t, G = timed_sync(lambda: forge.Gnufft(ks[0], ks[1], ks[2], nx=Nx, ny=Ny, nz=Nz, tolerance=tol))
+            th.append(t) if r else None
+            del G
+            t, G = timed_sync(lambda: forge.Gnufft(dk[0], dk[1], dk[2], nx=Nx, ny=Ny, nz=Nz, tolerance=tol))
+            td.append(t) if r else None
+            t, _ = timed_sync(lambda: G.set_points(dm[0], dm[1], dm[2]))
+            ts.append(t) if r else None
+            del G
+            if cufinufft is not None:
+                def plans():
+                    p2 = cufinufft.Plan(2, dims, eps=tol, isign=-1, dtype="complex64")
+                    p2.setpts(*pts)
+                    p1 = cufinufft.Plan(1, dims, eps=tol, isign=1, dtype="complex64")
+                    p1.setpts(*pts)
+                    return p2, p1
+
+                t, ps = timed_sync(plans)
+                tc.append(t) if r else None
+                del ps
+        med = statistics.median
+
+        def cell(v):
+            return f"{med(v) * 1e3:8.2f} ({min(v) * 1e3:7.2f})" if v else "       -          "
+
+        ratio = f"{med(td) / med(tc):5.2f}" if tc else "    -"
+        print(f"| {name:<22} | {kind:<7} | {tol:5.0e} | {cell(th)} | {cell(td)} | {cell(ts)} | {cell(tc)} | {ratio} |",
+              flush=True)
+
+
+def gpu_plans(a, cases, tols):
+    if not (forge.built_with_cuda() and forge.cuda_available()):
+        raise SystemExit("bench_nufft_peer --gpu: forge has no CUDA device here (a CUDA build on a GPU machine)")
+    lib = DeviceLib(a.gpu)
+    try:
+        import cufinufft
+    except ImportError:
+        cufinufft = None
+    peer = f"cufinufft {cufinufft.__version__}" if cufinufft is not None else "cufinufft not installed"
+    print(f"bench_nufft_peer --gpu {a.gpu}: forge Gnufft plans vs {peer} (float32) on {forge.device_name()}; "
+          f"{machine_line()}")
+    print("plan times in ms, median (minimum) of --reps after a warm-up, each ended by a device synchronisation; "
+          "forge: constructor from host k (upload, device sort, cuFFT plan), the same with k already on the device, "
+          "set_points on device k; cufinufft: Plan + setpts of type 2 and type 1, points on the device; "
+          "ratio = forge (device k) / cufinufft")
+    print("| case                   | points  | tol   | forge, host k      | forge, device k    | set_points, device k "
+          "| cufinufft          | ratio |")
+    print("|---|---|---|---|---|---|---|---|")
+    rng = np.random.default_rng(2024)
+    for c in a.cases.split(","):
+        name, shape, n1 = cases[c]
+        for kind in a.points.split(","):
+            gpu_plan_case(name, shape, n1, kind, tols, a.reps, rng, lib, cufinufft)
+    print(f"load after: {os.getloadavg()[0]:.2f}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--cases", default="2d,3d")
@@ -201,11 +312,19 @@ def main():
     ap.add_argument("--subset", type=int, default=200, help="samples / pixels checked against the exact sum")
     ap.add_argument("--plan-only", action="store_true", help="time the plans only (forge constructor, FINUFFT "
                     "Plan + setpts)")
+    ap.add_argument("--gpu", choices=("cupy", "torch"), help="time the GPU plans, with k on the host and on the "
+                    "device in this library, against cufinufft's (when installed)")
     a = ap.parse_args()
     cases = {"2d": ("2D 256x256, 131072", (256, 256, 1), 131072),
              "3d": ("3D 64^3, 524288", (64, 64, 64), 524288),
              "3dbig": ("3D 128x128x64, 2M", (128, 128, 64), 2000000)}
     tols = [float(t) for t in a.tols.split(",")]
+    if a.gpu:
+        gpu_plans(a, cases, tols)
+        return
+    global finufft
+    import finufft
+
     if a.plan_only:
         print(f"bench_nufft_peer --plan-only: forge Gnufft vs FINUFFT {finufft.__version__} (CPU, float32); "
               f"{machine_line()}")

@@ -415,6 +415,105 @@ def shaped_real(values, arg, where, dtype, n=None, size_name=None):
     return host_real(a, arg, where, dtype, n, size_name, ndim=None), (shape if shape else (1,))
 
 
+def cuda_array(values):
+    """True for a CuPy array or a CUDA PyTorch tensor (what forge reads on the device without a copy)."""
+    root = type(values).__module__.split(".")[0]
+    return root in ("cupy", "torch") and _on_cuda(root, values)
+
+
+def _device_real(values, arg, where, dtype):
+    """A CuPy array or CUDA tensor of real numbers as a flat C-contiguous array of dtype on its device (converted
+    there when needed, never through the host), with its shape."""
+    lib = library_of(values, arg, where)
+    if lib == "torch":
+        import torch
+
+        if values.requires_grad:
+            raise ValueError(f"{where}: {arg} requires gradients, which forge does not compute for sample positions; "
+                             f"pass {arg}.detach()")
+        if values.is_complex() or values.dtype == torch.bool:
+            raise TypeError(f"{where}: {arg} must be real numbers, got dtype {_dtype_name(lib, values)}")
+        a = values.to(getattr(torch, dtype.name)).contiguous().reshape(-1)
+    else:
+        import cupy
+
+        if np.dtype(values.dtype).kind not in "fiu":
+            raise TypeError(f"{where}: {arg} must be real numbers, got dtype {values.dtype}")
+        a = cupy.ascontiguousarray(values.astype(dtype, copy=False)).reshape(-1)
+    _require_current_device(lib, values, arg, where)
+    shape = tuple(int(s) for s in values.shape)
+    return a, (shape if shape else (1,))
+
+
+def _device_scale(a, factor, dtype):
+    """a * factor in float64, rounded to dtype, on a's device (as k_in_cycles does on the host)."""
+    if type(a).__module__.split(".")[0] == "torch":
+        import torch
+
+        return (a.to(torch.float64) * factor).to(getattr(torch, dtype.name))
+    import cupy
+
+    return (a.astype(cupy.float64) * factor).astype(dtype)
+
+
+def _device_zeros(like, n, dtype):
+    return zeros_like_place(type(like).__module__.split(".")[0], like, (n,), dtype)
+
+
+def _device_id(a):
+    return a.device.id if type(a).__module__.split(".")[0] == "cupy" else a.device.index
+
+
+def k_samples(kx, ky, kz, units, grid, dtype, where):
+    """The sample positions of Gnufft (and its set_points) in cycles/FOV: (kx, ky, kz, shape of kx, on_device).
+
+    Host arrays (NumPy, lists, JAX, CPU tensors) become flat C-contiguous NumPy arrays of dtype; CuPy arrays and
+    CUDA tensors stay on their device (dtype, layout and units converted there), for the GPU plan to read without a
+    copy: all given ones on the device or none (forge.ResidencyError naming them), on the current device, and a
+    float32 operator of a CUDA build (forge.ResidencyError otherwise). kz None: zeros, where kx lives."""
+    given = [("kx", kx), ("ky", ky)] + ([("kz", kz)] if kz is not None else [])
+    on = [(name, cuda_array(v)) for name, v in given]
+    if not any(c for _, c in on):
+        kx, shape = shaped_real(kx, "kx", where, dtype)
+        n1 = kx.size
+        ky = host_real(ky, "ky", where, dtype, n1, "the length of kx", ndim=None)
+        kz = host_real(np.zeros(n1, dtype) if kz is None else kz, "kz", where, dtype, n1, "the length of kx",
+                       ndim=None)
+        kx, ky, kz = k_units(kx, ky, kz, units, grid, where)
+        return kx, ky, kz, shape, False
+    if not all(c for _, c in on):
+        dev = [name for name, c in on if c]
+        host = [name for name, c in on if not c]
+        raise _native.ResidencyError(
+            f"{where}: {' and '.join(dev)} {'is' if len(dev) == 1 else 'are'} on a CUDA device but "
+            f"{' and '.join(host)} on the host; give kx, ky and kz all as host arrays or all as CUDA arrays of one "
+            f"device (forge never copies between them)")
+    if real_dtype(dtype) != np.float32 or not _native.built_with_cuda():
+        why = ("a float64 Gnufft has no GPU plan (float32 only)" if real_dtype(dtype) != np.float32
+               else "this forge was built without CUDA")
+        raise _native.ResidencyError(
+            f"{where}: kx is on a CUDA device but {why}; pass host arrays (cupy: kx.get(), torch: kx.cpu())")
+    if units not in UNITS:
+        raise ValueError(f"{where}: units must be 'cycles', 'normalized' or 'radians', got {units!r}")
+    kx, shape = _device_real(kx, "kx", where, dtype)
+    n1 = math.prod(shape)
+    out = [kx]
+    for name, v in given[1:]:
+        a, s = _device_real(v, name, where, dtype)
+        if a.shape[0] != n1:
+            raise ValueError(f"{where}: {name} has {a.shape[0]} entries, expected {n1} (the length of kx)")
+        if _device_id(a) != _device_id(kx):
+            raise _native.ResidencyError(
+                f"{where}: {name} is on CUDA device {_device_id(a)} and kx on device {_device_id(kx)}; kx, ky and kz "
+                f"must live on one device (forge never copies between them)")
+        out.append(a)
+    if kz is None:
+        out.append(_device_zeros(kx, n1, dtype))
+    if units != "cycles":
+        out = [_device_scale(a, n if units == "normalized" else n / (2 * np.pi), dtype) for a, n in zip(out, grid)]
+    return out[0], out[1], out[2], shape, True
+
+
 def host_complex(values, arg, where, dtype):
     a = to_numpy(values, arg, where)
     if a.dtype.kind not in "fiuc":

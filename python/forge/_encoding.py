@@ -3,9 +3,34 @@ positions they take (image_coords) and the density compensation of a trajectory.
 
 import numpy as np
 
-from . import _arrays
+from . import _arrays, _native
 from ._arrays import real_dtype
-from ._operator import LinearOperator, _native_class, _zeros_or, recorded
+from ._operator import LinearOperator, _native_class, _rebuild, _snapshot, _zeros_or, recorded
+
+
+def _k_snapshot(k):
+    """Sample positions as a pickling recipe keeps them: copies, on the device for device arrays (no host copy)."""
+    def copy(v):
+        if not _arrays.cuda_array(v):
+            return _snapshot(v)
+        return v.detach().clone() if type(v).__module__.startswith("torch") else v.copy()
+
+    return tuple(copy(v) for v in k)
+
+
+def _on_k_stream(k, call):
+    """call() with k from k_samples: device k is ordered after the caller's current stream when that is not CUDA's
+    legacy default one (forge's streams are ordered with the default stream), and forge's work after it."""
+    if not k[4]:
+        return call()
+    lib = type(k[0]).__module__.split(".")[0]
+    if _arrays._on_default_stream(lib, k[0]):
+        return call()
+    _arrays._sync_current_stream(lib, k[0])
+    try:
+        return call()
+    finally:
+        _native.synchronize()
 
 
 def image_coords(nx, ny, nz=1, dtype=np.float32):
@@ -105,24 +130,51 @@ class Gnufft(LinearOperator):
     ``oversampling`` is the grid factor (>= 1.25), ``kernel_width`` the kernel width in grid cells;
     ``tolerance`` (e.g. 1e-4; float32 1e-6..1e-1, float64 1e-12..1e-1) instead picks oversampling 2 and the
     narrowest kernel whose measured relative error is within it (docs/nufft.md). ``units``: 'cycles'
-    (default), 'normalized' (cycles/pixel, [-0.5, 0.5)) or 'radians' ([-pi, pi), FINUFFT's convention)."""
+    (default), 'normalized' (cycles/pixel, [-0.5, 0.5)) or 'radians' ([-pi, pi), FINUFFT's convention).
 
-    @recorded
+    kx, ky, kz are host arrays (copied into the operator) or all CuPy arrays / CUDA tensors of the current device,
+    which a float32 operator of a CUDA build checks and sorts on the device with no copy through the host (units
+    converted there too); forge.ResidencyError for host and device k mixed, or device k given to a float64
+    operator or a build without CUDA."""
+
     def __init__(self, kx, ky, kz=None, *, nx, ny, nz=1, oversampling=2.0, kernel_width=5, tolerance=None,
                  units="cycles", dtype=np.float32):
         d = real_dtype(dtype)
         nx, ny, nz = _arrays.grid(nx, ny, nz, "Gnufft")
         kernel_width = _arrays.count(kernel_width, "kernel_width", "Gnufft")
-        kx, oshape = _arrays.shaped_real(kx, "kx", "Gnufft", d)
-        n1 = kx.size
-        ky = _arrays.host_real(ky, "ky", "Gnufft", d, n1, "the length of kx", ndim=None)
-        kz = _arrays.host_real(_zeros_or(kz, n1, d), "kz", "Gnufft", d, n1, "the length of kx", ndim=None)
-        kx, ky, kz = _arrays.k_units(kx, ky, kz, units, (nx, ny, nz), "Gnufft")
         tol = 0.0 if tolerance is None else float(tolerance)
         if tolerance is not None and not tol > 0:
             raise ValueError(f"Gnufft: tolerance must be a positive relative error, got {tolerance!r}")
-        native = _native_class("Gnufft", d)(nx, ny, nz, kx, ky, kz, float(oversampling), kernel_width, tol)
-        LinearOperator.__init__(self, native, d, _arrays.grid_shape(nx, ny, nz), oshape)
+        k = _arrays.k_samples(kx, ky, kz, units, (nx, ny, nz), d, "Gnufft")
+        cls = _native_class("Gnufft", d)
+        native = _on_k_stream(k, lambda: cls(nx, ny, nz, *k[:3], float(oversampling), kernel_width, tol))
+        LinearOperator.__init__(self, native, d, _arrays.grid_shape(nx, ny, nz), k[3])
+        self._grid, self._units = (nx, ny, nz), units
+        self._recipe = (Gnufft, _k_snapshot((kx, ky, kz)),
+                        _snapshot(dict(nx=nx, ny=ny, nz=nz, oversampling=oversampling, kernel_width=kernel_width,
+                                       tolerance=tolerance, units=units, dtype=d)))
+
+    def set_points(self, kx, ky, kz=None, *, units=None):
+        """New sample positions (any number) on the same grid, with the same kernel and FFT plans: host arrays, or
+        CuPy arrays / CUDA tensors that a GPU plan checks and sorts on the device with no copy through the host (a
+        per-frame trajectory), as the constructor takes them. ``units``: those of kx, ky, kz (default: the
+        constructor's). ``oshape`` becomes kx's shape. Checked as the constructor checks k; on an error the
+        operator keeps its samples. An operator already inside a composite (SENSE, TimeSegmentation, ...) keeps
+        the sample count it was built with: give it the same number of samples."""
+        where = "Gnufft.set_points"
+        units = self._units if units is None else units
+        k = _arrays.k_samples(kx, ky, kz, units, self._grid, self.real_dtype, where)
+        _on_k_stream(k, lambda: self._native.set_points(*k[:3]))
+        self._set_shapes(self._ishape, k[3])
+        fn, _, kwargs = self._recipe
+        self._recipe = (fn, _k_snapshot((kx, ky, kz)), dict(kwargs, units=units))
+
+    def __reduce__(self):
+        # k given on the device is kept there (a device copy) and brought to the host only when pickled.
+        fn, args, kwargs = self._recipe
+        host = tuple(None if a is None else _arrays.to_numpy(a, "k", "pickle") if _arrays.cuda_array(a) else a
+                     for a in args)
+        return (_rebuild, (fn, host, kwargs, self._pickle_state()))
 
     @property
     def kernel_width(self):

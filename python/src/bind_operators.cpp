@@ -81,10 +81,24 @@ double time_apply(const forge::LinearOperator<T1>& op, const CIn<T1>& in, COut<T
     return std::chrono::duration<double>(t1 - t0).count() / double(repeats ? repeats : 1);
 }
 
+// Gnufft's samples kx, ky, kz: true when they are on a CUDA device, false on the host; a residency_error naming
+// them when they are not all in one place.
+template <typename T1>
+bool k_on_cuda(const RIn<T1>& kx, const RIn<T1>& ky, const RIn<T1>& kz, const char* where) {
+    require_same_place(kx, "kx", ky, "ky", where);
+    require_same_place(kx, "kx", kz, "kz", where);
+    return on_cuda(kx, where, "kx");
+}
+template <typename T1>
+arma::Col<T1> host_k(const RIn<T1>& a) {
+    return arma::Col<T1>(const_cast<T1*>(a.data()), a.size(), true, false);  // copies
+}
+
 template <typename T1>
 void bind_operator_classes(nb::module_& m, const std::string& sfx) {
     using Op = forge::LinearOperator<T1>;
     using RH = RHost<T1>;
+    using RI = RIn<T1>;
     const auto name = [&](const char* base) { return std::string(base) + sfx; };
 
     nb::class_<Op>(m, name("LinearOperator").c_str())
@@ -123,18 +137,43 @@ void bind_operator_classes(nb::module_& m, const std::string& sfx) {
         .def("set_devices", &set_devices<forge::GdftR2<T1>>, "devices"_a)
         .def("devices", &forge::GdftR2<T1>::devices);
 
+    // k on the host is copied into the operator; k on a CUDA device (all three on the same one) is read there by
+    // the forgeCol constructor and set_points, whose GPU plan checks and sorts it with no copy through the host.
     nb::class_<forge::Gnufft<T1>, Op>(m, name("Gnufft").c_str())
         .def(
             "__init__",
-            [](forge::Gnufft<T1>* self, uword nx, uword ny, uword nz, RH kx, RH ky, RH kz, double oversampling,
+            [](forge::Gnufft<T1>* self, uword nx, uword ny, uword nz, RI kx, RI ky, RI kz, double oversampling,
                uword kernel_width, double tolerance) {
                 forge::NufftOptions o;
                 o.oversampling = oversampling;
                 o.kernel_width = kernel_width;
                 o.tolerance = tolerance;  // > 0: overrides the two above
-                new (self) forge::Gnufft<T1>(kx.size(), nx, ny, nz, to_col(kx), to_col(ky), to_col(kz), o);
+                if (!k_on_cuda(kx, ky, kz, "Gnufft")) {
+                    new (self) forge::Gnufft<T1>(kx.size(), nx, ny, nz, host_k(kx), host_k(ky), host_k(kz), o);
+                    return;
+                }
+                o.device = kx.device_id();
+                const forge::forgeCol<T1> cx = col_of<T1>(kx, true), cy = col_of<T1>(ky, true),
+                                          cz = col_of<T1>(kz, true);
+                nb::gil_scoped_release release;
+                new (self) forge::Gnufft<T1>(kx.size(), nx, ny, nz, cx, cy, cz, o);
             },
             "nx"_a, "ny"_a, "nz"_a, "kx"_a, "ky"_a, "kz"_a, "oversampling"_a, "kernel_width"_a, "tolerance"_a)
+        .def(
+            "set_points",
+            [](forge::Gnufft<T1>& self, RI kx, RI ky, RI kz) {
+                if (!k_on_cuda(kx, ky, kz, "Gnufft.set_points")) {
+                    self.set_points(host_k(kx), host_k(ky), host_k(kz));
+                    return;
+                }
+                const forge::forgeCol<T1> cx = col_of<T1>(kx, true), cy = col_of<T1>(ky, true),
+                                          cz = col_of<T1>(kz, true);
+                nb::gil_scoped_release release;
+                self.set_points(cx, cy, cz);
+            },
+            "kx"_a, "ky"_a, "kz"_a,
+            "New sample positions (host or CUDA arrays, all three in one place), same grid, kernel and FFT plans.")
+        .def("n1", &forge::Gnufft<T1>::n1)
         .def("gpu_enabled", &forge::Gnufft<T1>::gpu_enabled)
         .def_prop_ro("kernel_width", &forge::Gnufft<T1>::kernel_width)
         .def_prop_ro("oversampling", &forge::Gnufft<T1>::oversampling)

@@ -1,5 +1,5 @@
 // Benchmark of one large exact DFT over several GPUs of one machine (DftOptions::devices,
-// forge/Operators/dft/CudaMultiDft.h) against the same Gdft on one GPU: forward (split by samples) and adjoint (split
+// forge/Operators/dft/cuda/CudaMultiDft.h) against the same Gdft on one GPU: forward (split by samples) and adjoint (split
 // by pixels) on device-resident data, seconds per call, pair evaluations per second, the speed-up and the
 // relative difference of the results.
 //

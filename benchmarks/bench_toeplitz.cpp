@@ -41,7 +41,7 @@
 #include "forge/Operators/dft/Gdft.h"
 #include "forge/Operators/nufft/Gnufft.h"
 #include "forge/Operators/toeplitz/ToeplitzNormal.h"
-#include "forge/Operators/toeplitz/cpu/HostApply.h"  // device_chunk_bytes()
+#include "forge/Operators/toeplitz/detail/ToeplitzState.h"  // device_chunk_bytes()
 #include "forge/Penalties/QuadPenalty.h"
 #include "forge/Solvers/solve_pwls_pcg.h"
 

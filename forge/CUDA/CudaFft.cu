@@ -1,6 +1,6 @@
 // cuFFT plans: the device half of FftPlan (the centred transforms of Gfft, the padded grids of ToeplitzNormal and
 // the oversampled grids of CudaNufftPipeline).
-#include "forge/CUDA/CudaFft.h"
+#include "forge/CUDA/detail/CudaFft.h"
 
 #include <cuda_runtime.h>
 #include <cufft.h>
@@ -10,6 +10,7 @@
 #include <string>
 #include <type_traits>
 
+#include "forge/CUDA/PlanOptions.h"
 #include "forge/CUDA/detail/CudaCheck.h"
 #include "forge/Core/Exceptions.h"
 

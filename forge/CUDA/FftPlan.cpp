@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "forge/CUDA/CudaFft.h"
+#include "forge/CUDA/detail/CudaFft.h"
 #include "forge/Core/Exceptions.h"
 #include "forge/Core/Geometry.h"
 #include "forge/Core/Parallel.h"

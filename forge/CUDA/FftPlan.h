@@ -12,7 +12,7 @@
 //   host    FFTW: one plan pair for one grid (FFTW_ESTIMATE | FFTW_UNALIGNED, so it runs on any array), made in
 //           the constructor under fftw_planner_mutex(); execution is thread-safe on distinct arrays. A batch runs
 //           its grids on the OpenMP threads, one grid each (one after another inside a parallel region).
-//   device  cuFFT: CudaFftPlan (CudaFft.h), one plan-many per batch count, made on first device use or by
+//   device  cuFFT: CudaFftPlan (detail/CudaFft.h), one plan-many per batch count, made on first device use or by
 //           prepare_device(), on options.stream and options.device; forge built without CUDA throws cuda_error.
 // FftLines<T1> are the pruned transforms' building block: 1D FFTs along one axis of strided lines (FFTW's guru
 // interface), single-threaded, for callers that run many at once on their own threads (ToeplitzNormal's host

@@ -8,7 +8,8 @@
 // plumbing knows no subject.
 #include <string>
 
-#include "forge/CUDA/CudaFft.h"
+#include "forge/CUDA/PlanOptions.h"
+#include "forge/CUDA/detail/CudaFft.h"
 #include "forge/CUDA/detail/DeviceOpsInstantiations.h"
 #include "forge/CUDA/detail/NoCuda.h"
 #include "forge/Core/DeviceMemory.h"

@@ -33,5 +33,10 @@ struct PlanOptions {
     DftKernel dft_kernel{};
 };
 
+// True when work on 'stream' is ordered with the legacy default stream, where forgeCol's arithmetic runs: the
+// legacy stream itself (null) and streams made without cudaStreamNonBlocking. An operator given a stream
+// (NufftOptions, ToeplitzOptions) requires it, so that its input is ready when its transforms start.
+bool stream_is_blocking(CUstream_st* stream);
+
 }  // namespace cuda
 }  // namespace forge

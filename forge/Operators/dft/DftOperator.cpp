@@ -7,7 +7,7 @@
 #include "forge/Core/DeviceMemory.h"
 #include "forge/Core/Validation.h"
 #include "forge/Operators/dft/CudaDftPipeline.h"
-#include "forge/Operators/dft/CudaMultiDft.h"
+#include "forge/Operators/dft/cuda/CudaMultiDft.h"
 #include "forge/Operators/dft/cpu/DftCpuKernels.h"
 
 namespace forge {

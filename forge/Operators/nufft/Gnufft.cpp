@@ -13,7 +13,6 @@
 #include <type_traits>
 #include <utility>
 
-#include "forge/CUDA/CudaFft.h"
 #include "forge/CUDA/PlanOptions.h"
 #include "forge/Core/DeviceMemory.h"
 #include "forge/Core/Exceptions.h"

@@ -15,6 +15,7 @@
 #include "forge/Operators/toeplitz/ToeplitzNormal.h"
 #include "forge/Operators/toeplitz/cpu/HostApply.h"
 #include "forge/Operators/toeplitz/cuda/ToeplitzApply.h"
+#include "forge/Operators/toeplitz/detail/ToeplitzState.h"
 
 namespace forge {
 

@@ -25,6 +25,7 @@
 #include "forge/Operators/toeplitz/cuda/ToeplitzKernels.h"
 #include "forge/Operators/toeplitz/detail/AxisGroups.h"
 #include "forge/Operators/toeplitz/detail/KernelSources.h"
+#include "forge/Operators/toeplitz/detail/ToeplitzState.h"
 
 namespace forge {
 

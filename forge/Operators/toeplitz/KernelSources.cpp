@@ -20,9 +20,9 @@
 #include "forge/Operators/LinearOperator.h"
 #include "forge/Operators/detail/FixedOrderProduct.h"
 #include "forge/Operators/nufft/Gnufft.h"
-#include "forge/Operators/toeplitz/cpu/HostApply.h"
 #include "forge/Operators/toeplitz/cuda/ToeplitzKernels.h"
 #include "forge/Operators/toeplitz/detail/AxisGroups.h"
+#include "forge/Operators/toeplitz/detail/ToeplitzState.h"
 
 namespace forge {
 namespace toeplitz {

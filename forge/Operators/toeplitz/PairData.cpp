@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "forge/Operators/detail/FixedOrderProduct.h"
-#include "forge/Operators/toeplitz/cpu/HostApply.h"
 #include "forge/Operators/toeplitz/detail/KernelSources.h"
 
 namespace forge {

@@ -1,5 +1,5 @@
 // ToeplitzNormal's grid and constructors. The kernel build is in KernelBuild.cpp, the applies in cpu/HostApply.cpp
-// (host) and DeviceApply.cpp (GPU); cpu/HostApply.h has what they share.
+// (host) and DeviceApply.cpp (GPU); detail/ToeplitzState.h has what they share.
 #include "forge/Operators/toeplitz/ToeplitzNormal.h"
 
 #include <algorithm>
@@ -9,13 +9,13 @@
 #include <string>
 #include <type_traits>
 
-#include "forge/CUDA/CudaFft.h"
 #include "forge/CUDA/FftPlan.h"
+#include "forge/CUDA/PlanOptions.h"
 #include "forge/Core/DeviceMemory.h"
 #include "forge/Core/Parallel.h"
 #include "forge/Core/Validation.h"
-#include "forge/Operators/toeplitz/cpu/HostApply.h"
 #include "forge/Operators/toeplitz/detail/KernelSources.h"
+#include "forge/Operators/toeplitz/detail/ToeplitzState.h"
 
 namespace forge {
 

@@ -1,4 +1,4 @@
-// Gdft, GdftR2 and SENSE on several GPUs (DftOptions::devices, forge/Operators/dft/CudaMultiDft.h) against the
+// Gdft, GdftR2 and SENSE on several GPUs (DftOptions::devices, forge/Operators/dft/cuda/CudaMultiDft.h) against the
 // same operator on one GPU: forward and adjoint, single vectors and coil batches, with the device list
 // {0, 0} (two parts on one GPU: the split and gather logic on any machine) and {0, 1} when there are two
 // devices; input on device 0 and, with two devices, on device 1. Errors for device numbers that do not exist.

@@ -12,7 +12,7 @@
 #include "ToeplitzTestProblem.h"
 #include "forge/Core/DeviceMemory.h"
 #include "forge/Operators/SENSE.h"
-#include "forge/Operators/toeplitz/cpu/HostApply.h"
+#include "forge/Operators/toeplitz/detail/ToeplitzState.h"
 #include "forge/Penalties/QuadPenalty.h"
 #include "forge/Solvers/solve_pwls_pcg.h"
 

@@ -2,9 +2,10 @@
 # Package test: install forge's build tree to a temporary prefix (cmake --install), then configure,
 # build and run the outside project in this folder against it with find_package(Forge CONFIG REQUIRED).
 # Also checks that readme_example.cpp is README.md's usage example verbatim, that the installed headers are
-# the public API only (no cuda/, cpu/ or detail/ folder, no *Kernels*.h, no CUDA include) and each compiles on
-# its own with the install tree and Armadillo alone on the include path, that api_example.cpp's deprecated
-# names warn, and that the installed programs (forge-recon) start from the install tree.
+# the public API only (no cuda/, cpu/ or detail/ folder, no *Kernels*.h, no include of a forge header that is not
+# installed, no CUDA include) and each compiles on its own with the install tree and Armadillo alone on the include
+# path, that api_example.cpp's deprecated names warn, and that the installed programs (forge-recon) start from the
+# install tree.
 #
 #   run_package_test.sh <forge build dir> [<forge source dir>]
 set -euo pipefail
@@ -32,13 +33,30 @@ cmake --install "$BUILD_DIR" --prefix "$TMP/prefix" > "$TMP/install.log" || { ca
 test -f "$TMP/prefix/include/forge/Operators/dft/Gdft.h"
 
 # 3. The installed headers are the public API: no private folder (device kernels in cuda/, per-ISA CPU loops in
-#    cpu/, internal plumbing in detail/), no kernel header, no CUDA header included (a grep: where CUDA is installed
-#    its headers may be on the compiler's default path, e.g. /usr/local/include, so step 4 alone would not see it).
+#    cpu/, internal plumbing in detail/), no kernel header, no forge header included that is not installed, no CUDA
+#    header included (a grep: where CUDA is installed its headers may be on the compiler's default path, e.g.
+#    /usr/local/include, so step 4 alone would not see it).
 inc="$TMP/prefix/include"
 private=$(cd "$inc" && find forge \( -type d \( -name cuda -o -name cpu -o -name detail \) \) -o -name '*Kernels*.h')
 if [ -n "$private" ]; then
     echo "FAIL: private headers or folders installed:" >&2
     echo "$private" >&2
+    exit 1
+fi
+# Every forge header an installed header includes is installed: "forge/..." and <forge/...> against the include
+# folder, another quoted header name against the header's own folder.
+missing=$(cd "$inc" && find forge -name '*.h' -o -name '*.hpp' | sort | while read -r h; do
+    sed -nE 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*([<"])([^>"]+)[>"].*/\1\2/p' "$h" | while read -r i; do
+        kind=${i:0:1} path=${i:1}
+        case $path in
+            forge/*) [ -f "$path" ] || echo "$h includes $path" ;;
+            *.h | *.hpp) [ "$kind" = '<' ] || [ -f "$(dirname "$h")/$path" ] || echo "$h includes \"$path\"" ;;
+        esac
+    done
+done || true)
+if [ -n "$missing" ]; then
+    echo "FAIL: installed headers include headers that are not installed:" >&2
+    echo "$missing" >&2
     exit 1
 fi
 if grep -rlE '^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"](cuda|cufft|cublas|cuComplex|cuda_runtime|vector_types)[A-Za-z_]*\.h[">]' "$inc/forge"; then

@@ -8,7 +8,7 @@
 #include "forge/CUDA/detail/NoCuda.h"
 #include "forge/Core/Exceptions.h"
 #include "forge/Operators/dft/CudaDftPipeline.h"
-#include "forge/Operators/dft/CudaMultiDft.h"
+#include "forge/Operators/dft/cuda/CudaMultiDft.h"
 
 namespace forge {
 namespace cuda {

@@ -1,4 +1,4 @@
-#include "forge/Operators/dft/CudaMultiDft.h"
+#include "forge/Operators/dft/cuda/CudaMultiDft.h"
 
 #include <algorithm>
 #include <string>

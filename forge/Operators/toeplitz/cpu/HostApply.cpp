@@ -13,6 +13,7 @@
 
 #include "forge/Operators/toeplitz/ToeplitzNormal.h"
 #include "forge/Operators/toeplitz/cpu/HostApply.h"
+#include "forge/Operators/toeplitz/detail/ToeplitzState.h"
 
 namespace forge {
 

@@ -16,7 +16,9 @@
 // one-GPU plan computes it from the same inputs, up to the split of the inner sum across blocks
 // (CudaDftPipeline.h), which depends on the output count of the part.
 //
-// The header includes no CUDA header.
+// The header includes no CUDA header. Private to forge/Operators/dft/ (the plan behind DftOptions::devices), not
+// installed; until forge 0.3.0 the install tree keeps a deprecated copy of it at its former path,
+// forge/Operators/dft/CudaMultiDft.h (cmake/DeprecatedCudaMultiDft.h.in).
 #include <memory>
 #include <mutex>
 #include <vector>

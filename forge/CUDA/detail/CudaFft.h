@@ -1,7 +1,8 @@
 #pragma once
-// The device half of forge's FFT plan facade (FftPlan.h): cuFFT plans, declared without CUDA headers.
+// The device half of forge's FFT plan facade (forge/CUDA/FftPlan.h): cuFFT plans, declared without CUDA headers.
+// Private to forge/CUDA (FftPlan.cpp reaches it; not installed).
 // Implemented in CudaFft.cu (CUDA builds) and by throwing stubs in NoCuda.cpp (CPU-only builds, where FftPlan
-// reaches it only with device data, which cannot exist there). Operators use FftPlan; the .cu pipelines may too.
+// reaches it only with device data, which cannot exist there). Operators use FftPlan.
 // Data are interleaved complex device arrays [re0, im0, re1, im1, ...], x fastest; a batch is nbatch
 // grids back to back, transformed by one cuFFT plan-many call (cufftPlanMany's layout) per pass.
 #include <map>
@@ -44,11 +45,6 @@ private:
     mutable std::mutex mutex_;
     mutable std::map<int, int> handles_;  // batch count -> cufftHandle
 };
-
-// True when work on 'stream' is ordered with the legacy default stream, where forgeCol's arithmetic runs: the
-// legacy stream itself (null) and streams made without cudaStreamNonBlocking. An operator given a stream
-// (NufftOptions, ToeplitzOptions) requires it, so that its input is ready when its transforms start.
-bool stream_is_blocking(CUstream_st* stream);
 
 }  // namespace cuda
 }  // namespace forge

@@ -394,19 +394,29 @@ arma::cx_fvec coil_maps_from_images(const arma::cx_fmat& X, std::size_t Nx, std:
 
 namespace {
 
+}  // namespace
+
 // The gridding operator and the tapered density compensation of one calibration selection. Frames of the same
-// trajectory (the slices of a multi-slice scan) select the same samples: the second one reuses them.
-struct Calibration {
+// trajectory (the slices of a multi-slice scan, in one call or, through a CoilMapCache, in several) select the same
+// samples: the later ones reuse them.
+struct CoilMapCache::Calibration {
     arma::fvec kx, ky, kz;
     std::array<std::size_t, 3> grid{{0, 0, 0}};
+    bool gpu = false;  // the density weights' path (the GPU's NUFFT convolution or the host's)
     std::shared_ptr<Gnufft<float>> G;
     arma::fvec w;
-    bool same(const arma::fvec& x, const arma::fvec& y, const arma::fvec& z,
-              const std::array<std::size_t, 3>& g) const {
-        return G && g == grid && x.n_elem == kx.n_elem && arma::all(x == kx) && arma::all(y == ky) &&
-               arma::all(z == kz);
+    bool same(const arma::fvec& x, const arma::fvec& y, const arma::fvec& z, const std::array<std::size_t, 3>& g,
+              bool onGpu) const {
+        return G && g == grid && onGpu == gpu && x.n_elem == kx.n_elem && arma::all(x == kx) &&
+               arma::all(y == ky) && arma::all(z == kz);
     }
 };
+
+CoilMapCache::CoilMapCache() : calibration_(new Calibration) {}
+CoilMapCache::~CoilMapCache() = default;
+
+namespace {
+using Calibration = CoilMapCache::Calibration;
 
 // Pipe's iterations for the calibration samples' density weights. Fewer leave a pedestal under the images where the
 // samples crowd (3D radial's centre: 8 iterations leave 5 to 10% of the maximum over the whole volume, 20 about 2%).
@@ -563,7 +573,7 @@ forgeCol<forgeComplex<float>> low_resolution_images(const ReconProblem& P, const
                                " cycles/FOV of k-space");
     const arma::uvec idx(sel);
     const arma::fvec kx = fr.kx.elem(idx), ky = fr.ky.elem(idx), kz = fr.kz.elem(idx);
-    if (!cache.same(kx, ky, kz, M)) {
+    if (!cache.same(kx, ky, kz, M, gpu)) {
         cache.G = std::make_shared<Gnufft<float>>(idx.n_elem, M[0], M[1], M[2], kx, ky, kz);
         const bool viaNufft = gpu && idx.n_elem >= kDevicePipeSamples;
         arma::fvec w = viaNufft ? nufft_density_compensation(kx, ky, kz, M, kCalibrationDensityIterations, gpu)
@@ -581,6 +591,7 @@ forgeCol<forgeComplex<float>> low_resolution_images(const ReconProblem& P, const
         cache.ky = ky;
         cache.kz = kz;
         cache.grid = M;
+        cache.gpu = gpu;
         cache.w = w;
     }
     const Gnufft<float>& G = *cache.G;
@@ -731,7 +742,7 @@ arma::cx_fmat low_resolution_coil_images(const ReconProblem& P, const ReconFrame
 
 std::vector<arma::cx_fvec> estimate_coil_maps(const ReconProblem& P, const CoilMapOptions& options,
                                               std::vector<arma::uvec>* masks, std::array<double, 3>* usedWidth,
-                                              std::vector<CoilMapStats>* stats) {
+                                              std::vector<CoilMapStats>* stats, CoilMapCache* reuse) {
     std::vector<arma::cx_fvec> maps(P.nslices);
     if (masks) masks->assign(P.nslices, arma::uvec());
     if (stats) stats->assign(P.nslices, CoilMapStats{});
@@ -739,7 +750,8 @@ std::vector<arma::cx_fvec> estimate_coil_maps(const ReconProblem& P, const CoilM
     check_options(options);
     // the images stay where they are made: on the GPU, the maps' kernels read them there
     const bool gpu = maps_on_gpu(options.device, P.nc, "estimate_coil_maps");
-    Calibration cache;
+    CoilMapCache own;
+    Calibration& cache = *(reuse ? reuse : &own)->calibration_;
     for (const auto& fr : P.frames) {  // frame-major: the first frame holding each slice
         if (fr.slice >= P.nslices || done[fr.slice]) continue;
         // The slice's maps on the image grid (for the interpolation). On the GPU path a second host thread allocates

@@ -22,6 +22,7 @@
 //    shading does to the maximum.
 #include <array>
 #include <cstddef>
+#include <memory>
 #include <vector>
 
 #include <armadillo>
@@ -74,13 +75,33 @@ arma::cx_fmat low_resolution_coil_images(const ReconProblem& P, const ReconFrame
                                          const CoilMapOptions& options = {},
                                          std::array<double, 3>* usedWidth = nullptr);
 
+// What estimate_coil_maps() reuses across calls: the calibration samples' gridding plan and density weights, which
+// depend only on the trajectory, the map grid and the device (the slices of a stream, estimated one call at a time,
+// take the first one's). The maps equal those estimated without it. Not for concurrent calls.
+class CoilMapCache {
+public:
+    CoilMapCache();
+    ~CoilMapCache();
+    CoilMapCache(const CoilMapCache&) = delete;
+    CoilMapCache& operator=(const CoilMapCache&) = delete;
+    struct Calibration;
+
+private:
+    std::unique_ptr<Calibration> calibration_;
+    friend std::vector<arma::cx_fvec> estimate_coil_maps(const ReconProblem&, const CoilMapOptions&,
+                                                         std::vector<arma::uvec>*, std::array<double, 3>*,
+                                                         std::vector<CoilMapStats>*, CoilMapCache*);
+};
+
 // Maps for every slice of P from the first frame of that slice (per slice: nc * n2, coil-major, as
 // ReconProblem::smaps). 'masks' (optional) receives one mask per slice.
-// 'stats' (optional) receives one CoilMapStats per slice.
+// 'stats' (optional) receives one CoilMapStats per slice. 'reuse' (optional) keeps the calibration's plan and
+// density weights for later calls (frames of one call share them without it).
 std::vector<arma::cx_fvec> estimate_coil_maps(const ReconProblem& P, const CoilMapOptions& options = {},
                                               std::vector<arma::uvec>* masks = nullptr,
                                               std::array<double, 3>* usedWidth = nullptr,
-                                              std::vector<CoilMapStats>* stats = nullptr);
+                                              std::vector<CoilMapStats>* stats = nullptr,
+                                              CoilMapCache* reuse = nullptr);
 
 }  // namespace recon
 }  // namespace forge

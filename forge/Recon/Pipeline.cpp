@@ -166,7 +166,7 @@ MapsReport ReconSession::prepare_maps(ReconProblem& P, const GroupPlace& place, 
     }
     const auto t0 = std::chrono::steady_clock::now();
     try {
-        P.smaps = estimate_coil_maps(P, map_options(), &r.masks, &r.calibration_width, &r.stats);
+        P.smaps = estimate_coil_maps(P, map_options(), &r.masks, &r.calibration_width, &r.stats, &calibration_);
     } catch (const invalid_argument& e) {
         if (policy == MapsPolicy::Estimate) throw;
         P.smaps.clear();

@@ -3,7 +3,8 @@
 // and a session reconstructs group after group of acquisitions with it: a whole file at once, or the slices and
 // frames of a stream as they complete. A session keeps what later groups can reuse: the encoding operators built
 // for a trajectory (OperatorCache), each slice's estimated coil maps, and with warm starts each slice's latest
-// image. Every group's images equal those of the same frames reconstructed together in one group.
+// image, and the coil-map estimation's calibration plan. Every group's images equal those of the same frames
+// reconstructed together in one group.
 //
 //   forge::recon::ReconRequest r;                  // defaults: operator by cost, quadratic penalty, 50 iterations
 //   r.device = forge::Device::GPU;
@@ -141,6 +142,7 @@ private:
     ReconRequest request_;
     bool gpu_ = false;
     std::unique_ptr<OperatorCache> operators_;
+    CoilMapCache calibration_;               // the maps' calibration plan and density, per trajectory
     std::vector<arma::cx_fvec> maps_;        // estimated maps by session slice
     std::vector<arma::cx_fvec> lastImage_;   // warm starts: the latest image by session slice
 };

@@ -154,23 +154,8 @@ std::array<std::size_t, 3> fft_grid(const ReconProblem& P);
 // and iteration).
 double dft_cost(const ReconProblem& P, int iterations);
 
-// Rough time (seconds) of one reconstruction with 'op', set-up included (Toeplitz: its kernels and right-hand
-// side, counted against S.iterations); good to a factor of a few. The cost model's rates are in Reconstruct.cpp.
-double estimate_seconds(const ReconProblem& P, const ReconSettings& S, EncodingOperator op, bool fieldCorrection);
-
-// Whether reconstruct()'s Toeplitz path forms G^H y of frame 'frame' of P with the NUFFT under S.toeplitzRhs
-// (Auto: where the exact DFT's is estimated over 50 ms and the cost model puts the NUFFT's below it).
-bool toeplitz_rhs_by_nufft(const ReconProblem& P, std::size_t frame, const ReconSettings& S, bool fieldCorrection);
-
-// --operator auto: data on an FFT grid (P.fftGrid, set by fft_grid()) -> Fft; otherwise Dft while its cost
-// is at most 2e10 sample-pixel products on the CPU (4e12 on the GPU); else Toeplitz where estimate_seconds() puts
-// it (kernels and right-hand side counted against 'iterations') below half the NUFFT's, otherwise TimeSeg when there
-// is a field map to correct (P.fieldmap and fieldCorrection), Nufft when there is none. 'reason' says why.
-struct OperatorChoice {
-    EncodingOperator op;
-    std::string reason;
-};
-OperatorChoice choose_operator(const ReconProblem& P, int iterations, bool gpu, bool fieldCorrection = true);
+// estimate_seconds(), toeplitz_rhs_by_nufft() and choose_operator() (--operator auto): OperatorChoice.h, included
+// at the end of this header.
 
 // ---------------------------------------------------------------- checks of a problem's data and maps
 // A sample whose coil amplitude sqrt(sum_c |y_c|^2) exceeds this multiple of the root-sum-of-squares of every
@@ -195,3 +180,5 @@ double uncovered_energy(const ReconProblem& P, std::size_t slice, const CoilMapO
 
 }  // namespace recon
 }  // namespace forge
+
+#include "forge/Recon/OperatorChoice.h"  // IWYU pragma: export

@@ -1,7 +1,10 @@
 // forge::recon's operator choice and the Toeplitz path's set-up: choose_operator() against its own cost model
-// (estimate_seconds(): Toeplitz only where its kernels and right-hand side, counted against the iterations asked
-// for, cost less than the NUFFT's iterations), the Toeplitz right-hand side by the NUFFT against the exact Gdft's
+// (estimate_seconds() at given rates: the least estimated time, Toeplitz kernels and right-hand side counted against
+// the iterations asked for; the exact DFT within 1.2x of the fastest approximation), the calibration (fixed rates
+// when off, the rates file, the micro-runs), the Toeplitz right-hand side by the NUFFT against the exact Gdft's
 // (the image and its solve), and the stage times every solve records (set-up, right-hand side, iterations).
+#include <chrono>
+#include <filesystem>
 #include <cmath>
 #include <complex>
 #include <string>
@@ -81,40 +84,115 @@ double relative_difference(const arma::cx_fvec& a, const arma::cx_fvec& b) {
 
 }  // namespace
 
-TEST_CASE("choose_operator takes Toeplitz exactly where its estimate, kernels included, is below half the NUFFT's",
+TEST_CASE("choose_operator takes the least estimated time, an exact DFT within 1.2x of the fastest approximation",
           "[recon][operator][toeplitz]") {
     FORGE_INFO_SEED();
     for (bool fieldmap : {false, true}) {
-        // 128x128, 2 coils, 512000 samples: the DFT over its CPU limit from 1 iteration; the kernels and the
-        // right-hand side (by NUFFT: a plan of every sample each, and the kernels' finer NUFFT) worth a few NUFFT
-        // iterations
-        const ReconProblem P = sized(128, 2, 512000, fieldmap);
         const EncodingOperator nufft = fieldmap ? EncodingOperator::TimeSeg : EncodingOperator::Nufft;
-        bool sawToeplitz = false, sawNufft = false;
-        for (int iterations : {1, 2, 5, 20, 50, 100, 1000, 100000, 10000000}) {
-            for (bool gpu : {false, true}) {
-                const auto c = forge::recon::choose_operator(P, iterations, gpu);
-                ReconSettings S;
-                S.iterations = iterations;
-                S.gpu = gpu;
-                const double tT = forge::recon::estimate_seconds(P, S, EncodingOperator::Toeplitz, true);
-                const double tN = forge::recon::estimate_seconds(P, S, nufft, true);
-                INFO("field map " << fieldmap << ", " << iterations << " iterations, gpu " << gpu << ": toeplitz " << tT
-                                  << " s, " << forge::recon::operator_name(nufft) << " " << tN << " s; chose "
-                                  << forge::recon::operator_name(c.op) << ": " << c.reason);
-                CHECK(tT > 0);
-                CHECK(tN > 0);
-                if (c.op == EncodingOperator::Dft) continue;                          // under the DFT's limit
-                CHECK(c.op == (tT < 0.5 * tN ? EncodingOperator::Toeplitz : nufft));  // a clear lead only
-                CHECK_THAT(c.reason, Catch::Matchers::Contains("toeplitz"));
-                if (!fieldmap) CHECK_THAT(c.reason, Catch::Matchers::Contains("no field map"));
-                (c.op == EncodingOperator::Toeplitz ? sawToeplitz : sawNufft) = true;
+        bool sawToeplitz = false, sawNufft = false, sawDft = false;
+        for (std::size_t n1 : {std::size_t(2000), std::size_t(512000)}) {
+            const ReconProblem P = sized(128, 2, n1, fieldmap);
+            for (int iterations : {1, 2, 5, 20, 50, 100, 1000, 100000, 10000000}) {
+                for (bool gpu : {false, true}) {
+                    const forge::recon::CostRates r = forge::recon::fixed_cost_rates(gpu);
+                    const auto c = forge::recon::choose_operator(P, iterations, gpu, true, r);
+                    ReconSettings S;
+                    S.iterations = iterations;
+                    S.gpu = gpu;
+                    const double tT = forge::recon::estimate_seconds(P, S, EncodingOperator::Toeplitz, true, r);
+                    const double tN = forge::recon::estimate_seconds(P, S, nufft, true, r);
+                    const double tD = forge::recon::estimate_seconds(P, S, EncodingOperator::Dft, true, r);
+                    INFO("field map " << fieldmap << ", " << n1 << " samples, " << iterations << " iterations, gpu "
+                                      << gpu << ": dft " << tD << " s, toeplitz " << tT << " s, "
+                                      << forge::recon::operator_name(nufft) << " " << tN << " s; chose "
+                                      << forge::recon::operator_name(c.op) << ": " << c.reason);
+                    CHECK(tT > 0);
+                    CHECK(tN > 0);
+                    CHECK(tD > 0);
+                    const double approx = std::min(tT, tN);
+                    const EncodingOperator expected = tD <= forge::recon::kExactPreference * approx ||
+                                                              tD <= forge::recon::kExactFloorSeconds
+                                                          ? EncodingOperator::Dft
+                                                          : (tT < tN ? EncodingOperator::Toeplitz : nufft);
+                    CHECK(c.op == expected);
+                    CHECK_THAT(c.reason, Catch::Matchers::Contains("toeplitz"));
+                    if (!fieldmap) CHECK_THAT(c.reason, Catch::Matchers::Contains("no field map"));
+                    (c.op == EncodingOperator::Toeplitz ? sawToeplitz : c.op == nufft ? sawNufft : sawDft) = true;
+                }
             }
         }
-        // the kernels are paid once, the NUFFT's interpolation every iteration: both choices occur
+        // the kernels are paid once, the NUFFT's interpolation every iteration, the DFT wins small problems
         CHECK(sawToeplitz);
         CHECK(sawNufft);
+        CHECK(sawDft);
     }
+}
+
+TEST_CASE("choose_operator's calibrated choice is a function of the rates alone", "[recon][operator][calibration]") {
+    const ReconProblem P = sized(128, 8, 25856, false);
+    forge::recon::CostRates r = forge::recon::fixed_cost_rates(false);
+    const auto a = forge::recon::choose_operator(P, 50, false, true, r);
+    const auto b = forge::recon::choose_operator(P, 50, false, true, r);
+    CHECK(a.op == b.op);
+    CHECK(a.reason == b.reason);
+    // fast FFTs (Toeplitz iterations) and slow interpolation: toeplitz; the reverse: nufft; a fast DFT: dft
+    r.fft = 1e12, r.taps = 1e6, r.kernels = 1e-3;
+    CHECK(forge::recon::choose_operator(P, 50, false, true, r).op == EncodingOperator::Toeplitz);
+    r.fft = 1e8, r.taps = 1e12, r.plan = 1e12, r.kernels = 1e3;
+    CHECK(forge::recon::choose_operator(P, 50, false, true, r).op == EncodingOperator::Nufft);
+    r.dft = 1e15;
+    CHECK(forge::recon::choose_operator(P, 50, false, true, r).op == EncodingOperator::Dft);
+    // with a field map the DFT's rate is dft_field
+    const ReconProblem F = sized(128, 8, 25856, true);
+    r.dft_field = 1e3;
+    CHECK(forge::recon::choose_operator(F, 50, false, true, r).op != EncodingOperator::Dft);
+}
+
+TEST_CASE("calibration off gives the fixed rates; the rates file round-trips", "[recon][operator][calibration]") {
+    forge::recon::set_cost_calibration(false);
+    CHECK_FALSE(forge::recon::cost_calibration());
+    for (bool gpu : {false, true}) {
+        const forge::recon::CostRates f = forge::recon::fixed_cost_rates(gpu), c = forge::recon::cost_rates(gpu);
+        CHECK(c.source == "fixed");
+        CHECK(c.dft == f.dft);
+        CHECK(c.dft_field == f.dft_field);
+        CHECK(c.fft == f.fft);
+        CHECK(c.taps == f.taps);
+        CHECK(c.plan == f.plan);
+        CHECK(c.kernels == f.kernels);
+        const ReconProblem P = sized(128, 2, 512000, true);
+        ReconSettings S;
+        S.gpu = gpu;
+        CHECK(forge::recon::estimate_seconds(P, S, EncodingOperator::Toeplitz, true) ==
+              forge::recon::estimate_seconds(P, S, EncodingOperator::Toeplitz, true, f));
+        CHECK(forge::recon::choose_operator(P, 50, gpu).op == forge::recon::choose_operator(P, 50, gpu, true, f).op);
+    }
+    forge::recon::CostRates r{2e9, 3e8, 4e10, 5e8, 6e6, 0.7, "measured"};
+    const std::string path = (std::filesystem::temp_directory_path() / "forge-test-cost-model.txt").string();
+    REQUIRE(forge::recon::write_cost_rates(path, r));
+    forge::recon::CostRates back;
+    REQUIRE(forge::recon::read_cost_rates(path, back));
+    CHECK(back.dft == Approx(r.dft).epsilon(1e-5));
+    CHECK(back.dft_field == Approx(r.dft_field).epsilon(1e-5));
+    CHECK(back.fft == Approx(r.fft).epsilon(1e-5));
+    CHECK(back.taps == Approx(r.taps).epsilon(1e-5));
+    CHECK(back.plan == Approx(r.plan).epsilon(1e-5));
+    CHECK(back.kernels == Approx(r.kernels).epsilon(1e-5));
+    CHECK_THAT(back.source, Catch::Matchers::StartsWith("cached"));
+    CHECK_FALSE(forge::recon::read_cost_rates(path + ".missing", back));
+    CHECK(forge::recon::cost_model_key(false).rfind("cpu-", 0) == 0);
+    CHECK(forge::recon::cost_model_key(false).find('/') == std::string::npos);
+}
+
+TEST_CASE("measure_cost_rates times every kernel in a few tenths of a second at most", "[recon][operator][calibration]") {
+    const auto t0 = std::chrono::steady_clock::now();
+    const forge::recon::CostRates r = forge::recon::measure_cost_rates(false);
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    INFO("dft " << r.dft << " field " << r.dft_field << " fft " << r.fft << " taps " << r.taps << " plan " << r.plan
+                << " kernels " << r.kernels << " in " << s << " s");
+    CHECK(r.source == "measured");
+    for (double v : {r.dft, r.dft_field, r.fft, r.taps, r.plan, r.kernels}) CHECK((std::isfinite(v) && v > 0));
+    CHECK(s < 2.0);  // a few tens of ms idle; a loaded shared machine is slower
 }
 
 TEST_CASE("estimate_seconds counts the Toeplitz kernels once and its iterations as FFTs only",
@@ -123,7 +201,7 @@ TEST_CASE("estimate_seconds counts the Toeplitz kernels once and its iterations 
     ReconSettings S;
     auto at = [&](EncodingOperator op, int iterations) {
         S.iterations = iterations;
-        return forge::recon::estimate_seconds(P, S, op, true);
+        return forge::recon::estimate_seconds(P, S, op, true, forge::recon::fixed_cost_rates(S.gpu));
     };
     for (bool gpu : {false, true}) {
         S.gpu = gpu;
@@ -141,7 +219,8 @@ TEST_CASE("estimate_seconds counts the Toeplitz kernels once and its iterations 
         CHECK(t0 > (t1 - t0) / 100);
         CHECK(n0 > (n1 - n0) / 100);
         // without field correction a single kernel, no segments
-        const double plain = forge::recon::estimate_seconds(P, S, EncodingOperator::Toeplitz, false);
+        const double plain =
+            forge::recon::estimate_seconds(P, S, EncodingOperator::Toeplitz, false, forge::recon::fixed_cost_rates(gpu));
         CHECK(plain < t1);
     }
 }

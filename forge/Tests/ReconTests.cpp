@@ -201,9 +201,8 @@ TEST_CASE("reconstruct: the Toeplitz path prints the exact path's cost ||y - A x
 TEST_CASE("choose_operator names the operator that runs: nufft without a field map to correct", "[recon][operator]") {
     ReconProblem P = radial_problem(16, 2, 8, 0);
     CHECK(forge::recon::choose_operator(P, 10, false).op == EncodingOperator::Dft);
-    // 512000 samples on 128x128 (the sizes alone: the choice reads nothing else): the DFT over its limit in 2
-    // iterations, too few to pay for Toeplitz kernels and a right-hand side by NUFFT: the NUFFT runs
-    // (OperatorChoiceTests.cpp: where Toeplitz pays)
+    // 512000 samples on 128x128 (the sizes alone: the choice reads nothing else), at rates whose Toeplitz kernels
+    // cost too much to pay back in 2 iterations: the NUFFT runs, and is named as the operator that runs
     P = ReconProblem();
     P.Nx = P.Ny = 128;
     P.nc = 2;
@@ -213,12 +212,14 @@ TEST_CASE("choose_operator names the operator that runs: nufft without a field m
     P.frames.push_back(fr);
     P.n1total = P.n1max = fr.kx.n_elem;
     const int iterations = 2;
-    const auto none = forge::recon::choose_operator(P, iterations, false);
+    forge::recon::CostRates r = forge::recon::fixed_cost_rates(false);
+    r.kernels = 1e3;
+    const auto none = forge::recon::choose_operator(P, iterations, false, true, r);
     CHECK(none.op == EncodingOperator::Nufft);
     CHECK_THAT(none.reason, Catch::Matchers::Contains("no field map"));
     P.fieldmap.push_back(arma::fvec(P.n2(), arma::fill::zeros));
-    CHECK(forge::recon::choose_operator(P, iterations, false).op == EncodingOperator::TimeSeg);
-    const auto off = forge::recon::choose_operator(P, iterations, false, false);
+    CHECK(forge::recon::choose_operator(P, iterations, false, true, r).op == EncodingOperator::TimeSeg);
+    const auto off = forge::recon::choose_operator(P, iterations, false, false, r);
     CHECK(off.op == EncodingOperator::Nufft);
     CHECK_THAT(off.reason, Catch::Matchers::Contains("no field correction"));
 }

@@ -2,6 +2,9 @@
 set -u
 # File listings (ls) compared as strings sort the same in every locale.
 export LC_ALL=C
+# --operator auto prices with the rates written in the code (forge/Recon/OperatorChoice.h): the same choice on every
+# machine, and in every process of one test
+export FORGE_COST_MODEL=fixed
 fail() { echo "FAIL: $*" >&2; exit 1; }
 # fresh work folder
 workdir() { rm -rf "$1" && mkdir -p "$1" || fail "cannot create $1"; }

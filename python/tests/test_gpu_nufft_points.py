@@ -1,6 +1,6 @@
 """Gnufft with its sample positions already on the device (CuPy arrays, CUDA tensors): the constructor and
-set_points hand them to the GPU plan, which checks and sorts them there, with no copy between host and device
-(forge.transfer_stats); the operator equals the one made from host k (forward and adjoint), in every unit; a
+set_points hand them to the GPU plan, which checks and sorts them there: nothing comes back to the host and k is not
+uploaded (forge.transfer_stats: only the plan's constants, a few hundred bytes); the operator equals the one made from host k (forward and adjoint), in every unit; a
 per-frame loop of set_points on device k. Skips without a CUDA device, forge's CUDA build or the library."""
 
 import pickle
@@ -10,7 +10,19 @@ import pytest
 
 import forge
 from reference import crandn, rel_err
-from test_gpu import Lib, no_transfers
+from test_gpu import Lib
+
+
+def no_k_upload(fn, k_bytes):
+    """fn() copies nothing to the host, and to the device less than one axis of k (k_bytes): the plan's constants
+    (its deapodization factors and sizes, a few hundred bytes independent of the sample count) but not k."""
+    forge.synchronize()
+    forge.reset_transfer_stats()
+    out = fn()
+    forge.synchronize()
+    s = forge.transfer_stats()
+    assert s["device_to_host_count"] == 0 and s["host_to_device_bytes"] < k_bytes, s
+    return out
 
 pytestmark = pytest.mark.gpu
 
@@ -41,14 +53,14 @@ def test_device_k_constructs_without_copies_and_equals_host_k(lib, rng):
     kx, ky, kz = _k(rng, (4, 300))
     H = forge.Gnufft(kx, ky, nx=N, ny=N)
     dx, dy = lib.to_device(kx), lib.to_device(ky)
-    G = no_transfers(lambda: forge.Gnufft(dx, dy, nx=N, ny=N))
+    G = no_k_upload(lambda: forge.Gnufft(dx, dy, nx=N, ny=N), kx.nbytes)
     assert G.gpu_enabled and G.oshape == (4, 300)
     _same_operator(lib, rng, G, H)
     # 3-D, kz given on the device; tolerance instead of the explicit kernel
     kz3 = kz / 4
     H3 = forge.Gnufft(kx, ky, kz3, nx=N, ny=N, nz=8, tolerance=1e-4)
     dz = lib.to_device(kz3)
-    G3 = no_transfers(lambda: forge.Gnufft(dx, dy, dz, nx=N, ny=N, nz=8, tolerance=1e-4))
+    G3 = no_k_upload(lambda: forge.Gnufft(dx, dy, dz, nx=N, ny=N, nz=8, tolerance=1e-4), kx.nbytes)
     assert G3.kernel_width == H3.kernel_width
     _same_operator(lib, rng, G3, H3)
     # pickled with its samples brought to the host
@@ -63,11 +75,11 @@ def test_device_k_units_are_converted_on_the_device(lib, rng):
         hx, hy = (kx * f).astype(np.float32), (ky * f).astype(np.float32)
         Hu = forge.Gnufft(hx, hy, nx=N, ny=N, units=units)
         dx, dy = lib.to_device(hx), lib.to_device(hy)
-        G = no_transfers(lambda: forge.Gnufft(dx, dy, nx=N, ny=N, units=units))
+        G = no_k_upload(lambda: forge.Gnufft(dx, dy, nx=N, ny=N, units=units), kx.nbytes)
         _same_operator(lib, rng, G, Hu)
         G.set_points(lib.to_device(kx), lib.to_device(ky), units="cycles")
         _same_operator(lib, rng, G, H)
-        no_transfers(lambda: G.set_points(dx, dy))  # the constructor's units
+        no_k_upload(lambda: G.set_points(dx, dy), kx.nbytes)  # the constructor's units
         _same_operator(lib, rng, G, Hu)
     # device k of another real dtype and layout: converted on the device
     d64 = lib.to_device(np.ascontiguousarray(np.stack([kx, ky]).astype(np.float64)))
@@ -88,7 +100,7 @@ def test_set_points_per_frame_on_device_k(lib, rng):
             y = G @ x
             outs.append((G.oshape, y, G.H @ y))
 
-    no_transfers(loop)
+    no_k_upload(loop, frames[0][0].nbytes)
     xh = lib.to_host(x)
     for k, (shape, y, z) in zip(frames, outs):
         H = forge.Gnufft(k[0], k[1], nx=N, ny=N)

@@ -135,8 +135,8 @@ int main(int argc, char** argv) {
     const double calib = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const forge::recon::CostRates fixed = forge::recon::fixed_cost_rates(gpu);
     std::printf("calibration %.0f ms: dft %.3g (field map %.3g) products/s, fft %.3g flop/s, taps %.3g/s, plan %.3g "
-                "samples/s, kernels x%.3g of ToeplitzNormal's estimate\n\n",
-                1e3 * calib, r.dft, r.dft_field, r.fft, r.taps, r.plan, r.kernels);
+                "samples/s, kernels x%.3g of ToeplitzNormal's estimate, vector %.3g coil-pixels/s, apply %.3g ms\n\n",
+                1e3 * calib, r.dft, r.dft_field, r.fft, r.taps, r.plan, r.kernels, r.vector, 1e3 * r.apply);
 
     struct Case {
         std::string name;
@@ -175,9 +175,19 @@ int main(int argc, char** argv) {
             }
             forge::device::synchronize();
             const auto a = std::chrono::steady_clock::now();
-            (void)forge::recon::reconstruct(P, correct, S, "bench");
+            const forge::recon::ReconResult res = forge::recon::reconstruct(P, correct, S, "bench");
             forge::device::synchronize();
             t[k] = std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count();
+            // where the time went, against the model's estimate at the iterations run
+            if (!res.solves.empty()) {
+                const forge::recon::SolveRecord& sr = res.solves.front();
+                forge::recon::ReconSettings E = S;
+                E.iterations = int(sr.report.iterations);
+                std::fprintf(stderr, "  %s %s: %.3f s (set-up %.3f, rhs %.3f, %d iterations %.3f, L %zu); estimated %.3f s\n",
+                             c.name.c_str(), forge::recon::operator_name(ops[k]), t[k], res.setup_seconds,
+                             sr.rhs_seconds, int(sr.report.iterations), sr.iteration_seconds, sr.segments,
+                             forge::recon::estimate_seconds(P, E, ops[k], correct, r));
+            }
             cell[k] = fmt("%.3f", t[k]);
         }
         double best = 1e300;

@@ -200,7 +200,7 @@ std::vector<arma::fvec> fieldmap_from_echoes(ReconProblem E, const Settings& S, 
     const auto t0 = std::chrono::steady_clock::now();
     E.fftGrid = forge::recon::fft_grid(E);
     forge::recon::ReconSettings R;
-    R.op = forge::recon::choose_operator(E, S.iterations, S.gpu).op;
+    R.op = forge::recon::choose_operator(E, S.iterations, S.gpu, true, S.tolerance).op;
     R.beta = S.beta;
     R.iterations = S.iterations;
     R.gpu = S.gpu;

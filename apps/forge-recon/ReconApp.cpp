@@ -454,7 +454,7 @@ void resolve_operator(ReconProblem& P, Settings& S) {
     if (S.opRequested.empty()) S.opRequested = S.op;
     if (S.op != "auto") return;
     const forge::recon::OperatorChoice c =
-        forge::recon::choose_operator(P, S.iterations, S.gpu, !P.fieldmap.empty() && !S.noFieldCorrection);
+        forge::recon::choose_operator(P, S.iterations, S.gpu, !P.fieldmap.empty() && !S.noFieldCorrection, S.tolerance);
     S.op = forge::recon::operator_name(c.op);
     S.opReason = c.reason;
 }

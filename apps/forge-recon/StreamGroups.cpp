@@ -471,7 +471,7 @@ private:
         if (!autoOp_) return;
         const forge::recon::OperatorChoice c =
             forge::recon::choose_operator(whole_, S_.iterations, S_.gpu,
-                                          !whole_.fieldmap.empty() && !S_.noFieldCorrection);
+                                          !whole_.fieldmap.empty() && !S_.noFieldCorrection, S_.tolerance);
         if (forge::recon::operator_name(c.op) != S_.op)
             cannot(std::string("--operator auto chooses ") + forge::recon::operator_name(c.op) +
                    " for the whole stream but " + S_.op + " from its first slice (give --operator)");

@@ -13,6 +13,7 @@
 #include <random>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -73,9 +74,15 @@ double rhs_nufft_seconds(const ReconProblem& P, double n1, double segs, const Co
     return n1 / r.plan + segs * double(P.nc) * nufft_apply_seconds(P, n1, r);
 }
 
-// One Toeplitz iteration of one frame: per coil 2 (L+1) FFTs of the padded grid.
+// One Toeplitz iteration of one frame: per coil 2 (L+1) FFTs of the padded grid and one apply's overhead.
 double toeplitz_iteration_seconds(const ReconProblem& P, double segs, const CostRates& r) {
-    return double(P.nc) * 2 * segs * fft_flops(padded_cells(P)) / r.fft;
+    return double(P.nc) * (2 * segs * fft_flops(padded_cells(P)) / r.fft + r.apply);
+}
+
+// The work of one iteration every operator shares: SENSE's products with the nc coil maps (forward and adjoint),
+// PCG's vector updates and the penalty (about two coils' worth of pixel-wise work more).
+double shared_iteration_seconds(const ReconProblem& P, const CostRates& r) {
+    return (double(P.nc) + 2) * double(P.n2()) / r.vector;
 }
 
 // ---------------------------------------------------------------- calibration
@@ -161,6 +168,8 @@ CostRates fixed_cost_rates(bool gpu) {
         r.dft = r.dft_field = 1.85e12;
         r.fft = r.taps = 1e12;
         r.plan = 5e6;
+        r.vector = 2e10;
+        r.apply = 2e-5;
         return r;
     }
     // Measured with forge-recon --report on the 2-core AMD EPYC development machine under load: Gdft 4.5e8 (with
@@ -170,6 +179,9 @@ CostRates fixed_cost_rates(bool gpu) {
     r.fft = 2e9;
     r.taps = 1.7e8;
     r.plan = 1e6;
+    // the coil products: 64x64 images, 8 coils, 3e8 coil-pixels/s; a NUFFT apply of 64 samples on 16x16 0.1 ms
+    r.vector = 3e8;
+    r.apply = 1e-4;
     return r;
 }
 
@@ -203,11 +215,39 @@ CostRates measure_cost_rates(bool gpu) {
         const Gnufft<float> G(n1, N, N, 1, s.kx, s.ky, s.kz);
         double plan = seconds_since(t0);
         const double first = best_of(1, [&] { y = G.adjoint(G.forward(x)); });
-        const double apply = best_of(2, [&] { y = G.adjoint(G.forward(x)); });
+        const double apply = best_of(4, [&] { y = G.adjoint(G.forward(x)); });
         plan += std::max(0.0, first - apply);
         r.plan = double(n1) / std::max(plan, 1e-6);
+        // The fixed overhead of one apply: a NUFFT of 64 samples on a 16x16 grid, forward and adjoint.
+        {
+            const std::size_t Ns = 16, n1s = 64;
+            const Samples s0 = random_samples(n1s, Ns, rng);
+            const Gnufft<float> g(n1s, Ns, Ns, 1, s0.kx, s0.ky, s0.kz);
+            const FVec xs = random_image(Ns * Ns, gpu, rng);
+            FVec ys = g.adjoint(g.forward(xs));
+            r.apply = 0.5 * best_of(5, [&] { ys = g.adjoint(g.forward(xs)); });
+        }
         const double ffts = 2 * fft_flops(padded_cells(N, N, 1)) / r.fft;
-        r.taps = 2 * double(n1) * taps_per_sample(1) / std::max(apply - ffts, 0.25 * apply);
+        const double work = apply - ffts - 2 * r.apply;
+        r.taps = 2 * double(n1) * taps_per_sample(1) / std::max(work, 0.25 * apply);
+    }
+    // The per-iteration vector work: SENSE's coil products on 64x64 images with 8 coils (a product with the map,
+    // one with its conjugate, the sum), as the operators' forward and adjoint form them.
+    {
+        const std::size_t Nv = 64, nc = 8;
+        std::vector<FVec> maps;
+        for (std::size_t c = 0; c < nc; ++c) maps.push_back(random_image(Nv * Nv, gpu, rng));
+        const FVec x = random_image(Nv * Nv, gpu, rng);
+        FVec acc = x;
+        const auto products = [&] {
+            acc.zeros();
+            for (std::size_t c = 0; c < nc; ++c) {
+                const FVec t = maps[c] % x;
+                acc += conj(maps[c]) % t;
+            }
+        };
+        products();
+        r.vector = double(nc * Nv * Nv) / best_of(3, products);
     }
     // The exact DFT, without and with a field map.
     {
@@ -244,7 +284,8 @@ CostRates measure_cost_rates(bool gpu) {
     // Anything not measurable keeps its fixed rate.
     for (auto pr : {std::make_pair(&r.dft, fixed.dft), std::make_pair(&r.dft_field, fixed.dft_field),
                     std::make_pair(&r.fft, fixed.fft), std::make_pair(&r.taps, fixed.taps),
-                    std::make_pair(&r.plan, fixed.plan), std::make_pair(&r.kernels, 1.0)})
+                    std::make_pair(&r.plan, fixed.plan), std::make_pair(&r.kernels, 1.0),
+                    std::make_pair(&r.vector, fixed.vector), std::make_pair(&r.apply, fixed.apply)})
         if (!usable(*pr.first)) *pr.first = pr.second;
     return r;
 }
@@ -288,7 +329,7 @@ bool write_cost_rates(const std::string& path, const CostRates& r) {
         f << "# forge cost model: rates per second measured by forge::recon::measure_cost_rates()"
           << "\n";
         f << "dft " << r.dft << "\ndft_field " << r.dft_field << "\nfft " << r.fft << "\ntaps " << r.taps << "\nplan "
-          << r.plan << "\nkernels " << r.kernels << "\n";
+          << r.plan << "\nkernels " << r.kernels << "\nvector " << r.vector << "\napply " << r.apply << "\n";
         if (!f) return false;
     }
     std::filesystem::rename(tmp, p, ec);
@@ -310,7 +351,8 @@ bool read_cost_rates(const std::string& path, CostRates& r) {
     CostRates out;
     const std::pair<const char*, double*> fields[] = {{"dft", &out.dft},   {"dft_field", &out.dft_field},
                                                       {"fft", &out.fft},   {"taps", &out.taps},
-                                                      {"plan", &out.plan}, {"kernels", &out.kernels}};
+                                                      {"plan", &out.plan}, {"kernels", &out.kernels},
+                                                      {"vector", &out.vector}, {"apply", &out.apply}};
     for (const auto& fd : fields) {
         const auto it = v.find(fd.first);
         if (it == v.end() || !usable(it->second)) return false;
@@ -357,6 +399,10 @@ CostRates cost_rates(bool gpu) {
     return r;
 }
 
+int expected_iterations(int iterations, double tolerance) {
+    return tolerance > 0 ? std::min(iterations, kExpectedIterations) : iterations;
+}
+
 double estimate_seconds(const ReconProblem& P, const ReconSettings& S, EncodingOperator op, bool fieldCorrection) {
     return estimate_seconds(P, S, op, fieldCorrection, cost_rates(S.gpu));
 }
@@ -365,9 +411,12 @@ double estimate_seconds(const ReconProblem& P, const ReconSettings& S, EncodingO
                         const CostRates& r) {
     const double iterations = double(S.iterations);
     const double dftRate = dft_rate(P, fieldCorrection, r);
-    if (op == EncodingOperator::Dft) return dft_cost(P, S.iterations) / dftRate;
+    // every operator: the shared vector work of each iteration, every frame
+    const double shared = iterations * double(P.frames.size()) * shared_iteration_seconds(P, r);
+    if (op == EncodingOperator::Dft)
+        return dft_cost(P, S.iterations) / dftRate + shared + iterations * double(P.frames.size() * P.nc) * 2 * r.apply;
     const double segs = segment_count(P, S, op, fieldCorrection);
-    double t = 0;
+    double t = shared;
     for (std::size_t i = 0; i < P.frames.size(); ++i) {
         const double n1 = double(P.frames[i].kx.n_elem);
         if (op == EncodingOperator::Toeplitz) {
@@ -377,10 +426,10 @@ double estimate_seconds(const ReconProblem& P, const ReconSettings& S, EncodingO
             t += toeplitz_kernel_seconds(P, n1, segs, S.gpu, r) + rhs + iterations * toeplitz_iteration_seconds(P, segs, r);
         } else if (op == EncodingOperator::Fft) {
             const double grid = double(P.fftGrid[0] * P.fftGrid[1] * P.fftGrid[2]);
-            t += iterations * segs * double(P.nc) * 2 * (fft_flops(grid) / r.fft + 2 * n1 / r.taps);
+            t += iterations * segs * double(P.nc) * 2 * (fft_flops(grid) / r.fft + 2 * n1 / r.taps + r.apply);
         } else {  // nufft, timeseg: the plan, then forward and adjoint per iteration, every coil and segment
             const double s = op == EncodingOperator::TimeSeg ? segs : 1;
-            t += n1 / r.plan + iterations * s * double(P.nc) * 2 * nufft_apply_seconds(P, n1, r);
+            t += n1 / r.plan + iterations * s * double(P.nc) * 2 * (nufft_apply_seconds(P, n1, r) + r.apply);
         }
     }
     return t;
@@ -399,14 +448,16 @@ bool toeplitz_rhs_by_nufft(const ReconProblem& P, std::size_t frame, const Recon
     return exact > 0.05 && rhs_nufft_seconds(P, n1, fieldCorrection && !P.fieldmap.empty() ? segs + 1 : 1, r) < exact;
 }
 
-OperatorChoice choose_operator(const ReconProblem& P, int iterations, bool gpu, bool fieldCorrection) {
+OperatorChoice choose_operator(const ReconProblem& P, int iterations, bool gpu, bool fieldCorrection,
+                               double tolerance) {
     // on an FFT grid the FFT is exact and needs no model to win: no rates to measure
-    if (P.fftGrid[0] > 0) return choose_operator(P, iterations, gpu, fieldCorrection, fixed_cost_rates(gpu));
-    return choose_operator(P, iterations, gpu, fieldCorrection, cost_rates(gpu));
+    if (P.fftGrid[0] > 0)
+        return choose_operator(P, iterations, gpu, fieldCorrection, fixed_cost_rates(gpu), tolerance);
+    return choose_operator(P, iterations, gpu, fieldCorrection, cost_rates(gpu), tolerance);
 }
 
 OperatorChoice choose_operator(const ReconProblem& P, int iterations, bool gpu, bool fieldCorrection,
-                               const CostRates& r) {
+                               const CostRates& r, double tolerance) {
     // On an FFT grid the FFT is the exact model at the NUFFT's cost without its interpolation: no estimate needed.
     if (P.fftGrid[0] > 0)
         return {EncodingOperator::Fft, "the samples lie on the " + std::to_string(P.fftGrid[0]) + "x" +
@@ -417,7 +468,7 @@ OperatorChoice choose_operator(const ReconProblem& P, int iterations, bool gpu, 
     const EncodingOperator nufft = correct ? EncodingOperator::TimeSeg : EncodingOperator::Nufft;
     const std::string why = P.fieldmap.empty() ? ", no field map" : !fieldCorrection ? ", no field correction" : "";
     ReconSettings S;
-    S.iterations = iterations;
+    S.iterations = expected_iterations(iterations, tolerance);
     S.gpu = gpu;
     const double tDft = estimate_seconds(P, S, EncodingOperator::Dft, fieldCorrection, r);
     const double tNufft = estimate_seconds(P, S, nufft, fieldCorrection, r);
@@ -429,9 +480,9 @@ OperatorChoice choose_operator(const ReconProblem& P, int iterations, bool gpu, 
     const EncodingOperator op = exact ? EncodingOperator::Dft : approx;
     char buf[400];
     std::snprintf(buf, sizeof buf,
-                  "non-Cartesian; estimated for %d iterations (%s rates): dft %.2g s, %s %.2g s, toeplitz %.2g s "
-                  "(kernels included); %s",
-                  iterations, r.source.rfind("cached", 0) == 0 ? "measured" : r.source.c_str(), tDft,
+                  "non-Cartesian; estimated for %d of at most %d iterations (%s rates): dft %.2g s, %s %.2g s, "
+                  "toeplitz %.2g s (kernels included); %s",
+                  S.iterations, iterations, r.source.rfind("cached", 0) == 0 ? "measured" : r.source.c_str(), tDft,
                   operator_name(nufft), tNufft, tToeplitz,
                   exact ? (tDft <= tApprox ? "dft the fastest" : tDft <= kExactFloorSeconds ? "dft under 0.05 s" : "dft within 1.2x of the fastest")
                         : (toeplitz ? "toeplitz the fastest" : (nufft == EncodingOperator::Nufft

@@ -5,7 +5,11 @@
 // The model (estimate_seconds) prices one reconstruction with each operator, set-up included: the exact DFT's
 // sample-pixel products; the NUFFT's plan, FFTs of the 2x grid and interpolation taps (time segmentation: L + 1 of
 // them); the Toeplitz path's kernels (ToeplitzNormal::estimate_kernel_seconds), right-hand side and 2 (L + 1) FFTs
-// of the 2x grid per coil and iteration. Its rates (CostRates) are, by default, measured once per process and
+// of the 2x grid per coil and iteration; and, for every operator, the work each iteration shares whatever the
+// operator (SENSE's coil products, PCG's vector updates and the penalty: (nc + 2) coil-pixels per iteration at
+// CostRates::vector) and a fixed overhead per operator apply (CostRates::apply: per coil, segment and direction for
+// the NUFFT and the DFT, per coil for the Toeplitz normal). Iterations are priced at expected_iterations(): the solves
+// stop on the tolerance before -n. Its rates (CostRates) are, by default, measured once per process and
 // device by micro-runs of those kernels (measure_cost_rates(), a few tens of ms on a CPU) and kept in a file
 // ($XDG_CACHE_HOME/forge, else ~/.cache/forge: cost-model-<machine>.txt, keyed by the CPU model and thread count
 // or the GPU's name) that later processes read instead. FORGE_COST_MODEL=fixed in the environment, or
@@ -26,6 +30,8 @@ struct CostRates {
     double taps = 0;       // NUFFT interpolation: kernel taps applied (forward or adjoint)
     double plan = 0;       // NUFFT plan (made on the host, also for a GPU NUFFT): samples
     double kernels = 1;    // measured / ToeplitzNormal::estimate_kernel_seconds() of a Toeplitz kernel build
+    double vector = 0;     // per-iteration vector work: coil-pixels (a coil product, its conjugate, the sum)
+    double apply = 0;      // seconds of fixed overhead per operator apply (a NUFFT apply of a few samples)
     std::string source;    // "fixed", "measured" or "cached <file>"
 };
 
@@ -49,8 +55,15 @@ std::string cost_model_file(bool gpu);
 bool write_cost_rates(const std::string& path, const CostRates& r);
 bool read_cost_rates(const std::string& path, CostRates& r);
 
+// The iterations a solve of at most 'iterations' is priced at: with a tolerance (> 0) min(iterations,
+// kExpectedIterations), without one all of them. The default tolerance (2e-4) stopped the demo's spirals and the
+// radial phantom at 25 to 35 of 50 iterations; 30 stands for them (a looser tolerance stops sooner: the estimate is
+// then high for every operator alike, most for the one with the least set-up).
+constexpr int kExpectedIterations = 30;
+int expected_iterations(int iterations, double tolerance);
+
 // Time (seconds) of one reconstruction with 'op', set-up included (Toeplitz: its kernels and right-hand side,
-// counted against S.iterations), at the rates 'r' (without: cost_rates(S.gpu)).
+// counted against S.iterations, which it prices as given), at the rates 'r' (without: cost_rates(S.gpu)).
 double estimate_seconds(const ReconProblem& P, const ReconSettings& S, EncodingOperator op, bool fieldCorrection);
 double estimate_seconds(const ReconProblem& P, const ReconSettings& S, EncodingOperator op, bool fieldCorrection,
                         const CostRates& r);
@@ -68,16 +81,17 @@ constexpr double kExactFloorSeconds = 0.05;
 
 // --operator auto: among the operators that reproduce the problem's model (fft only when the samples lie on a
 // grid, P.fftGrid, set by fft_grid(); nufft only without a field map to correct, else timeseg; dft; toeplitz), the one
-// with the least estimate_seconds() for 'iterations' iterations, except that the fastest exact one (fft, dft) is taken
+// with the least estimate_seconds() for expected_iterations(iterations, tolerance) iterations, except that the fastest exact one (fft, dft) is taken
 // while within kExactPreference of the fastest approximate one or under kExactFloorSeconds. 'reason' names the estimates. The rates: 'r', or
 // cost_rates(gpu).
 struct OperatorChoice {
     EncodingOperator op;
     std::string reason;
 };
-OperatorChoice choose_operator(const ReconProblem& P, int iterations, bool gpu, bool fieldCorrection = true);
+OperatorChoice choose_operator(const ReconProblem& P, int iterations, bool gpu, bool fieldCorrection = true,
+                               double tolerance = kDefaultTolerance);
 OperatorChoice choose_operator(const ReconProblem& P, int iterations, bool gpu, bool fieldCorrection,
-                               const CostRates& r);
+                               const CostRates& r, double tolerance = kDefaultTolerance);
 
 }  // namespace recon
 }  // namespace forge

@@ -206,7 +206,8 @@ OperatorChoice ReconSession::choose(ReconProblem& P) const {
                                    "recon grid nor the encoded FOV's grid); use dft, toeplitz, timeseg or nufft");
         return {op, std::string()};
     }
-    return choose_operator(P, request_.settings.iterations, gpu_, !P.fieldmap.empty() && request_.field_correction);
+    return choose_operator(P, request_.settings.iterations, gpu_, !P.fieldmap.empty() && request_.field_correction,
+                           request_.settings.tolerance);
 }
 
 ReconResult ReconSession::solve(const ReconProblem& P, EncodingOperator op, const GroupPlace& place,

@@ -95,7 +95,8 @@ TEST_CASE("choose_operator takes the least estimated time, an exact DFT within 1
             for (int iterations : {1, 2, 5, 20, 50, 100, 1000, 100000, 10000000}) {
                 for (bool gpu : {false, true}) {
                     const forge::recon::CostRates r = forge::recon::fixed_cost_rates(gpu);
-                    const auto c = forge::recon::choose_operator(P, iterations, gpu, true, r);
+                    // tolerance 0: every iteration priced
+                    const auto c = forge::recon::choose_operator(P, iterations, gpu, true, r, 0.0);
                     ReconSettings S;
                     S.iterations = iterations;
                     S.gpu = gpu;
@@ -125,6 +126,22 @@ TEST_CASE("choose_operator takes the least estimated time, an exact DFT within 1
         CHECK(sawToeplitz);
         CHECK(sawNufft);
         CHECK(sawDft);
+    }
+}
+
+TEST_CASE("choose_operator prices a solve with a tolerance at the iterations it is expected to take",
+          "[recon][operator]") {
+    using forge::recon::kExpectedIterations;
+    CHECK(forge::recon::expected_iterations(50, forge::recon::kDefaultTolerance) == kExpectedIterations);
+    CHECK(forge::recon::expected_iterations(10, forge::recon::kDefaultTolerance) == 10);
+    CHECK(forge::recon::expected_iterations(1000, 0.0) == 1000);
+    const forge::recon::CostRates r = forge::recon::fixed_cost_rates(false);
+    for (bool fieldmap : {false, true}) {
+        const ReconProblem P = sized(64, 8, 6144, fieldmap);
+        const auto a = forge::recon::choose_operator(P, 1000, false, true, r);
+        const auto b = forge::recon::choose_operator(P, kExpectedIterations, false, true, r, 0.0);
+        CHECK(a.op == b.op);
+        CHECK_THAT(a.reason, Catch::Matchers::Contains("estimated for 30 of at most 1000 iterations"));
     }
 }
 
@@ -160,6 +177,8 @@ TEST_CASE("calibration off gives the fixed rates; the rates file round-trips", "
         CHECK(c.taps == f.taps);
         CHECK(c.plan == f.plan);
         CHECK(c.kernels == f.kernels);
+        CHECK(c.vector == f.vector);
+        CHECK(c.apply == f.apply);
         const ReconProblem P = sized(128, 2, 512000, true);
         ReconSettings S;
         S.gpu = gpu;
@@ -167,7 +186,7 @@ TEST_CASE("calibration off gives the fixed rates; the rates file round-trips", "
               forge::recon::estimate_seconds(P, S, EncodingOperator::Toeplitz, true, f));
         CHECK(forge::recon::choose_operator(P, 50, gpu).op == forge::recon::choose_operator(P, 50, gpu, true, f).op);
     }
-    forge::recon::CostRates r{2e9, 3e8, 4e10, 5e8, 6e6, 0.7, "measured"};
+    forge::recon::CostRates r{2e9, 3e8, 4e10, 5e8, 6e6, 0.7, 4e8, 2e-5, "measured"};
     const std::string path = (std::filesystem::temp_directory_path() / "forge-test-cost-model.txt").string();
     REQUIRE(forge::recon::write_cost_rates(path, r));
     forge::recon::CostRates back;
@@ -178,6 +197,8 @@ TEST_CASE("calibration off gives the fixed rates; the rates file round-trips", "
     CHECK(back.taps == Approx(r.taps).epsilon(1e-5));
     CHECK(back.plan == Approx(r.plan).epsilon(1e-5));
     CHECK(back.kernels == Approx(r.kernels).epsilon(1e-5));
+    CHECK(back.vector == Approx(r.vector).epsilon(1e-5));
+    CHECK(back.apply == Approx(r.apply).epsilon(1e-5));
     CHECK_THAT(back.source, Catch::Matchers::StartsWith("cached"));
     CHECK_FALSE(forge::recon::read_cost_rates(path + ".missing", back));
     CHECK(forge::recon::cost_model_key(false).rfind("cpu-", 0) == 0);
@@ -191,7 +212,7 @@ TEST_CASE("measure_cost_rates times every kernel in a few tenths of a second at 
     INFO("dft " << r.dft << " field " << r.dft_field << " fft " << r.fft << " taps " << r.taps << " plan " << r.plan
                 << " kernels " << r.kernels << " in " << s << " s");
     CHECK(r.source == "measured");
-    for (double v : {r.dft, r.dft_field, r.fft, r.taps, r.plan, r.kernels}) CHECK((std::isfinite(v) && v > 0));
+    for (double v : {r.dft, r.dft_field, r.fft, r.taps, r.plan, r.kernels, r.vector, r.apply}) CHECK((std::isfinite(v) && v > 0));
     CHECK(s < 2.0);  // a few tens of ms idle; a loaded shared machine is slower
 }
 
@@ -218,7 +239,8 @@ TEST_CASE("estimate_seconds counts the Toeplitz kernels once and its iterations 
         CHECK(n2 - n1 == Approx(n1 - n0).epsilon(1e-9));
         CHECK(t0 > (t1 - t0) / 100);
         CHECK(n0 > (n1 - n0) / 100);
-        // without field correction a single kernel, no segments
+        // without field correction a single kernel, no segments (at t1's 101 iterations)
+        S.iterations = 101;
         const double plain =
             forge::recon::estimate_seconds(P, S, EncodingOperator::Toeplitz, false, forge::recon::fixed_cost_rates(gpu));
         CHECK(plain < t1);

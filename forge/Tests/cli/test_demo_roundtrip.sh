@@ -91,9 +91,12 @@ assert cm["outliers"] == 0 and len(cm["map_grid"]) == 3, cm
 assert r["report_version"] == 1 and r["mode"] == "demo" and r["input"] is None and r["device"] == "CPU"
 assert r["data"] == {"acquisitions": 4, "coils": 8, "slices": 2, "frames": 1, "matrix": [32, 32, 1],
                      "trajectory": "spiral", "k_from": "acquisitions", "field_map": True}, r["data"]
-assert r["operator"]["requested"] == "auto" and r["operator"]["name"] == "dft" and r["operator"]["sense"] is True
-assert r["operator"]["auto_reason"].startswith("non-Cartesian, DFT cost"), r["operator"]
-assert r["segments"] == [] and r["penalty"] == {"kind": "quad", "beta": 0.001, "delta": None}
+# auto on the field-corrected spiral: an operator that corrects it, named with the estimates it weighed
+assert r["operator"]["requested"] == "auto" and r["operator"]["sense"] is True, r["operator"]
+assert r["operator"]["name"] in ("dft", "timeseg", "toeplitz"), r["operator"]
+assert r["operator"]["auto_reason"].startswith("non-Cartesian; estimated for 10 of at most 10 iterations"), r["operator"]
+assert (r["segments"] == []) == (r["operator"]["name"] == "dft"), (r["operator"], r["segments"])
+assert r["penalty"] == {"kind": "quad", "beta": 0.001, "delta": None}
 assert r["solver"] == {"iteration_limit": 10, "tolerance": 0.0002}, r["solver"]
 stages = ["read", "simulation", "coil_maps", "field_map", "operator_setup", "solve", "write", "total"]
 assert list(r["stages_s"]) == stages and all(r["stages_s"][k] >= 0 for k in stages), r["stages_s"]

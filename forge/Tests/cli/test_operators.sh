@@ -2,8 +2,10 @@
 # forge-recon's operator choice. ISMRMRD's Shepp-Logan (Cartesian, 2x readout oversampling) runs on the
 # FFT by default (GfftSampled on the encoded grid) and gives the exact DFT's image; so do its accelerated
 # interleaves with stored trajectories; with a field map the FFT runs inside time segmentation and stays
-# close to the field-corrected DFT. Spiral data (the demo's file) run on the exact DFT when that is cheap,
-# and --operator fft refuses them. What ran (operator, why auto chose it, L, NRMSE) is read from each run's
+# close to the field-corrected DFT. On spiral data (the demo's file) auto takes the operator its cost model
+# (FORGE_COST_MODEL=fixed here: the same rates on every machine) estimates fastest, one of those that reproduce the
+# model (dft, toeplitz, and nufft without a field map to correct, timeseg with one), and names the estimates it
+# weighed; --operator fft refuses spiral data. What ran (operator, why auto chose it, L, NRMSE) is read from each run's
 # --report; the refusal is the one line it prints.
 #   usage: test_operators.sh FORGE_RECON WORKDIR        (exit 77 = skipped without ismrmrd-tools)
 source "$(dirname "$0")/common.sh"
@@ -59,16 +61,30 @@ awk -v a="$f" -v b="$g" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 0.02 
     || fail "field-corrected fft NRMSE $f is not within 2% of the DFT's $g"
 echo "ok  Cartesian with a field map: fft + time segmentation NRMSE $f, dft $g"
 
-# spiral: the exact DFT when cheap; fft refused
+# auto's choice on non-Cartesian data: $1 a run, $2 the operators it may take, $3 the nufft-like operator the reason
+# must price (nufft without a field map to correct, timeseg with one); the reason names every estimate
+estimate='[0-9][0-9.e+-]* s'
+auto_ok() {
+    local name=$1 allowed=$2 nu=$3 op
+    op=$(rep "$name" operator.name)
+    [ "$(rep "$name" operator.requested)" = auto ] || fail "$name: not an auto run: $(ran "$name")"
+    echo " $allowed " | grep -q " $op " || fail "$name: auto took $op, not one of: $allowed ($(ran "$name"))"
+    rep "$name" operator.auto_reason |
+        grep -q "^non-Cartesian; estimated for [0-9]* of at most [0-9]* iterations ([a-z]* rates): dft $estimate, $nu $estimate, toeplitz $estimate (kernels included); $op " \
+        || fail "$name: the reason does not name the estimates and the choice: $(ran "$name")"
+}
+
+# spiral with a field map to correct: dft, timeseg or toeplitz, never the plain nufft; fft refused
 run spiral "$W/demo.h5"
-ran spiral | grep -q '^dft (auto: non-Cartesian' || fail "auto did not choose dft for a small spiral: $(ran spiral)"
+auto_ok spiral "dft timeseg toeplitz" timeseg
+run spiral_dft "$W/demo.h5" --operator dft
 "$RECON" "$W/demo.h5" --operator fft -o "$W/spiral_fft" --device cpu >"$W/sf.stdout" 2>"$W/sf.stderr"
 rc=$?
 [ $rc -eq 2 ] || fail "--operator fft on spiral data: exit $rc, expected 2"
 grep -q 'not on the k-space grid of an FFT' "$W/sf.stderr" || { cat "$W/sf.stderr"; fail "no clear error for fft on spiral data"; }
 [ -e "$W/spiral_fft.nii" ] && fail "--operator fft on spiral data left an output"
 [ -e "$W/spiral_fft.json" ] && fail "--operator fft on spiral data left a report"
-echo "ok  spiral: auto = dft, --operator fft refused"
+echo "ok  spiral: auto = $(rep spiral operator.name) (of dft timeseg toeplitz), --operator fft refused"
 
 # spiral with --operator toeplitz: the exact DFT's image (normal operator error 1e-3 by default), L chosen,
 # printed in the progress lines and reported; -L forces it
@@ -76,9 +92,9 @@ run spiral_toep "$W/demo.h5" --operator toeplitz
 L=$(rep spiral_toep 'reconstructions.0.solves.0.segments')
 echo "$L" | grep -qx '[0-9][0-9]*' || fail "toeplitz did not report its L: $(ran spiral_toep)"
 grep -q "recon (L=$L): iteration 1/" "$W/spiral_toep.stderr" || { cat "$W/spiral_toep.stderr"; fail "toeplitz did not print its L"; }
-s=$(nrmses spiral); t=$(nrmses spiral_toep)
+s=$(nrmses spiral_dft); t=$(nrmses spiral_toep)
 [ -n "$s" ] && [ -n "$t" ] || fail "no NRMSE printed for the spiral runs"
-paste <(nrmses spiral) <(nrmses spiral_toep) >"$W/toep.pairs"
+paste <(nrmses spiral_dft) <(nrmses spiral_toep) >"$W/toep.pairs"
 while read -r f g; do
     awk -v a="$f" -v b="$g" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 0.01 * a) }' \
         || fail "toeplitz NRMSE $g is not within 1% of the DFT's $f"
@@ -97,7 +113,7 @@ echo "ok  spiral: toeplitz NRMSE $(tr '\n\t' '  ' <"$W/toep.pairs")(dft, toeplit
 # one cost for every operator: toeplitz prints ||y - A x||^2 + R(x) as the DFT does: positive, and equal to it up to
 # its normal operator's error (--toeplitz-error 1e-3 of x^H G^H G x, near ||y||^2: allowed 2e-3 of the first cost)
 costs() { sed -n 's/.*: iteration [0-9]*\/[0-9]* cost \([0-9.eE+-]*\) .*/\1/p' "$W/$1.stderr"; }
-paste <(costs spiral) <(costs spiral_toep) >"$W/cost.pairs"
+paste <(costs spiral_dft) <(costs spiral_toep) >"$W/cost.pairs"
 [ "$(wc -l <"$W/cost.pairs")" -ge 5 ] || { cat "$W/spiral_toep.stderr" >&2; fail "no cost lines"; }
 c1=$(head -n 1 "$W/cost.pairs" | cut -f 1)
 while read -r d t; do
@@ -106,31 +122,32 @@ while read -r d t; do
 done <"$W/cost.pairs"
 echo "ok  spiral: toeplitz prints the dft's cost ($(head -n 1 "$W/cost.pairs" | tr '\t' ' ') ... $(tail -n 1 "$W/cost.pairs" | tr '\t' ' '))"
 
-# without a field map to correct, auto's large-problem choice is the plain NUFFT it runs, and says so: on a 128x128
-# single-coil spiral -n 30 puts the DFT over its 2e10 limit, too few iterations to pay for Toeplitz kernels (the
-# tolerance ends the solve after a few iterations)
+# without a field map to correct auto never names timeseg (it would run the plain NUFFT): with --fieldmap none or
+# --no-field-correction its choice is dft, nufft or toeplitz and says why; with the field map it is never the plain
+# nufft. A 128x128 single-coil spiral, -n 30 (priced at the iterations the tolerance is expected to leave).
 "$RECON" --demo --demo-size 128 --demo-slices 1 --demo-coils 1 -n 2 -q -o "$W/demo128" --device cpu >/dev/null \
     2>"$W/demo128.stderr" || { cat "$W/demo128.stderr" >&2; fail "the 128x128 demo failed"; }
-est='estimated [0-9.e+]* s with toeplitz (kernels for 30 iterations) vs [0-9.e+]* s with'
 run nufft_auto "$W/demo128.h5" --fieldmap none -n 30 --tolerance 0.1
-ran nufft_auto | grep -qx "nufft (auto: non-Cartesian, DFT cost [0-9.e+]* sample-pixel products > 2e+10; $est nufft: toeplitz not under half, no field map) L=null " \
-    || fail "auto without a field map did not name nufft: $(ran nufft_auto)"
+auto_ok nufft_auto "dft nufft toeplitz" nufft
+rep nufft_auto operator.auto_reason | grep -q ', no field map$' || fail "auto did not say there is no field map: $(ran nufft_auto)"
 run nufft_nocorr "$W/demo128.h5" --no-field-correction -n 30 --tolerance 0.1
-ran nufft_nocorr | grep -q '^nufft (auto: .*, no field correction)' \
-    || fail "auto with --no-field-correction did not name nufft: $(ran nufft_nocorr)"
+auto_ok nufft_nocorr "dft nufft toeplitz" nufft
+rep nufft_nocorr operator.auto_reason | grep -q ', no field correction$' \
+    || fail "auto with --no-field-correction did not say so: $(ran nufft_nocorr)"
 run timeseg_auto "$W/demo128.h5" -n 30 --tolerance 0.1
-ran timeseg_auto | grep -qx "timeseg (auto: non-Cartesian, DFT cost [0-9.e+]* sample-pixel products > 2e+10; $est timeseg: toeplitz not under half) L=[0-9][0-9]* " \
-    || fail "auto with a field map did not name timeseg: $(ran timeseg_auto)"
-# -n 1000 on the small spiral: the kernels pay for themselves, auto takes toeplitz and names what it weighed
-run toeplitz_auto "$W/demo.h5" --fieldmap none -n 1000 --tolerance 0.1
-ran toeplitz_auto | grep -qx 'toeplitz (auto: non-Cartesian, DFT cost [0-9.e+]* sample-pixel products > 2e+10; estimated [0-9.e+]* s with toeplitz (kernels for 1000 iterations) vs [0-9.e+]* s with nufft: toeplitz under half, no field map) L=null ' \
-    || fail "auto with 1000 iterations did not take toeplitz: $(ran toeplitz_auto)"
-run toeplitz_auto_fm "$W/demo.h5" -n 1000 --tolerance 0.1
-ran toeplitz_auto_fm | grep -qx 'toeplitz (auto: non-Cartesian, DFT cost [0-9.e+]* sample-pixel products > 2e+10; estimated [0-9.e+]* s with toeplitz (kernels for 1000 iterations) vs [0-9.e+]* s with timeseg: toeplitz under half) L=[0-9][0-9]* ' \
-    || fail "auto with a field map and 1000 iterations did not take toeplitz: $(ran toeplitz_auto_fm)"
+auto_ok timeseg_auto "dft timeseg toeplitz" timeseg
+# without a tolerance every one of -n 1000 iterations is priced: the kernels pay for themselves, auto takes toeplitz
+run toeplitz_auto "$W/demo.h5" --fieldmap none -n 1000 --tolerance 0
+auto_ok toeplitz_auto "toeplitz" nufft
+rep toeplitz_auto operator.auto_reason | grep -q 'estimated for 1000 of at most 1000 iterations' \
+    || fail "auto without a tolerance did not price every iteration: $(ran toeplitz_auto)"
+# with a tolerance -n prices at most kExpectedIterations (30)
+run expected_auto "$W/demo.h5" --fieldmap none -n 1000 --tolerance 0.1 --operator auto
+rep expected_auto operator.auto_reason | grep -q 'estimated for 30 of at most 1000 iterations' \
+    || fail "auto with a tolerance did not price the expected iterations: $(ran expected_auto)"
 run timeseg_none "$W/demo.h5" --operator timeseg --fieldmap none -n 2
 [ "$(rep timeseg_none operator.description)" = "timeseg (no field map to correct: plain nufft)" ] \
     || fail "--operator timeseg without a field map did not say it runs nufft: $(rep timeseg_none operator.description)"
 grep -q 'operator timeseg (no field map to correct: plain nufft)' "$W/timeseg_none.stdout" \
     || { cat "$W/timeseg_none.stdout"; fail "--operator timeseg without a field map did not print that it runs nufft"; }
-echo "ok  auto names nufft without a field map to correct, timeseg with one, toeplitz where its kernels pay"
+echo "ok  auto: $(rep nufft_auto operator.name) without a field map, $(rep nufft_nocorr operator.name) without field correction, $(rep timeseg_auto operator.name) with one, toeplitz where its kernels pay"

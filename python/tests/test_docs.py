@@ -41,4 +41,7 @@ def test_docs_python_spiral_with_a_field_map():
 
 def test_docs_python_whole_reconstruction():
     printed = run(python_block("docs/python.md", "## The whole reconstruction")).split()
-    assert printed == ["dft", "estimated", "tolerance"]
+    # operator="auto": the cost model calibrated on the machine in use picks one of the operators that reproduce a
+    # field-corrected non-Cartesian model
+    assert printed[0] in ("dft", "timeseg", "toeplitz"), printed
+    assert printed[1:] == ["estimated", "tolerance"], printed

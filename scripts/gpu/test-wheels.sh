@@ -55,6 +55,23 @@ step "machine"
 # No package index: the tools and pytest from the carried wheels; the Debian libraries through CMake's prefix
 # path (configure) and LD_LIBRARY_PATH (auditwheel finds them there and bundles them).
 export FORGE_WHEEL_FIND_LINKS=$PWD/.gpu-deps/wheel-build
+# The machine's NumPy, PyTorch, CuPy and their nvidia-* libraries wherever its python3 keeps them (a python3 that is
+# itself a venv passes only its base interpreter's site to venvs made with --system-site-packages): forge_make_venv
+# puts these folders in the new venvs' sys.path (a .pth file), so they import them and pip counts them as installed.
+machine_site=$("$python" - <<'PY' 2>/dev/null
+import importlib, os
+dirs = []
+for name in ("numpy", "torch", "cupy"):
+    try:
+        d = os.path.dirname(os.path.dirname(importlib.import_module(name).__file__))
+    except Exception:
+        continue
+    if d not in dirs:
+        dirs.append(d)
+print(":".join(dirs))
+PY
+)
+export FORGE_WHEEL_MACHINE_SITE=$machine_site
 export FORGE_WHEEL_PYTHONS=$python FORGE_WHEEL_JOBS=${FORGE_WHEEL_JOBS:-$(nproc)}
 export CMAKE_ARGS="-DCMAKE_PREFIX_PATH=$DEPS/usr -DARMADILLO_INCLUDE_DIR=$DEPS/usr/include \
 -DARMADILLO_LIBRARY=$DEPS/usr/lib/libarmadillo.so"

@@ -163,7 +163,7 @@ require_cuda_packages() {
     raw=$(ls "$root"/build/wheel-cuda-"$tag"/raw/*.whl)
     work=$root/build/wheel-cuda-$tag/unpacked
     rm -rf "$work"
-    "$tools/bin/wheel" unpack --dest "$work" "$raw"
+    "$tools/bin/python" -m wheel unpack --dest "$work" "$raw"
     local meta
     meta=$(ls "$work"/*/*.dist-info/METADATA)
     local lines="" req
@@ -176,7 +176,7 @@ head, sep, body = open(path).read().partition("\n\n")
 open(path, "w").write(head + "\n" + extra.rstrip("\n") + sep + body)
 PY
     rm -f "$raw"
-    "$tools/bin/wheel" pack --dest-dir "$(dirname "$raw")" "$(dirname "$(dirname "$meta")")"
+    "$tools/bin/python" -m wheel pack --dest-dir "$(dirname "$raw")" "$(dirname "$(dirname "$meta")")"
 }
 
 step_test() {

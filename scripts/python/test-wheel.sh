@@ -73,6 +73,16 @@ done | sort -u > "$hidden"
 if [[ -e /usr/bin/bart ]]; then realpath /usr/bin/bart >> "$hidden"; fi
 echo "== $(wc -l < "$hidden") system library files hidden, /usr/local/cuda* hidden"
 
+# CuPy compiles its own elementwise kernels at run time and needs the toolkit's headers (not its libraries): a copy
+# of them outside the hidden /usr/local/cuda, named by CUDA_PATH for CuPy alone (forge's wheel reads no header).
+cupy_headers=""
+if [[ $kind == cuda && -d /usr/local/cuda/include ]]; then
+    rm -rf "$work/cuda-headers"
+    mkdir -p "$work/cuda-headers"
+    cp -r /usr/local/cuda/include "$work/cuda-headers/include"
+    cupy_headers=$work/cuda-headers
+fi
+
 # Runs inside the namespace: covers the libraries, then the checks and the tests.
 hide=1
 if ! unshare --mount --propagation private true 2> /dev/null; then
@@ -89,6 +99,7 @@ if [[ $hide == 1 ]]; then
 fi
 export PATH=$bin:/usr/bin:/bin
 unset LD_LIBRARY_PATH LD_PRELOAD PYTHONPATH CUDA_HOME CUDA_PATH
+if [[ -n "$cupy_headers" ]]; then export CUDA_PATH=$cupy_headers; fi
 cd "$work"
 echo "== ldd of the installed extension"
 ext=\$(ls "$site"/forge/_native*.so)

@@ -49,6 +49,11 @@ forge_make_venv() {
         "$dir/bin/python" "$pipwhl/pip" install -q --no-index "$pipwhl"
     fi
     rm -f "$dir.venv-err"
+    if [[ -n ${FORGE_WHEEL_MACHINE_SITE:-} ]]; then  # folders of the machine's packages, after the venv's own
+        local purelib
+        purelib=$("$dir/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+        tr ':' '\n' <<< "$FORGE_WHEEL_MACHINE_SITE" > "$purelib/forge-machine-site.pth"
+    fi
     if [[ -z ${FORGE_WHEEL_FIND_LINKS:-} ]]; then "$dir/bin/pip" install -q --upgrade pip; fi
 }
 

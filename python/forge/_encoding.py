@@ -177,6 +177,11 @@ class Gnufft(LinearOperator):
         return (_rebuild, (fn, host, kwargs, self._pickle_state()))
 
     @property
+    def gpu_enabled(self):
+        """True when CUDA arrays run on the operator's GPU plan (float32, CUDA build, device present)."""
+        return self._native.gpu_enabled()
+
+    @property
     def kernel_width(self):
         """Kernel width in oversampled grid cells (the one picked for ``tolerance`` when it was given)."""
         return self._native.kernel_width

@@ -118,7 +118,7 @@ def test_session_slice_by_slice_equals_whole(demo):
     p = forge.io.read_mrd_problem(demo[1] / "demo.h5")
     for maps in ("estimate", "given"):
         whole = forge.reconstruct(p["data"], p["k"], times=p["times"], field_map=p["field_map"], shape=p["shape"],
-                                  maps=p["maps"] if maps == "given" else "estimate", device="cpu")
+                                  maps=p["maps"] if maps == "given" else "estimate", device="cpu", operator="dft")
         session = forge.ReconSession(device="cpu", operator="dft")
         reports = []
         for repeat in range(2):  # the second pass reuses the operators and the maps kept per slice

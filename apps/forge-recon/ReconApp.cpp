@@ -217,7 +217,8 @@ std::string device_description(const Settings& S) {
 
 DeviceWarmUp::DeviceWarmUp(const Settings& S) {
     if (S.device == "cpu" || !forge::device::built_with_cuda() || dist::distributed()) return;
-    done_ = std::async(std::launch::async, [] {
+    const bool autoOperator = S.op == "auto";
+    done_ = std::async(std::launch::async, [autoOperator] {
         try {
             if (!forge::device::available()) return;
             // One tiny NUFFT each way on the GPU: the context, cuFFT and the lazily loaded kernel modules.
@@ -227,6 +228,9 @@ DeviceWarmUp::DeviceWarmUp(const Settings& S) {
             x.put_on_gpu();
             const forge::forgeCol<forge::forgeComplex<float>> y = G * x, back = G / y;
             forge::device::synchronize();
+            // --operator auto's rates for this GPU (measured once, 0.2 s on an H200, or read from their cache file):
+            // otherwise the first slice of a --server connection or a --stream waits for them
+            if (autoOperator) forge::recon::cost_rates(true);
         } catch (...) {  // resolve_device() and the reconstruction report what matters
         }
     });

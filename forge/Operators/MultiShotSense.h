@@ -11,12 +11,43 @@
 // so each shot operator receives all nc coil images as one batch. The derived classes build A_s (exact
 // Gdft, or time-segmented Gnufft), hand each shot to add_shot() and call finish(). Host and device data.
 #include <cmath>
+#include <string>
 #include <vector>
 
+#include "forge/Core/Geometry.h"
 #include "forge/Core/Validation.h"
 #include "forge/Operators/Composition.h"
 
 namespace forge {
+
+namespace detail {
+// The shots of a multi-shot operator given as geometry types, as the samplesPerShot x nShots matrices of its
+// positional constructor (column s = shot s); t zeros where no shot has times. Throws invalid_argument naming
+// 'where' for no shots, a shot's trajectory that does not check (Trajectory::check), shots of different lengths
+// or times given for some shots only.
+template <typename T1>
+struct ShotMatrices {
+    arma::Mat<T1> kx, ky, kz, t;
+    ShotMatrices(const std::vector<Trajectory<T1>>& shots, const char* where) {
+        const std::string w(where);
+        if (shots.empty()) throw invalid_argument(w + ": no shots (expected at least one trajectory)");
+        const uword n = shots.front().n_samples(), ns = shots.size();
+        kx.set_size(n, ns), ky.set_size(n, ns), kz.set_size(n, ns), t.zeros(n, ns);
+        for (uword s = 0; s < ns; ++s) {
+            const Trajectory<T1>& k = shots[s];
+            k.check(where);
+            if (k.n_samples() != n)
+                throw invalid_argument(w + ": shot " + std::to_string(s) + " has " + std::to_string(k.n_samples()) +
+                                       " samples; expected " + std::to_string(n) + " (those of shot 0)");
+            if (k.has_times() != shots.front().has_times())
+                throw invalid_argument(w + ": shot " + std::to_string(s) + (k.has_times() ? " has" : " has no") +
+                                       " readout times but shot 0" + (k.has_times() ? " has none" : " has them"));
+            kx.col(s) = k.kx, ky.col(s) = k.ky, kz.col(s) = k.kz;
+            if (k.has_times()) t.col(s) = k.t;
+        }
+    }
+};
+}  // namespace detail
 
 template <typename T1, typename ShotOp>
 class MultiShotSense : public ComposedOperator<T1> {

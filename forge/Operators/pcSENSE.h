@@ -10,6 +10,7 @@
 //   [(c*nShots + s) * samplesPerShot, (c*nShots + s + 1) * samplesPerShot).
 //
 //   pcSENSE<float> A(kx, ky, kz, t, ix, iy, iz, FM, maps, shotPhases, nc);   y = A * x;   x = A / y;
+//   pcSENSE<float> A(shots, PixelGeometry<float>::on_grid(grid, FM), maps, shotPhases, nc);  // geometry types
 //
 //   kx, ky, kz  k-space trajectory, cycles/FOV, arma::Mat<T1> of samplesPerShot x nShots (column s = shot s)
 //   t           readout time of each sample, seconds, samplesPerShot x nShots
@@ -36,6 +37,24 @@ public:
     pcSENSE(const arma::Mat<T1>& kx, const arma::Mat<T1>& ky, const arma::Mat<T1>& kz, const arma::Mat<T1>& t,
             const arma::Col<T1>& ix, const arma::Col<T1>& iy, const arma::Col<T1>& iz, const arma::Col<T1>& FM,
             const ArmaVec& maps, const arma::Mat<T1>& shotPhases, uword nc);
+
+    // The same from the geometry types, as Gdft takes them: one Trajectory per shot (every shot of the same
+    // length; its times t for the field correction), the pixels with their field map (empty: none), then maps,
+    // shotPhases and nc as above.
+    pcSENSE(const std::vector<Trajectory<T1>>& shots, const PixelGeometry<T1>& pixels, const ArmaVec& maps,
+            const arma::Mat<T1>& shotPhases, uword nc)
+        : pcSENSE(detail::ShotMatrices<T1>(shots, "pcSENSE"), checked(pixels), maps, shotPhases, nc) {}
+
+private:
+    static const PixelGeometry<T1>& checked(const PixelGeometry<T1>& p) {
+        p.check("pcSENSE");
+        return p;
+    }
+    pcSENSE(const detail::ShotMatrices<T1>& k, const PixelGeometry<T1>& p, const ArmaVec& maps,
+            const arma::Mat<T1>& shotPhases, uword nc)
+        : pcSENSE(k.kx, k.ky, k.kz, k.t, p.x, p.y, p.z,
+                  p.field_map.is_empty() ? arma::Col<T1>(p.n_pixels(), arma::fill::zeros) : p.field_map, maps,
+                  shotPhases, nc) {}
 };
 
 extern template class pcSENSE<float>;

@@ -9,6 +9,7 @@
 // conventions: k in cycles/FOV in [-N/2, N/2), pixel r = (x - N/2)/N, x fastest), plus L and the interpolator.
 //
 //   pcSenseTimeSeg<float> A(kx, ky, kz, t, Nx, Ny, Nz, FM, maps, shotPhases, nc, L, TSInterp::MinMax);
+//   pcSenseTimeSeg<float> A(shots, ImageGrid{Nx, Ny, Nz}, FM, maps, shotPhases, nc, L);   // geometry types
 #include "forge/Operators/nufft/Gnufft.h"
 #include "forge/Operators/MultiShotSense.h"
 #include "forge/Operators/TimeSegmentation.h"
@@ -25,6 +26,21 @@ public:
                    uword Nx, uword Ny, uword Nz, const arma::Col<T1>& FM, const ArmaVec& maps,
                    const arma::Mat<T1>& shotPhases, uword nc, uword L, TSInterp type = TSInterp::MinMax,
                    NufftOptions options = NufftOptions());
+
+    // The same from the geometry types: one Trajectory per shot (every shot of the same length, with its times t),
+    // the image grid, the field map (rad/s, one value per pixel), then the rest as above.
+    pcSenseTimeSeg(const std::vector<Trajectory<T1>>& shots, const ImageGrid& grid, const arma::Col<T1>& FM,
+                   const ArmaVec& maps, const arma::Mat<T1>& shotPhases, uword nc, uword L,
+                   TSInterp type = TSInterp::MinMax, NufftOptions options = NufftOptions())
+        : pcSenseTimeSeg(detail::ShotMatrices<T1>(shots, "pcSenseTimeSeg"), grid, FM, maps, shotPhases, nc, L, type,
+                         options) {}
+
+private:
+    pcSenseTimeSeg(const detail::ShotMatrices<T1>& k, const ImageGrid& grid, const arma::Col<T1>& FM,
+                   const ArmaVec& maps, const arma::Mat<T1>& shotPhases, uword nc, uword L, TSInterp type,
+                   NufftOptions options)
+        : pcSenseTimeSeg(k.kx, k.ky, k.kz, k.t, (grid.check("pcSenseTimeSeg"), grid.nx), grid.ny, grid.nz, FM, maps,
+                         shotPhases, nc, L, type, std::move(options)) {}
 };
 
 extern template class pcSenseTimeSeg<float>;

@@ -319,3 +319,54 @@ TEST_CASE("Penalties from an ImageGrid refuse a bad grid and name the vector of 
     // The positional constructors keep naming the argument.
     CHECK_THROWS_WITH(forge::QuadPenalty<float>(4, 0, 2, 0.1f), Contains("QuadPenalty: Ny must be at least 1, got 0"));
 }
+
+TEST_CASE("pcSENSE and pcSenseTimeSeg from the geometry types are the positional operators, bit for bit, and name "
+          "bad shots",
+          "[geometry][operators]") {
+    FORGE_INFO_SEED();
+    const ImageGrid grid(6, 4, 4);
+    const uword n2 = grid.n_pixels(), ns = 12, nshots = 3, nc = 2;
+    const arma::fvec fm = uniform<float>(n2, -80, 80);
+    const forge::PixelGeometry<float> px = forge::PixelGeometry<float>::on_grid(grid, fm);
+    std::vector<forge::Trajectory<float>> shots;
+    arma::fmat kx(ns, nshots), ky(ns, nshots), kz(ns, nshots), t(ns, nshots);
+    for (uword s = 0; s < nshots; ++s) {
+        shots.emplace_back(uniform<float>(ns, -1.9, 1.9), uniform<float>(ns, -1.9, 1.9), uniform<float>(ns, -1.9, 1.9),
+                           uniform<float>(ns, 0, 0.005));
+        kx.col(s) = shots[s].kx, ky.col(s) = shots[s].ky, kz.col(s) = shots[s].kz, t.col(s) = shots[s].t;
+    }
+    const arma::cx_fvec maps = complex_normal<float>(n2 * nc), x = complex_normal<float>(n2);
+    const arma::fmat phases = arma::reshape(uniform<float>(n2 * nshots, -3, 3), n2, nshots);
+    const arma::cx_fvec y = complex_normal<float>(ns * nshots * nc);
+
+    const forge::pcSENSE<float> P(kx, ky, kz, t, px.x, px.y, px.z, fm, maps, phases, nc);
+    const forge::pcSENSE<float> G(shots, px, maps, phases, nc);
+    CHECK(arma::all(arma::cx_fvec(G * x) == arma::cx_fvec(P * x)));
+    CHECK(arma::all(arma::cx_fvec(G / y) == arma::cx_fvec(P / y)));
+
+    const forge::pcSenseTimeSeg<float> PT(kx, ky, kz, t, grid.nx, grid.ny, grid.nz, fm, maps, phases, nc, 3);
+    const forge::pcSenseTimeSeg<float> GT(shots, grid, fm, maps, phases, nc, 3);
+    CHECK(arma::all(arma::cx_fvec(GT * x) == arma::cx_fvec(PT * x)));
+    CHECK(arma::all(arma::cx_fvec(GT / y) == arma::cx_fvec(PT / y)));
+    CHECK(GT.domain_shape() == grid);
+
+    // a field-free pixel geometry: the exact DFT without field correction
+    const forge::pcSENSE<float> Z(shots, forge::PixelGeometry<float>::on_grid(grid), maps, phases, nc);
+    const forge::pcSENSE<float> PZ(kx, ky, kz, t, px.x, px.y, px.z, arma::fvec(n2, arma::fill::zeros), maps, phases,
+                                   nc);
+    CHECK(arma::all(arma::cx_fvec(Z * x) == arma::cx_fvec(PZ * x)));
+
+    std::vector<forge::Trajectory<float>> bad = shots;
+    bad[1].kx = uniform<float>(ns + 1, -1, 1);
+    CHECK_THROWS_WITH(forge::pcSENSE<float>(bad, px, maps, phases, nc), Contains("pcSENSE") && Contains("kx"));
+    bad = shots;
+    bad[2] = forge::Trajectory<float>(uniform<float>(ns - 2, -1, 1), uniform<float>(ns - 2, -1, 1),
+                                      uniform<float>(ns - 2, -1, 1), uniform<float>(ns - 2, 0, 0.005));
+    CHECK_THROWS_WITH(forge::pcSenseTimeSeg<float>(bad, grid, fm, maps, phases, nc, 3),
+                      Contains("pcSenseTimeSeg") && Contains("shot 2") && Contains("shot 0"));
+    bad = shots;
+    bad[1].t.reset();
+    CHECK_THROWS_WITH(forge::pcSENSE<float>(bad, px, maps, phases, nc), Contains("shot 1") && Contains("times"));
+    CHECK_THROWS_WITH(forge::pcSENSE<float>(std::vector<forge::Trajectory<float>>{}, px, maps, phases, nc),
+                      Contains("no shots"));
+}

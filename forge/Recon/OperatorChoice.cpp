@@ -320,6 +320,10 @@ std::string cost_model_file(bool gpu) {
     return dir + "/forge/cost-model-" + cost_model_key(gpu) + ".txt";
 }
 
+// The micro-runs' definition: a file written by others (the DFT rate of one image, not of a coil batch) is measured
+// again rather than read.
+constexpr int kCostModelVersion = 2;
+
 bool write_cost_rates(const std::string& path, const CostRates& r) {
     // written beside and renamed: a reader sees the old file or the whole new one
     std::error_code ec;
@@ -332,6 +336,7 @@ bool write_cost_rates(const std::string& path, const CostRates& r) {
         f.precision(6);
         f << "# forge cost model: rates per second measured by forge::recon::measure_cost_rates()"
           << "\n";
+        f << "version " << kCostModelVersion << "\n";
         f << "dft " << r.dft << "\ndft_field " << r.dft_field << "\nfft " << r.fft << "\ntaps " << r.taps << "\nplan "
           << r.plan << "\nkernels " << r.kernels << "\nvector " << r.vector << "\napply " << r.apply << "\n";
         if (!f) return false;
@@ -352,6 +357,7 @@ bool read_cost_rates(const std::string& path, CostRates& r) {
         double x;
         if (is >> name >> x) v[name] = x;
     }
+    if (v.find("version") == v.end() || v["version"] != kCostModelVersion) return false;
     CostRates out;
     const std::pair<const char*, double*> fields[] = {{"dft", &out.dft},   {"dft_field", &out.dft_field},
                                                       {"fft", &out.fft},   {"taps", &out.taps},

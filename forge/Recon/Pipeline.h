@@ -2,16 +2,16 @@
 // The reconstruction pipeline: a request says how to reconstruct (operator, penalty, solver, device, coil maps),
 // and a session reconstructs group after group of acquisitions with it: a whole file at once, or the slices and
 // frames of a stream as they complete. A session keeps what later groups can reuse: the encoding operators built
-// for a trajectory (OperatorCache), each slice's estimated coil maps, and with warm starts each slice's latest
-// image, and the coil-map estimation's calibration plan. Every group's images equal those of the same frames
-// reconstructed together in one group.
+// for a trajectory (OperatorCache), the coil-map estimation's calibration plan (CoilMapCache), each slice's
+// estimated coil maps and, with warm starts, each slice's latest image. Every group's images equal those of the
+// same frames reconstructed together in one group.
 //
 //   forge::recon::ReconRequest r;                  // defaults: operator by cost, quadratic penalty, 50 iterations
 //   r.device = forge::Device::GPU;
 //   forge::recon::ReconSession session(r);
-//   for (ReconProblem& P : slices) {
-//       forge::recon::GroupResult g = session.reconstruct(P, {P_slice_index, 0});
-//       ... g.images.complexImage ...
+//   for (std::size_t s = 0; s < slices.size(); ++s) {   // one-slice problems, as a stream completes them
+//       forge::recon::GroupResult g = session.reconstruct(slices[s], {s, 0});  // the session's slice s, frame 0
+//       ... g.images.complexImage[0] ...
 //   }
 //
 // forge-recon's file, stream, server and demo modes run through it (apps/forge-recon), as does Python's

@@ -39,18 +39,7 @@ forge::ProxOptions<T1> prox_options(const nb::dict& d, nb::object callback) {
     o.cg_iterations = nb::cast<uword>(d["cg_iterations"]);
     o.adaptive_rho = nb::cast<bool>(d["adaptive_rho"]);
     o.data_norm2 = nb::cast<double>(d["data_norm2"]);
-    if (!callback.is_none()) {
-        o.callback = [callback](const forge::PcgIterationInfo& i) {
-            nb::gil_scoped_acquire acquire;
-            nb::dict info;
-            info["iteration"] = i.iteration;
-            info["cost"] = i.cost;
-            info["gradient_norm"] = i.gradient_norm;
-            info["step"] = i.step;
-            info["elapsed_s"] = i.elapsed_s;
-            callback(info);
-        };
-    }
+    o.callback = iteration_callback(callback);
     return o;
 }
 

@@ -9,6 +9,20 @@
 namespace forge_python {
 using namespace nb::literals;
 
+std::function<void(const forge::PcgIterationInfo&)> iteration_callback(nb::object callback) {
+    if (callback.is_none()) return nullptr;
+    return [callback](const forge::PcgIterationInfo& i) {
+        nb::gil_scoped_acquire acquire;
+        nb::dict d;
+        d["iteration"] = i.iteration;
+        d["cost"] = i.cost;
+        d["gradient_norm"] = i.gradient_norm;
+        d["step"] = i.step;
+        d["elapsed_s"] = i.elapsed_s;
+        callback(d);
+    };
+}
+
 namespace {
 
 // PCG options from Python: the tolerance and a callable taking a dict per iteration (None: no callback).
@@ -16,18 +30,7 @@ template <typename T1>
 forge::PcgOptions<T1> pcg_options(double tolerance, nb::object callback) {
     forge::PcgOptions<T1> opts;
     opts.tolerance = T1(tolerance);
-    if (!callback.is_none()) {
-        opts.callback = [callback](const forge::PcgIterationInfo& i) {
-            nb::gil_scoped_acquire acquire;
-            nb::dict d;
-            d["iteration"] = i.iteration;
-            d["cost"] = i.cost;
-            d["gradient_norm"] = i.gradient_norm;
-            d["step"] = i.step;
-            d["elapsed_s"] = i.elapsed_s;
-            callback(d);
-        };
-    }
+    opts.callback = iteration_callback(std::move(callback));
     return opts;
 }
 

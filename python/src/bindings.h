@@ -13,6 +13,7 @@
 //
 // Classes are bound once per precision with a suffix: Gdft_float32, Gdft_float64, ...
 #include <complex>
+#include <functional>
 #include <cstring>
 #include <sstream>
 #include <string>
@@ -24,6 +25,7 @@
 #include "forge/Core/DeviceMemory.h"
 #include "forge/Core/Exceptions.h"
 #include "forge/Core/forgeCol.h"
+#include "forge/Solvers/SolverCommon.h"
 
 namespace forge_python {
 
@@ -131,6 +133,10 @@ void write_to(const forge::forgeCol<E>& r, A& out) {
 }
 
 // The parts of the module, in the order module.cpp calls them: a class's base before the class.
+// A solver's per-iteration callback from a Python callable (bind_solvers.cpp): called with a dict of iteration,
+// cost, gradient_norm, step and elapsed_s, holding the GIL; None gives no callback.
+std::function<void(const forge::PcgIterationInfo&)> iteration_callback(nb::object callback);
+
 void bind_operators(nb::module_& m);   // LinearOperator, Gdft, GdftR2, Gnufft, Gfft, density_compensation
 void bind_composites(nb::module_& m);  // TimeSegmentation, SENSE, pcSENSE, ToeplitzNormal, WithNormal, NormalOf
 void bind_algebra(nb::module_& m);     // Chain, Batched, StackedDiagonal, AdjointOf, VerticalStack, PythonOperator

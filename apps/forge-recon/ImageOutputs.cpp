@@ -42,7 +42,7 @@ std::vector<forge::io::MrdOutputImage> output_images(const ReconProblem& P, cons
             for (const auto& sv : rec.solves) {
                 if (sv.slice != s || sv.frame != f) continue;
                 iterations.push_back(std::to_string(sv.report.iterations));
-                reasons.push_back(stop_reason_token(sv.report.stop_reason));
+                reasons.push_back(forge::stop_reason_token(sv.report.stop_reason));
                 const double g0 = sv.report.initial_gradient_norm;
                 gradients.push_back(number(g0 > 0 ? sv.report.final_gradient_norm / g0 : 0.0));
             }

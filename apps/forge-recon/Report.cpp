@@ -36,7 +36,7 @@ Json solve_json(const forge::recon::SolveRecord& s, double finalCost) {
     j["coil"] = s.coil < 0 ? Json(nullptr) : Json(s.coil);
     j["segments"] = s.segments ? Json(s.segments) : Json(nullptr);
     j["iterations"] = r.iterations;
-    j["stop_reason"] = stop_reason_token(r.stop_reason);
+    j["stop_reason"] = forge::stop_reason_token(r.stop_reason);
     j["converged"] = r.converged;
     j["relative_gradient"] =
         number(r.initial_gradient_norm > 0 ? r.final_gradient_norm / r.initial_gradient_norm : 0.0);
@@ -140,16 +140,6 @@ std::string stage_summary(const RunReport& r) {
         firstPart = false;
     }
     return line;
-}
-
-const char* stop_reason_token(forge::StopReason r) {
-    switch (r) {
-        case forge::StopReason::IterationLimit: return "iteration_limit";
-        case forge::StopReason::Tolerance: return "tolerance";
-        case forge::StopReason::ZeroGradient: return "zero_gradient";
-        case forge::StopReason::FlatDirection: return "flat_direction";
-    }
-    return "unknown";
 }
 
 void write_report(forge::io::OutputSet& outs, const std::string& path, const RunReport& r, const Settings& S) {

@@ -98,9 +98,6 @@ void add_reconstruction_stages(const ReportedReconstruction& rec, StageTimes& ti
 // (stages of no time in this mode left out; "maps" = coil maps + field map).
 std::string stage_summary(const RunReport& r);
 
-// stop_reason as the report names it: "iteration_limit", "tolerance", "zero_gradient", "flat_direction".
-const char* stop_reason_token(forge::StopReason r);
-
 // Writes 'r' (and S's operator and solver settings) as JSON to 'path', staged in 'outs' so that the report appears
 // with the other outputs at outs.commit() or not at all. Throws std::runtime_error when it cannot be written.
 void write_report(forge::io::OutputSet& outs, const std::string& path, const RunReport& r, const Settings& S);

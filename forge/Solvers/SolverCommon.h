@@ -68,6 +68,18 @@ inline const char* stop_reason_name(StopReason r) {
     return "?";
 }
 
+// The same as a token, as forge-recon's --report and Python's report write it: "iteration_limit", "tolerance",
+// "zero_gradient", "flat_direction".
+inline const char* stop_reason_token(StopReason r) {
+    switch (r) {
+        case StopReason::IterationLimit: return "iteration_limit";
+        case StopReason::Tolerance: return "tolerance";
+        case StopReason::ZeroGradient: return "zero_gradient";
+        case StopReason::FlatDirection: return "flat_direction";
+    }
+    return "unknown";
+}
+
 // What a solver did (filled when a SolverReport* is passed).
 struct SolverReport {
     uword iterations = 0;

@@ -67,16 +67,6 @@ fr::MapsPolicy maps_of(const std::string& s) {
     throw forge::invalid_argument("ReconSession: maps = '" + s + "'; expected 'auto', 'estimate', 'given' or 'none'");
 }
 
-const char* stop_token(forge::StopReason r) {
-    switch (r) {
-        case forge::StopReason::IterationLimit: return "iteration_limit";
-        case forge::StopReason::Tolerance: return "tolerance";
-        case forge::StopReason::ZeroGradient: return "zero_gradient";
-        case forge::StopReason::FlatDirection: return "flat_direction";
-    }
-    return "unknown";
-}
-
 const char* maps_source(fr::MapsReport::Source s) {
     switch (s) {
         case fr::MapsReport::Source::None: return "none";
@@ -243,7 +233,7 @@ private:
             j["coil"] = s.coil < 0 ? nb::none() : nb::cast(s.coil);
             j["segments"] = s.segments ? nb::cast(s.segments) : nb::none();
             j["iterations"] = size_t(rep.iterations);
-            j["stop_reason"] = stop_token(rep.stop_reason);
+            j["stop_reason"] = forge::stop_reason_token(rep.stop_reason);
             j["converged"] = rep.converged;
             j["relative_gradient"] =
                 rep.initial_gradient_norm > 0 ? rep.final_gradient_norm / rep.initial_gradient_norm : 0.0;

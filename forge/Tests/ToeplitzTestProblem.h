@@ -9,6 +9,7 @@
 #include <armadillo>
 
 #include "TestHelpers.h"
+#include "ToeplitzTolerance.h"
 #include "forge/Operators/TimeSegmentation.h"
 #include "forge/Operators/dft/Gdft.h"
 #include "forge/Operators/nufft/Gnufft.h"
@@ -196,8 +197,8 @@ struct SegmentedNormal {
             return;
         }
         const arma::Col<T> fmT = as<T>(fm);
-        const forge::TSFactors f = forge::TimeSegmentationCore<T>::segment_factors(fmT, as<T>(tr.t), L,
-                                                                                   forge::TSInterp::MinMax);
+        const forge::TSFactors f =
+            forge::TimeSegmentationCore<T>::segment_factors(fmT, as<T>(tr.t), L, forge::TSInterp::MinMax);
         a = f.a;
         b.set_size(g.n2(), L + 1);
         for (uword l = 0; l <= L; ++l)

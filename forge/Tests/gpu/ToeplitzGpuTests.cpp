@@ -3,12 +3,12 @@
 // host/device copies; kernels grouped along a Cartesian axis equal the full build.
 #include <cmath>
 #include <complex>
-#include <limits>
 
 #include "TestHelpers.h"
+#include "ToeplitzTolerance.h"
 #include "forge/Core/DeviceMemory.h"
-#include "forge/Operators/dft/Gdft.h"
 #include "forge/Operators/SENSE.h"
+#include "forge/Operators/dft/Gdft.h"
 #include "forge/Operators/toeplitz/ToeplitzNormal.h"
 #include "forge/Penalties/QuadPenalty.h"
 #include "forge/Solvers/solve_pwls_pcg.h"
@@ -61,20 +61,6 @@ Case make_case(uword Nx, uword Ny, uword Nz, uword n1) {
             }
     c.fm = arma::conv_to<arma::fvec>::from(2 * kPi * 100 * arma::sin(3.0 * c.ix + 2.0 * c.iy));
     return c;
-}
-
-// Relative error allowed between two float evaluations of a Toeplitz normal (GPU and host builds, cuFFT and FFTW),
-// or one against the exact float64 G^H W G, from float rounding: each kernel entry is a sum of n1 sample terms (the
-// adjoint DFT of the build), whose rounding grows like eps sqrt(n1) for random signs; each apply adds the forward
-// and inverse FFTs of the padded grid, about eps log2(cells) each; a field-corrected apply sums (L+1)(L+2)/2 pair
-// products, whose independent errors add in quadrature. Two independent roundings compared add a factor sqrt 2,
-// and the spread over random cases another 2 to 3: a factor 4 overall. For the 32 x 24 field-free case (n1 = 3000,
-// 64 x 48 padded cells) this is 3.7e-5.
-double toeplitz_tolerance(const forge::ToeplitzNormal<float>& N, uword n1) {
-    const double eps = std::numeric_limits<float>::epsilon();
-    const double cells = double(N.padded_size(0)) * double(N.padded_size(1)) * double(N.padded_size(2));
-    const double pairs = double(N.segments() + 1) * double(N.segments() + 2) / 2;
-    return 4 * eps * (std::sqrt(double(n1)) + 2 * std::log2(cells)) * std::sqrt(pairs);
 }
 
 arma::cx_fvec on_device(const forge::ToeplitzNormal<float>& N, const arma::cx_fvec& x, uword nbatch = 1) {

@@ -91,6 +91,14 @@ all_names=$(cd "$inc" && grep -rh '^using forge::[A-Za-z_0-9]*;$' forge | sed 's
 } > "$TMP/new_paths.cpp"
 if ! syntax "$TMP/new_paths.cpp" > "$TMP/new_paths.log" 2>&1; then
     grep -E "error" "$TMP/new_paths.log" | head -20 >&2
+    # Where the global names came from: the headers that turn FORGE_GLOBAL_NAMES on, with the chain that
+    # included each (g++ -H: one dot per level), and any header the list above did not expect.
+    syntax -H "$TMP/new_paths.cpp" 2>&1 | grep -E '^\.+ ' | sed "s|$inc/||" > "$TMP/includes.log" || true
+    echo "headers in the test: $(grep -c '^#include' "$TMP/new_paths.cpp"); installed: $(cd "$inc" &&
+          find forge \( -name '*.h' -o -name '*.hpp' \) | wc -l); old paths: $nfwd" >&2
+    for h in $(cd "$inc" && grep -rl '^#define FORGE_GLOBAL_NAMES' forge); do
+        grep -n -B3 -E "^\.+ (\./)?$h\$" "$TMP/includes.log" | head -8 >&2 || true
+    done
     echo "FAIL: the new paths put forge names at global scope (above)" >&2
     exit 1
 fi

@@ -57,7 +57,7 @@ int main(int argc, char** argv) {
     const double dwell = 4e-6;  // s
 
     // Image grid in FOV units, x fastest: ix = (x - N/2) / N.
-    arma::fvec ix(n2), iy(n2), iz(n2, arma::fill::zeros), FM(n2);
+    arma::fvec ix(n2), iy(n2), iz(n2, arma::fill::zeros), field_map(n2);
     arma::cx_fvec image(n2);
     for (uword y = 0; y < N; ++y)
         for (uword x = 0; x < N; ++x) {
@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
             iy[k] = float(ry);
             image[k] = std::complex<float>(float(forge::sim::shepp_logan_value(2 * rx, -2 * ry)), 0.f);
             const double hz = 60.0 * std::exp(-((rx - 0.1) * (rx - 0.1) + ry * ry) / 0.02) + 20.0 * ry;
-            FM[k] = float(2 * kPi * hz);  // rad/s
+            field_map[k] = float(2 * kPi * hz);  // rad/s
         }
     // Archimedean spiral out to |k| = N/2 cycles/FOV with N/2 turns (1 cycle/FOV between turns).
     arma::fvec kx(n1), ky(n1), kz(n1, arma::fill::zeros), t(n1);
@@ -82,7 +82,7 @@ int main(int argc, char** argv) {
     std::printf("gdft_example: %llux%llu Shepp-Logan phantom, spiral with %llu samples (readout %.1f ms), field map "
                 "up to %.0f Hz; CPU, %d OpenMP threads; CUDA build: %s\n",
                 (unsigned long long)N, (unsigned long long)N, (unsigned long long)n1, n1 * dwell * 1e3,
-                double(arma::max(arma::abs(FM))) / (2 * kPi), omp_get_max_threads(),
+                double(arma::max(arma::abs(field_map))) / (2 * kPi), omp_get_max_threads(),
                 forge::device::built_with_cuda() ? "yes" : "no");
     std::printf("%-8s %-8s %12s %12s %16s %14s\n", "operator", "dir", "s per call", "pairs/s", "rel.err vs f64",
                 "adjointness");
@@ -90,12 +90,12 @@ int main(int argc, char** argv) {
     bool ok = true;
     for (int withR2 = 0; withR2 < 2; ++withR2) {
         arma::fvec gx, gy, gz;
-        forge::GdftR2<float>::field_map_gradients(FM, N, N, 1, gx, gy, gz);
+        forge::GdftR2<float>::field_map_gradients(field_map, N, N, 1, gx, gy, gz);
         std::unique_ptr<forge::DftOperator<float>> G;
         if (withR2) {
-            G = std::make_unique<forge::GdftR2<float>>(n1, n2, kx, ky, kz, ix, iy, iz, FM, t, N, N, 1);
+            G = std::make_unique<forge::GdftR2<float>>(n1, n2, kx, ky, kz, ix, iy, iz, field_map, t, N, N, 1);
         } else {
-            G = std::make_unique<forge::Gdft<float>>(n1, n2, kx, ky, kz, ix, iy, iz, FM, t);
+            G = std::make_unique<forge::Gdft<float>>(n1, n2, kx, ky, kz, ix, iy, iz, field_map, t);
         }
         arma::cx_fvec kdata, back;
         const double tf = seconds_per_call([&] { kdata = *G * image; });
@@ -103,7 +103,7 @@ int main(int argc, char** argv) {
 
         // float64 brute force on 64 outputs of each direction.
         auto entry = [&](uword j, uword k) {
-            const double ph = 2 * kPi * (double(kx[j]) * ix[k] + double(ky[j]) * iy[k]) + double(FM[k]) * t[j];
+            const double ph = 2 * kPi * (double(kx[j]) * ix[k] + double(ky[j]) * iy[k]) + double(field_map[k]) * t[j];
             std::complex<double> e(std::cos(ph), -std::sin(ph));
             if (withR2) {
                 auto sinc = [](double v) { return v == 0 ? 1.0 : std::sin(kPi * v) / (kPi * v); };

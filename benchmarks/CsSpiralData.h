@@ -71,7 +71,7 @@ inline void simulate_spiral(const std::string& dir, const SpiralOptions& o) {
         }
     }
     const arma::fvec truth = forge::sim::smooth_shepp_logan_slice(N, 0, 1);
-    arma::fvec fm = forge::sim::two_blob_fieldmap(N, 0);
+    arma::fvec fm = forge::sim::two_blob_field_map(N, 0);
     fm *= float(2 * kPi * o.max_hz / double(arma::max(arma::abs(fm))));
     const arma::cx_fvec maps = forge::sim::normalise_coil_maps(forge::sim::ring_coil_maps(N, nc), nc);
     const forge::ImageGrid grid(N, N);

@@ -11,7 +11,7 @@ namespace forge_bench {
 
 struct Problem {
     arma::uword Nx, Ny, Nz, n2, n1, nc;
-    arma::fvec kx, ky, kz, ix, iy, iz, FM, t;
+    arma::fvec kx, ky, kz, ix, iy, iz, field_map, t;
     arma::cx_fvec maps, image;
 };
 
@@ -37,7 +37,7 @@ inline Problem make_problem(arma::uword Nx, arma::uword Ny, arma::uword Nz, arma
     p.ix.set_size(p.n2);
     p.iy.set_size(p.n2);
     p.iz.set_size(p.n2);
-    p.FM.set_size(p.n2);
+    p.field_map.set_size(p.n2);
     p.image.set_size(p.n2);
     p.maps.set_size(p.n2 * nc);
     for (arma::uword z = 0; z < Nz; ++z)
@@ -49,7 +49,7 @@ inline Problem make_problem(arma::uword Nx, arma::uword Ny, arma::uword Nz, arma
                 p.ix(k) = float(fx);
                 p.iy(k) = float(fy);
                 p.iz(k) = float(fz);
-                p.FM(k) = float(2 * kPi * 100 * std::sin(kPi * fx) * std::cos(kPi * fy) * std::cos(kPi * fz));
+                p.field_map(k) = float(2 * kPi * 100 * std::sin(kPi * fx) * std::cos(kPi * fy) * std::cos(kPi * fz));
                 p.image(k) = (fx * fx + fy * fy < 0.16) ? std::complex<float>(1.0f + float(fz), 0.2f) : 0.0f;
                 for (arma::uword c = 0; c < nc; ++c) {
                     const double a = 2 * kPi * c / nc, dx = fx - 0.5 * std::cos(a), dy = fy - 0.5 * std::sin(a);

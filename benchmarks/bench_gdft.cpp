@@ -55,7 +55,7 @@ const char* op_name(Op o) { return o == Op::Forward ? "forward" : "adjoint"; }
 // when the full problem is too large for the path); the first n1 samples are that subset.
 struct Problem {
     uword nx, ny, nz, n1_full, n1;
-    arma::fvec kx, ky, kz, t, ix, iy, iz, FM, gx, gy, gz;
+    arma::fvec kx, ky, kz, t, ix, iy, iz, field_map, gx, gy, gz;
     arma::cx_fvec image, kdata;
     uword n2() const { return nx * ny * nz; }
     std::string pixels() const {
@@ -82,7 +82,7 @@ Problem make_problem(uword nx, uword ny, uword nz, uword n1_full, uword n1) {
     p.ix.set_size(n2);
     p.iy.set_size(n2);
     p.iz.set_size(n2);
-    p.FM.set_size(n2);
+    p.field_map.set_size(n2);
     for (uword z = 0; z < nz; ++z)
         for (uword y = 0; y < ny; ++y)
             for (uword x = 0; x < nx; ++x) {
@@ -94,9 +94,9 @@ Problem make_problem(uword nx, uword ny, uword nz, uword n1_full, uword n1) {
                 p.iy[i] = float(ry);
                 p.iz[i] = float(rz);
                 const double hz = 100.0 * std::exp(-(rx * rx + ry * ry + rz * rz) / 0.05) + 30.0 * rx - 20.0 * ry;
-                p.FM[i] = float(2 * kPi * hz);
+                p.field_map[i] = float(2 * kPi * hz);
             }
-    forge::GdftR2<float>::field_map_gradients(p.FM, nx, ny, nz, p.gx, p.gy, p.gz);
+    forge::GdftR2<float>::field_map_gradients(p.field_map, nx, ny, nz, p.gx, p.gy, p.gz);
     p.image.set_size(n2);
     for (auto& v : p.image) v = std::complex<float>(float(g(rng)), float(g(rng)));
     p.kdata.set_size(p.n1);
@@ -109,7 +109,7 @@ double sinc_pg(double x) { return x == 0.0 ? 1.0 : std::sin(kPi * x) / (kPi * x)
 // exp(-i phase) [* B] for sample j and pixel k in float64, from the float inputs.
 std::complex<double> entry(const Problem& p, Kind kind, uword j, uword k) {
     const double ph = 2 * kPi * (double(p.kx[j]) * p.ix[k] + double(p.ky[j]) * p.iy[k] + double(p.kz[j]) * p.iz[k]) +
-                      double(p.FM[k]) * p.t[j];
+                      double(p.field_map[k]) * p.t[j];
     std::complex<double> e(std::cos(ph), -std::sin(ph));
     if (kind == Kind::GdftR2) {
         const double tj = p.t[j];
@@ -157,10 +157,10 @@ PathResult run_cpu(const Problem& p, Kind kind, Op op) {
     std::unique_ptr<forge::DftOperator<T>> G;
     if (kind == Kind::Gdft) {
         G = std::make_unique<forge::Gdft<T>>(p.n1, p.n2(), c(p.kx), c(p.ky), c(p.kz), c(p.ix), c(p.iy), c(p.iz),
-                                             c(p.FM), c(p.t));
+                                             c(p.field_map), c(p.t));
     } else {
         G = std::make_unique<forge::GdftR2<T>>(p.n1, p.n2(), c(p.kx), c(p.ky), c(p.kz), c(p.ix), c(p.iy), c(p.iz),
-                                               c(p.FM), c(p.t), c(p.gx), c(p.gy), c(p.gz), p.nx, p.ny, p.nz);
+                                               c(p.field_map), c(p.t), c(p.gx), c(p.gy), c(p.gz), p.nx, p.ny, p.nz);
     }
     const arma::cx_fvec& src = op == Op::Forward ? p.image : p.kdata;
     const V in(arma::conv_to<arma::Col<std::complex<T>>>::from(src));

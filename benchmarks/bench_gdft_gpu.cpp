@@ -29,9 +29,9 @@
 #include <omp.h>
 
 #include "BenchCommon.h"
-#include "forge/Operators/dft/CudaDftPipeline.h"
 #include "forge/Core/DeviceMemory.h"
 #include "forge/Core/forgeCol.h"
+#include "forge/Operators/dft/CudaDftPipeline.h"
 #include "forge/Operators/dft/Gdft.h"
 #include "forge/Operators/dft/GdftR2.h"
 
@@ -43,7 +43,7 @@ namespace {
 
 struct Geometry {
     uword nx, ny, nz, n1, n2;
-    arma::fvec kx, ky, kz, t, ix, iy, iz, FM;
+    arma::fvec kx, ky, kz, t, ix, iy, iz, field_map;
 };
 
 // A stack-of-spirals-like random trajectory over the grid's k-space extent, 25 ms readouts,
@@ -58,7 +58,7 @@ Geometry make_geometry(uword nx, uword ny, uword nz, uword n1) {
     g.ix.set_size(g.n2);
     g.iy.set_size(g.n2);
     g.iz.set_size(g.n2);
-    g.FM.set_size(g.n2);
+    g.field_map.set_size(g.n2);
     for (uword z = 0; z < nz; ++z)
         for (uword y = 0; y < ny; ++y)
             for (uword x = 0; x < nx; ++x) {
@@ -66,7 +66,7 @@ Geometry make_geometry(uword nx, uword ny, uword nz, uword n1) {
                 g.ix[i] = (float(x) - nx / 2.0f) / nx;
                 g.iy[i] = (float(y) - ny / 2.0f) / ny;
                 g.iz[i] = (float(z) - nz / 2.0f) / nz;
-                g.FM[i] = float(2 * M_PI * 150.0 * std::sin(2.0 * g.ix[i]) * std::cos(3.0 * g.iy[i] + g.iz[i]));
+                g.field_map[i] = float(2 * M_PI * 150.0 * std::sin(2.0 * g.ix[i]) * std::cos(3.0 * g.iy[i] + g.iz[i]));
             }
     return g;
 }
@@ -77,7 +77,7 @@ double sinc_pg(double x) { return x == 0 ? 1.0 : std::sin(M_PI * x) / (M_PI * x)
 double error_vs_float64(const Geometry& g, bool r2, bool forward, const arma::cx_fvec& in, const arma::cx_fvec& out,
                         uword rows) {
     arma::fvec Gx, Gy, Gz;
-    if (r2) GdftR2<float>::field_map_gradients(g.FM, g.nx, g.ny, g.nz, Gx, Gy, Gz);
+    if (r2) GdftR2<float>::field_map_gradients(g.field_map, g.nx, g.ny, g.nz, Gx, Gy, Gz);
     const uword nOut = forward ? g.n1 : g.n2, nIn = forward ? g.n2 : g.n1;
     double num = 0, den = 0;
 #pragma omp parallel for reduction(+ : num, den)
@@ -88,7 +88,7 @@ double error_vs_float64(const Geometry& g, bool r2, bool forward, const arma::cx
             const uword j = forward ? o : i, k = forward ? i : o;
             const double ph =
                 2 * M_PI * (double(g.kx[j]) * g.ix[k] + double(g.ky[j]) * g.iy[k] + double(g.kz[j]) * g.iz[k]) +
-                double(g.FM[k]) * g.t[j];
+                double(g.field_map[k]) * g.t[j];
             double b = 1.0;
             if (r2) {
                 b = sinc_pg(double(g.kx[j]) / g.nx + double(Gx[k]) * g.t[j]) *
@@ -113,9 +113,10 @@ template <typename Op>
 Op build(const Geometry& g, uword n1, const DftOptions& options = {}) {
     const arma::span s(0, n1 - 1);
     if constexpr (std::is_same<Op, GdftR2<float>>::value) {
-        return Op(n1, g.n2, g.kx(s), g.ky(s), g.kz(s), g.ix, g.iy, g.iz, g.FM, g.t(s), g.nx, g.ny, g.nz, options);
+        return Op(n1, g.n2, g.kx(s), g.ky(s), g.kz(s), g.ix, g.iy, g.iz, g.field_map, g.t(s), g.nx, g.ny, g.nz,
+                  options);
     } else {
-        return Op(n1, g.n2, g.kx(s), g.ky(s), g.kz(s), g.ix, g.iy, g.iz, g.FM, g.t(s), options);
+        return Op(n1, g.n2, g.kx(s), g.ky(s), g.kz(s), g.ix, g.iy, g.iz, g.field_map, g.t(s), options);
     }
 }
 

@@ -8,10 +8,10 @@
 //   1. coil maps from the first echo (estimate_coil_maps):
 //        a. low-resolution coil images (low_resolution_coil_images: Gnufft adjoint of the calibration samples),
 //        b. per-pixel covariance window sums, leading eigenvectors and mask (coil_maps_from_images);
-//   2. the field map (estimate_fieldmap(scan, settings)):
+//   2. the field map (estimate_field_map(scan, settings)):
 //        c. the echo images: SENSE reconstructions of both echoes with the estimated maps (reconstruct, operator
 //           fft, forge-recon's default stopping rule),
-//        d. the penalized estimate from the echo images (estimate_fieldmap(echoes, ...): start window sums and
+//        d. the penalized estimate from the echo images (estimate_field_map(echoes, ...): start window sums and
 //           200 SQS iterations);
 //   and the whole of 1 + 2 as forge-recon runs it. "host CPU-s" is the CPU time of every thread: on a shared
 //   machine it stays near what unloaded cores need while the wall time grows with the load.
@@ -76,7 +76,7 @@ ReconProblem fieldmap_scan(const Size& z) {
     for (std::size_t e = 0; e < 2; ++e)
         for (std::size_t s = 0; s < z.slices; ++s) {
             const arma::fvec truth = forge::sim::smooth_shepp_logan_slice(N, s, z.slices);
-            const arma::fvec fm = forge::sim::two_blob_fieldmap(N, s);
+            const arma::fvec fm = forge::sim::two_blob_field_map(N, s);
             const arma::cx_fvec maps = forge::sim::normalise_coil_maps(forge::sim::ring_coil_maps(N, nc, s), nc);
             forge::recon::ReconFrame f;
             f.slice = s;
@@ -113,7 +113,7 @@ ReconProblem fieldmap_scan(const Size& z) {
             for (auto& v : f.y) v += cxf(sigma * gauss(rng), sigma * gauss(rng));
             P.frames.push_back(std::move(f));
         }
-    P.fftGrid = forge::recon::fft_grid(P);
+    P.fft_grid = forge::recon::fft_grid(P);
     return P;
 }
 
@@ -156,7 +156,7 @@ StageResult run_stages(const ReconProblem& scan, ReconDevice where) {
     forge::recon::FieldMapOptions fo;
     fo.device = where;
     StageResult r;
-    // stage by stage, as estimate_coil_maps and estimate_fieldmap(scan, settings) run them
+    // stage by stage, as estimate_coil_maps and estimate_field_map(scan, settings) run them
     std::vector<arma::cx_fmat> lowres(scan.nslices);
     r.lowres = seconds([&] {
         for (std::size_t s = 0; s < scan.nslices; ++s)
@@ -178,21 +178,21 @@ StageResult run_stages(const ReconProblem& scan, ReconDevice where) {
     r.echoes = seconds([&] { echoes = forge::recon::reconstruct(E, false, R, "field map echo"); });
     r.echoSetup = echoes.setup_seconds;
     r.echoSolve = echoes.solve_seconds;
-    r.echoImages = echoes.complexImage;
+    r.echoImages = echoes.complex_image;
     r.fieldmaps.resize(scan.nslices);
     r.sqs = seconds([&] {
         for (std::size_t s = 0; s < scan.nslices; ++s)
             r.fieldmaps[s] =
-                forge::recon::estimate_fieldmap({echoes.complexImage[s], echoes.complexImage[scan.nslices + s]},
-                                                {scan.frames[0].echo_time, scan.frames[scan.nslices].echo_time},
-                                                scan.Nx, scan.Ny, scan.Nz, fo);
+                forge::recon::estimate_field_map({echoes.complex_image[s], echoes.complex_image[scan.nslices + s]},
+                                                 {scan.frames[0].echo_time, scan.frames[scan.nslices].echo_time},
+                                                 scan.Nx, scan.Ny, scan.Nz, fo);
     });
     // the whole, as forge-recon runs it
     r.total = seconds([&] {
         ReconProblem PF = scan;
         PF.smaps = forge::recon::estimate_coil_maps(PF, co);
         R.on_solve_end = nullptr;
-        (void)forge::recon::estimate_fieldmap(PF, echo_settings(PF, gpu), fo);
+        (void)forge::recon::estimate_field_map(PF, echo_settings(PF, gpu), fo);
     });
     return r;
 }
@@ -254,9 +254,9 @@ void run_size(const Size& z, bool device) {
         fo.device = ReconDevice::GPU;
         for (std::size_t s = 0; s < z.slices; ++s) {
             const arma::fvec wd =
-                forge::recon::estimate_fieldmap({host.echoImages[s], host.echoImages[z.slices + s]},
-                                                {scan.frames[0].echo_time, scan.frames[z.slices].echo_time}, z.N, z.N,
-                                                1, fo);
+                forge::recon::estimate_field_map({host.echoImages[s], host.echoImages[z.slices + s]},
+                                                 {scan.frames[0].echo_time, scan.frames[z.slices].echo_time}, z.N, z.N,
+                                                 1, fo);
             same = std::max(same, double(arma::abs(wd - host.fieldmaps[s]).max()) / (2 * M_PI));
             for (std::size_t k = 0; k < z.N * z.N; ++k) {
                 const double d = std::fabs(double(gpu.fieldmaps[s][k]) - double(host.fieldmaps[s][k])) / (2 * M_PI);

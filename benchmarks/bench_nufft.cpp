@@ -11,9 +11,10 @@
 // set_points took (host sort and GPU re-sort; the constructor's FFT plans and GPU workspace are kept); "set_points
 // (k on GPU)": the same from forgeCols already on the GPU (no upload).
 // "plan (k on GPU)": a new operator constructed from those forgeCols, its plan column the constructor's seconds (the
-// mean of 3 after one more; its transform columns repeat the row above). "plan split" rows: Gnufft::plan_times() after the row above them (host check and sort, k upload, device sort, the
-// rest of the GPU plan, FFTW plans). "normal loop incl. plan" rows: a fresh operator and 10 x (forward, adjoint), as
-// a solver runs it (the GPU loop on device vectors; the CPU loop in 2D and only where there is no GPU).
+// mean of 3 after one more; its transform columns repeat the row above). "plan split" rows: Gnufft::plan_times() after
+// the row above them (host check and sort, k upload, device sort, the rest of the GPU plan, FFTW plans). "normal loop
+// incl. plan" rows: a fresh operator and 10 x (forward, adjoint), as a solver runs it (the GPU loop on device vectors;
+// the CPU loop in 2D and only where there is no GPU).
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -26,10 +27,10 @@
 
 #include "BenchCommon.h"
 #include "forge/Core/DeviceMemory.h"
+#include "forge/Operators/TimeSegmentation.h"
 #include "forge/Operators/dft/Gdft.h"
 #include "forge/Operators/fft/Gfft.h"
 #include "forge/Operators/nufft/Gnufft.h"
-#include "forge/Operators/TimeSegmentation.h"
 
 using namespace forge;
 using FVec = forgeCol<forgeComplex<float>>;
@@ -168,8 +169,8 @@ void nufft_case(arma::uword Nx, arma::uword Ny, arma::uword Nz, arma::uword n1, 
             out.get_from_gpu();
             outA.get_from_gpu();
             const arma::cx_fvec fg = out.to_arma(), ag = outA.to_arma();
-            row("GPU", name, n1, gf, ga, rel(arma::cx_fvec(fg(sub)), exact), rel(arma::cx_fvec(ag(pix)), exactAdj),
-                tol, G.kernel_width(), plan);
+            row("GPU", name, n1, gf, ga, rel(arma::cx_fvec(fg(sub)), exact), rel(arma::cx_fvec(ag(pix)), exactAdj), tol,
+                G.kernel_width(), plan);
             if (tol == 1e-4) gpuFwd = gf, gpuAdj = ga;
         }
         if (tol != tolerances.front()) continue;
@@ -205,9 +206,9 @@ void nufft_case(arma::uword Nx, arma::uword Ny, arma::uword Nz, arma::uword n1, 
         }
     }
     if (!gdft || gpuFwd == 0) return;
-    arma::fvec FM(n2, arma::fill::zeros), t(n1, arma::fill::zeros);
+    arma::fvec field_map(n2, arma::fill::zeros), t(n1, arma::fill::zeros);
     arma::fmat rf = arma::conv_to<arma::fmat>::from(r);
-    Gdft<float> D(n1, n2, kx, ky, kz, rf.col(0), rf.col(1), rf.col(2), FM, t);
+    Gdft<float> D(n1, n2, kx, ky, kz, rf.col(0), rf.col(1), rf.col(2), field_map, t);
     if (!D.gpu_enabled()) return;
     dx.put_on_gpu();
     dy.put_on_gpu();

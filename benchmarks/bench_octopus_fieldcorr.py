@@ -143,7 +143,7 @@ def main():
     import forge
 
     data, kx, ky, t, w, fm_nifti = ex.load(args.data)
-    fm = forge.extend_fieldmap(ex.orient(fm_nifti, **ex.FIELDMAP_ORIENTATION))
+    fm = forge.extend_field_map(ex.orient(fm_nifti, **ex.FIELDMAP_ORIENTATION))
     t0 = time.time()
     u_adj, u_it, maps = ex.reconstruct(data, kx, ky, t, w, None, iterations=args.iterations, beta=1e-5)
     t1 = time.time()

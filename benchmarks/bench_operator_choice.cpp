@@ -57,7 +57,8 @@ ReconProblem radial(std::size_t N, std::size_t nc, std::size_t spokes) {
     const forge::SENSE<float, forge::Gnufft<float>> E(G, maps, nc);
     fr.y = E * arma::cx_fvec(arma::conv_to<arma::cx_fvec>::from(truth));
     arma::arma_rng::set_seed(7);
-    fr.y += float(0.01 * arma::norm(fr.y) / std::sqrt(2.0 * fr.y.n_elem)) * arma::cx_fvec(arma::randn<arma::cx_fvec>(fr.y.n_elem));
+    fr.y += float(0.01 * arma::norm(fr.y) / std::sqrt(2.0 * fr.y.n_elem)) *
+            arma::cx_fvec(arma::randn<arma::cx_fvec>(fr.y.n_elem));
     P.frames.push_back(fr);
     P.smaps.push_back(maps);
     P.n1total = P.n1max = n1;
@@ -82,7 +83,7 @@ ReconProblem spiral(std::size_t N, std::size_t nc, bool fieldmap) {
     fr.t = f.k.t, fr.y = f.y, fr.echo_time = f.echo_time;
     P.frames.push_back(fr);
     P.smaps.push_back(A.smaps.front());
-    if (fieldmap) P.fieldmap.push_back(A.fieldmap.front());
+    if (fieldmap) P.field_map.push_back(A.field_map.front());
     P.n1total = P.n1max = fr.kx.n_elem;
     return P;
 }
@@ -117,9 +118,8 @@ int main(int argc, char** argv) {
         else if (a == "--threads" && more)
             forge_bench::set_threads(std::stoi(argv[++i]));
         else {
-            std::fprintf(stderr,
-                         "usage: bench_operator_choice [--device cpu|gpu] [--sizes 64,128,256] [--coils C] "
-                         "[--max-dft-seconds S] [--threads N]\n");
+            std::fprintf(stderr, "usage: bench_operator_choice [--device cpu|gpu] [--sizes 64,128,256] [--coils C] "
+                                 "[--max-dft-seconds S] [--threads N]\n");
             return 2;
         }
     }
@@ -148,8 +148,8 @@ int main(int argc, char** argv) {
         for (bool fm : {true, false}) {
             ReconProblem P = spiral(N, coils, fm);
             const std::string name = "spiral " + std::to_string(N) + "x" + std::to_string(N) + ", " +
-                                     std::to_string(P.frames.front().kx.n_elem) + " samples, " +
-                                     std::to_string(coils) + " coils, " + (fm ? "field map" : "no field map");
+                                     std::to_string(P.frames.front().kx.n_elem) + " samples, " + std::to_string(coils) +
+                                     " coils, " + (fm ? "field map" : "no field map");
             cases.push_back({name, std::move(P)});
         }
 
@@ -157,7 +157,7 @@ int main(int argc, char** argv) {
                               "auto/fastest", "auto (fixed rates)", "fixed/fastest"});
     for (const Case& c : cases) {
         const ReconProblem& P = c.P;
-        const bool correct = !P.fieldmap.empty();
+        const bool correct = !P.field_map.empty();
         forge::recon::ReconSettings S;
         S.gpu = gpu;
         const EncodingOperator nufft = correct ? EncodingOperator::TimeSeg : EncodingOperator::Nufft;
@@ -183,7 +183,8 @@ int main(int argc, char** argv) {
                 const forge::recon::SolveRecord& sr = res.solves.front();
                 forge::recon::ReconSettings E = S;
                 E.iterations = int(sr.report.iterations);
-                std::fprintf(stderr, "  %s %s: %.3f s (set-up %.3f, rhs %.3f, %d iterations %.3f, L %zu); estimated %.3f s\n",
+                std::fprintf(stderr,
+                             "  %s %s: %.3f s (set-up %.3f, rhs %.3f, %d iterations %.3f, L %zu); estimated %.3f s\n",
                              c.name.c_str(), forge::recon::operator_name(ops[k]), t[k], res.setup_seconds,
                              sr.rhs_seconds, int(sr.report.iterations), sr.iteration_seconds, sr.segments,
                              forge::recon::estimate_seconds(P, E, ops[k], correct, r));
@@ -204,8 +205,9 @@ int main(int argc, char** argv) {
             const double v = time_of(op);
             return v > 0 ? fmt("%.2f", v / best) : std::string("n/a (not run)");
         };
-        table.add({c.name, gpu ? "GPU" : "CPU", cell[0], std::string(forge::recon::operator_name(nufft)) + " " + cell[1],
-                   cell[2], forge::recon::operator_name(cal.op), ratio(cal.op), forge::recon::operator_name(fix.op),
+        table.add({c.name, gpu ? "GPU" : "CPU", cell[0],
+                   std::string(forge::recon::operator_name(nufft)) + " " + cell[1], cell[2],
+                   forge::recon::operator_name(cal.op), ratio(cal.op), forge::recon::operator_name(fix.op),
                    ratio(fix.op)});
         std::fprintf(stderr, "%s: auto %s (%s)\n", c.name.c_str(), forge::recon::operator_name(cal.op),
                      cal.reason.c_str());

@@ -22,8 +22,8 @@
 #include "BenchCommon.h"
 #include "SpiralProblem.h"
 #include "forge/Core/DeviceMemory.h"
-#include "forge/Operators/dft/Gdft.h"
 #include "forge/Operators/SENSE.h"
+#include "forge/Operators/dft/Gdft.h"
 #include "forge/Penalties/QuadPenalty.h"
 #include "forge/Solvers/solve_pwls_pcg.h"
 
@@ -47,7 +47,7 @@ double time_s(F&& f, int reps) {
 void run_size(arma::uword Nx, arma::uword Ny, arma::uword Nz) {
     const arma::uword n1 = 131072, nc = 8;
     Problem p = make_problem(Nx, Ny, Nz, n1, nc);
-    Gdft<float> G(n1, p.n2, p.kx, p.ky, p.kz, p.ix, p.iy, p.iz, p.FM, p.t);
+    Gdft<float> G(n1, p.n2, p.kx, p.ky, p.kz, p.ix, p.iy, p.iz, p.field_map, p.t);
     SENSE<float, Gdft<float>> S(G, p.maps, nc);
     S.prepare_device();
     FVec x(p.image);
@@ -82,7 +82,7 @@ void run_size(arma::uword Nx, arma::uword Ny, arma::uword Nz) {
         for (arma::uword k = 0; k < p.n2; ++k) {
             const double ph =
                 2 * kPi * (double(p.kx(j)) * p.ix(k) + double(p.ky(j)) * p.iy(k) + double(p.kz(j)) * p.iz(k)) +
-                double(p.FM(k)) * double(p.t(j));
+                double(p.field_map(k)) * double(p.t(j));
             acc += std::complex<double>(p.maps(c * p.n2 + k)) * std::complex<double>(p.image(k)) * std::polar(1.0, -ph);
         }
         const std::complex<double> got(yh[c * n1 + j].re, yh[c * n1 + j].im);
@@ -114,7 +114,7 @@ void run_size(arma::uword Nx, arma::uword Ny, arma::uword Nz) {
 void run_cpu() {
     const arma::uword Nx = 64, Ny = 64, Nz = 1, n1 = 8192, nc = 8;
     Problem p = make_problem(Nx, Ny, Nz, n1, nc);
-    Gdft<float> G(n1, p.n2, p.kx, p.ky, p.kz, p.ix, p.iy, p.iz, p.FM, p.t);
+    Gdft<float> G(n1, p.n2, p.kx, p.ky, p.kz, p.ix, p.iy, p.iz, p.field_map, p.t);
     SENSE<float, Gdft<float>> S(G, p.maps, nc);
     const FVec x(p.image);
     const FVec y = S.forward_batched(x);

@@ -159,14 +159,14 @@ void time_apply(forge_bench::Table& table, const forge::ToeplitzNormal<float>& T
 }
 
 std::vector<std::string> apply_header() {
-    return {"pixels", "coils", "L", "apply [ms]", "bytes (model) [GB]", "rate [GB/s]", "of copy rate",
+    return {"pixels",           "coils", "L", "apply [ms]", "bytes (model) [GB]", "rate [GB/s]", "of copy rate",
             "of datasheet peak"};
 }
 
 void run(forge_bench::Table& table, forge_bench::Table& applyTable, arma::uword Nx, arma::uword Ny, arma::uword Nz,
          arma::uword n1, arma::uword nc, arma::uword exactIters, bool gpu) {
     const forge_bench::Problem p = forge_bench::make_problem(Nx, Ny, Nz, n1, nc);
-    auto G = std::make_shared<forge::Gdft<float>>(n1, p.n2, p.kx, p.ky, p.kz, p.ix, p.iy, p.iz, p.FM, p.t);
+    auto G = std::make_shared<forge::Gdft<float>>(n1, p.n2, p.kx, p.ky, p.kz, p.ix, p.iy, p.iz, p.field_map, p.t);
     const forge::SENSE<float> S(G, p.maps, nc);
     const arma::uword niter = 10;
     const forge::QuadPenalty<float> R(Nx, Ny, Nz, 1e-3f * float(n1));
@@ -187,7 +187,7 @@ void run(forge_bench::Table& table, forge_bench::Table& applyTable, arma::uword 
 
     // Toeplitz path as forge-recon takes it: a time-segmented NUFFT and the Toeplitz normal of it (sharing its
     // segments), the right-hand side by that NUFFT's adjoint, then the iterations on the normal.
-    const arma::uword L = forge::ToeplitzNormal<float>::choose_segments(p.FM, p.t, 1e-3);
+    const arma::uword L = forge::ToeplitzNormal<float>::choose_segments(p.field_map, p.t, 1e-3);
     using SegmentedNufft = forge::TimeSegmentation<float, forge::Gnufft<float>>;
     std::shared_ptr<const SegmentedNufft> Gts;
     std::shared_ptr<forge::ToeplitzNormal<float>> T;
@@ -197,7 +197,7 @@ void run(forge_bench::Table& table, forge_bench::Table& applyTable, arma::uword 
         o.build = gpu ? forge::KernelBuild::Auto : forge::KernelBuild::Host;
         Gts = std::make_shared<const SegmentedNufft>(std::make_shared<const forge::Gnufft<float>>(n1, Nx, Ny, Nz, p.kx,
                                                                                                   p.ky, p.kz),
-                                                     p.FM, p.t, L, forge::TSInterp::MinMax);
+                                                     p.field_map, p.t, L, forge::TSInterp::MinMax);
         T = std::make_shared<forge::ToeplitzNormal<float>>(forge::ImageGrid(Nx, Ny, Nz),
                                                            forge::Trajectory<float>(p.kx, p.ky, p.kz, p.t),
                                                            arma::fvec(), *Gts, o);
@@ -230,8 +230,9 @@ void run(forge_bench::Table& table, forge_bench::Table& applyTable, arma::uword 
         {fmt("%llux%llux%llu", (unsigned long long)Nx, (unsigned long long)Ny, (unsigned long long)Nz),
          fmt("%llu x %llu", (unsigned long long)nc, (unsigned long long)n1), fmt("%llu", (unsigned long long)L),
          fmt("%llu / %llu", (unsigned long long)T->kernel_count(), (unsigned long long)T->dft_count()),
-         fmt("%.2f", T->kernel_bytes() / double(1 << 30)), fmt("%.3f (%.3f / %.3f / %.3f)", tBuild, T->build_times().total, T->build_times().pair_data,
-                   T->build_times().dft),
+         fmt("%.2f", T->kernel_bytes() / double(1 << 30)),
+         fmt("%.3f (%.3f / %.3f / %.3f)", tBuild, T->build_times().total, T->build_times().pair_data,
+             T->build_times().dft),
          fmt("%.3f", tRhs), fmt("%.4f", perExact), fmt("%.4f", perFast), fmt("%.0fx", perExact / perFast),
          approx + fmt("%.2f", totalExact), fmt("%.2f", totalFast), approx + fmt("%.1fx", totalExact / totalFast),
          fmt("%.1e (%llu it)", nrmse, (unsigned long long)exactIters),
@@ -242,11 +243,11 @@ void run(forge_bench::Table& table, forge_bench::Table& applyTable, arma::uword 
 void run_apply_only(forge_bench::Table& applyTable, arma::uword Nx, arma::uword Ny, arma::uword Nz, arma::uword n1,
                     arma::uword nc, bool gpu) {
     const forge_bench::Problem p = forge_bench::make_problem(Nx, Ny, Nz, n1, nc);
-    const arma::uword L = forge::ToeplitzNormal<float>::choose_segments(p.FM, p.t, 1e-3);
+    const arma::uword L = forge::ToeplitzNormal<float>::choose_segments(p.field_map, p.t, 1e-3);
     forge::ToeplitzOptions o;
     o.build = gpu ? forge::KernelBuild::Auto : forge::KernelBuild::Host;
     const forge::ToeplitzNormal<float> T(forge::ImageGrid(Nx, Ny, Nz), forge::Trajectory<float>(p.kx, p.ky, p.kz, p.t),
-                                         arma::fvec(), p.FM, L, forge::TSInterp::MinMax, o);
+                                         arma::fvec(), p.field_map, L, forge::TSInterp::MinMax, o);
     if (gpu) T.prepare_device();
     time_apply(applyTable, T, nc, gpu);
 }

@@ -40,8 +40,8 @@ constexpr double kPi = 3.14159265358979323846;
 struct Geometry {
     std::string name;
     uword Nx = 1, Ny = 1, Nz = 1;
-    arma::fvec kx, ky, kz, t, FM, ix, iy, iz;
-    bool fieldMap = true;
+    arma::fvec kx, ky, kz, t, field_map, ix, iy, iz;
+    bool has_field_map = true;
     uword n2() const { return Nx * Ny * Nz; }
 };
 
@@ -49,7 +49,7 @@ void set_pixels(Geometry& g, double peakHz) {
     g.ix.set_size(g.n2());
     g.iy.set_size(g.n2());
     g.iz.set_size(g.n2());
-    g.FM.set_size(g.n2());
+    g.field_map.set_size(g.n2());
     for (uword z = 0; z < g.Nz; ++z)
         for (uword y = 0; y < g.Ny; ++y)
             for (uword x = 0; x < g.Nx; ++x) {
@@ -58,7 +58,7 @@ void set_pixels(Geometry& g, double peakHz) {
                              fy = (double(y) - double(g.Ny / 2)) / double(g.Ny),
                              fz = g.Nz > 1 ? (double(z) - double(g.Nz / 2)) / double(g.Nz) : 0.0;
                 g.ix[k] = float(fx), g.iy[k] = float(fy), g.iz[k] = float(fz);
-                g.FM[k] = float(2 * kPi * peakHz * std::sin(kPi * fx) * std::cos(kPi * fy) * std::cos(kPi * fz));
+                g.field_map[k] = float(2 * kPi * peakHz * std::sin(kPi * fx) * std::cos(kPi * fy) * std::cos(kPi * fz));
             }
 }
 
@@ -69,7 +69,7 @@ Geometry stack(uword Nx, uword Ny, uword Nz, uword n1) {
     g.Nx = Nx, g.Ny = Ny, g.Nz = Nz;
     g.kx = p.kx, g.ky = p.ky, g.kz = p.kz, g.t = p.t;
     set_pixels(g, 100);
-    g.FM = p.FM;
+    g.field_map = p.field_map;
     return g;
 }
 
@@ -111,7 +111,7 @@ Geometry radial2d(uword N, uword spokes) {
             g.t[s * ns + j] = float(2e-3 * double(j) / double(ns));
         }
     set_pixels(g, 0);
-    g.fieldMap = false;
+    g.has_field_map = false;
     return g;
 }
 
@@ -128,7 +128,7 @@ TN make(const Geometry& g, uword L, forge::KernelSource source, const Settings& 
     const forge::ImageGrid grid(g.Nx, g.Ny, g.Nz);
     const forge::Trajectory<float> k(g.kx, g.ky, g.kz, g.t);
     if (L == 0) return TN(grid, k, arma::fvec(), o);
-    return TN(grid, k, arma::fvec(), g.FM, L, forge::TSInterp::MinMax, o);
+    return TN(grid, k, arma::fvec(), g.field_map, L, forge::TSInterp::MinMax, o);
 }
 
 arma::cx_vec apply(const TN& N, const arma::cx_fvec& x, bool gpu) {
@@ -143,7 +143,7 @@ arma::cx_vec apply(const TN& N, const arma::cx_fvec& x, bool gpu) {
 // the host.
 arma::cx_vec exact_normal(const Geometry& g, uword L, const arma::cx_fvec& x, bool gpu) {
     const uword n1 = g.kx.n_elem, n2 = g.n2();
-    const arma::fvec fm = L > 0 ? g.FM : arma::fvec(n2, arma::fill::zeros);
+    const arma::fvec fm = L > 0 ? g.field_map : arma::fvec(n2, arma::fill::zeros);
     const arma::fvec t = L > 0 ? g.t : arma::fvec(n1, arma::fill::zeros);
     if (gpu) {
         const forge::Gdft<float> G(n1, n2, g.kx, g.ky, g.kz, g.ix, g.iy, g.iz, fm, t);
@@ -258,7 +258,7 @@ int main(int argc, char** argv) {
                               "build (DFT) [s]", "vs exact kernels", "vs G^H W G"});
     for (const Geometry& g : cases) {
         rows(table, g, 0, s);
-        if (g.fieldMap) rows(table, g, TN::choose_segments(g.FM, g.t, 1e-3), s);
+        if (g.has_field_map) rows(table, g, TN::choose_segments(g.field_map, g.t, 1e-3), s);
     }
     table.print();
     std::printf("load average after: %.2f\n", forge_bench::load_average());

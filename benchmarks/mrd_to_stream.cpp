@@ -34,7 +34,7 @@ int main(int argc, char** argv) {
             std::perror(argv[2]);
             return 1;
         }
-        std::fprintf(stderr, "mrd_to_stream: %zu acquisitions (%zu noise scans) -> %s\n", all.size(), f.noiseScans,
+        std::fprintf(stderr, "mrd_to_stream: %zu acquisitions (%zu noise scans) -> %s\n", all.size(), f.noise_scans,
                      argv[2]);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "mrd_to_stream: %s\n", e.what());

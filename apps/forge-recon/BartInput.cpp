@@ -51,12 +51,12 @@ void check_bart_settings(const Settings& S) {
     if (!S.bartMaps.empty() && !S.smaps.empty())
         throw UsageError("--bart-maps and --smaps both give the coil maps; choose one");
     sample_times(S);  // refuses a --dwell or --echo-time that is not a number of seconds
-    const bool fieldmap = !S.fieldmap.empty() && S.fieldmap != "none";
+    const bool fieldmap = !S.field_map.empty() && S.field_map != "none";
     if ((fieldmap || !S.fieldmapScan.empty()) && !has_times(S))
-        throw UsageError(std::string(fieldmap ? "--fieldmap " + S.fieldmap : "--fieldmap-scan") +
+        throw UsageError(std::string(fieldmap ? "--fieldmap " + S.field_map : "--fieldmap-scan") +
                          " with BART input: BART's arrays carry no sample times; give them with --dwell SECONDS "
                          "(and --echo-time SECONDS: t = TE + dwell * sample index) or --bart-times FILE");
-    if (S.fieldmap == "estimate")
+    if (S.field_map == "estimate")
         throw UsageError("--fieldmap estimate with BART input: BART's arrays hold one echo; give the field map with "
                          "--fieldmap FILE");
 }

@@ -114,30 +114,30 @@ void prepare_demo(Settings& S) {
 forge::io::MrdFile mrd_file(const forge::sim::DemoAcquisition& d, const forge::sim::SimulatedScan& scan) {
     forge::io::MrdFile F;
     forge::io::MrdHeader& H = F.header;
-    H.encodedMatrix = {d.N, d.N, 1};
-    H.reconMatrix = {d.N, d.N, 1};
-    H.encodedFov_mm = {d.fov_mm, d.fov_mm, d.thickness_mm};
-    H.reconFov_mm = {d.fov_mm, d.fov_mm, d.thickness_mm};
+    H.encoded_matrix = {d.N, d.N, 1};
+    H.recon_matrix = {d.N, d.N, 1};
+    H.encoded_fov_mm = {d.fov_mm, d.fov_mm, d.thickness_mm};
+    H.recon_fov_mm = {d.fov_mm, d.fov_mm, d.thickness_mm};
     H.trajectory = scan.cartesian ? "cartesian" : "spiral";
-    H.hasTE = true;
-    H.TE_ms = scan.echo_times_ms.front();
-    H.echoTimes_ms = scan.echo_times_ms;
-    H.hasCenterE1 = scan.cartesian;
-    H.centerE1 = scan.centre_line;
-    H.receiverChannels = d.coils;
+    H.has_te = true;
+    H.te_ms = scan.echo_times_ms.front();
+    H.echo_times_ms = scan.echo_times_ms;
+    H.has_center_e1 = scan.cartesian;
+    H.center_e1 = scan.centre_line;
+    H.receiver_channels = d.coils;
     for (const forge::sim::Readout& r : scan.readouts) {
         forge::io::MrdAcquisition a;
         a.samples = static_cast<uint16_t>(r.samples);
         a.channels = static_cast<uint16_t>(d.coils);
-        a.trajDims = r.traj.empty() ? 0 : 2;
-        a.centerSample = static_cast<uint16_t>(r.center_sample);
+        a.traj_dims = r.traj.empty() ? 0 : 2;
+        a.center_sample = static_cast<uint16_t>(r.center_sample);
         a.dwell_us = r.dwell_us;
         a.e1 = static_cast<uint16_t>(r.line);
         a.slice = static_cast<uint16_t>(r.slice);
         a.contrast = static_cast<uint16_t>(r.contrast);
-        a.readDir = {1, 0, 0};
-        a.phaseDir = {0, 1, 0};
-        a.sliceDir = {0, 0, 1};
+        a.read_dir = {1, 0, 0};
+        a.phase_dir = {0, 1, 0};
+        a.slice_dir = {0, 0, 1};
         a.position = {0, 0, d.slice_offset_mm[r.slice]};
         a.traj = r.traj;
         a.data = r.data;
@@ -149,12 +149,12 @@ forge::io::MrdFile mrd_file(const forge::sim::DemoAcquisition& d, const forge::s
 // The spiral's problem with the true maps and the truth as its reference.
 ReconProblem true_maps_problem(const forge::sim::DemoAcquisition& d, const forge::io::MrdFile& F, Settings& S) {
     ReconProblem P = forge::io::problem_from_mrd(F, "demo", problem_options(S));
-    P.fieldmap = d.fieldmap;
+    P.field_map = d.field_map;
     P.smaps = d.smaps;
     P.reference = d.truth;
     resolve_operator(P, S);
     const forge::sim::Readout& r = d.spiral.readouts.front();
-    const std::vector<arma::fvec>& fms = d.fieldmap;
+    const std::vector<arma::fvec>& fms = d.field_map;
     note("forge-recon --demo: " + std::to_string(d.N) + "x" + std::to_string(d.N) + " x " + std::to_string(d.slices) +
              " slices, " + std::to_string(d.coils) + " coils, spiral " + std::to_string(d.shots) + " x " +
              std::to_string(r.samples) + " samples (" +
@@ -182,7 +182,7 @@ ReconProblem estimated_maps_problem(const ReconProblem& P, ReconProblem PF, cons
         times.coil_map_estimation.add(stats);
         note("forge-recon: demo field-map scan: estimated the coil maps from its first echo (fully sampled)", S.quiet);
         PF.smaps = PE.smaps;
-        PE.fieldmap = fieldmap_from_echoes(PF, S, "demo field-map scan", times);
+        PE.field_map = fieldmap_from_echoes(PF, S, "demo field-map scan", times);
     }
     dist::checkpoint();
     dist::broadcast_maps(PE, false);
@@ -197,7 +197,7 @@ double fieldmap_error_hz(const forge::sim::DemoAcquisition& d, const std::vector
         const float threshold = 0.1f * d.truth[s].max();  // once per slice: inside the loop it cost O(N^4)
         for (std::size_t k = 0; k < d.N * d.N; ++k)
             if (d.truth[s][k] > threshold) {
-                const double e = double(estimated[s][k] - d.fieldmap[s][k]) / (2 * M_PI);
+                const double e = double(estimated[s][k] - d.field_map[s][k]) / (2 * M_PI);
                 err += e * e;
                 ++n;
             }
@@ -215,21 +215,21 @@ void write_demo_outputs(const forge::sim::DemoAcquisition& d, const ReconProblem
     std::vector<arma::cx_fvec> truthC;
     for (std::size_t s = 0; s < ns; ++s) truthC.push_back(arma::conv_to<arma::cx_fvec>::from(d.truth[s]));
     write_image(S.output + "_truth.nii", P, truthC, false, outs, "forge demo truth");
-    write_image(S.output + "_uncorrected.nii", P, r[0]->complexImage, S.complexOut, outs, "forge demo uncorrected");
-    write_image(S.output + "_corrected.nii", P, r[1]->complexImage, S.complexOut, outs, "forge demo field-corrected");
-    write_image(S.output + "_estimated.nii", P, r[2]->complexImage, S.complexOut, outs,
+    write_image(S.output + "_uncorrected.nii", P, r[0]->complex_image, S.complexOut, outs, "forge demo uncorrected");
+    write_image(S.output + "_corrected.nii", P, r[1]->complex_image, S.complexOut, outs, "forge demo field-corrected");
+    write_image(S.output + "_estimated.nii", P, r[2]->complex_image, S.complexOut, outs,
                 "forge demo field-corrected, estimated maps");
     write_maps(S.output + "_estimated", PE, outs);
     {
         std::vector<float> v;
-        for (auto& f : d.fieldmap) v.insert(v.end(), f.begin(), f.end());
+        for (auto& f : d.field_map) v.insert(v.end(), f.begin(), f.end());
         forge::io::write_nifti(outs.stage(S.output + "_fieldmap.nii"), v, {{N, N, ns, 1}}, P.affine, "field map rad/s");
     }
     const float scale = display_scale(d.truth);
     {
         std::size_t w = 0, h = 0;
         const std::vector<std::uint8_t> px =
-            render_figure(comparison_figure(N, nc, d.truth, d.fieldmap, r, q, scale), w, h);
+            render_figure(comparison_figure(N, nc, d.truth, d.field_map, r, q, scale), w, h);
         forge::io::write_png_gray8(outs.stage(S.output + "_comparison.png"), w, h, px);
     }
     forge::io::write_png_montage(outs.stage(S.output + "_corrected.png"), montage(P, {r[1]->magnitude}), scale);
@@ -247,7 +247,7 @@ void write_demo_outputs(const forge::sim::DemoAcquisition& d, const ReconProblem
     arrays[2].dims = {N, N, ns};
     for (std::size_t s = 0; s < ns; ++s)
         for (std::size_t k = 0; k < N * N; ++k) {
-            arrays[1].data.push_back(cxf(d.fieldmap[s][k], 0));
+            arrays[1].data.push_back(cxf(d.field_map[s][k], 0));
             arrays[2].data.push_back(cxf(d.truth[s][k], 0));
         }
     forge::io::write_mrd(outs.stage(S.output + ".h5"), forge::io::make_mrd_header_xml(F.header, "forge-demo"),
@@ -278,7 +278,7 @@ int run_demo(Settings& S) {
     o.noise = S.demoNoise;
     o.gpu = S.gpu;  // simulated where the reconstruction runs
     const forge::sim::DemoAcquisition d = forge::sim::demo_acquisition(o);
-    const forge::io::MrdFile F = mrd_file(d, d.spiral), FF = mrd_file(d, d.fieldmap_scan);
+    const forge::io::MrdFile F = mrd_file(d, d.spiral), FF = mrd_file(d, d.field_map_scan);
     times.simulation = since(tStage);  // the objects, the simulated data (d.simulation_seconds), the acquisitions
     tStage = std::chrono::steady_clock::now();
     const ReconProblem P = true_maps_problem(d, F, S);
@@ -288,7 +288,7 @@ int run_demo(Settings& S) {
 
     const auto tEst0 = std::chrono::steady_clock::now();
     const ReconProblem PE = estimated_maps_problem(P, std::move(PF), S, times);
-    const double tEst = since(tEst0), fmErr = fieldmap_error_hz(d, PE.fieldmap);
+    const double tEst = since(tEst0), fmErr = fieldmap_error_hz(d, PE.field_map);
 
     const std::vector<std::size_t> mine = my_share(P);
     Progress prog(3 * solves_per_recon(P, S, mine.size()), S.quiet);

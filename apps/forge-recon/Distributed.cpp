@@ -164,7 +164,7 @@ void gather_images(const ReconProblem& P, const std::vector<std::size_t>& frames
     MPI_Type_commit(&image);
     std::vector<float> mine(2 * n2 * frames.size());
     for (std::size_t j = 0; j < frames.size(); ++j)
-        std::memcpy(mine.data() + 2 * n2 * j, R.complexImage[slot(frames[j])].memptr(), 2 * n2 * sizeof(float));
+        std::memcpy(mine.data() + 2 * n2 * j, R.complex_image[slot(frames[j])].memptr(), 2 * n2 * sizeof(float));
     std::vector<int> counts(static_cast<std::size_t>(g_size)), displs(static_cast<std::size_t>(g_size));
     const int myCount = int(frames.size());
     MPI_Gather(&myCount, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
@@ -182,10 +182,10 @@ void gather_images(const ReconProblem& P, const std::vector<std::size_t>& frames
     if (g_rank != 0) return;
     // The blocks are contiguous and in rank order: the gathered images are P.frames in order.
     for (std::size_t i = 0; i < P.frames.size() && 2 * n2 * (i + 1) <= all.size(); ++i)
-        std::memcpy(static_cast<void*>(R.complexImage[slot(i)].memptr()), all.data() + 2 * n2 * i,
+        std::memcpy(static_cast<void*>(R.complex_image[slot(i)].memptr()), all.data() + 2 * n2 * i,
                     2 * n2 * sizeof(float));
     R.magnitude.clear();
-    for (const auto& c : R.complexImage) R.magnitude.push_back(arma::abs(c));
+    for (const auto& c : R.complex_image) R.magnitude.push_back(arma::abs(c));
 #else
     (void)P, (void)frames, (void)R;
 #endif
@@ -267,7 +267,7 @@ void broadcast_maps(ReconProblem& P, bool data) {
     MPI_Bcast(head, 2, MPI_UINT64_T, 0, MPI_COMM_WORLD);
     P.nc = std::size_t(head[0]);
     bcast_vectors(P.smaps, MPI_FLOAT, 2);
-    bcast_vectors(P.fieldmap, MPI_FLOAT, 1);
+    bcast_vectors(P.field_map, MPI_FLOAT, 1);
     if (head[1])
         for (auto& fr : P.frames) bcast_vector(fr.y, MPI_FLOAT, 2);
 #else

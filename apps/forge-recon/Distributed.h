@@ -52,7 +52,7 @@ bool failed();
 // This rank's block of P.frames (indices), contiguous, sizes differing by at most one.
 std::vector<std::size_t> my_frames(std::size_t nframes);
 
-// Rank 0 receives every rank's block of images (R.complexImage at the frames' image slots; the other ranks
+// Rank 0 receives every rank's block of images (R.complex_image at the frames' image slots; the other ranks
 // keep theirs) and recomputes R.magnitude. 'frames' is this rank's block (my_frames(P.frames.size())).
 void gather_images(const forge::recon::ReconProblem& P, const std::vector<std::size_t>& frames,
                    forge::recon::ReconResult& R);

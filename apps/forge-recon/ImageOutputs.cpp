@@ -36,7 +36,7 @@ std::vector<forge::io::MrdOutputImage> output_images(const ReconProblem& P, cons
             o.slice = s;
             o.repetition = g.frames.at(f)[0];
             o.contrast = g.frames.at(f)[1];
-            const arma::cx_fvec& im = R.complexImage.at(f * P.nslices + s);
+            const arma::cx_fvec& im = R.complex_image.at(f * P.nslices + s);
             o.values.assign(im.begin(), im.end());
             std::vector<std::string> iterations, reasons, gradients;
             for (const auto& sv : rec.solves) {
@@ -115,8 +115,8 @@ void write_dicom_output(DicomFolder& folder, const forge::io::MrdFile& F, const 
     forge::io::DicomOptions o;
     o.series_description = "forge-recon " + S.op;
     o.software = std::string("forge-recon ") + FORGE_RECON_VERSION;
-    o.echo_times_ms = F.header.echoTimes_ms;
-    if (o.echo_times_ms.empty() && F.header.hasTE) o.echo_times_ms = {F.header.TE_ms};
+    o.echo_times_ms = F.header.echo_times_ms;
+    if (o.echo_times_ms.empty() && F.header.has_te) o.echo_times_ms = {F.header.te_ms};
     folder.files = forge::io::write_dicom_series(folder.path, g, images, o, [&outs](const std::string& p) {
                        return outs.stage(p);
                    }).size();

@@ -23,15 +23,15 @@ namespace {
 
 // A field map read from a file is 0 outside the object when another tool wrote it: each slice's map is extended
 // beyond its nonzero pixels (forge/Recon/FieldMapExtension.h), unless --fieldmap-extend off.
-void extend_file_fieldmap(ReconProblem& P, const Settings& S, const std::string& what) {
-    if (S.fieldmapExtend == "off" || P.fieldmap.empty()) return;
+void extend_file_field_map(ReconProblem& P, const Settings& S, const std::string& what) {
+    if (S.fieldmapExtend == "off" || P.field_map.empty()) return;
     std::size_t filled = 0;
-    for (arma::fvec& f : P.fieldmap) {
-        const std::vector<unsigned char> support = forge::recon::fieldmap_support(f);
+    for (arma::fvec& f : P.field_map) {
+        const std::vector<unsigned char> support = forge::recon::field_map_support(f);
         std::size_t known = 0;
         for (const unsigned char b : support) known += b;
         if (known == 0 || known == f.n_elem) continue;
-        f = forge::recon::extend_fieldmap(f, support, P.Nx, P.Ny, P.Nz);
+        f = forge::recon::extend_field_map(f, support, P.Nx, P.Ny, P.Nz);
         filled += f.n_elem - known;
     }
     if (filled > 0)
@@ -58,13 +58,13 @@ void attach_maps(ReconProblem& P, const Settings& S, const std::string& mrdPath)
     } else if (!mrdPath.empty() && forge::io::hdf5_has_object(mrdPath, g + "csm")) {
         forge::io::attach_smaps(P, from_input(g + "csm"), "(" + g + "csm in the input)", problem_options(S));
     }
-    if (S.fieldmap == "none" || S.fieldmap == "estimate" || !S.fieldmapScan.empty()) {
-    } else if (!S.fieldmap.empty()) {
-        forge::io::attach_fieldmap(P, from_spec(S.fieldmap, "field map"), "'" + S.fieldmap + "'");
-        extend_file_fieldmap(P, S, "'" + S.fieldmap + "'");
+    if (S.field_map == "none" || S.field_map == "estimate" || !S.fieldmapScan.empty()) {
+    } else if (!S.field_map.empty()) {
+        forge::io::attach_field_map(P, from_spec(S.field_map, "field map"), "'" + S.field_map + "'");
+        extend_file_field_map(P, S, "'" + S.field_map + "'");
     } else if (!mrdPath.empty() && forge::io::hdf5_has_object(mrdPath, g + "fieldmap")) {
-        forge::io::attach_fieldmap(P, from_input(g + "fieldmap"), "(" + g + "fieldmap in the input)");
-        extend_file_fieldmap(P, S, "(" + g + "fieldmap in the input)");
+        forge::io::attach_field_map(P, from_input(g + "fieldmap"), "(" + g + "fieldmap in the input)");
+        extend_file_field_map(P, S, "(" + g + "fieldmap in the input)");
     }
     if (S.reference == "none") {
     } else if (!S.reference.empty()) {
@@ -198,7 +198,7 @@ std::vector<arma::fvec> fieldmap_from_echoes(ReconProblem E, const Settings& S, 
                                              StageTimes& times) {
     if (E.smaps.empty()) own_maps(forge::recon::MapsPolicy::Estimate, E, S, what, times);
     const auto t0 = std::chrono::steady_clock::now();
-    E.fftGrid = forge::recon::fft_grid(E);
+    E.fft_grid = forge::recon::fft_grid(E);
     forge::recon::ReconSettings R;
     R.op = forge::recon::choose_operator(E, S.iterations, S.gpu, true, S.tolerance).op;
     R.beta = S.beta;
@@ -210,7 +210,7 @@ std::vector<arma::fvec> fieldmap_from_echoes(ReconProblem E, const Settings& S, 
     std::sort(tes.begin(), tes.end());
     std::vector<arma::fvec> maps;
     try {
-        maps = forge::recon::estimate_fieldmap(E, R, fieldmap_options(S));
+        maps = forge::recon::estimate_field_map(E, R, fieldmap_options(S));
     } catch (const forge::invalid_argument& e) {
         throw UsageError(what + ": " + e.what());
     }
@@ -246,9 +246,9 @@ void write_maps(const std::string& prefix, const ReconProblem& P, forge::io::Out
         forge::io::write_nifti(outs.stage(prefix + "_smaps.nii"), v, {{P.Nx, P.Ny, P.Nz * P.nslices, P.nc}}, P.affine,
                                "coil sensitivity maps");
     }
-    if (!P.fieldmap.empty()) {
+    if (!P.field_map.empty()) {
         std::vector<float> v;
-        for (const auto& f : P.fieldmap) v.insert(v.end(), f.begin(), f.end());
+        for (const auto& f : P.field_map) v.insert(v.end(), f.begin(), f.end());
         forge::io::write_nifti(outs.stage(prefix + "_fieldmap.nii"), v, {{P.Nx, P.Ny, P.Nz * P.nslices, 1}}, P.affine,
                                "field map rad/s");
     }
@@ -260,9 +260,9 @@ void estimate_maps(forge::recon::ReconSession& session, ReconProblem& P, const S
                    const arma::cx_mat& coilTransform, const std::string& origin, StageTimes& times) {
     const forge::recon::GroupPlace place = forge::recon::whole_problem(P);
     const bool wantMaps = P.smaps.empty() && S.smaps != "none";
-    if (S.fieldmap == "estimate") {
+    if (S.field_map == "estimate") {
         prepare_maps(session, P, S, place, origin, P.source, times);
-        P.fieldmap = fieldmap_from_echoes(P, S, P.source, times);
+        P.field_map = fieldmap_from_echoes(P, S, P.source, times);
         return;
     }
     if (S.fieldmapScan.empty()) {
@@ -308,7 +308,7 @@ void estimate_maps(forge::recon::ReconSession& session, ReconProblem& P, const S
         prepare_maps(session, P, S, place, origin, P.source, times);
     }
     if (E.smaps.empty()) E.smaps = P.smaps;
-    P.fieldmap = fieldmap_from_echoes(E, S, S.fieldmapScan, times);
+    P.field_map = fieldmap_from_echoes(E, S, S.fieldmapScan, times);
 }
 
 }  // namespace forge_recon

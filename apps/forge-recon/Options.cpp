@@ -56,7 +56,7 @@ void add_options(CLI::App& app, Settings& S) {
                    "fft the smallest L with an estimated RMS error of at most 1%, toeplitz the L for "
                    "--toeplitz-error)")
         ->check(CLI::Range(0, 256));
-    app.add_option("--toeplitz-error", S.toeplitzError,
+    app.add_option("--toeplitz-error", S.toeplitz_error,
                    "toeplitz with a field map: relative error of the normal operator against the exact one that "
                    "chooses L (default 1e-3; smaller costs more kernels: (L+1)(L+2)/2 of 8 bytes per cell of the "
                    "2x grid)")
@@ -87,7 +87,7 @@ void add_options(CLI::App& app, Settings& S) {
                  "then depend on the order the frames are solved in)");
     app.add_option("--device", S.device, "cpu, gpu or auto (GPU when one is usable; default)")
         ->check(CLI::IsMember({"cpu", "gpu", "auto"}));
-    app.add_option("--fieldmap", S.fieldmap,
+    app.add_option("--fieldmap", S.field_map,
                    "field map in rad/s: FILE.nii or FILE.h5:/dataset (default: <group>/fieldmap in the input); "
                    "estimate: from the input's own echoes (two or more contrasts); none: no field map");
     app.add_option("--fieldmap-extend", S.fieldmapExtend,

@@ -59,7 +59,7 @@ std::vector<Named> input_files(const Settings& S) {
     } else if (!S.input.empty() && !S.demo) {
         in.push_back({"the input", S.input});
     }
-    add_spec(in, "--fieldmap", S.fieldmap);
+    add_spec(in, "--fieldmap", S.field_map);
     add_spec(in, "--smaps", S.smaps);
     add_spec(in, "--reference", S.reference);
     if (!S.fieldmapScan.empty()) in.push_back({"--fieldmap-scan", S.fieldmapScan});
@@ -92,9 +92,9 @@ void check_file_outputs(Settings& S) {
     if (S.output.empty() && files) S.output = base + "_recon";
     if (files) check_output_prefix(S.output, base + "_recon");
     if (!files && S.saveMaps) throw UsageError("--save-maps with --stream needs -o PREFIX for the maps' files");
-    if (!S.fieldmapScan.empty() && (S.fieldmap == "estimate" || (!S.fieldmap.empty() && S.fieldmap != "none")))
-        throw UsageError("--fieldmap-scan and --fieldmap " + S.fieldmap + " both give the field map; choose one");
-    if (!S.fieldmapScan.empty() && S.fieldmap == "none")
+    if (!S.fieldmapScan.empty() && (S.field_map == "estimate" || (!S.field_map.empty() && S.field_map != "none")))
+        throw UsageError("--fieldmap-scan and --fieldmap " + S.field_map + " both give the field map; choose one");
+    if (!S.fieldmapScan.empty() && S.field_map == "none")
         throw UsageError("--fieldmap-scan with --fieldmap none: drop one of them");
     std::vector<Named> outputs;
     if (files) outputs = {{"-o", S.output + ".nii"}, {"-o", S.output + ".png"}};

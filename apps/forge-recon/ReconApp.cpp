@@ -16,9 +16,9 @@
 #include <unistd.h>
 
 #include "forge/Core/DeviceMemory.h"
-#include "forge/Operators/nufft/Gnufft.h"
 #include "forge/IO/Cfl.h"
 #include "forge/IO/Nifti.h"
+#include "forge/Operators/nufft/Gnufft.h"
 
 namespace forge_recon {
 
@@ -268,8 +268,8 @@ forge::recon::ReconResult reconstruct_share(forge::recon::ReconSession& session,
                                             std::vector<double>* finalCosts, const forge::recon::GroupPlace& place) {
     if (frames.empty()) {  // more processes than frames: nothing to do here (an empty list would mean all)
         forge::recon::ReconResult R;
-        R.complexImage.assign(P.nslices * P.nframes, arma::cx_fvec(P.n2(), arma::fill::zeros));
-        for (const auto& c : R.complexImage) R.magnitude.push_back(arma::abs(c));
+        R.complex_image.assign(P.nslices * P.nframes, arma::cx_fvec(P.n2(), arma::fill::zeros));
+        for (const auto& c : R.complex_image) R.magnitude.push_back(arma::abs(c));
         return R;
     }
     forge::recon::ReconRequest& r = session.request();
@@ -336,7 +336,7 @@ ReportedData reported_data(const ReconProblem& P, const forge::io::MrdFile& F, b
     d.matrix = {{P.Nx, P.Ny, P.Nz}};
     d.trajectory = F.header.trajectory;
     d.k_from = kFromAcquisitions ? "acquisitions" : "encoding counters";
-    d.field_map = !P.fieldmap.empty();
+    d.field_map = !P.field_map.empty();
     return d;
 }
 
@@ -362,7 +362,6 @@ void print_rank_reports(const std::vector<dist::RankReport>& reports) {
                     r.seconds, r.where.c_str());
 }
 
-
 forge::io::MrdProblemOptions problem_options(const Settings& S) {
     forge::io::MrdProblemOptions o;
     o.cartesian = S.cartesian;
@@ -383,7 +382,7 @@ forge::recon::ReconRequest recon_request(const Settings& S) {
     forge::recon::ReconSettings& R = r.settings;
     R.op = encoding_operator(S.op);
     R.segments = S.segments;
-    R.toeplitzError = S.toeplitzError;
+    R.toeplitz_error = S.toeplitz_error;
     using forge::recon::PenaltyKind;
     R.penalty = S.penalty == "tv"           ? PenaltyKind::TV
                 : S.penalty == "l1-wavelet" ? PenaltyKind::L1Wavelet
@@ -411,7 +410,7 @@ std::string tolerance_text(double tolerance) {
 }
 
 std::string operator_description(const ReconProblem& P, const Settings& S) {
-    if (S.op == "timeseg" && (P.fieldmap.empty() || S.noFieldCorrection))
+    if (S.op == "timeseg" && (P.field_map.empty() || S.noFieldCorrection))
         return "timeseg (no field map to correct: plain nufft)";
     return S.op;
 }
@@ -450,15 +449,16 @@ std::string stop_message(const std::string& label, const forge::SolverReport& re
 }
 
 void resolve_operator(ReconProblem& P, Settings& S) {
-    P.fftGrid = forge::recon::fft_grid(P);
-    const bool onGrid = P.fftGrid[0] > 0;
+    P.fft_grid = forge::recon::fft_grid(P);
+    const bool onGrid = P.fft_grid[0] > 0;
     if (S.op == "fft" && !onGrid)
         throw UsageError("--operator fft: the samples are not on the k-space grid of an FFT (neither the recon grid "
                          "nor the encoded FOV's grid); use --operator dft, toeplitz, timeseg or nufft");
     if (S.opRequested.empty()) S.opRequested = S.op;
     if (S.op != "auto") return;
     const forge::recon::OperatorChoice c =
-        forge::recon::choose_operator(P, S.iterations, S.gpu, !P.fieldmap.empty() && !S.noFieldCorrection, S.tolerance);
+        forge::recon::choose_operator(P, S.iterations, S.gpu, !P.field_map.empty() && !S.noFieldCorrection,
+                                      S.tolerance);
     S.op = forge::recon::operator_name(c.op);
     S.opReason = c.reason;
 }
@@ -475,8 +475,8 @@ void notice_long_run(const ReconProblem& P, const Settings& S, int reconstructio
     const bool correct = !S.noFieldCorrection;
     const double est = reconstructions * forge::recon::estimate_seconds(P, R, encoding_operator(S.op), correct);
     if (est <= 60) return;
-    const bool fieldmap = correct && !P.fieldmap.empty();
-    const std::string faster = P.fftGrid[0] ? "fft" : fieldmap ? "timeseg" : "nufft";
+    const bool fieldmap = correct && !P.field_map.empty();
+    const std::string faster = P.fft_grid[0] ? "fft" : fieldmap ? "timeseg" : "nufft";
     char buf[400];
     std::snprintf(buf, sizeof buf, "--operator %s will take about %.0f s on %s (estimate)", S.op.c_str(), est,
                   device_description(S).c_str());
@@ -493,7 +493,7 @@ void notice_long_run(const ReconProblem& P, const Settings& S, int reconstructio
 }
 
 bool k_from_acquisitions(const forge::io::MrdFile& F, const Settings& S) {
-    return F.acquisitions.front().trajDims && !S.cartesian;
+    return F.acquisitions.front().traj_dims && !S.cartesian;
 }
 
 void describe_run(const ReconProblem& P, const forge::io::MrdFile& F, const Settings& S, bool correct,
@@ -515,9 +515,9 @@ void describe_run(const ReconProblem& P, const forge::io::MrdFile& F, const Sett
         warn("no sensitivity maps: reconstructing each coil and combining by root-sum-of-squares" +
              std::string(P.accel > 1 ? " (the data are undersampled, expect aliasing)" : ""));
     }
-    if (P.fieldmap.empty()) note("forge-recon: no field map: no off-resonance correction", S.quiet);
+    if (P.field_map.empty()) note("forge-recon: no field map: no off-resonance correction", S.quiet);
     if (correct && S.op == "nufft") warn("--operator nufft has no field correction: the field map is ignored");
-    if (correct && !F.header.hasTE) warn("the header has no echo time (TE): sample times start at 0");
+    if (correct && !F.header.has_te) warn("the header has no echo time (TE): sample times start at 0");
     note("forge-recon: operator " + operator_description(P, S) +
              (S.opReason.empty() ? "" : " (auto: " + S.opReason + ")") + (P.smaps.empty() ? "" : " + SENSE") +
              ", penalty " + S.penalty + " beta " + std::to_string(S.beta) + ", " + "at most " +

@@ -62,11 +62,11 @@ struct Settings {
     double readTimeout = -1;                     // --read-timeout (s; -1: 60 for --server, none for --stream)
     double writeTimeout = 60;                    // --write-timeout (s): --server's send timeout
     bool demo = false;
-    std::string op = "auto";      // resolved to dft, fft, nufft or timeseg by resolve_operator()
-    std::string opRequested;      // --operator as given (resolve_operator() keeps it)
-    std::string opReason;         // why auto chose it
-    int segments = 0;             // timeseg: L (0 = smallest L with estimated RMS error <= 1%); toeplitz: L
-    double toeplitzError = 1e-3;  // toeplitz: requested relative error of the normal operator (chooses L)
+    std::string op = "auto";       // resolved to dft, fft, nufft or timeseg by resolve_operator()
+    std::string opRequested;       // --operator as given (resolve_operator() keeps it)
+    std::string opReason;          // why auto chose it
+    int segments = 0;              // timeseg: L (0 = smallest L with estimated RMS error <= 1%); toeplitz: L
+    double toeplitz_error = 1e-3;  // toeplitz: requested relative error of the normal operator (chooses L)
     std::string penalty = "quad";
     double lambda = 5e-3;  // l1-wavelet, tv-exact: relative to max |E^H y|
     double beta = 1e-3;
@@ -75,12 +75,12 @@ struct Settings {
     double tolerance = forge::recon::kDefaultTolerance;  // PCG: stop at ||gradient|| <= tolerance * initial (0 = off)
     bool warmStart = false;  // each frame of a slice starts from its previous frame's image (ReconSettings::warm_start)
     std::string device = "auto";
-    std::string fieldmap, smaps, reference;  // SPEC, "none", or (smaps, fieldmap) "estimate"
-    std::string fieldmapScan;                // multi-echo field-map scan (ISMRMRD file)
-    std::string smapsSource = "auto";        // auto: the field-map scan when given, else the input; input
-    bool saveMaps = false;                   // write PREFIX_smaps.nii and PREFIX_fieldmap.nii
-    std::string prewhiten = "auto";          // auto: whiten when the file has noise scans; off
-    int coilCompress = 0;                    // virtual coils (0: no compression)
+    std::string field_map, smaps, reference;  // SPEC, "none", or (smaps, field_map) "estimate"
+    std::string fieldmapScan;                 // multi-echo field-map scan (ISMRMRD file)
+    std::string smapsSource = "auto";         // auto: the field-map scan when given, else the input; input
+    bool saveMaps = false;                    // write PREFIX_smaps.nii and PREFIX_fieldmap.nii
+    std::string prewhiten = "auto";           // auto: whiten when the file has noise scans; off
+    int coilCompress = 0;                     // virtual coils (0: no compression)
     double smapsCalibration = 0;   // coil maps: central k-space width, cycles/FOV (0: 48 for 2D non-Cartesian, else 24)
     int smapsKernel = 5;           // coil maps: covariance window, pixels
     double smapsThreshold = 0.05;  // coil maps: mask threshold

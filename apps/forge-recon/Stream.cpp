@@ -58,10 +58,11 @@ forge::io::MrdStreamOptions stream_options(const Settings& S) {
         cap = pages > 0 && page > 0 ? std::size_t(pages) * std::size_t(page) / 4 : std::size_t(1) << 30;
     }
     if (S.connection) cap /= std::size_t(std::max(1, S.maxClients));  // each connection its share
-    o.memory = std::make_shared<forge::io::MrdStreamMemory>(
-        cap, "--max-stream-memory" + std::string(S.connection ? " / --max-clients" : ""));
+    o.memory =
+        std::make_shared<forge::io::MrdStreamMemory>(cap, "--max-stream-memory" +
+                                                              std::string(S.connection ? " / --max-clients" : ""));
     o.timeout = S.readTimeout >= 0 ? S.readTimeout : S.connection ? 60 : 0;
-    o.timeoutName = "--read-timeout";
+    o.timeout_name = "--read-timeout";
     return o;
 }
 
@@ -174,7 +175,8 @@ int run_server(Settings& S) {
         }
         // a client that reads nothing of what is sent for --write-timeout seconds is cut off (its stream's
         // messages have --read-timeout seconds each to arrive: MrdStreamOptions)
-        timeval sendTimeout{time_t(S.writeTimeout), suseconds_t((S.writeTimeout - double(time_t(S.writeTimeout))) * 1e6)};
+        timeval sendTimeout{time_t(S.writeTimeout),
+                            suseconds_t((S.writeTimeout - double(time_t(S.writeTimeout))) * 1e6)};
         if (S.writeTimeout > 0) ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &sendTimeout, sizeof sendTimeout);
         char ip[INET_ADDRSTRLEN] = "?";
         ::inet_ntop(AF_INET, &peer.sin_addr, ip, sizeof ip);

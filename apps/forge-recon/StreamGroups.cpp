@@ -39,7 +39,7 @@ std::string whole_stream_reason(const Settings& S, const Counts& c) {
     if (!S.output.empty() || !S.mrdOut.empty() || !S.dicomDir.empty() || !S.report.empty() || S.saveMaps)
         return "the files it writes (-o, --mrd-out, --dicom, --report, --save-maps) hold every image";
     if (S.coilCompress > 0) return "coil compression is computed from all the data";
-    if (S.fieldmap == "estimate") return "the field map is estimated from echoes spread over the stream";
+    if (S.field_map == "estimate") return "the field map is estimated from echoes spread over the stream";
     if (!S.reference.empty() && S.reference != "none") return "--reference is compared with every image";
     if (c.slice.count == 0 || c.repetition.count == 0 || c.contrast.count == 0)
         return "its header's encodingLimits do not give the slice count, or give a malformed limit";
@@ -51,7 +51,7 @@ std::string whole_stream_reason(const Settings& S, const Counts& c) {
 ReconProblem skeleton(const ReconProblem& P, std::size_t slices, std::size_t frames) {
     ReconProblem Q;
     Q.Nx = P.Nx, Q.Ny = P.Ny, Q.Nz = P.Nz, Q.nc = P.nc, Q.nslices = slices, Q.nframes = frames;
-    Q.voxel_mm = P.voxel_mm, Q.affine = P.affine, Q.accel = P.accel, Q.source = P.source, Q.fovRatio = P.fovRatio;
+    Q.voxel_mm = P.voxel_mm, Q.affine = P.affine, Q.accel = P.accel, Q.source = P.source, Q.fov_ratio = P.fov_ratio;
     Q.ix = P.ix, Q.iy = P.iy, Q.iz = P.iz;
     return Q;
 }
@@ -230,10 +230,10 @@ private:
         if (!reader_.has_header()) throw UsageError("the MRD stream '" + S_.input + "' has no XML header");
         F.xml = reader_.xml();
         F.header = reader_.header();
-        F.noiseScans = F.noise.size();
+        F.noise_scans = F.noise.size();
         if (F.acquisitions.empty())
             throw UsageError("the MRD stream '" + S_.input + "' has no acquisitions" +
-                             (F.noiseScans ? std::string(" (only noise scans)") : std::string()));
+                             (F.noise_scans ? std::string(" (only noise scans)") : std::string()));
         return false;
     }
 
@@ -242,16 +242,16 @@ private:
     void check_like_first(const MrdAcquisition& a, std::size_t index) {
         if (!first_acq_) {
             first_acq_ = true;
-            firstIndex_ = index, firstChannels_ = a.channels, firstTrajDims_ = a.trajDims;
+            firstIndex_ = index, firstChannels_ = a.channels, firstTrajDims_ = a.traj_dims;
             return;
         }
         const std::string first = "acquisition " + std::to_string(firstIndex_) + " has ";
         if (a.channels != firstChannels_)
             throw UsageError("the MRD stream '" + S_.input + "': acquisition " + std::to_string(index) + " has " +
                              std::to_string(a.channels) + " channels but " + first + std::to_string(firstChannels_));
-        if (a.trajDims != firstTrajDims_)
+        if (a.traj_dims != firstTrajDims_)
             throw UsageError("the MRD stream '" + S_.input + "': acquisition " + std::to_string(index) + " has " +
-                             std::to_string(a.trajDims) + " trajectory dimensions but " + first +
+                             std::to_string(a.traj_dims) + " trajectory dimensions but " + first +
                              std::to_string(firstTrajDims_));
     }
 
@@ -263,9 +263,8 @@ private:
         const std::size_t kPlanes = 32767, kImages = 65535;
         if (slices <= kPlanes && frames <= kPlanes && slices * frames <= kImages) return {};
         return "its header's encodingLimits claim " + std::to_string(slices) + " slice(s) x " +
-               std::to_string(counts_.repetition.count) + " repetition(s) x " +
-               std::to_string(counts_.contrast.count) + " contrast(s), over 32767 slices, 32767 frames or 65535 " +
-               "images";
+               std::to_string(counts_.repetition.count) + " repetition(s) x " + std::to_string(counts_.contrast.count) +
+               " contrast(s), over 32767 slices, 32767 frames or 65535 " + "images";
     }
 
     std::size_t slice_rank(uint16_t s) const { return std::size_t(s - counts_.slice.first); }
@@ -374,7 +373,7 @@ private:
         F.header = reader_.header();
         F.xml = reader_.xml();
         F.noise = noise_;
-        F.noiseScans = noise_.size();
+        F.noise_scans = noise_.size();
         for (const auto& q : open_.at(k)) F.acquisitions.push_back(q.second);  // kept until sent: see cannot()
         const std::size_t s = slice_rank(k[0]), f = frame_rank(k);
         ReconProblem P = forge::io::problem_from_mrd(F, S_.input, problem_options(S_));
@@ -388,7 +387,7 @@ private:
             P.smaps = {whole_.smaps.at(s)};
             origin = maps_origin(whole_, S);
         }
-        if (!whole_.fieldmap.empty()) P.fieldmap = {whole_.fieldmap.at(s)};
+        if (!whole_.field_map.empty()) P.field_map = {whole_.field_map.at(s)};
         StageTimes times;
         Settings Sq = S;
         Sq.quiet = S.quiet || sent_ > 0;  // the first group says what is done; the others do the same
@@ -397,9 +396,9 @@ private:
         const forge::recon::MapsReport maps = prepare_maps(*session_, P, Sq, place, origin, S.input, times);
         if (maps.fell_back) cannot("the coil maps of slice " + std::to_string(k[0]) + " cannot be estimated");
         resolve_operator(P, S);
-        fftGrids_.insert(P.fftGrid);
+        fftGrids_.insert(P.fft_grid);
         add_frame(whole_, P.frames.front(), s, f);
-        const bool correct = !P.fieldmap.empty() && !S.noFieldCorrection;
+        const bool correct = !P.field_map.empty() && !S.noFieldCorrection;
         const std::vector<std::size_t> mine = my_share(P);
         Progress prog(solves_per_recon(P, S, mine.size()), S.quiet);
         std::vector<double> costs;
@@ -447,7 +446,7 @@ private:
         whole_ = skeleton(P, counts_.slice.count, counts_.frames());
         attach_maps(whole_, S_, std::string());
         ReconProblem proxy = skeleton(P, counts_.slice.count, counts_.frames());
-        proxy.fieldmap = whole_.fieldmap;
+        proxy.field_map = whole_.field_map;
         proxy.smaps = whole_.smaps;
         for (std::size_t f = 0; f < counts_.frames(); ++f)
             for (std::size_t s = 0; s < counts_.slice.count; ++s) add_frame(proxy, P.frames.front(), s, f);
@@ -465,13 +464,13 @@ private:
     // the groups were reconstructed with: otherwise the file would give other images.
     void check_operator() {
         if (!autoOp_ && S_.op != "fft") return;  // the FFT grid matters to the fft operator and to auto's choice
-        whole_.fftGrid = forge::recon::fft_grid(whole_);
-        if (fftGrids_.size() != 1 || *fftGrids_.begin() != whole_.fftGrid)
+        whole_.fft_grid = forge::recon::fft_grid(whole_);
+        if (fftGrids_.size() != 1 || *fftGrids_.begin() != whole_.fft_grid)
             cannot("its slices' samples do not share one FFT grid");
         if (!autoOp_) return;
         const forge::recon::OperatorChoice c =
             forge::recon::choose_operator(whole_, S_.iterations, S_.gpu,
-                                          !whole_.fieldmap.empty() && !S_.noFieldCorrection, S_.tolerance);
+                                          !whole_.field_map.empty() && !S_.noFieldCorrection, S_.tolerance);
         if (forge::recon::operator_name(c.op) != S_.op)
             cannot(std::string("--operator auto chooses ") + forge::recon::operator_name(c.op) +
                    " for the whole stream but " + S_.op + " from its first slice (give --operator)");

@@ -91,7 +91,7 @@ int run_file(Settings& S) {
     resolve_operator(P, S);
     const double tRead = seconds_since(t0);
 
-    const bool correct = !P.fieldmap.empty() && !S.noFieldCorrection;
+    const bool correct = !P.field_map.empty() && !S.noFieldCorrection;
     describe_run(P, F, S, correct, matrixFrom);
     notice_long_run(P, S, 1);
 
@@ -116,7 +116,7 @@ int run_file(Settings& S) {
     DicomFolder dicomFolder(S.dicomDir);  // before outs: removed, if it made the folder, after outs removed its files
     forge::io::OutputSet outs;
     const bool files = prefix_outputs(S);
-    if (files) write_image(S.output + ".nii", P, R.complexImage, S.complexOut, outs, "forge-recon");
+    if (files) write_image(S.output + ".nii", P, R.complex_image, S.complexOut, outs, "forge-recon");
     if (S.saveMaps) write_maps(S.output, P, outs);
     const forge::io::ImageGeometry geometry = forge::io::image_geometry(F, P);
     std::vector<forge::io::MrdOutputImage> images;

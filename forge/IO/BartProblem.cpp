@@ -167,36 +167,36 @@ MrdFile mrd_from_bart(const CflArray& k, const std::string& kName, const CflArra
     MrdFile F;
     MrdHeader& H = F.header;
     for (int d = 0; d < 3; ++d) {
-        H.encodedMatrix[d] = H.reconMatrix[d] = matrix[d];
-        H.encodedFov_mm[d] = H.reconFov_mm[d] = double(matrix[d]) * voxel_mm[d];
+        H.encoded_matrix[d] = H.recon_matrix[d] = matrix[d];
+        H.encoded_fov_mm[d] = H.recon_fov_mm[d] = double(matrix[d]) * voxel_mm[d];
     }
     H.trajectory = "other";
-    H.receiverChannels = nc;
+    H.receiver_channels = nc;
     if (timed) {  // t = TE + (j - center_sample) * dwell with center_sample 0 (problem_from_mrd)
-        H.hasTE = true;
-        H.TE_ms = sampleTimes.echo_time * 1e3;
-        H.echoTimes_ms = {H.TE_ms};
+        H.has_te = true;
+        H.te_ms = sampleTimes.echo_time * 1e3;
+        H.echo_times_ms = {H.te_ms};
     }
     F.acquisitions.reserve(readouts * times * slices);
-    const std::size_t trajDims = is3D ? 3 : 2;
+    const std::size_t traj_dims = is3D ? 3 : 2;
     for (std::size_t sl = 0; sl < slices; ++sl)
         for (std::size_t tm = 0; tm < times; ++tm)
             for (std::size_t r = 0; r < readouts; ++r) {
                 MrdAcquisition a;
                 a.samples = uint16_t(ns);
                 a.channels = uint16_t(nc);
-                a.trajDims = uint16_t(trajDims);
-                a.centerSample = uint16_t(timed ? 0 : ns / 2);
+                a.traj_dims = uint16_t(traj_dims);
+                a.center_sample = uint16_t(timed ? 0 : ns / 2);
                 a.dwell_us = timed ? float(sampleTimes.dwell * 1e6) : 0.0f;
                 a.e1 = uint16_t(r % 65536);
                 a.slice = uint16_t(sl);
                 a.repetition = uint16_t(tm);
-                a.readDir = {{1, 0, 0}};
-                a.phaseDir = {{0, 1, 0}};
-                a.sliceDir = {{0, 0, 1}};
+                a.read_dir = {{1, 0, 0}};
+                a.phase_dir = {{0, 1, 0}};
+                a.slice_dir = {{0, 0, 1}};
                 a.position = {{0, 0, float(double(sl) * double(matrix[2]) * voxel_mm[2])}};
                 a.data.resize(ns * nc);
-                a.traj.resize(ns * trajDims);
+                a.traj.resize(ns * traj_dims);
                 CflDims idx{};
                 idx[2] = r;
                 idx[kBartTimeDim] = tm;
@@ -204,10 +204,10 @@ MrdFile mrd_from_bart(const CflArray& k, const std::string& kName, const CflArra
                 for (std::size_t j = 0; j < ns; ++j) {
                     idx[1] = j;
                     idx[kBartCoilDim] = 0;
-                    for (std::size_t d = 0; d < trajDims; ++d) {
+                    for (std::size_t d = 0; d < traj_dims; ++d) {
                         idx[0] = d;
                         // ISMRMRD's normalised units, as problem_from_mrd() reads them back: k / matrix
-                        a.traj[j * trajDims + d] = t.data[offset(t.dims, idx)].real() / float(matrix[d]);
+                        a.traj[j * traj_dims + d] = t.data[offset(t.dims, idx)].real() / float(matrix[d]);
                     }
                     idx[0] = 0;
                     for (std::size_t c = 0; c < nc; ++c) {

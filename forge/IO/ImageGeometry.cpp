@@ -23,7 +23,7 @@ Vec3 cross(const Vec3& a, const Vec3& b) {
 SliceGeometry slice_geometry(const MrdAcquisition& a) {
     SliceGeometry s;
     s.position = to_vec(a.position);
-    const Vec3 rd = to_vec(a.readDir), pd = to_vec(a.phaseDir), sd = to_vec(a.sliceDir);
+    const Vec3 rd = to_vec(a.read_dir), pd = to_vec(a.phase_dir), sd = to_vec(a.slice_dir);
     if (norm(rd) > 0.5 && norm(pd) > 0.5) {  // else the axis-aligned default
         s.read_dir = unit(rd);
         s.phase_dir = unit(pd);

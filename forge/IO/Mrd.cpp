@@ -165,11 +165,11 @@ MrdHeader parse_mrd_header(const std::string& xml, const std::string& source) {
     if (h.encoding.empty()) throw input_error("the ISMRMRD header of '" + source + "' has no encoding section");
     const auto& e = h.encoding[0];
     MrdHeader H;
-    H.encodedMatrix = {e.encodedSpace.matrixSize.x, e.encodedSpace.matrixSize.y, e.encodedSpace.matrixSize.z};
-    H.encodedFov_mm = {e.encodedSpace.fieldOfView_mm.x, e.encodedSpace.fieldOfView_mm.y,
-                       e.encodedSpace.fieldOfView_mm.z};
-    H.reconMatrix = {e.reconSpace.matrixSize.x, e.reconSpace.matrixSize.y, e.reconSpace.matrixSize.z};
-    H.reconFov_mm = {e.reconSpace.fieldOfView_mm.x, e.reconSpace.fieldOfView_mm.y, e.reconSpace.fieldOfView_mm.z};
+    H.encoded_matrix = {e.encodedSpace.matrixSize.x, e.encodedSpace.matrixSize.y, e.encodedSpace.matrixSize.z};
+    H.encoded_fov_mm = {e.encodedSpace.fieldOfView_mm.x, e.encodedSpace.fieldOfView_mm.y,
+                        e.encodedSpace.fieldOfView_mm.z};
+    H.recon_matrix = {e.reconSpace.matrixSize.x, e.reconSpace.matrixSize.y, e.reconSpace.matrixSize.z};
+    H.recon_fov_mm = {e.reconSpace.fieldOfView_mm.x, e.reconSpace.fieldOfView_mm.y, e.reconSpace.fieldOfView_mm.z};
     switch (e.trajectory) {
         case ISMRMRD::TrajectoryType::CARTESIAN: H.trajectory = "cartesian"; break;
         case ISMRMRD::TrajectoryType::EPI: H.trajectory = "epi"; break;
@@ -179,24 +179,24 @@ MrdHeader parse_mrd_header(const std::string& xml, const std::string& source) {
         default: H.trajectory = "other"; break;
     }
     if (e.parallelImaging) {
-        H.accelE1 = std::max<std::size_t>(1, e.parallelImaging->accelerationFactor.kspace_encoding_step_1);
-        H.accelE2 = std::max<std::size_t>(1, e.parallelImaging->accelerationFactor.kspace_encoding_step_2);
+        H.accel_e1 = std::max<std::size_t>(1, e.parallelImaging->accelerationFactor.kspace_encoding_step_1);
+        H.accel_e2 = std::max<std::size_t>(1, e.parallelImaging->accelerationFactor.kspace_encoding_step_2);
     }
     if (h.sequenceParameters && h.sequenceParameters->TE && !h.sequenceParameters->TE->empty()) {
-        H.hasTE = true;
-        H.TE_ms = h.sequenceParameters->TE->front();
-        H.echoTimes_ms.assign(h.sequenceParameters->TE->begin(), h.sequenceParameters->TE->end());
+        H.has_te = true;
+        H.te_ms = h.sequenceParameters->TE->front();
+        H.echo_times_ms.assign(h.sequenceParameters->TE->begin(), h.sequenceParameters->TE->end());
     }
     if (e.encodingLimits.kspace_encoding_step_1) {
-        H.hasCenterE1 = true;
-        H.centerE1 = e.encodingLimits.kspace_encoding_step_1->center;
+        H.has_center_e1 = true;
+        H.center_e1 = e.encodingLimits.kspace_encoding_step_1->center;
     }
     if (e.encodingLimits.kspace_encoding_step_2) {
-        H.hasCenterE2 = true;
-        H.centerE2 = e.encodingLimits.kspace_encoding_step_2->center;
+        H.has_center_e2 = true;
+        H.center_e2 = e.encodingLimits.kspace_encoding_step_2->center;
     }
     if (h.acquisitionSystemInformation && h.acquisitionSystemInformation->receiverChannels)
-        H.receiverChannels = *h.acquisitionSystemInformation->receiverChannels;
+        H.receiver_channels = *h.acquisitionSystemInformation->receiverChannels;
     return H;
 }
 
@@ -218,7 +218,7 @@ MrdFile read_mrd(const std::string& path, const std::string& group) {
     detail::read_acquisitions(f.id, dataObject, path, out);
     if (out.acquisitions.empty())
         throw input_error("ISMRMRD file '" + path + "' has no acquisitions" +
-                          (out.noiseScans ? std::string(" (only noise scans)") : std::string()));
+                          (out.noise_scans ? std::string(" (only noise scans)") : std::string()));
     return out;
 }
 
@@ -227,24 +227,24 @@ std::string make_mrd_header_xml(const MrdHeader& H, const std::string& patientID
     h.experimentalConditions.H1resonanceFrequency_Hz = 127740000;  // ~3T
     ISMRMRD::AcquisitionSystemInformation sys;
     sys.institutionName = std::string("forge");
-    sys.receiverChannels = static_cast<unsigned short>(H.receiverChannels);
+    sys.receiverChannels = static_cast<unsigned short>(H.receiver_channels);
     h.acquisitionSystemInformation = sys;
     ISMRMRD::SubjectInformation subject;
     subject.patientID = patientID;
     h.subjectInformation = subject;
     ISMRMRD::Encoding e;
-    e.encodedSpace.matrixSize.x = static_cast<unsigned short>(H.encodedMatrix[0]);
-    e.encodedSpace.matrixSize.y = static_cast<unsigned short>(H.encodedMatrix[1]);
-    e.encodedSpace.matrixSize.z = static_cast<unsigned short>(H.encodedMatrix[2]);
-    e.encodedSpace.fieldOfView_mm.x = static_cast<float>(H.encodedFov_mm[0]);
-    e.encodedSpace.fieldOfView_mm.y = static_cast<float>(H.encodedFov_mm[1]);
-    e.encodedSpace.fieldOfView_mm.z = static_cast<float>(H.encodedFov_mm[2]);
-    e.reconSpace.matrixSize.x = static_cast<unsigned short>(H.reconMatrix[0]);
-    e.reconSpace.matrixSize.y = static_cast<unsigned short>(H.reconMatrix[1]);
-    e.reconSpace.matrixSize.z = static_cast<unsigned short>(H.reconMatrix[2]);
-    e.reconSpace.fieldOfView_mm.x = static_cast<float>(H.reconFov_mm[0]);
-    e.reconSpace.fieldOfView_mm.y = static_cast<float>(H.reconFov_mm[1]);
-    e.reconSpace.fieldOfView_mm.z = static_cast<float>(H.reconFov_mm[2]);
+    e.encodedSpace.matrixSize.x = static_cast<unsigned short>(H.encoded_matrix[0]);
+    e.encodedSpace.matrixSize.y = static_cast<unsigned short>(H.encoded_matrix[1]);
+    e.encodedSpace.matrixSize.z = static_cast<unsigned short>(H.encoded_matrix[2]);
+    e.encodedSpace.fieldOfView_mm.x = static_cast<float>(H.encoded_fov_mm[0]);
+    e.encodedSpace.fieldOfView_mm.y = static_cast<float>(H.encoded_fov_mm[1]);
+    e.encodedSpace.fieldOfView_mm.z = static_cast<float>(H.encoded_fov_mm[2]);
+    e.reconSpace.matrixSize.x = static_cast<unsigned short>(H.recon_matrix[0]);
+    e.reconSpace.matrixSize.y = static_cast<unsigned short>(H.recon_matrix[1]);
+    e.reconSpace.matrixSize.z = static_cast<unsigned short>(H.recon_matrix[2]);
+    e.reconSpace.fieldOfView_mm.x = static_cast<float>(H.recon_fov_mm[0]);
+    e.reconSpace.fieldOfView_mm.y = static_cast<float>(H.recon_fov_mm[1]);
+    e.reconSpace.fieldOfView_mm.z = static_cast<float>(H.recon_fov_mm[2]);
     if (H.trajectory == "spiral")
         e.trajectory = ISMRMRD::TrajectoryType::SPIRAL;
     else if (H.trajectory == "radial")
@@ -255,19 +255,19 @@ std::string make_mrd_header_xml(const MrdHeader& H, const std::string& patientID
         e.trajectory = ISMRMRD::TrajectoryType::CARTESIAN;
     else
         e.trajectory = ISMRMRD::TrajectoryType::OTHER;
-    if (H.accelE1 > 1 || H.accelE2 > 1) {
+    if (H.accel_e1 > 1 || H.accel_e2 > 1) {
         ISMRMRD::ParallelImaging p;
-        p.accelerationFactor.kspace_encoding_step_1 = static_cast<unsigned short>(H.accelE1);
-        p.accelerationFactor.kspace_encoding_step_2 = static_cast<unsigned short>(H.accelE2);
+        p.accelerationFactor.kspace_encoding_step_1 = static_cast<unsigned short>(H.accel_e1);
+        p.accelerationFactor.kspace_encoding_step_2 = static_cast<unsigned short>(H.accel_e2);
         e.parallelImaging = p;
     }
-    if (H.hasCenterE1)
-        e.encodingLimits.kspace_encoding_step_1 = ISMRMRD::Limit(0, 0, static_cast<unsigned short>(H.centerE1));
+    if (H.has_center_e1)
+        e.encodingLimits.kspace_encoding_step_1 = ISMRMRD::Limit(0, 0, static_cast<unsigned short>(H.center_e1));
     h.encoding.push_back(e);
-    if (H.hasTE) {
+    if (H.has_te) {
         ISMRMRD::SequenceParameters sp;
-        sp.TE = std::vector<float>{static_cast<float>(H.TE_ms)};
-        if (!H.echoTimes_ms.empty()) sp.TE = std::vector<float>(H.echoTimes_ms.begin(), H.echoTimes_ms.end());
+        sp.TE = std::vector<float>{static_cast<float>(H.te_ms)};
+        if (!H.echo_times_ms.empty()) sp.TE = std::vector<float>(H.echo_times_ms.begin(), H.echo_times_ms.end());
         h.sequenceParameters = sp;
     }
     std::stringstream s;
@@ -285,10 +285,10 @@ void write_mrd(const std::string& path, const std::string& xmlHeader, const std:
         d.writeHeader(xmlHeader);
         ISMRMRD::Acquisition acq;
         for (const auto& a : acqs) {
-            acq.resize(a.samples, a.channels, a.trajDims);
+            acq.resize(a.samples, a.channels, a.traj_dims);
             ISMRMRD::AcquisitionHeader h = acq.getHead();
             set_field<uint64_t>(h, offsetof(PackedHeader, flags), a.flags);
-            h.center_sample = a.centerSample;
+            h.center_sample = a.center_sample;
             set_field<float>(h, offsetof(PackedHeader, sample_time_us), a.dwell_us);
             h.available_channels = a.channels;
             h.idx.kspace_encode_step_1 = a.e1;
@@ -298,13 +298,13 @@ void write_mrd(const std::string& path, const std::string& xmlHeader, const std:
             h.idx.contrast = a.contrast;
             for (std::size_t k = 0; k < 3; ++k) {
                 set_field<float>(h, offsetof(PackedHeader, position), a.position[k], k);
-                set_field<float>(h, offsetof(PackedHeader, read_dir), a.readDir[k], k);
-                set_field<float>(h, offsetof(PackedHeader, phase_dir), a.phaseDir[k], k);
-                set_field<float>(h, offsetof(PackedHeader, slice_dir), a.sliceDir[k], k);
+                set_field<float>(h, offsetof(PackedHeader, read_dir), a.read_dir[k], k);
+                set_field<float>(h, offsetof(PackedHeader, phase_dir), a.phase_dir[k], k);
+                set_field<float>(h, offsetof(PackedHeader, slice_dir), a.slice_dir[k], k);
             }
             acq.setHead(h);
             std::copy(a.data.begin(), a.data.end(), acq.getDataPtr());
-            if (a.trajDims) std::copy(a.traj.begin(), a.traj.end(), acq.getTrajPtr());
+            if (a.traj_dims) std::copy(a.traj.begin(), a.traj.end(), acq.getTrajPtr());
             d.appendAcquisition(acq);
         }
         for (const auto& arr : arrays) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "forge/Core/DeprecatedFields.h"
 #include "forge/IO/FileUtil.h"
 
 namespace forge {
@@ -22,38 +23,76 @@ struct Array {
 };
 
 // What forge-recon needs from the MRD XML header (first encoding).
-struct MrdHeader {
-    std::array<std::size_t, 3> encodedMatrix{{0, 0, 1}};
-    std::array<double, 3> encodedFov_mm{{0, 0, 0}};
-    std::array<std::size_t, 3> reconMatrix{{0, 0, 1}};
-    std::array<double, 3> reconFov_mm{{0, 0, 0}};
+struct MrdHeaderFields {
+    std::array<std::size_t, 3> encoded_matrix{{0, 0, 1}};
+    std::array<double, 3> encoded_fov_mm{{0, 0, 0}};
+    std::array<std::size_t, 3> recon_matrix{{0, 0, 1}};
+    std::array<double, 3> recon_fov_mm{{0, 0, 0}};
     std::string trajectory;  // "cartesian", "spiral", "radial", ...
-    std::size_t accelE1 = 1, accelE2 = 1;
-    bool hasTE = false;
-    double TE_ms = 0.0;                // the first echo time
-    std::vector<double> echoTimes_ms;  // every sequenceParameters/TE, echo (idx.contrast) order
-    std::size_t centerE1 = 0, centerE2 = 0;
-    bool hasCenterE1 = false, hasCenterE2 = false;
-    std::size_t receiverChannels = 0;
+    std::size_t accel_e1 = 1, accel_e2 = 1;
+    bool has_te = false;
+    double te_ms = 0.0;                 // the first echo time
+    std::vector<double> echo_times_ms;  // every sequenceParameters/TE, echo (idx.contrast) order
+    std::size_t center_e1 = 0, center_e2 = 0;
+    bool has_center_e1 = false, has_center_e2 = false;
+    std::size_t receiver_channels = 0;
 };
+// MrdHeader's fields under their names before snake_case, deprecated until forge 0.3.0.
+FORGE_FIELD_ALIASES_BEGIN
+struct MrdHeader : MrdHeaderFields {
+    FORGE_FIELD_ALIAS(encodedMatrix, encoded_matrix)
+    FORGE_FIELD_ALIAS(encodedFov_mm, encoded_fov_mm)
+    FORGE_FIELD_ALIAS(reconMatrix, recon_matrix)
+    FORGE_FIELD_ALIAS(reconFov_mm, recon_fov_mm)
+    FORGE_FIELD_ALIAS(accelE1, accel_e1)
+    FORGE_FIELD_ALIAS(accelE2, accel_e2)
+    FORGE_FIELD_ALIAS(hasTE, has_te)
+    FORGE_FIELD_ALIAS(TE_ms, te_ms)
+    FORGE_FIELD_ALIAS(echoTimes_ms, echo_times_ms)
+    FORGE_FIELD_ALIAS(centerE1, center_e1)
+    FORGE_FIELD_ALIAS(centerE2, center_e2)
+    FORGE_FIELD_ALIAS(hasCenterE1, has_center_e1)
+    FORGE_FIELD_ALIAS(hasCenterE2, has_center_e2)
+    FORGE_FIELD_ALIAS(receiverChannels, receiver_channels)
+    FORGE_FIELD_ALIAS_COPIES(MrdHeader, MrdHeaderFields)
+};
+FORGE_FIELD_ALIASES_END
 
-struct MrdAcquisition {
-    uint16_t samples = 0, channels = 0, trajDims = 0, centerSample = 0;
+struct MrdAcquisitionFields {
+    uint16_t samples = 0, channels = 0, traj_dims = 0, center_sample = 0;
     float dwell_us = 0.0f;
     uint16_t e1 = 0, e2 = 0, slice = 0, repetition = 0, contrast = 0;
     uint64_t flags = 0;
-    std::array<float, 3> position{}, readDir{}, phaseDir{}, sliceDir{};
+    std::array<float, 3> position{}, read_dir{}, phase_dir{}, slice_dir{};
     std::vector<std::complex<float>> data;  // samples fastest, then channels
     std::vector<float> traj;                // trajectory dimension fastest, then samples
 };
+// MrdAcquisition's fields under their names before snake_case, deprecated until forge 0.3.0.
+FORGE_FIELD_ALIASES_BEGIN
+struct MrdAcquisition : MrdAcquisitionFields {
+    FORGE_FIELD_ALIAS(trajDims, traj_dims)
+    FORGE_FIELD_ALIAS(centerSample, center_sample)
+    FORGE_FIELD_ALIAS(readDir, read_dir)
+    FORGE_FIELD_ALIAS(phaseDir, phase_dir)
+    FORGE_FIELD_ALIAS(sliceDir, slice_dir)
+    FORGE_FIELD_ALIAS_COPIES(MrdAcquisition, MrdAcquisitionFields)
+};
+FORGE_FIELD_ALIASES_END
 
-struct MrdFile {
+struct MrdFileFields {
     MrdHeader header;
     std::string xml;                           // the XML header as stored (empty for content made in memory)
     std::vector<MrdAcquisition> acquisitions;  // imaging acquisitions (noise scans apart)
     std::vector<MrdAcquisition> noise;         // noise scans (ACQ_IS_NOISE_MEASUREMENT), in file order
-    std::size_t noiseScans = 0;
+    std::size_t noise_scans = 0;
 };
+// MrdFile's fields under their names before snake_case, deprecated until forge 0.3.0.
+FORGE_FIELD_ALIASES_BEGIN
+struct MrdFile : MrdFileFields {
+    FORGE_FIELD_ALIAS(noiseScans, noise_scans)
+    FORGE_FIELD_ALIAS_COPIES(MrdFile, MrdFileFields)
+};
+FORGE_FIELD_ALIASES_END
 
 // Throws input_error with one line when 'path' is missing, not HDF5 (or damaged: HDF5's reason is
 // quoted), not an ISMRMRD dataset (no <group>/xml header), has no acquisitions, or when its structure is

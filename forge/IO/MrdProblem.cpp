@@ -94,15 +94,15 @@ Array load_map(const std::string& spec, const std::string& what, const DimsCheck
     return read_hdf5_array(file, object, check);
 }
 
-void attach_fieldmap(recon::ReconProblem& P, const MapLoader& load, const std::string& origin) {
+void attach_field_map(recon::ReconProblem& P, const MapLoader& load, const std::string& origin) {
     const std::string expected = std::to_string(P.Nx) + "x" + std::to_string(P.Ny) + "x" +
                                  std::to_string(P.Nz * P.nslices) + " (x, y, slices) in rad/s";
     const Array a =
         load([&](const std::vector<std::size_t>& d) { check_map_dims(d, P, 1, "field map " + origin, expected); });
     check_finite(a, "field map " + origin);
-    P.fieldmap.assign(P.nslices, arma::fvec(P.n2()));
+    P.field_map.assign(P.nslices, arma::fvec(P.n2()));
     for (std::size_t s = 0; s < P.nslices; ++s)
-        for (std::size_t k = 0; k < P.n2(); ++k) P.fieldmap[s][k] = static_cast<float>(a.data[s * P.n2() + k].real());
+        for (std::size_t k = 0; k < P.n2(); ++k) P.field_map[s][k] = static_cast<float>(a.data[s * P.n2() + k].real());
 }
 
 void attach_smaps(recon::ReconProblem& P, const MapLoader& load, const std::string& origin,
@@ -143,16 +143,16 @@ recon::ReconProblem problem_from_mrd(const MrdFile& F, const std::string& source
     const auto& H = F.header;
     recon::ReconProblem P;
     P.source = source;
-    const bool is3D = H.encodedMatrix[2] > 1;
+    const bool is3D = H.encoded_matrix[2] > 1;
     auto pick = [](std::size_t r, std::size_t e) { return r > 0 ? r : e; };
-    P.Nx = pick(H.reconMatrix[0], H.encodedMatrix[0]);
-    P.Ny = pick(H.reconMatrix[1], H.encodedMatrix[1]);
-    P.Nz = is3D ? pick(H.reconMatrix[2], H.encodedMatrix[2]) : 1;
+    P.Nx = pick(H.recon_matrix[0], H.encoded_matrix[0]);
+    P.Ny = pick(H.recon_matrix[1], H.encoded_matrix[1]);
+    P.Nz = is3D ? pick(H.recon_matrix[2], H.encoded_matrix[2]) : 1;
     if (P.Nx < 2 || P.Ny < 2)
         throw forge::invalid_argument("the ISMRMRD header's matrix size is " + std::to_string(P.Nx) + "x" +
                                       std::to_string(P.Ny) + " (need at least 2x2)");
     const std::string matrixField = std::string("the ISMRMRD header's ") +
-                                    (H.reconMatrix[0] > 0 && H.reconMatrix[1] > 0 ? "reconSpace" : "encodedSpace") +
+                                    (H.recon_matrix[0] > 0 && H.recon_matrix[1] > 0 ? "reconSpace" : "encodedSpace") +
                                     "/matrixSize " + std::to_string(P.Nx) + "x" + std::to_string(P.Ny) + "x" +
                                     std::to_string(P.Nz);
     constexpr std::size_t kNiftiMax = 32767;  // NIfTI-1 stores each dimension as int16
@@ -166,45 +166,45 @@ recon::ReconProblem problem_from_mrd(const MrdFile& F, const std::string& source
     // FOV scaling: k in cycles per recon FOV = k in cycles per encoded FOV * reconFOV/encFOV
     for (int k = 0; k < 3; ++k)
         for (const auto& f :
-             {std::make_pair("encodedSpace", H.encodedFov_mm[k]), std::make_pair("reconSpace", H.reconFov_mm[k])})
+             {std::make_pair("encodedSpace", H.encoded_fov_mm[k]), std::make_pair("reconSpace", H.recon_fov_mm[k])})
             if (!std::isfinite(f.second) || f.second < 0)
                 throw forge::invalid_argument(std::string("the ISMRMRD header's ") + f.first + "/fieldOfView_mm/" +
                                               "xyz"[k] + " is " + std::to_string(f.second) +
                                               " (expected a finite, non-negative size in mm)");
-    if (H.hasTE && !std::isfinite(H.TE_ms))
-        throw forge::invalid_argument("the ISMRMRD header's sequenceParameters/TE is " + std::to_string(H.TE_ms) +
+    if (H.has_te && !std::isfinite(H.te_ms))
+        throw forge::invalid_argument("the ISMRMRD header's sequenceParameters/TE is " + std::to_string(H.te_ms) +
                                       " (expected a finite time in ms)");
-    std::array<double, 3> fovRatio{{1, 1, 1}};
+    std::array<double, 3> fov_ratio{{1, 1, 1}};
     for (int k = 0; k < 3; ++k) {
-        if (H.reconFov_mm[k] > 0 && H.encodedFov_mm[k] > 0) fovRatio[k] = H.reconFov_mm[k] / H.encodedFov_mm[k];
-        const double fov = H.reconFov_mm[k] > 0 ? H.reconFov_mm[k] : H.encodedFov_mm[k];
+        if (H.recon_fov_mm[k] > 0 && H.encoded_fov_mm[k] > 0) fov_ratio[k] = H.recon_fov_mm[k] / H.encoded_fov_mm[k];
+        const double fov = H.recon_fov_mm[k] > 0 ? H.recon_fov_mm[k] : H.encoded_fov_mm[k];
         const std::size_t n = k == 0 ? P.Nx : (k == 1 ? P.Ny : P.Nz);
         P.voxel_mm[k] = fov > 0 ? fov / double(n) : 1.0;
     }
-    P.fovRatio = fovRatio;
-    P.accel = H.accelE1 * H.accelE2;
+    P.fov_ratio = fov_ratio;
+    P.accel = H.accel_e1 * H.accel_e2;
 
     // channels must agree
     const auto& acqs = F.acquisitions;
     P.nc = acqs.front().channels;
     if (P.nc == 0) throw forge::invalid_argument("acquisition 0 of '" + source + "' has no channels");
-    const std::size_t trajDims = acqs.front().trajDims;
+    const std::size_t traj_dims = acqs.front().traj_dims;
     for (std::size_t i = 0; i < acqs.size(); ++i) {
         if (acqs[i].channels != P.nc)
             throw forge::invalid_argument("acquisition " + std::to_string(i) + " has " +
                                           std::to_string(acqs[i].channels) + " channels but acquisition 0 has " +
                                           std::to_string(P.nc));
-        if (acqs[i].trajDims != trajDims)
+        if (acqs[i].traj_dims != traj_dims)
             throw forge::invalid_argument("acquisition " + std::to_string(i) + " has " +
-                                          std::to_string(acqs[i].trajDims) +
-                                          " trajectory dimensions but acquisition 0 has " + std::to_string(trajDims));
+                                          std::to_string(acqs[i].traj_dims) +
+                                          " trajectory dimensions but acquisition 0 has " + std::to_string(traj_dims));
         if (acqs[i].samples == 0) throw forge::invalid_argument("acquisition " + std::to_string(i) + " has no samples");
         const auto& a = acqs[i];
         auto finite3 = [](const std::array<float, 3>& v) {
             return std::isfinite(v[0]) && std::isfinite(v[1]) && std::isfinite(v[2]);
         };
-        if (!std::isfinite(a.dwell_us) || !finite3(a.position) || !finite3(a.readDir) || !finite3(a.phaseDir) ||
-            !finite3(a.sliceDir))
+        if (!std::isfinite(a.dwell_us) || !finite3(a.position) || !finite3(a.read_dir) || !finite3(a.phase_dir) ||
+            !finite3(a.slice_dir))
             throw forge::invalid_argument("acquisition " + std::to_string(i) + " of '" + source +
                                           "' has a non-finite (NaN or Inf) sample_time_us, position or direction");
         for (const auto& v : a.data)
@@ -212,25 +212,25 @@ recon::ReconProblem problem_from_mrd(const MrdFile& F, const std::string& source
                 throw forge::invalid_argument("acquisition " + std::to_string(i) + " of '" + source +
                                               "' holds a non-finite sample (NaN or Inf)");
     }
-    const bool useTraj = trajDims > 0 && !options.cartesian;
+    const bool useTraj = traj_dims > 0 && !options.cartesian;
     const bool cartHeader = H.trajectory == "cartesian" || H.trajectory == "epi";
-    if (!cartHeader && trajDims == 0)
+    if (!cartHeader && traj_dims == 0)
         throw forge::invalid_argument("the header says the trajectory is " + H.trajectory +
                                       " but the acquisitions carry no trajectory (trajectory_dimensions = 0)");
     if (useTraj) {
         const std::size_t need = is3D ? 3 : 2;
-        if (trajDims != need)
+        if (traj_dims != need)
             throw forge::invalid_argument(
-                "the acquisitions' trajectories have " + std::to_string(trajDims) +
-                " dimensions but the header's encoded matrix " + std::to_string(H.encodedMatrix[0]) + "x" +
-                std::to_string(H.encodedMatrix[1]) + "x" + std::to_string(H.encodedMatrix[2]) + " is " +
+                "the acquisitions' trajectories have " + std::to_string(traj_dims) +
+                " dimensions but the header's encoded matrix " + std::to_string(H.encoded_matrix[0]) + "x" +
+                std::to_string(H.encoded_matrix[1]) + "x" + std::to_string(H.encoded_matrix[2]) + " is " +
                 (is3D ? "3D (needs 3)" : "2D (needs 2)"));
     }
     if (!useTraj) {
         // k from the encoding counters: a line or a centre outside the encoded matrix puts samples far off the
         // grid, and the image would be wrong without a word
-        const std::size_t lines[3] = {0, H.encodedMatrix[1], H.encodedMatrix[2]};
-        const std::size_t centres[3] = {0, H.hasCenterE1 ? H.centerE1 : 0, H.hasCenterE2 ? H.centerE2 : 0};
+        const std::size_t lines[3] = {0, H.encoded_matrix[1], H.encoded_matrix[2]};
+        const std::size_t centres[3] = {0, H.has_center_e1 ? H.center_e1 : 0, H.has_center_e2 ? H.center_e2 : 0};
         for (int d = 1; d <= (is3D ? 2 : 1); ++d)
             if (centres[d] > lines[d])
                 throw forge::invalid_argument("the ISMRMRD header's encodingLimits/kspace_encoding_step_" +
@@ -240,9 +240,10 @@ recon::ReconProblem problem_from_mrd(const MrdFile& F, const std::string& source
         for (std::size_t i = 0; i < acqs.size(); ++i) {
             const auto& a = acqs[i];
             const std::string which = "acquisition " + std::to_string(i) + " of '" + source + "'";
-            if (a.centerSample > a.samples)
-                throw forge::invalid_argument(which + " has center_sample " + std::to_string(a.centerSample) + " but " +
-                                              std::to_string(a.samples) + " samples (k from the encoding counters)");
+            if (a.center_sample > a.samples)
+                throw forge::invalid_argument(which + " has center_sample " + std::to_string(a.center_sample) +
+                                              " but " + std::to_string(a.samples) +
+                                              " samples (k from the encoding counters)");
             const uint16_t step[3] = {0, a.e1, a.e2};
             for (int d = 1; d <= (is3D ? 2 : 1); ++d)
                 if (step[d] >= lines[d])
@@ -253,13 +254,13 @@ recon::ReconProblem problem_from_mrd(const MrdFile& F, const std::string& source
         }
     }
     // echo time of each contrast (idx.contrast c takes the header's c-th TE; the first when there are fewer)
-    for (std::size_t e = 0; e < H.echoTimes_ms.size(); ++e)
-        if (!std::isfinite(H.echoTimes_ms[e]))
+    for (std::size_t e = 0; e < H.echo_times_ms.size(); ++e)
+        if (!std::isfinite(H.echo_times_ms[e]))
             throw forge::invalid_argument("the ISMRMRD header's sequenceParameters/TE[" + std::to_string(e) + "] is " +
-                                          std::to_string(H.echoTimes_ms[e]) + " (expected a finite time in ms)");
+                                          std::to_string(H.echo_times_ms[e]) + " (expected a finite time in ms)");
     auto echo_time = [&H](uint16_t contrast) {
-        if (contrast < H.echoTimes_ms.size()) return H.echoTimes_ms[contrast] * 1e-3;
-        return H.hasTE ? H.TE_ms * 1e-3 : 0.0;
+        if (contrast < H.echo_times_ms.size()) return H.echo_times_ms[contrast] * 1e-3;
+        return H.has_te ? H.te_ms * 1e-3 : 0.0;
     };
 
     // group into slices x frames (repetition, contrast)
@@ -303,8 +304,8 @@ recon::ReconProblem problem_from_mrd(const MrdFile& F, const std::string& source
                                       std::to_string(P.n1total) + " samples x " + std::to_string(P.nc) +
                                       " coils); forge-recon refuses more than 1024 pixels per value");
     if (options.size_check) options.size_check(P, false);
-    const double centreE1 = H.hasCenterE1 ? double(H.centerE1) : double(H.encodedMatrix[1] / 2);
-    const double centreE2 = H.hasCenterE2 ? double(H.centerE2) : double(H.encodedMatrix[2] / 2);
+    const double centreE1 = H.has_center_e1 ? double(H.center_e1) : double(H.encoded_matrix[1] / 2);
+    const double centreE2 = H.has_center_e2 ? double(H.center_e2) : double(H.encoded_matrix[2] / 2);
     const double kmax[3] = {double(P.Nx) / 2, double(P.Ny) / 2, double(P.Nz) / 2};
     for (std::size_t f = 0; f < P.nframes; ++f)
         for (std::size_t s = 0; s < P.nslices; ++s) {
@@ -329,8 +330,8 @@ recon::ReconProblem problem_from_mrd(const MrdFile& F, const std::string& source
                 for (std::size_t j = 0; j < a->samples; ++j) {
                     double k[3] = {0, 0, 0};
                     if (useTraj) {
-                        for (std::size_t d = 0; d < trajDims; ++d) {
-                            const double v = a->traj[j * trajDims + d];
+                        for (std::size_t d = 0; d < traj_dims; ++d) {
+                            const double v = a->traj[j * traj_dims + d];
                             if (!(std::fabs(v) <= 0.5 + 1e-3)) {
                                 std::ostringstream digits;  // every digit, as the stored float has them
                                 digits << std::setprecision(9) << v;
@@ -338,12 +339,12 @@ recon::ReconProblem problem_from_mrd(const MrdFile& F, const std::string& source
                                     "trajectory value " + digits.str() +
                                     " is outside ISMRMRD's normalised range [-0.5, 0.5] (k / encoded matrix size)");
                             }
-                            k[d] = v * double(H.encodedMatrix[d]) * fovRatio[d];
+                            k[d] = v * double(H.encoded_matrix[d]) * fov_ratio[d];
                         }
                     } else {
-                        k[0] = (double(j) - double(a->centerSample)) * fovRatio[0];
-                        k[1] = (double(a->e1) - centreE1) * fovRatio[1];
-                        if (is3D) k[2] = (double(a->e2) - centreE2) * fovRatio[2];
+                        k[0] = (double(j) - double(a->center_sample)) * fov_ratio[0];
+                        k[1] = (double(a->e1) - centreE1) * fov_ratio[1];
+                        if (is3D) k[2] = (double(a->e2) - centreE2) * fov_ratio[2];
                     }
                     // keep inside [-N/2, N/2) (NUFFT convention), wrapping the +N/2 edge sample
                     for (int d = 0; d < 3; ++d)
@@ -351,7 +352,7 @@ recon::ReconProblem problem_from_mrd(const MrdFile& F, const std::string& source
                     fr.kx[off + j] = float(k[0]);
                     fr.ky[off + j] = float(k[1]);
                     fr.kz[off + j] = float(k[2]);
-                    fr.t[off + j] = float(TE + (double(j) - double(a->centerSample)) * dwell);
+                    fr.t[off + j] = float(TE + (double(j) - double(a->center_sample)) * dwell);
                     for (std::size_t c = 0; c < P.nc; ++c) fr.y[c * n1 + off + j] = a->data[c * a->samples + j];
                 }
                 off += a->samples;

@@ -6,6 +6,7 @@
 #include <functional>
 #include <string>
 
+#include "forge/Core/Config.h"
 #include "forge/IO/Mrd.h"
 #include "forge/Recon/ReconProblem.h"
 
@@ -41,7 +42,11 @@ Array load_map(const std::string& spec, const std::string& what, const DimsCheck
 
 // Attach a map to the problem, checking its size (x, y, slices (, coils)) before its values are read and
 // refusing NaN or Inf by name. 'origin' says where it came from in messages.
-void attach_fieldmap(recon::ReconProblem& P, const MapLoader& load, const std::string& origin);  // rad/s
+void attach_field_map(recon::ReconProblem& P, const MapLoader& load, const std::string& origin);  // rad/s
+FORGE_DEPRECATED("attach_field_map")  // the name before the field_map spelling, until forge 0.3.0
+inline void attach_fieldmap(recon::ReconProblem& P, const MapLoader& load, const std::string& origin) {
+    attach_field_map(P, load, origin);
+}
 void attach_smaps(recon::ReconProblem& P, const MapLoader& load, const std::string& origin,
                   const MrdProblemOptions& options = {});                                         // complex
 void attach_reference(recon::ReconProblem& P, const MapLoader& load, const std::string& origin);  // |values|

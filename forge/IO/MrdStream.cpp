@@ -43,8 +43,8 @@ public:
     void wait_readable(const std::string& what) {
         if (opt_.timeout <= 0) return;
         for (;;) {
-            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ -
-                                                                                    std::chrono::steady_clock::now());
+            const auto left =
+                std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - std::chrono::steady_clock::now());
             pollfd p{fd_, POLLIN, 0};
             const int r = left.count() > 0 ? ::poll(&p, 1, int(std::min<long long>(left.count(), 1 << 30))) : 0;
             if (r > 0) return;
@@ -54,7 +54,7 @@ public:
             std::snprintf(t, sizeof t, "%g s", opt_.timeout);
             throw input_error("the MRD stream " + source_ + " stalled: " + what + " did not arrive within " + t +
                               (afterFirst_ ? " of the previous message (" : " of the stream's start (") +
-                              opt_.timeoutName + "); the sender is cut off");
+                              opt_.timeout_name + "); the sender is cut off");
         }
     }
     // Fills 'n' bytes, or throws naming what was being read when the stream ends first.
@@ -137,7 +137,7 @@ MrdAcquisition read_acquisition(Reader& in, std::size_t index) {
     MrdAcquisition a = detail::acquisition_header(h);
     // counted from its header on: a claim over the cap is refused before its values are allocated
     if (in.options().memory) in.options().memory->take(mrd_stream_bytes(a), in.source(), which);
-    in.read_values(a.traj, std::size_t(a.samples) * a.trajDims, which + "'s trajectory");
+    in.read_values(a.traj, std::size_t(a.samples) * a.traj_dims, which + "'s trajectory");
     in.read_values(a.data, std::size_t(a.samples) * a.channels, which + "'s data");
     return a;
 }
@@ -184,8 +184,8 @@ void MrdStreamMemory::take(std::size_t bytes, const std::string& source, const s
                       mib(double(cap_)) + " (" + limit_ + ")");
 }
 
-std::size_t mrd_stream_bytes(std::size_t samples, std::size_t channels, std::size_t trajDims) {
-    return sizeof(MrdAcquisition) + samples * (channels * sizeof(std::complex<float>) + trajDims * sizeof(float));
+std::size_t mrd_stream_bytes(std::size_t samples, std::size_t channels, std::size_t traj_dims) {
+    return sizeof(MrdAcquisition) + samples * (channels * sizeof(std::complex<float>) + traj_dims * sizeof(float));
 }
 
 MrdStreamReader::MrdStreamReader(int fd, const std::string& name, const MrdStreamOptions& options)
@@ -241,7 +241,7 @@ MrdFile read_mrd_stream(int fd, const std::string& name) {
     MrdAcquisition a;
     for (MrdStreamReader::Event e; (e = reader.next(a)) != MrdStreamReader::Event::kClose;) {
         if (e == MrdStreamReader::Event::kNoise) {
-            ++out.noiseScans;
+            ++out.noise_scans;
             out.noise.push_back(std::move(a));
         } else if (e == MrdStreamReader::Event::kAcquisition) {
             out.acquisitions.push_back(std::move(a));
@@ -252,7 +252,7 @@ MrdFile read_mrd_stream(int fd, const std::string& name) {
     out.header = reader.header();
     if (out.acquisitions.empty())
         throw input_error("the MRD stream '" + name + "' has no acquisitions" +
-                          (out.noiseScans ? std::string(" (only noise scans)") : std::string()));
+                          (out.noise_scans ? std::string(" (only noise scans)") : std::string()));
     return out;
 }
 
@@ -319,14 +319,14 @@ void write_mrd_stream(int fd, const std::string& xml, const std::vector<MrdAcqui
     write_all(fd, xml.data(), xml.size());
     for (std::size_t i = 0; i < acqs.size(); ++i)
         if (acqs[i].data.size() != std::size_t(acqs[i].samples) * acqs[i].channels ||
-            acqs[i].traj.size() != std::size_t(acqs[i].samples) * acqs[i].trajDims)
+            acqs[i].traj.size() != std::size_t(acqs[i].samples) * acqs[i].traj_dims)
             throw forge::invalid_argument("write_mrd_stream: acquisition " + std::to_string(i) +
                                           "'s data or trajectory is not the size its header gives");
     for (const auto& a : acqs) {
-        ISMRMRD::Acquisition acq(a.samples, a.channels, a.trajDims);
+        ISMRMRD::Acquisition acq(a.samples, a.channels, a.traj_dims);
         ISMRMRD::AcquisitionHeader h = acq.getHead();
         detail::set_field<uint64_t>(h, offsetof(PackedHeader, flags), a.flags);
-        h.center_sample = a.centerSample;
+        h.center_sample = a.center_sample;
         detail::set_field<float>(h, offsetof(PackedHeader, sample_time_us), a.dwell_us);
         h.idx.kspace_encode_step_1 = a.e1;
         h.idx.kspace_encode_step_2 = a.e2;
@@ -335,9 +335,9 @@ void write_mrd_stream(int fd, const std::string& xml, const std::vector<MrdAcqui
         h.idx.contrast = a.contrast;
         for (std::size_t k = 0; k < 3; ++k) {
             detail::set_field<float>(h, offsetof(PackedHeader, position), a.position[k], k);
-            detail::set_field<float>(h, offsetof(PackedHeader, read_dir), a.readDir[k], k);
-            detail::set_field<float>(h, offsetof(PackedHeader, phase_dir), a.phaseDir[k], k);
-            detail::set_field<float>(h, offsetof(PackedHeader, slice_dir), a.sliceDir[k], k);
+            detail::set_field<float>(h, offsetof(PackedHeader, read_dir), a.read_dir[k], k);
+            detail::set_field<float>(h, offsetof(PackedHeader, phase_dir), a.phase_dir[k], k);
+            detail::set_field<float>(h, offsetof(PackedHeader, slice_dir), a.slice_dir[k], k);
         }
         write_id(fd, kMrdAcquisition);
         write_all(fd, &h, sizeof(PackedHeader));

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "forge/Core/DeprecatedFields.h"
 #include "forge/IO/MrdImages.h"
 
 namespace forge {
@@ -53,19 +54,26 @@ private:
     std::string limit_;
     std::atomic<std::size_t> held_{0};
 };
-// What an acquisition of 'samples' x 'channels' (and 'trajDims' trajectory values per sample) holds in memory.
-std::size_t mrd_stream_bytes(std::size_t samples, std::size_t channels, std::size_t trajDims);
+// What an acquisition of 'samples' x 'channels' (and 'traj_dims' trajectory values per sample) holds in memory.
+std::size_t mrd_stream_bytes(std::size_t samples, std::size_t channels, std::size_t traj_dims);
 inline std::size_t mrd_stream_bytes(const MrdAcquisition& a) {
-    return mrd_stream_bytes(a.samples, a.channels, a.trajDims);
+    return mrd_stream_bytes(a.samples, a.channels, a.traj_dims);
 }
 
-struct MrdStreamOptions {
+struct MrdStreamOptionsFields {
     std::shared_ptr<MrdStreamMemory> memory;  // null: no cap
     // Each message must arrive in full within this many seconds of the end of the one before (of the start, for
-    // the first): a sender that stops, or trickles, is cut off with input_error naming 'timeoutName'. 0: none.
+    // the first): a sender that stops, or trickles, is cut off with input_error naming 'timeout_name'. 0: none.
     double timeout = 0;
-    std::string timeoutName;
+    std::string timeout_name;
 };
+// MrdStreamOptions's fields under their names before snake_case, deprecated until forge 0.3.0.
+FORGE_FIELD_ALIASES_BEGIN
+struct MrdStreamOptions : MrdStreamOptionsFields {
+    FORGE_FIELD_ALIAS(timeoutName, timeout_name)
+    FORGE_FIELD_ALIAS_COPIES(MrdStreamOptions, MrdStreamOptionsFields)
+};
+FORGE_FIELD_ALIASES_END
 
 // Reads an MRD stream from file descriptor 'fd' (stdin, a socket) up to its CLOSE: the XML header (which must
 // come before the first acquisition) and the acquisitions (noise scans apart, as read_mrd() sorts them). Throws

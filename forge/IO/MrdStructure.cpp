@@ -360,10 +360,10 @@ void read_acquisitions(hid_t file, const std::string& object, const std::string&
                                   std::to_string(a.channels) + " channels (" + std::to_string(dataLen) +
                                   (complexSamples ? " complex values" : " floats") + ") but its data holds " +
                                   std::to_string(rec.data.len));
-            const std::size_t trajLen = std::size_t(a.samples) * a.trajDims;
+            const std::size_t trajLen = std::size_t(a.samples) * a.traj_dims;
             if (rec.traj.len != trajLen || (trajLen && !rec.traj.p))
                 throw input_error(which + ": its header says " + std::to_string(a.samples) + " samples x " +
-                                  std::to_string(a.trajDims) + " trajectory dimensions (" + std::to_string(trajLen) +
+                                  std::to_string(a.traj_dims) + " trajectory dimensions (" + std::to_string(trajLen) +
                                   " floats) but its trajectory holds " + std::to_string(rec.traj.len));
             a.data.resize(values);
             if (values)
@@ -371,7 +371,7 @@ void read_acquisitions(hid_t file, const std::string& object, const std::string&
             a.traj.resize(trajLen);
             if (trajLen) std::memcpy(a.traj.data(), rec.traj.p, trajLen * sizeof(float));
             if (a.flags & (uint64_t(1) << (ISMRMRD::ISMRMRD_ACQ_IS_NOISE_MEASUREMENT - 1))) {
-                ++out.noiseScans;
+                ++out.noise_scans;
                 out.noise.push_back(std::move(a));
             } else {
                 out.acquisitions.push_back(std::move(a));

@@ -16,7 +16,7 @@
 //
 // The MRI operators are these parts put together:
 //   SENSE            Chain(StackedDiagonal(coil maps, nc), Batched(G, nc))                  (coil stack)
-//   TimeSegmentation Chain(StackedDiagonal(exp(-i FM tau_l), L+1), Batched(G, L+1),
+//   TimeSegmentation Chain(StackedDiagonal(exp(-i field_map tau_l), L+1), Batched(G, L+1),
 //                          AdjointOf(StackedDiagonal(conj(a_l), L+1)))                      (segment sum)
 //   pcSENSE          Chain(StackedDiagonal(coil maps, nc),
 //                          Batched(VerticalStack_s(Chain(Diagonal(exp(-i P_s)), G_s)), nc)) (shot stack)

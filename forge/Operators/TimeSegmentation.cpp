@@ -192,46 +192,46 @@ void require_segments(const char* where, uword L, uword n1, uword n2, TSInterp t
 template <typename T1>
 void check_inputs(uword n1, uword n2, const arma::Col<T1>& fm, const arma::Col<T1>& t, uword L, TSInterp type) {
     const char* where = "TimeSegmentation";
-    require_length(where, "fieldMap", fm.n_elem, n2, "n2 (pixels of G)");
+    require_length(where, "field_map", fm.n_elem, n2, "n2 (pixels of G)");
     require_length(where, "timeVec", t.n_elem, n1, "n1 (samples of G)");
-    require_finite(where, "fieldMap", fm.memptr(), fm.n_elem);
+    require_finite(where, "field_map", fm.memptr(), fm.n_elem);
     require_finite(where, "timeVec", t.memptr(), t.n_elem);
     require_segments(where, L, n1, n2, type, double(sizeof(std::complex<T1>)), true);
 }
 }  // namespace
 
 template <typename T1>
-TimeSegmentationCore<T1>::TimeSegmentationCore(OperatorPtr<T1> G, const arma::Col<T1>& fieldMap,
+TimeSegmentationCore<T1>::TimeSegmentationCore(OperatorPtr<T1> G, const arma::Col<T1>& field_map,
                                                const arma::Col<T1>& timeVec, uword L, TSInterp type)
     : ComposedOperator<T1>("TimeSegmentation", 0, 0), L_(L), type_(type) {
     if (!G) throw invalid_argument("TimeSegmentation: G is a null operator");
     const uword n1 = G->codomain_size(), n2 = G->domain_size();
-    check_inputs(n1, n2, fieldMap, timeVec, L, type);
+    check_inputs(n1, n2, field_map, timeVec, L, type);
     this->set_sizes(n1, n2);
     this->set_domain_shape(G->domain_shape());  // the image is G's
-    const TSFactors f = segment_factors(fieldMap, timeVec, L, type);
+    const TSFactors f = segment_factors(field_map, timeVec, L, type);
     const arma::cx_mat& A = f.a;
     using C = std::complex<T1>;
     forgeCol<forgeComplex<T1>> aConj((L + 1) * n1);
     C* ac = reinterpret_cast<C*>(aConj.memptr());
     for (uword l = 0; l <= L; ++l)
         for (uword j = 0; j < n1; ++j) ac[l * n1 + j] = C(std::conj(A(j, l)));
-    phases_ = segment_phase_maps(fieldMap, f.tau, "TimeSegmentation phase maps");
+    phases_ = segment_phase_maps(field_map, f.tau, "TimeSegmentation phase maps");
     interp_ = std::make_shared<StackedDiagonal<T1>>(std::move(aConj), L + 1, "TimeSegmentation interpolators");
     parts_ = chain<T1>(phases_, std::make_shared<Batched<T1>>(std::move(G), L + 1),
                        std::make_shared<AdjointOf<T1>>(interp_));
 }
 
 template <typename T1>
-TSFactors TimeSegmentationCore<T1>::segment_factors(const arma::Col<T1>& fieldMap, const arma::Col<T1>& timeVec,
+TSFactors TimeSegmentationCore<T1>::segment_factors(const arma::Col<T1>& field_map, const arma::Col<T1>& timeVec,
                                                     uword L, TSInterp type) {
     const char* where = "TimeSegmentation::segment_factors";
-    if (fieldMap.is_empty() || timeVec.is_empty())
-        throw invalid_argument(std::string(where) + ": fieldMap and timeVec must not be empty");
-    require_finite(where, "fieldMap", fieldMap.memptr(), fieldMap.n_elem);
+    if (field_map.is_empty() || timeVec.is_empty())
+        throw invalid_argument(std::string(where) + ": field_map and timeVec must not be empty");
+    require_finite(where, "field_map", field_map.memptr(), field_map.n_elem);
     require_finite(where, "timeVec", timeVec.memptr(), timeVec.n_elem);
-    require_segments(where, L, timeVec.n_elem, fieldMap.n_elem, type, double(sizeof(std::complex<T1>)), true);
-    const arma::vec fm = arma::conv_to<arma::vec>::from(fieldMap), t = arma::conv_to<arma::vec>::from(timeVec);
+    require_segments(where, L, timeVec.n_elem, field_map.n_elem, type, double(sizeof(std::complex<T1>)), true);
+    const arma::vec fm = arma::conv_to<arma::vec>::from(field_map), t = arma::conv_to<arma::vec>::from(timeVec);
     const Nodes n = make_nodes(t.min(), t.max(), L);
     TSFactors f;
     f.a = coefficients(fm, t, n, field_bins(fm, t), type);
@@ -241,10 +241,10 @@ TSFactors TimeSegmentationCore<T1>::segment_factors(const arma::Col<T1>& fieldMa
 }
 
 template <typename T1>
-forgeCol<forgeComplex<T1>> TimeSegmentationCore<T1>::segment_phases(const arma::Col<T1>& fieldMap,
+forgeCol<forgeComplex<T1>> TimeSegmentationCore<T1>::segment_phases(const arma::Col<T1>& field_map,
                                                                     const arma::vec& tau) {
     using C = std::complex<T1>;
-    const uword n2 = fieldMap.n_elem, S = tau.n_elem;
+    const uword n2 = field_map.n_elem, S = tau.n_elem;
     forgeCol<forgeComplex<T1>> out(S * n2);
     C* p = reinterpret_cast<C*>(out.memptr());
     // Uniform nodes (make_nodes's): exp(-i f tau_l) = exp(-i f tau_0) exp(-i f dtau)^l, two sincos per pixel
@@ -255,7 +255,7 @@ forgeCol<forgeComplex<T1>> TimeSegmentationCore<T1>::segment_phases(const arma::
     const long long n = static_cast<long long>(n2);
 #pragma omp parallel for if (n * static_cast <long long>(S) >= (1 << 15))
     for (long long k = 0; k < n; ++k) {
-        const double f = double(fieldMap[uword(k)]);
+        const double f = double(field_map[uword(k)]);
         if (!uniform) {
             for (uword l = 0; l < S; ++l) p[l * n2 + uword(k)] = C(std::polar(1.0, -f * tau(l)));
             continue;
@@ -268,13 +268,13 @@ forgeCol<forgeComplex<T1>> TimeSegmentationCore<T1>::segment_phases(const arma::
 }
 
 template <typename T1>
-std::shared_ptr<StackedDiagonal<T1>> TimeSegmentationCore<T1>::segment_phase_maps(const arma::Col<T1>& fieldMap,
+std::shared_ptr<StackedDiagonal<T1>> TimeSegmentationCore<T1>::segment_phase_maps(const arma::Col<T1>& field_map,
                                                                                   const arma::vec& tau,
                                                                                   std::string name) {
-    const uword S = tau.n_elem, n2 = fieldMap.n_elem;
+    const uword S = tau.n_elem, n2 = field_map.n_elem;
     if (!device::available())
-        return std::make_shared<StackedDiagonal<T1>>(segment_phases(fieldMap, tau), S, std::move(name));
-    forgeCol<T1> fm(fieldMap);
+        return std::make_shared<StackedDiagonal<T1>>(segment_phases(field_map, tau), S, std::move(name));
+    forgeCol<T1> fm(field_map);
     fm.put_on_gpu();
     forgeCol<double> t(tau);
     t.put_on_gpu();
@@ -329,21 +329,21 @@ TSErrorReport error_of(const ErrorTables& e, uword L, TSInterp type) {
 }  // namespace
 
 template <typename T1>
-TSErrorReport TimeSegmentationCore<T1>::approximation_error(const arma::Col<T1>& fieldMap, const arma::Col<T1>& timeVec,
-                                                            uword L, TSInterp type) {
+TSErrorReport TimeSegmentationCore<T1>::approximation_error(const arma::Col<T1>& field_map,
+                                                            const arma::Col<T1>& timeVec, uword L, TSInterp type) {
     const char* where = "TimeSegmentation::approximation_error";
-    if (fieldMap.is_empty() || timeVec.is_empty())
-        throw invalid_argument(std::string(where) + ": fieldMap and timeVec must not be empty");
+    if (field_map.is_empty() || timeVec.is_empty())
+        throw invalid_argument(std::string(where) + ": field_map and timeVec must not be empty");
     // NaN would drop out of the histograms and leave a falsely small error.
-    require_finite(where, "fieldMap", fieldMap.memptr(), fieldMap.n_elem);
+    require_finite(where, "field_map", field_map.memptr(), field_map.n_elem);
     require_finite(where, "timeVec", timeVec.memptr(), timeVec.n_elem);
-    require_segments(where, L, timeVec.n_elem, fieldMap.n_elem, type, double(sizeof(std::complex<T1>)), false);
-    const arma::vec fm = arma::conv_to<arma::vec>::from(fieldMap), t = arma::conv_to<arma::vec>::from(timeVec);
+    require_segments(where, L, timeVec.n_elem, field_map.n_elem, type, double(sizeof(std::complex<T1>)), false);
+    const arma::vec fm = arma::conv_to<arma::vec>::from(field_map), t = arma::conv_to<arma::vec>::from(timeVec);
     return error_of(error_tables(fm, t), L, type);
 }
 
 template <typename T1>
-TSErrorReport TimeSegmentationCore<T1>::choose_segments(const arma::Col<T1>& fieldMap, const arma::Col<T1>& timeVec,
+TSErrorReport TimeSegmentationCore<T1>::choose_segments(const arma::Col<T1>& field_map, const arma::Col<T1>& timeVec,
                                                         double targetError, TSInterp type, uword Lmax) {
     if (!(targetError > 0)) {
         std::ostringstream m;
@@ -351,19 +351,19 @@ TSErrorReport TimeSegmentationCore<T1>::choose_segments(const arma::Col<T1>& fie
         throw invalid_argument(m.str());
     }
     if (Lmax == 0) throw invalid_argument("TimeSegmentation::choose_segments: Lmax must be at least 1, got 0");
-    if (fieldMap.is_empty() || timeVec.is_empty())
-        throw invalid_argument("TimeSegmentation::choose_segments: fieldMap and timeVec must not be empty");
+    if (field_map.is_empty() || timeVec.is_empty())
+        throw invalid_argument("TimeSegmentation::choose_segments: field_map and timeVec must not be empty");
     // No more segments than samples (see require_segments).
     const uword last = std::min<uword>(Lmax, timeVec.n_elem);
     const double goal = 0.9 * targetError;
     TSErrorReport r;
     const char* where = "TimeSegmentation::choose_segments";
-    require_finite(where, "fieldMap", fieldMap.memptr(), fieldMap.n_elem);
+    require_finite(where, "field_map", field_map.memptr(), field_map.n_elem);
     require_finite(where, "timeVec", timeVec.memptr(), timeVec.n_elem);
     const ErrorTables tables =
-        error_tables(arma::conv_to<arma::vec>::from(fieldMap), arma::conv_to<arma::vec>::from(timeVec));
+        error_tables(arma::conv_to<arma::vec>::from(field_map), arma::conv_to<arma::vec>::from(timeVec));
     for (uword L = 1; L <= last; ++L) {
-        require_segments(where, L, timeVec.n_elem, fieldMap.n_elem, type, double(sizeof(std::complex<T1>)), false);
+        require_segments(where, L, timeVec.n_elem, field_map.n_elem, type, double(sizeof(std::complex<T1>)), false);
         r = error_of(tables, L, type);
         if (r.rms_error <= goal) return r;
     }

@@ -392,9 +392,7 @@ arma::cx_fvec coil_maps_from_images(const arma::cx_fmat& X, std::size_t Nx, std:
     return m.maps;
 }
 
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 // The gridding operator and the tapered density compensation of one calibration selection. Frames of the same
 // trajectory (the slices of a multi-slice scan, in one call or, through a CoilMapCache, in several) select the same
@@ -407,8 +405,8 @@ struct CoilMapCache::Calibration {
     arma::fvec w;
     bool same(const arma::fvec& x, const arma::fvec& y, const arma::fvec& z, const std::array<std::size_t, 3>& g,
               bool onGpu) const {
-        return G && g == grid && onGpu == gpu && x.n_elem == kx.n_elem && arma::all(x == kx) &&
-               arma::all(y == ky) && arma::all(z == kz);
+        return G && g == grid && onGpu == gpu && x.n_elem == kx.n_elem && arma::all(x == kx) && arma::all(y == ky) &&
+               arma::all(z == kz);
     }
 };
 
@@ -499,7 +497,7 @@ forgeCol<forgeComplex<float>> low_resolution_images(const ReconProblem& P, const
     one.Nx = P.Nx;
     one.Ny = P.Ny;
     one.Nz = P.Nz;
-    one.fovRatio = P.fovRatio;
+    one.fov_ratio = P.fov_ratio;
     one.frames.emplace_back();  // the trajectory alone (fft_grid reads k, not the data)
     one.frames[0].kx = fr.kx;
     one.frames[0].ky = fr.ky;
@@ -603,7 +601,7 @@ forgeCol<forgeComplex<float>> low_resolution_images(const ReconProblem& P, const
     // while it costs at most kFieldCorrectedLimit sample-pixel products; its blur would otherwise mix the coils'
     // signals where the field varies.
     constexpr double kFieldCorrectedLimit = 2e9;
-    const bool withField = fr.slice < P.fieldmap.size() && P.fieldmap[fr.slice].n_elem == P.n2() &&
+    const bool withField = fr.slice < P.field_map.size() && P.field_map[fr.slice].n_elem == P.n2() &&
                            double(idx.n_elem) * double(m2) * double(P.nc) <= kFieldCorrectedLimit;
     std::unique_ptr<Gdft<float>> D;
     if (withField) {
@@ -624,7 +622,7 @@ forgeCol<forgeComplex<float>> low_resolution_images(const ReconProblem& P, const
                     ix[k] = pos[0];
                     iy[k] = pos[1];
                     iz[k] = pos[2];
-                    fm[k] = P.fieldmap[fr.slice][src[0] + N[0] * (src[1] + N[1] * src[2])];
+                    fm[k] = P.field_map[fr.slice][src[0] + N[0] * (src[1] + N[1] * src[2])];
                 }
         D.reset(new Gdft<float>(idx.n_elem, m2, kx, ky, kz, ix, iy, iz, fm, t));
     }
@@ -651,8 +649,8 @@ forgeCol<forgeComplex<float>> low_resolution_images(const ReconProblem& P, const
 // (MapKernels.h). The mask is the map grid's amplitude interpolated (interpolated_amplitude) and held against
 // the same level, holes filled; every pixel where the level is 0. On the GPU when 'gpu', one thread a pixel; the
 // host's part is then the hole filling.
-GridMaps interpolate_maps(const GridMaps& m, const cuda::MapGrid& M, const cuda::MapGrid& N, std::size_t nc,
-                          bool gpu, arma::cx_fvec&& maps) {
+GridMaps interpolate_maps(const GridMaps& m, const cuda::MapGrid& M, const cuda::MapGrid& N, std::size_t nc, bool gpu,
+                          arma::cx_fvec&& maps) {
     using fc = forgeComplex<float>;
     const std::size_t n2 = N.n2(), m2 = M.n2();
     GridMaps out;
@@ -761,8 +759,10 @@ std::vector<arma::cx_fvec> estimate_coil_maps(const ReconProblem& P, const CoilM
         std::future<arma::cx_fvec> imageMaps =
             std::async(gpu ? std::launch::async : std::launch::deferred, [n = P.n2() * P.nc, gpu] {
                 arma::cx_fvec v;
-                if (gpu) v.zeros(n);
-                else v.set_size(n);
+                if (gpu)
+                    v.zeros(n);
+                else
+                    v.set_size(n);
                 return v;
             });
         double half[3];

@@ -63,8 +63,8 @@ double wrap(double s) { return s - 2 * M_PI * std::floor((s + M_PI) / (2 * M_PI)
 
 }  // namespace
 
-arma::fvec phase_difference_fieldmap(const std::vector<arma::cx_fvec>& echoes, const std::vector<double>& times) {
-    check_echoes(echoes, times, echoes.empty() ? 0 : echoes[0].n_elem, "phase_difference_fieldmap");
+arma::fvec phase_difference_field_map(const std::vector<arma::cx_fvec>& echoes, const std::vector<double>& times) {
+    check_echoes(echoes, times, echoes.empty() ? 0 : echoes[0].n_elem, "phase_difference_field_map");
     const double dt = times[1] - times[0];
     arma::fvec w(echoes[0].n_elem);
     for (std::size_t j = 0; j < w.n_elem; ++j)
@@ -139,7 +139,7 @@ arma::fvec estimate_fieldmap_host(const std::vector<arma::cx_fvec>& echoes, cons
     {
         std::vector<cxd> z(n2);
         for (std::size_t j = 0; j < n2; ++j) z[j] = cxd(echoes[0][j]) * std::conj(cxd(echoes[1][j]));
-        window_sum(z, Nx, Ny, Nz, static_cast<std::size_t>(o.initKernel / 2));
+        window_sum(z, Nx, Ny, Nz, static_cast<std::size_t>(o.init_kernel / 2));
         for (std::size_t j = 0; j < n2; ++j) w[j] = std::arg(z[j]) / T.pairs[0].dt;
     }
     // neighbour structure of R: first differences along each axis longer than 1
@@ -197,15 +197,15 @@ arma::fvec estimate_fieldmap_device(const std::vector<arma::cx_fvec>& echoes, co
         next(n2 * sizeof(double));
     {
         DeviceBuffer curvSum(n2 * sizeof(double));
-        cuda::fieldmap_weights(echoesDev.as<fc>(), pairsDev.as<cuda::EchoPair>(), np, a.as<double>(), phi.as<double>(),
-                               curvSum.as<double>(), n2);
+        cuda::field_map_weights(echoesDev.as<fc>(), pairsDev.as<cuda::EchoPair>(), np, a.as<double>(), phi.as<double>(),
+                                curvSum.as<double>(), n2);
         const double c = cuda::device_max(curvSum.as<double>(), n2);
         if (c > 0) cuda::divide(a.as<double>(), c, n2 * np);
     }
     {
         DeviceBuffer scratch(2 * n2 * sizeof(forgeComplex<double>));
-        cuda::fieldmap_start(echoesDev.as<fc>(), w.as<double>(), scratch.as<forgeComplex<double>>(), grid,
-                             std::size_t(o.initKernel / 2), pairs[0].dt);
+        cuda::field_map_start(echoesDev.as<fc>(), w.as<double>(), scratch.as<forgeComplex<double>>(), grid,
+                              std::size_t(o.init_kernel / 2), pairs[0].dt);
     }
     arma::vec x(n2);
     PairTerms T;
@@ -218,8 +218,8 @@ arma::fvec estimate_fieldmap_device(const std::vector<arma::cx_fvec>& echoes, co
         cost->assign(1, psi(w));
     }
     for (int it = 0; it < o.iterations; ++it) {
-        cuda::fieldmap_sqs_step(a.as<double>(), phi.as<double>(), pairsDev.as<cuda::EchoPair>(), np, w.as<double>(),
-                                next.as<double>(), grid, o.beta);
+        cuda::field_map_sqs_step(a.as<double>(), phi.as<double>(), pairsDev.as<cuda::EchoPair>(), np, w.as<double>(),
+                                 next.as<double>(), grid, o.beta);
         std::swap(w, next);
         if (cost) cost->push_back(psi(w));
     }
@@ -229,24 +229,26 @@ arma::fvec estimate_fieldmap_device(const std::vector<arma::cx_fvec>& echoes, co
 
 }  // namespace
 
-arma::fvec estimate_fieldmap(const std::vector<arma::cx_fvec>& echoes, const std::vector<double>& times, std::size_t Nx,
-                             std::size_t Ny, std::size_t Nz, const FieldMapOptions& o, std::vector<double>* cost) {
+arma::fvec estimate_field_map(const std::vector<arma::cx_fvec>& echoes, const std::vector<double>& times,
+                              std::size_t Nx, std::size_t Ny, std::size_t Nz, const FieldMapOptions& o,
+                              std::vector<double>* cost) {
     const std::size_t n2 = Nx * Ny * Nz;
-    check_echoes(echoes, times, n2, "estimate_fieldmap");
+    check_echoes(echoes, times, n2, "estimate_field_map");
     if (!(o.beta >= 0) || !std::isfinite(o.beta))
-        throw invalid_argument("estimate_fieldmap: beta is " + std::to_string(o.beta) + " (expected >= 0)");
+        throw invalid_argument("estimate_field_map: beta is " + std::to_string(o.beta) + " (expected >= 0)");
     if (o.iterations < 0)
-        throw invalid_argument("estimate_fieldmap: iterations is " + std::to_string(o.iterations) + " (expected >= 0)");
-    if (o.initKernel < 1 || o.initKernel % 2 == 0)
-        throw invalid_argument("estimate_fieldmap: initKernel is " + std::to_string(o.initKernel) +
+        throw invalid_argument("estimate_field_map: iterations is " + std::to_string(o.iterations) +
+                               " (expected >= 0)");
+    if (o.init_kernel < 1 || o.init_kernel % 2 == 0)
+        throw invalid_argument("estimate_field_map: init_kernel is " + std::to_string(o.init_kernel) +
                                " (expected an odd width >= 1)");
-    if (solver_detail::recon_on_gpu<float>(o.device, "estimate_fieldmap"))
+    if (solver_detail::recon_on_gpu<float>(o.device, "estimate_field_map"))
         return estimate_fieldmap_device(echoes, times, Nx, Ny, Nz, o, cost);
     return estimate_fieldmap_host(echoes, times, Nx, Ny, Nz, o, cost);
 }
 
-std::vector<arma::fvec> estimate_fieldmap(const ReconProblem& scan, const ReconSettings& settings,
-                                          const FieldMapOptions& options, std::vector<arma::cx_fvec>* echoImages) {
+std::vector<arma::fvec> estimate_field_map(const ReconProblem& scan, const ReconSettings& settings,
+                                           const FieldMapOptions& options, std::vector<arma::cx_fvec>* echoImages) {
     // the first frame of each echo, echoes ordered by their time
     std::map<std::size_t, std::size_t> firstFrameOfContrast;  // contrast -> frame index
     std::map<std::size_t, double> timeOfContrast;
@@ -261,17 +263,17 @@ std::vector<arma::fvec> estimate_fieldmap(const ReconProblem& scan, const ReconS
     for (const auto& kv : timeOfContrast) order.push_back({kv.second, kv.first});
     std::sort(order.begin(), order.end());
     if (order.size() < 2)
-        throw invalid_argument("estimate_fieldmap: '" + scan.source + "' has " + std::to_string(order.size()) +
+        throw invalid_argument("estimate_field_map: '" + scan.source + "' has " + std::to_string(order.size()) +
                                " echo(es) (expected at least 2 contrasts with distinct echo times)");
     for (std::size_t e = 1; e < order.size(); ++e)
         if (!(order[e].first > order[e - 1].first))
-            throw invalid_argument("estimate_fieldmap: echoes " + std::to_string(order[e - 1].second) + " and " +
+            throw invalid_argument("estimate_field_map: echoes " + std::to_string(order[e - 1].second) + " and " +
                                    std::to_string(order[e].second) + " of '" + scan.source +
                                    "' have the same echo time (the header's sequenceParameters/TE needs one per echo)");
     ReconProblem E = scan;
     E.frames.clear();
     E.nframes = order.size();
-    E.fieldmap.clear();
+    E.field_map.clear();
     for (std::size_t e = 0; e < order.size(); ++e)
         for (const auto& fr : scan.frames)
             if (fr.contrast == order[e].second && fr.frame == firstFrameOfContrast[order[e].second]) {
@@ -288,10 +290,10 @@ std::vector<arma::fvec> estimate_fieldmap(const ReconProblem& scan, const ReconS
     std::vector<arma::fvec> maps(scan.nslices);
     for (std::size_t s = 0; s < scan.nslices; ++s) {
         std::vector<arma::cx_fvec> echoes;
-        for (std::size_t e = 0; e < order.size(); ++e) echoes.push_back(R.complexImage[e * scan.nslices + s]);
-        maps[s] = estimate_fieldmap(echoes, times, scan.Nx, scan.Ny, scan.Nz, o);
+        for (std::size_t e = 0; e < order.size(); ++e) echoes.push_back(R.complex_image[e * scan.nslices + s]);
+        maps[s] = estimate_field_map(echoes, times, scan.Nx, scan.Ny, scan.Nz, o);
     }
-    if (echoImages) *echoImages = R.complexImage;
+    if (echoImages) *echoImages = R.complex_image;
     return maps;
 }
 

@@ -27,15 +27,15 @@ struct Grid {
 
 }  // namespace
 
-std::vector<unsigned char> fieldmap_support(const arma::fvec& fieldmap) {
+std::vector<unsigned char> field_map_support(const arma::fvec& fieldmap) {
     std::vector<unsigned char> s(fieldmap.n_elem);
     for (std::size_t j = 0; j < s.size(); ++j) s[j] = fieldmap[j] != 0.0f && std::isfinite(fieldmap[j]);
     return s;
 }
 
-arma::fvec extend_fieldmap(const arma::fvec& fieldmap, const std::vector<unsigned char>& support, std::size_t Nx,
-                           std::size_t Ny, std::size_t Nz, const FieldMapExtensionOptions& options) {
-    const char* who = "extend_fieldmap";
+arma::fvec extend_field_map(const arma::fvec& fieldmap, const std::vector<unsigned char>& support, std::size_t Nx,
+                            std::size_t Ny, std::size_t Nz, const FieldMapExtensionOptions& options) {
+    const char* who = "extend_field_map";
     const std::size_t n2 = checked_product(who, {{"Nx", Nx}, {"Ny", Ny}, {"Nz", Nz}});
     if (n2 == 0)
         throw invalid_argument(std::string(who) + ": the grid " + std::to_string(Nx) + "x" + std::to_string(Ny) + "x" +
@@ -127,19 +127,19 @@ arma::fvec extend_fieldmap(const arma::fvec& fieldmap, const std::vector<unsigne
     return out;
 }
 
-arma::fvec extend_fieldmap(const arma::fvec& fieldmap, std::size_t Nx, std::size_t Ny, std::size_t Nz,
-                           const FieldMapExtensionOptions& options) {
-    const std::vector<unsigned char> s = fieldmap_support(fieldmap);
+arma::fvec extend_field_map(const arma::fvec& fieldmap, std::size_t Nx, std::size_t Ny, std::size_t Nz,
+                            const FieldMapExtensionOptions& options) {
+    const std::vector<unsigned char> s = field_map_support(fieldmap);
     bool any = false;
     for (const unsigned char b : s) any = any || b;
     if (!any) {
-        const std::size_t n2 = checked_product("extend_fieldmap", {{"Nx", Nx}, {"Ny", Ny}, {"Nz", Nz}});
+        const std::size_t n2 = checked_product("extend_field_map", {{"Nx", Nx}, {"Ny", Ny}, {"Nz", Nz}});
         if (fieldmap.n_elem != n2 || n2 == 0)
-            throw invalid_argument("extend_fieldmap: fieldmap has " + std::to_string(fieldmap.n_elem) +
+            throw invalid_argument("extend_field_map: fieldmap has " + std::to_string(fieldmap.n_elem) +
                                    " entries, expected Nx * Ny * Nz = " + std::to_string(n2));
         return fieldmap;  // all zero: nothing to extend
     }
-    return extend_fieldmap(fieldmap, s, Nx, Ny, Nz, options);
+    return extend_field_map(fieldmap, s, Nx, Ny, Nz, options);
 }
 
 }  // namespace recon

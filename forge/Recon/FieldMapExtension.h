@@ -5,7 +5,7 @@
 // signal: zero or noise outside. Field-corrected operators use the map at every pixel, and a time-segmented
 // operator's interpolation is fitted to the map's whole range: a jump from several hundred Hz to 0 at the object's
 // edge, or noise outside it, costs segments and puts the error of its interpolation where there is no signal to
-// correct. extend_fieldmap() keeps the map on a support (the object) and fills every other pixel with a smooth
+// correct. extend_field_map() keeps the map on a support (the object) and fills every other pixel with a smooth
 // continuation of it, a harmonic (Laplace) fill:
 //
 //   1. onion peel: pixels outside the support are visited in layers of growing distance from it (4-connected in
@@ -22,6 +22,8 @@
 
 #include <armadillo>
 
+#include "forge/Core/Config.h"
+
 namespace forge {
 namespace recon {
 
@@ -29,22 +31,37 @@ struct FieldMapExtensionOptions {
     int iterations = 200;  // Gauss-Seidel sweeps of step 2 (0: the onion peel alone)
 };
 
-// 'fieldmap' (rad/s, or any unit: the fill is linear) on an Nx x Ny x Nz grid, x fastest; 'support' one entry per
+// 'field_map' (rad/s, or any unit: the fill is linear) on an Nx x Ny x Nz grid, x fastest; 'support' one entry per
 // pixel, nonzero where the map is known. Returns the map with every pixel outside the support filled as above.
 // Throws forge::invalid_argument naming the argument when sizes disagree, the grid is empty, the support is
 // empty, the options are out of range, or a value inside the support is not finite (values outside it are
 // ignored, NaN included).
-arma::fvec extend_fieldmap(const arma::fvec& fieldmap, const std::vector<unsigned char>& support, std::size_t Nx,
-                           std::size_t Ny, std::size_t Nz, const FieldMapExtensionOptions& options = {});
+arma::fvec extend_field_map(const arma::fvec& field_map, const std::vector<unsigned char>& support, std::size_t Nx,
+                            std::size_t Ny, std::size_t Nz, const FieldMapExtensionOptions& options = {});
 
 // The same with the support taken as the map's nonzero (and finite) pixels: the convention of tools that write 0
 // outside the object. A map with no zero pixel is returned unchanged; an all-zero map is returned as it is (there
 // is nothing to extend).
-arma::fvec extend_fieldmap(const arma::fvec& fieldmap, std::size_t Nx, std::size_t Ny, std::size_t Nz,
-                           const FieldMapExtensionOptions& options = {});
+arma::fvec extend_field_map(const arma::fvec& field_map, std::size_t Nx, std::size_t Ny, std::size_t Nz,
+                            const FieldMapExtensionOptions& options = {});
 
-// The nonzero, finite pixels of 'fieldmap' (1) and the rest (0): the support the second overload uses.
-std::vector<unsigned char> fieldmap_support(const arma::fvec& fieldmap);
+// The nonzero, finite pixels of 'field_map' (1) and the rest (0): the support the second overload uses.
+std::vector<unsigned char> field_map_support(const arma::fvec& field_map);
+
+// The names before the field_map spelling, until forge 0.3.0.
+FORGE_DEPRECATED("extend_field_map")
+inline arma::fvec extend_fieldmap(const arma::fvec& field_map, const std::vector<unsigned char>& support,
+                                  std::size_t Nx, std::size_t Ny, std::size_t Nz,
+                                  const FieldMapExtensionOptions& options = {}) {
+    return extend_field_map(field_map, support, Nx, Ny, Nz, options);
+}
+FORGE_DEPRECATED("extend_field_map")
+inline arma::fvec extend_fieldmap(const arma::fvec& field_map, std::size_t Nx, std::size_t Ny, std::size_t Nz,
+                                  const FieldMapExtensionOptions& options = {}) {
+    return extend_field_map(field_map, Nx, Ny, Nz, options);
+}
+FORGE_DEPRECATED("field_map_support")
+inline std::vector<unsigned char> fieldmap_support(const arma::fvec& field_map) { return field_map_support(field_map); }
 
 }  // namespace recon
 }  // namespace forge

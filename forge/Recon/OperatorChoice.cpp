@@ -42,13 +42,13 @@ double nufft_taps(const ReconProblem& P, double n1) { return n1 * taps_per_sampl
 // Time segments of 'op' the estimates assume: the given L, else typical choices (timeseg at 1%: L ~ 8;
 // toeplitz at 1e-3: L ~ 6); 1 without field correction.
 double segment_count(const ReconProblem& P, const ReconSettings& S, EncodingOperator op, bool fieldCorrection) {
-    if (!fieldCorrection || P.fieldmap.empty()) return 1;
+    if (!fieldCorrection || P.field_map.empty()) return 1;
     if (S.segments > 0) return S.segments + 1.0;
     return op == EncodingOperator::Toeplitz ? 7 : 9;
 }
 
 double dft_rate(const ReconProblem& P, bool fieldCorrection, const CostRates& r) {
-    return fieldCorrection && !P.fieldmap.empty() ? r.dft_field : r.dft;
+    return fieldCorrection && !P.field_map.empty() ? r.dft_field : r.dft;
 }
 
 // One NUFFT apply (forward or adjoint) of n1 samples for one coil: an FFT of the 2x grid and the interpolation.
@@ -133,7 +133,8 @@ Samples random_samples(std::size_t n1, std::size_t N, std::mt19937& rng) {
     std::uniform_real_distribution<float> u(-0.5f * float(N), 0.5f * float(N) - 1e-3f);
     Samples s;
     s.kx.set_size(n1), s.ky.set_size(n1), s.kz.zeros(n1), s.t.set_size(n1);
-    for (std::size_t i = 0; i < n1; ++i) s.kx[i] = u(rng), s.ky[i] = u(rng), s.t[i] = float(5e-3 * double(i) / double(n1));
+    for (std::size_t i = 0; i < n1; ++i)
+        s.kx[i] = u(rng), s.ky[i] = u(rng), s.t[i] = float(5e-3 * double(i) / double(n1));
     return s;
 }
 
@@ -195,9 +196,9 @@ CostRates measure_cost_rates(bool gpu) {
     r.source = "measured";
     std::mt19937 rng(20261201u);
     // Sizes: small enough for a few tens of ms on a 2-core CPU, large enough that a GPU's launches do not dominate.
-    const std::size_t N = gpu ? 256 : 128, n1 = gpu ? 65536 : 8192;       // NUFFT and Toeplitz apply
-    const std::size_t Nd = gpu ? 128 : 64, n1d = gpu ? 16384 : 128;       // DFT block, a batch of 8 coil images
-    const std::size_t Nk = gpu ? 128 : 32, n1k = gpu ? 16384 : 1024;      // Toeplitz kernel build
+    const std::size_t N = gpu ? 256 : 128, n1 = gpu ? 65536 : 8192;   // NUFFT and Toeplitz apply
+    const std::size_t Nd = gpu ? 128 : 64, n1d = gpu ? 16384 : 128;   // DFT block, a batch of 8 coil images
+    const std::size_t Nk = gpu ? 128 : 32, n1k = gpu ? 16384 : 1024;  // Toeplitz kernel build
     const ToeplitzOptions topts = [&] {
         ToeplitzOptions o;
         o.build = gpu ? Device::GPU : Device::Host;
@@ -359,9 +360,9 @@ bool read_cost_rates(const std::string& path, CostRates& r) {
     }
     if (v.find("version") == v.end() || v["version"] != kCostModelVersion) return false;
     CostRates out;
-    const std::pair<const char*, double*> fields[] = {{"dft", &out.dft},   {"dft_field", &out.dft_field},
-                                                      {"fft", &out.fft},   {"taps", &out.taps},
-                                                      {"plan", &out.plan}, {"kernels", &out.kernels},
+    const std::pair<const char*, double*> fields[] = {{"dft", &out.dft},       {"dft_field", &out.dft_field},
+                                                      {"fft", &out.fft},       {"taps", &out.taps},
+                                                      {"plan", &out.plan},     {"kernels", &out.kernels},
                                                       {"vector", &out.vector}, {"apply", &out.apply}};
     for (const auto& fd : fields) {
         const auto it = v.find(fd.first);
@@ -433,9 +434,10 @@ double estimate_seconds(const ReconProblem& P, const ReconSettings& S, EncodingO
             const double rhs = toeplitz_rhs_by_nufft(P, i, S, fieldCorrection)
                                    ? rhs_nufft_seconds(P, n1, segs + 1, r)  // the rhs's L: for half the error
                                    : rhs_exact_seconds(P, n1, dftRate);
-            t += toeplitz_kernel_seconds(P, n1, segs, S.gpu, r) + rhs + iterations * toeplitz_iteration_seconds(P, segs, r);
+            t += toeplitz_kernel_seconds(P, n1, segs, S.gpu, r) + rhs +
+                 iterations * toeplitz_iteration_seconds(P, segs, r);
         } else if (op == EncodingOperator::Fft) {
-            const double grid = double(P.fftGrid[0] * P.fftGrid[1] * P.fftGrid[2]);
+            const double grid = double(P.fft_grid[0] * P.fft_grid[1] * P.fft_grid[2]);
             t += iterations * segs * double(P.nc) * 2 * (fft_flops(grid) / r.fft + 2 * n1 / r.taps + r.apply);
         } else {  // nufft, timeseg: the plan, then forward and adjoint per iteration, every coil and segment
             const double s = op == EncodingOperator::TimeSeg ? segs : 1;
@@ -446,7 +448,7 @@ double estimate_seconds(const ReconProblem& P, const ReconSettings& S, EncodingO
 }
 
 bool toeplitz_rhs_by_nufft(const ReconProblem& P, std::size_t frame, const ReconSettings& S, bool fieldCorrection) {
-    if (S.toeplitzRhs != ToeplitzRhs::Auto) return S.toeplitzRhs == ToeplitzRhs::Nufft;
+    if (S.toeplitz_rhs != ToeplitzRhs::Auto) return S.toeplitz_rhs == ToeplitzRhs::Nufft;
     if (frame >= P.frames.size())
         throw invalid_argument("toeplitz_rhs_by_nufft: frame is " + std::to_string(frame) + " but the problem has " +
                                std::to_string(P.frames.size()) + " frames");
@@ -455,13 +457,13 @@ bool toeplitz_rhs_by_nufft(const ReconProblem& P, std::size_t frame, const Recon
     const double segs = segment_count(P, S, EncodingOperator::Toeplitz, fieldCorrection);
     // exact where it is cheap anyway (under 50 ms): small problems keep G^H y to rounding
     const double exact = rhs_exact_seconds(P, n1, dft_rate(P, fieldCorrection, r));
-    return exact > 0.05 && rhs_nufft_seconds(P, n1, fieldCorrection && !P.fieldmap.empty() ? segs + 1 : 1, r) < exact;
+    return exact > 0.05 && rhs_nufft_seconds(P, n1, fieldCorrection && !P.field_map.empty() ? segs + 1 : 1, r) < exact;
 }
 
 OperatorChoice choose_operator(const ReconProblem& P, int iterations, bool gpu, bool fieldCorrection,
                                double tolerance) {
     // on an FFT grid the FFT is exact and needs no model to win: no rates to measure
-    if (P.fftGrid[0] > 0)
+    if (P.fft_grid[0] > 0)
         return choose_operator(P, iterations, gpu, fieldCorrection, fixed_cost_rates(gpu), tolerance);
     return choose_operator(P, iterations, gpu, fieldCorrection, cost_rates(gpu), tolerance);
 }
@@ -469,14 +471,14 @@ OperatorChoice choose_operator(const ReconProblem& P, int iterations, bool gpu, 
 OperatorChoice choose_operator(const ReconProblem& P, int iterations, bool gpu, bool fieldCorrection,
                                const CostRates& r, double tolerance) {
     // On an FFT grid the FFT is the exact model at the NUFFT's cost without its interpolation: no estimate needed.
-    if (P.fftGrid[0] > 0)
-        return {EncodingOperator::Fft, "the samples lie on the " + std::to_string(P.fftGrid[0]) + "x" +
-                                           std::to_string(P.fftGrid[1]) + "x" + std::to_string(P.fftGrid[2]) +
+    if (P.fft_grid[0] > 0)
+        return {EncodingOperator::Fft, "the samples lie on the " + std::to_string(P.fft_grid[0]) + "x" +
+                                           std::to_string(P.fft_grid[1]) + "x" + std::to_string(P.fft_grid[2]) +
                                            " FFT grid"};
-    const bool correct = fieldCorrection && !P.fieldmap.empty();
+    const bool correct = fieldCorrection && !P.field_map.empty();
     // Without a field map to correct, time segmentation would be plain Gnufft: name it so.
     const EncodingOperator nufft = correct ? EncodingOperator::TimeSeg : EncodingOperator::Nufft;
-    const std::string why = P.fieldmap.empty() ? ", no field map" : !fieldCorrection ? ", no field correction" : "";
+    const std::string why = P.field_map.empty() ? ", no field map" : !fieldCorrection ? ", no field correction" : "";
     ReconSettings S;
     S.iterations = expected_iterations(iterations, tolerance);
     S.gpu = gpu;
@@ -494,10 +496,12 @@ OperatorChoice choose_operator(const ReconProblem& P, int iterations, bool gpu, 
                   "toeplitz %.2g s (kernels included); %s",
                   S.iterations, iterations, r.source.rfind("cached", 0) == 0 ? "measured" : r.source.c_str(), tDft,
                   operator_name(nufft), tNufft, tToeplitz,
-                  exact ? (tDft <= tApprox ? "dft the fastest" : tDft <= kExactFloorSeconds ? "dft under 0.05 s" : "dft within 1.2x of the fastest")
-                        : (toeplitz ? "toeplitz the fastest" : (nufft == EncodingOperator::Nufft
-                                                                     ? "nufft the fastest"
-                                                                     : "timeseg the fastest")));
+                  exact
+                      ? (tDft <= tApprox              ? "dft the fastest"
+                         : tDft <= kExactFloorSeconds ? "dft under 0.05 s"
+                                                      : "dft within 1.2x of the fastest")
+                      : (toeplitz ? "toeplitz the fastest"
+                                  : (nufft == EncodingOperator::Nufft ? "nufft the fastest" : "timeseg the fastest")));
     return {op, std::string(buf) + why};
 }
 

@@ -68,7 +68,7 @@ double estimate_seconds(const ReconProblem& P, const ReconSettings& S, EncodingO
 double estimate_seconds(const ReconProblem& P, const ReconSettings& S, EncodingOperator op, bool fieldCorrection,
                         const CostRates& r);
 
-// Whether reconstruct()'s Toeplitz path forms G^H y of frame 'frame' of P with the NUFFT under S.toeplitzRhs
+// Whether reconstruct()'s Toeplitz path forms G^H y of frame 'frame' of P with the NUFFT under S.toeplitz_rhs
 // (Auto: where the exact DFT's is estimated over 50 ms and the model puts the NUFFT's below it). It changes the
 // image (by the NUFFT's error), so it is priced at fixed_cost_rates() on every machine.
 bool toeplitz_rhs_by_nufft(const ReconProblem& P, std::size_t frame, const ReconSettings& S, bool fieldCorrection);
@@ -80,10 +80,10 @@ constexpr double kExactPreference = 1.2;
 constexpr double kExactFloorSeconds = 0.05;
 
 // --operator auto: among the operators that reproduce the problem's model (fft only when the samples lie on a
-// grid, P.fftGrid, set by fft_grid(); nufft only without a field map to correct, else timeseg; dft; toeplitz), the one
-// with the least estimate_seconds() for expected_iterations(iterations, tolerance) iterations, except that the fastest exact one (fft, dft) is taken
-// while within kExactPreference of the fastest approximate one or under kExactFloorSeconds. 'reason' names the estimates. The rates: 'r', or
-// cost_rates(gpu).
+// grid, P.fft_grid, set by fft_grid(); nufft only without a field map to correct, else timeseg; dft; toeplitz), the one
+// with the least estimate_seconds() for expected_iterations(iterations, tolerance) iterations, except that the fastest
+// exact one (fft, dft) is taken while within kExactPreference of the fastest approximate one or under
+// kExactFloorSeconds. 'reason' names the estimates. The rates: 'r', or cost_rates(gpu).
 struct OperatorChoice {
     EncodingOperator op;
     std::string reason;

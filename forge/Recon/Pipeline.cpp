@@ -55,8 +55,7 @@ GroupPlace whole_problem(const ReconProblem& P) {
 }
 
 ReconSession::ReconSession(ReconRequest request)
-    : request_(std::move(request)),
-      gpu_(resolve_gpu(request_.device)),
+    : request_(std::move(request)), gpu_(resolve_gpu(request_.device)),
       operators_(new OperatorCache(request_.cached_operators)) {}
 
 ReconSession::~ReconSession() = default;
@@ -81,8 +80,8 @@ std::vector<std::size_t> check_data(ReconProblem& P, const GroupPlace& place,
             char b[64];
             std::snprintf(b, sizeof b, "%g", kDataSpikeFactor);
             warn(P.source + ": " + place(fr.slice, fr.frame) + ": " + std::to_string(spikes[i]) +
-                          " k-space sample(s) left out as spikes (coil amplitude over " + b +
-                          " times the root-sum-of-squares of all the smaller samples: no measurement)");
+                 " k-space sample(s) left out as spikes (coil amplitude over " + b +
+                 " times the root-sum-of-squares of all the smaller samples: no measurement)");
         }
         if (!arma::any(fr.y != std::complex<float>(0)))
             throw invalid_argument(P.source + ": " + place(fr.slice, fr.frame) +
@@ -198,15 +197,15 @@ MapsReport ReconSession::prepare_maps(ReconProblem& P, const GroupPlace& place, 
 }
 
 OperatorChoice ReconSession::choose(ReconProblem& P) const {
-    P.fftGrid = fft_grid(P);
+    P.fft_grid = fft_grid(P);
     const EncodingOperator op = request_.settings.op;
     if (!request_.auto_operator) {
-        if (op == EncodingOperator::Fft && P.fftGrid[0] == 0)
+        if (op == EncodingOperator::Fft && P.fft_grid[0] == 0)
             throw invalid_argument("operator fft: the samples are not on the k-space grid of an FFT (neither the "
                                    "recon grid nor the encoded FOV's grid); use dft, toeplitz, timeseg or nufft");
         return {op, std::string()};
     }
-    return choose_operator(P, request_.settings.iterations, gpu_, !P.fieldmap.empty() && request_.field_correction,
+    return choose_operator(P, request_.settings.iterations, gpu_, !P.field_map.empty() && request_.field_correction,
                            request_.settings.tolerance);
 }
 
@@ -222,7 +221,7 @@ ReconResult ReconSession::solve(const ReconProblem& P, EncodingOperator op, cons
         for (std::size_t s = 0; s < P.nslices; ++s)
             S.start.push_back(place.first_slice + s < lastImage_.size() ? lastImage_[place.first_slice + s]
                                                                         : arma::cx_fvec());
-    const bool correct = !P.fieldmap.empty() && request_.field_correction && op != EncodingOperator::Nufft;
+    const bool correct = !P.field_map.empty() && request_.field_correction && op != EncodingOperator::Nufft;
     ReconResult R = forge::recon::reconstruct(P, correct, S, tag, operators_.get());
     // the images of the frames solved (the others stay zero for a distributed run's gather)
     std::vector<std::size_t> solved = frames;
@@ -230,7 +229,7 @@ ReconResult ReconSession::solve(const ReconProblem& P, EncodingOperator op, cons
         for (std::size_t i = 0; i < P.frames.size(); ++i) solved.push_back(i);
     for (const std::size_t i : solved) {
         const ReconFrame& fr = P.frames[i];
-        const arma::cx_fvec& x = R.complexImage[fr.frame * P.nslices + fr.slice];
+        const arma::cx_fvec& x = R.complex_image[fr.frame * P.nslices + fr.slice];
         if (!x.is_finite())
             throw std::runtime_error(place(fr.slice, fr.frame) + ": the reconstructed image holds non-finite values "
                                                                  "(NaN or Inf; nothing is written)");
@@ -252,7 +251,7 @@ GroupResult ReconSession::reconstruct(ReconProblem& P, const GroupPlace& place, 
     const OperatorChoice c = choose(P);
     g.op = c.op;
     g.op_reason = c.reason;
-    g.field_corrected = !P.fieldmap.empty() && request_.field_correction && c.op != EncodingOperator::Nufft;
+    g.field_corrected = !P.field_map.empty() && request_.field_correction && c.op != EncodingOperator::Nufft;
     g.images = solve(P, c.op, place, {}, tag);
     return g;
 }

@@ -11,7 +11,7 @@
 //   forge::recon::ReconSession session(r);
 //   for (std::size_t s = 0; s < slices.size(); ++s) {   // one-slice problems, as a stream completes them
 //       forge::recon::GroupResult g = session.reconstruct(slices[s], {s, 0});  // the session's slice s, frame 0
-//       ... g.images.complexImage[0] ...
+//       ... g.images.complex_image[0] ...
 //   }
 //
 // forge-recon's file, stream, server and demo modes run through it (apps/forge-recon), as does Python's
@@ -62,8 +62,8 @@ struct ReconRequest {
 // session's slice first_slice + s (a stream's group holds one slice and frame, those of the stream).
 struct GroupPlace {
     std::size_t first_slice = 0, first_frame = 0;
-    bool name_frames = false;                      // messages name frames too ("slice 3, frame 1")
-    std::string slice(std::size_t s) const;        // "slice 3"
+    bool name_frames = false;                // messages name frames too ("slice 3, frame 1")
+    std::string slice(std::size_t s) const;  // "slice 3"
     std::string operator()(std::size_t s, std::size_t f) const;
 };
 // The place of a whole problem: its own indices, frames named when it has several.
@@ -77,18 +77,18 @@ std::vector<std::size_t> check_data(ReconProblem& P, const GroupPlace& place,
 // What prepare_maps() did to the coil maps.
 struct MapsReport {
     enum class Source { None, Given, Estimated, Kept } source = Source::None;  // Kept: estimated by an earlier group
-    std::vector<CoilMapStats> stats;                                       // per slice estimated
-    std::vector<arma::uvec> masks;                                         // per slice estimated: 1 inside the mask
-    std::array<double, 3> calibration_width{};                             // cycles/FOV per axis, when estimated
+    std::vector<CoilMapStats> stats;                                           // per slice estimated
+    std::vector<arma::uvec> masks;                                             // per slice estimated: 1 inside the mask
+    std::array<double, 3> calibration_width{};                                 // cycles/FOV per axis, when estimated
     double seconds = 0;
     bool fell_back = false;  // Auto could not estimate: root-sum-of-squares (the warning said why)
 };
 
 struct GroupResult {
-    ReconResult images;             // reconstruct()'s result: images, solves, seconds
-    EncodingOperator op{};          // the operator used
-    std::string op_reason;          // why auto_operator chose it (empty when given)
-    bool field_corrected = false;   // a field map was corrected for
+    ReconResult images;            // reconstruct()'s result: images, solves, seconds
+    EncodingOperator op{};         // the operator used
+    std::string op_reason;         // why auto_operator chose it (empty when given)
+    bool field_corrected = false;  // a field map was corrected for
     MapsReport maps;
     std::vector<std::size_t> spikes;  // per frame of the group, samples left out as spikes
 };
@@ -122,7 +122,7 @@ public:
     MapsReport prepare_maps(ReconProblem& P, const GroupPlace& place, const std::string& origin = "given maps");
     // Whether prepare_maps() will estimate maps for P (to check the memory it needs first).
     bool will_estimate(const ReconProblem& P, const GroupPlace& place) const;
-    // 3. The operator: the request's, or by choose_operator() (P.fftGrid set), and why.
+    // 3. The operator: the request's, or by choose_operator() (P.fft_grid set), and why.
     OperatorChoice choose(ReconProblem& P) const;
     // 4. Solves 'frames' of P (indices into P.frames; empty: all) with 'op', operators cached across calls, warm
     //    starts per slice when asked; refuses (std::runtime_error) an image that is not finite or zero everywhere.
@@ -142,9 +142,9 @@ private:
     ReconRequest request_;
     bool gpu_ = false;
     std::unique_ptr<OperatorCache> operators_;
-    CoilMapCache calibration_;               // the maps' calibration plan and density, per trajectory
-    std::vector<arma::cx_fvec> maps_;        // estimated maps by session slice
-    std::vector<arma::cx_fvec> lastImage_;   // warm starts: the latest image by session slice
+    CoilMapCache calibration_;              // the maps' calibration plan and density, per trajectory
+    std::vector<arma::cx_fvec> maps_;       // estimated maps by session slice
+    std::vector<arma::cx_fvec> lastImage_;  // warm starts: the latest image by session slice
 };
 
 // Share of the gridded image's energy on which given maps vanish, above which prepare_maps() refuses them, and

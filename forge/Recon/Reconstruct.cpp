@@ -248,7 +248,7 @@ template <typename Base>
 BuiltOperator time_segmented(const ReconProblem& P, const ReconFrame& fr, const Base& G, const ReconSettings& S,
                              BuiltOperator::Type type) {
     using TS = TimeSegmentation<float, Base>;
-    const arma::fvec& fmap = P.fieldmap[fr.slice];
+    const arma::fvec& fmap = P.field_map[fr.slice];
     uword L = static_cast<uword>(S.segments);
     if (L == 0) L = TS::choose_segments(fmap, fr.t, 0.01, TSInterp::MinMax, 64).L;
     BuiltOperator b;
@@ -271,14 +271,14 @@ BuiltOperator generic(const Op& G) {
 BuiltOperator build_operator(const ReconProblem& P, const ReconFrame& fr, bool rhsByNufft, bool fieldCorrection,
                              const ReconSettings& S, const std::string& label) {
     const std::size_t n1 = fr.kx.n_elem, n2 = P.n2();
-    const bool correct = fieldCorrection && !P.fieldmap.empty();
+    const bool correct = fieldCorrection && !P.field_map.empty();
     switch (S.op) {
         case EncodingOperator::Fft: {
-            if (P.fftGrid[0] == 0)
+            if (P.fft_grid[0] == 0)
                 throw invalid_argument(
-                    "reconstruct: EncodingOperator::Fft needs the problem's fftGrid (fft_grid() found "
+                    "reconstruct: EncodingOperator::Fft needs the problem's fft_grid (fft_grid() found "
                     "no FFT grid holding every sample)");
-            GfftSampled<float> G(P.Nx, P.Ny, P.Nz, P.fftGrid[0], P.fftGrid[1], P.fftGrid[2], fr.kx, fr.ky, fr.kz);
+            GfftSampled<float> G(P.Nx, P.Ny, P.Nz, P.fft_grid[0], P.fft_grid[1], P.fft_grid[2], fr.kx, fr.ky, fr.kz);
             return correct ? time_segmented(P, fr, G, S, BuiltOperator::Type::GfftSegmented) : generic(G);
         }
         case EncodingOperator::Nufft: return generic(Gnufft<float>(n1, P.Nx, P.Ny, P.Nz, fr.kx, fr.ky, fr.kz));
@@ -289,7 +289,7 @@ BuiltOperator build_operator(const ReconProblem& P, const ReconFrame& fr, bool r
         case EncodingOperator::Dft:
         case EncodingOperator::Toeplitz: break;
     }
-    arma::fvec fm = correct ? P.fieldmap[fr.slice] : arma::fvec(n2, arma::fill::zeros);
+    arma::fvec fm = correct ? P.field_map[fr.slice] : arma::fvec(n2, arma::fill::zeros);
     if (S.op == EncodingOperator::Dft) {
         BuiltOperator b;
         b.type = BuiltOperator::Type::Dft;
@@ -302,9 +302,10 @@ BuiltOperator build_operator(const ReconProblem& P, const ReconFrame& fr, bool r
     OperatorPtr<float> G;
     // The segments for half the normal operator's error: the Toeplitz kernels' L (ToeplitzNormal::choose_segments
     // halves its target) and the NUFFT right-hand side's, chosen once.
-    const uword halfErrorL = correct && (rhsByNufft || S.segments <= 0)
-                                 ? ToeplitzNormal<float>::choose_segments(fm, fr.t, S.toeplitzError, TSInterp::MinMax, 64)
-                                 : 0;
+    const uword halfErrorL =
+        correct && (rhsByNufft || S.segments <= 0)
+            ? ToeplitzNormal<float>::choose_segments(fm, fr.t, S.toeplitz_error, TSInterp::MinMax, 64)
+            : 0;
     std::shared_ptr<const NufftSegmented> segmentedNufft;
     if (rhsByNufft) {
         Gnufft<float> Gn(n1, P.Nx, P.Ny, P.Nz, fr.kx, fr.ky, fr.kz);
@@ -364,20 +365,21 @@ arma::cx_fvec solve_frame(const ReconProblem& P, const ReconFrame& fr, const Bui
 struct OperatorKey {
     EncodingOperator op = EncodingOperator::Dft;
     bool correct = false, gpu = false, rhsByNufft = false;
-    std::array<std::size_t, 3> grid{}, fftGrid{};
+    std::array<std::size_t, 3> grid{}, fft_grid{};
     int segments = 0;
-    double toeplitzError = 0;
+    double toeplitz_error = 0;
     arma::fvec kx, ky, kz, t, fm, ix, iy, iz;
 
     OperatorKey(const ReconProblem& P, const ReconFrame& fr, std::size_t frameIndex, bool fieldCorrection,
                 const ReconSettings& S)
-        : op(S.op), correct(fieldCorrection && !P.fieldmap.empty()), gpu(S.gpu), grid{{P.Nx, P.Ny, P.Nz}},
-          fftGrid(P.fftGrid), segments(S.segments), toeplitzError(S.toeplitzError), kx(fr.kx), ky(fr.ky), kz(fr.kz) {
+        : op(S.op), correct(fieldCorrection && !P.field_map.empty()), gpu(S.gpu), grid{{P.Nx, P.Ny, P.Nz}},
+          fft_grid(P.fft_grid), segments(S.segments), toeplitz_error(S.toeplitz_error), kx(fr.kx), ky(fr.ky),
+          kz(fr.kz) {
         const bool exact = op == EncodingOperator::Dft || op == EncodingOperator::Toeplitz;
         if (op == EncodingOperator::Toeplitz) rhsByNufft = toeplitz_rhs_by_nufft(P, frameIndex, S, fieldCorrection);
         if (correct && op != EncodingOperator::Nufft) {
             t = fr.t;
-            fm = P.fieldmap[fr.slice];
+            fm = P.field_map[fr.slice];
         }
         if (exact) {
             ix = P.ix;
@@ -390,8 +392,8 @@ struct OperatorKey {
     }
     bool operator==(const OperatorKey& o) const {
         return op == o.op && correct == o.correct && gpu == o.gpu && rhsByNufft == o.rhsByNufft && grid == o.grid &&
-               fftGrid == o.fftGrid && segments == o.segments && toeplitzError == o.toeplitzError && same(kx, o.kx) &&
-               same(ky, o.ky) && same(kz, o.kz) && same(t, o.t) && same(fm, o.fm) && same(ix, o.ix) &&
+               fft_grid == o.fft_grid && segments == o.segments && toeplitz_error == o.toeplitz_error &&
+               same(kx, o.kx) && same(ky, o.ky) && same(kz, o.kz) && same(t, o.t) && same(fm, o.fm) && same(ix, o.ix) &&
                same(iy, o.iy) && same(iz, o.iz);
     }
 };
@@ -404,8 +406,8 @@ struct OperatorCache::Impl {
     std::size_t built = 0, reused = 0;
 
     // The operator of a frame: from the cache (moved to the front), else built and put there.
-    const BuiltOperator& get(const ReconProblem& P, const ReconFrame& fr, std::size_t frameIndex,
-                             bool fieldCorrection, const ReconSettings& S, const std::string& label, bool& found) {
+    const BuiltOperator& get(const ReconProblem& P, const ReconFrame& fr, std::size_t frameIndex, bool fieldCorrection,
+                             const ReconSettings& S, const std::string& label, bool& found) {
         OperatorKey key(P, fr, frameIndex, fieldCorrection, S);
         for (auto it = entries.begin(); it != entries.end(); ++it)
             if (it->first == key) {
@@ -436,7 +438,7 @@ ReconResult reconstruct(const ReconProblem& P, bool fieldCorrection, const Recon
         throw invalid_argument("reconstruct: iterations is " + std::to_string(S.iterations) + " (expected >= 1)");
     ReconResult out;
     const auto t0 = std::chrono::steady_clock::now();
-    out.complexImage.assign(P.nslices * P.nframes, arma::cx_fvec(P.n2(), arma::fill::zeros));
+    out.complex_image.assign(P.nslices * P.nframes, arma::cx_fvec(P.n2(), arma::fill::zeros));
     std::vector<std::size_t> order(S.frames);
     if (S.frames.empty()) {
         order.resize(P.frames.size());
@@ -456,8 +458,8 @@ ReconResult reconstruct(const ReconProblem& P, bool fieldCorrection, const Recon
     for (std::size_t s = 0; s < start.size(); ++s)
         if (!start[s].is_empty() && start[s].n_elem != P.n2())
             throw invalid_argument("reconstruct: settings.start[" + std::to_string(s) + "] holds " +
-                                   std::to_string(start[s].n_elem) + " values (expected n2 = " +
-                                   std::to_string(P.n2()) + ", or none)");
+                                   std::to_string(start[s].n_elem) +
+                                   " values (expected n2 = " + std::to_string(P.n2()) + ", or none)");
     if (start.size() < P.nslices) start.resize(P.nslices);
     OperatorCache own(1);  // without the caller's: the frames of this call that share an operator
     OperatorCache& cache = operators ? *operators : own;
@@ -474,7 +476,7 @@ ReconResult reconstruct(const ReconProblem& P, bool fieldCorrection, const Recon
         const BuiltOperator& B = cache.impl_->get(P, fr, i, fieldCorrection, S, label, found);
         out.operators_reused += found ? 1 : 0;
         out.operators_built += found ? 0 : 1;
-        arma::cx_fvec& image = out.complexImage[fr.frame * P.nslices + fr.slice];
+        arma::cx_fvec& image = out.complex_image[fr.frame * P.nslices + fr.slice];
         image = solve_frame(P, fr, B, S, label, fs);
         if (S.warm_start && fr.slice < start.size()) start[fr.slice] = image;
         double solving = 0;
@@ -485,7 +487,7 @@ ReconResult reconstruct(const ReconProblem& P, bool fieldCorrection, const Recon
         out.solve_seconds += solving;
         out.setup_seconds += setup;
     }
-    for (const auto& c : out.complexImage) out.magnitude.push_back(arma::abs(c));
+    for (const auto& c : out.complex_image) out.magnitude.push_back(arma::abs(c));
     out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return out;
 }
@@ -500,7 +502,7 @@ std::array<std::size_t, 3> fft_grid(const ReconProblem& P) {
     std::array<std::size_t, 3> M{{0, 0, 0}};
     for (int d = 0; d < 3; ++d) {
         std::vector<std::size_t> candidates{N[d]};
-        const double enc = double(N[d]) / P.fovRatio[d];
+        const double enc = double(N[d]) / P.fov_ratio[d];
         const std::size_t Me = static_cast<std::size_t>(std::llround(enc));
         if (N[d] > 1 && std::fabs(enc - double(Me)) < 1e-6 && Me > N[d] && Me % 2 == 0) candidates.push_back(Me);
         for (std::size_t m : candidates) {
@@ -600,13 +602,13 @@ double uncovered_energy(const ReconProblem& P, std::size_t slice, const CoilMapO
     const arma::cx_fvec& S = P.smaps[slice];
     if (S.n_elem != n2 * nc)
         throw invalid_argument("uncovered_energy: the maps of slice " + std::to_string(slice) + " hold " +
-                               std::to_string(S.n_elem) + " values (expected pixels x coils = " +
-                               std::to_string(n2 * nc) + ")");
+                               std::to_string(S.n_elem) +
+                               " values (expected pixels x coils = " + std::to_string(n2 * nc) + ")");
     // The frame's data scaled by a power of two near 1 / its largest value, so that the gridded images stay in
     // float's range whatever the data's units (the share does not depend on the scale).
     ReconProblem Q;
     Q.Nx = P.Nx, Q.Ny = P.Ny, Q.Nz = P.Nz, Q.nc = nc, Q.nslices = P.nslices, Q.nframes = 1;
-    Q.ix = P.ix, Q.iy = P.iy, Q.iz = P.iz, Q.fieldmap = P.fieldmap, Q.fovRatio = P.fovRatio;
+    Q.ix = P.ix, Q.iy = P.iy, Q.iz = P.iz, Q.field_map = P.field_map, Q.fov_ratio = P.fov_ratio;
     Q.frames.push_back(*first);
     ReconFrame& fr = Q.frames.front();
     double peak = 0;

@@ -12,6 +12,7 @@
 
 #include <armadillo>
 
+#include "forge/Core/DeprecatedFields.h"
 #include "forge/Recon/CoilMaps.h"
 #include "forge/Recon/ReconProblem.h"
 #include "forge/Solvers/SolverCommon.h"
@@ -41,12 +42,12 @@ const char* operator_name(EncodingOperator op);  // "dft", "fft", "nufft", "time
 constexpr int kDefaultIterations = 50;
 constexpr double kDefaultTolerance = 2e-4;
 
-struct ReconSettings {
+struct ReconSettingsFields {
     EncodingOperator op = EncodingOperator::Dft;
-    int segments = 0;             // Fft/TimeSeg with a field map: L (0 = smallest L with estimated RMS error <= 1%);
-                                  // Toeplitz: L (0 = chosen for toeplitzError)
-    double toeplitzError = 1e-3;  // Toeplitz with a field map: relative error of the normal operator
-    ToeplitzRhs toeplitzRhs = ToeplitzRhs::Auto;  // Toeplitz: the operator of G^H y
+    int segments = 0;              // Fft/TimeSeg with a field map: L (0 = smallest L with estimated RMS error <= 1%);
+                                   // Toeplitz: L (0 = chosen for toeplitz_error)
+    double toeplitz_error = 1e-3;  // Toeplitz with a field map: relative error of the normal operator
+    ToeplitzRhs toeplitz_rhs = ToeplitzRhs::Auto;  // Toeplitz: the operator of G^H y
     PenaltyKind penalty = PenaltyKind::Quad;
     double beta = 1e-3;                    // relative to the data term's curvature
     double delta = 0.05;                   // TV: relative to the image scale
@@ -74,6 +75,14 @@ struct ReconSettings {
     // Called when a solve ends, with its report (iterations run, why it stopped), in the problem's units.
     std::function<void(const std::string& label, const SolverReport& report, std::size_t niter)> on_solve_end;
 };
+// ReconSettings's fields under their names before snake_case, deprecated until forge 0.3.0.
+FORGE_FIELD_ALIASES_BEGIN
+struct ReconSettings : ReconSettingsFields {
+    FORGE_FIELD_ALIAS(toeplitzError, toeplitz_error)
+    FORGE_FIELD_ALIAS(toeplitzRhs, toeplitz_rhs)
+    FORGE_FIELD_ALIAS_COPIES(ReconSettings, ReconSettingsFields)
+};
+FORGE_FIELD_ALIASES_END
 
 // One PCG solve of a reconstruction: its frame (and coil, without maps), its time segments, what the solver did.
 struct SolveRecord {
@@ -92,9 +101,9 @@ struct SolveRecord {
     double setup_seconds = 0;
 };
 
-struct ReconResult {
-    std::vector<arma::fvec> magnitude;        // per image, ordered slice-fastest then frame
-    std::vector<arma::cx_fvec> complexImage;  // the same, complex
+struct ReconResultFields {
+    std::vector<arma::fvec> magnitude;         // per image, ordered slice-fastest then frame
+    std::vector<arma::cx_fvec> complex_image;  // the same, complex
     double seconds = 0;
     // Every solve, in the order run (frames in S.frames order; coils in order within a frame).
     std::vector<SolveRecord> solves;
@@ -105,6 +114,13 @@ struct ReconResult {
     // OperatorCache), and operators built.
     std::size_t operators_reused = 0, operators_built = 0;
 };
+// ReconResult's fields under their names before snake_case, deprecated until forge 0.3.0.
+FORGE_FIELD_ALIASES_BEGIN
+struct ReconResult : ReconResultFields {
+    FORGE_FIELD_ALIAS(complexImage, complex_image)
+    FORGE_FIELD_ALIAS_COPIES(ReconResult, ReconResultFields)
+};
+FORGE_FIELD_ALIASES_END
 
 // Encoding operators that reconstruct() built, for later frames and calls to reuse: a frame whose trajectory,
 // grid and operator settings (and, where the operator holds them, field map, sample times and pixel positions) are
@@ -119,16 +135,15 @@ public:
     ~OperatorCache();
     OperatorCache(const OperatorCache&) = delete;
     OperatorCache& operator=(const OperatorCache&) = delete;
-    std::size_t size() const;      // operators held
-    std::size_t built() const;     // operators built through this cache so far
-    std::size_t reused() const;    // frames that found theirs here
+    std::size_t size() const;    // operators held
+    std::size_t built() const;   // operators built through this cache so far
+    std::size_t reused() const;  // frames that found theirs here
     void clear();
     struct Impl;
 
 private:
     std::unique_ptr<Impl> impl_;
-    friend ReconResult reconstruct(const ReconProblem&, bool, const ReconSettings&, const std::string&,
-                                   OperatorCache*);
+    friend ReconResult reconstruct(const ReconProblem&, bool, const ReconSettings&, const std::string&, OperatorCache*);
 };
 
 // Reconstructs every frame; images ordered x, y, (z,) slice, frame. 'fieldCorrection' false ignores the
@@ -164,9 +179,9 @@ double dft_cost(const ReconProblem& P, int iterations);
 constexpr double kDataSpikeFactor = 1e3;
 
 // Removes such spikes from 'frame' (the sample from every coil, with its k and t) and returns how many: the
-// largest m + 1 samples, m below 1% of the frame's samples (none of a frame under 100), where the (m+1)-th largest amplitude exceeds
-// kDataSpikeFactor x the root-sum-of-squares of all the samples below it (which must not be all zero). Throws
-// forge::invalid_argument when frame.y does not hold nc x samples values.
+// largest m + 1 samples, m below 1% of the frame's samples (none of a frame under 100), where the (m+1)-th largest
+// amplitude exceeds kDataSpikeFactor x the root-sum-of-squares of all the samples below it (which must not be all
+// zero). Throws forge::invalid_argument when frame.y does not hold nc x samples values.
 std::size_t remove_spikes(ReconFrame& frame, std::size_t nc);
 // The same for every frame of P (n1total and n1max updated); one count per frame, in P.frames' order.
 std::vector<std::size_t> remove_spikes(ReconProblem& P);

@@ -47,7 +47,7 @@ DemoAcquisition objects(const DemoOptions& o) {
         d.slice_offset_mm.push_back(float((double(s) - double(d.slices - 1) / 2) * d.thickness_mm));
         d.truth.push_back(smooth_shepp_logan_slice(d.N, s, d.slices));
         d.smaps.push_back(normalise_coil_maps(ring_coil_maps(d.N, d.coils, s), d.coils));
-        d.fieldmap.push_back(two_blob_fieldmap(d.N, s));
+        d.field_map.push_back(two_blob_field_map(d.N, s));
     }
     return d;
 }
@@ -153,7 +153,7 @@ void simulate(SimulatedScan& scan, const DemoAcquisition& d, double noise, bool 
     const std::size_t n2 = d.N * d.N, nc = d.coils;
     for (SimulatedFrame& fr : scan.frames) {
         const std::size_t n1 = fr.k.kx.n_elem;
-        Gdft<float> G(n1, n2, fr.k.kx, fr.k.ky, fr.k.kz, px.x, px.y, px.z, d.fieldmap[fr.slice], fr.k.t);
+        Gdft<float> G(n1, n2, fr.k.kx, fr.k.ky, fr.k.kz, px.x, px.y, px.z, d.field_map[fr.slice], fr.k.t);
         SENSE<float, Gdft<float>> E(G, d.smaps[fr.slice], nc);
         arma::cx_fvec y;
         if (gpu) {  // simulate where the reconstruction runs: one batched SENSE apply on the GPU
@@ -189,18 +189,18 @@ DemoAcquisition demo_acquisition(const DemoOptions& o) {
     DemoAcquisition d = objects(o);
     d.shots = 2;
     d.spiral = spiral_readouts(d, d.shots);
-    d.fieldmap_scan = fieldmap_readouts(d);
+    d.field_map_scan = fieldmap_readouts(d);
     make_frames(d.spiral, d);
-    make_frames(d.fieldmap_scan, d);
+    make_frames(d.field_map_scan, d);
     const auto t0 = std::chrono::steady_clock::now();
     std::mt19937 rng(o.seed);
     if (o.simulate) {
         // both scans where the reconstruction runs: the field-map scan's N^2 samples of every slice and echo are
         // as many sample-pixel products as the spiral's (the host's exact DFT took 9 s of a 256x256x4x16 demo)
         simulate(d.spiral, d, o.noise, o.gpu, rng);
-        simulate(d.fieldmap_scan, d, o.noise, o.gpu, rng);
+        simulate(d.field_map_scan, d, o.noise, o.gpu, rng);
     } else {
-        for (SimulatedScan* scan : {&d.spiral, &d.fieldmap_scan})
+        for (SimulatedScan* scan : {&d.spiral, &d.field_map_scan})
             for (SimulatedFrame& fr : scan->frames) fr.y.zeros(fr.k.kx.n_elem * d.coils);
     }
     d.simulation_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

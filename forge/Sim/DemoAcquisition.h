@@ -16,6 +16,7 @@
 
 #include <armadillo>
 
+#include "forge/Core/DeprecatedFields.h"
 #include "forge/Core/Geometry.h"
 
 namespace forge {
@@ -59,18 +60,26 @@ struct SimulatedScan {
     std::vector<SimulatedFrame> frames;  // echo-major, slice within echo: problem_from_mrd's order
 };
 
-struct DemoAcquisition {
+struct DemoAcquisitionFields {
     std::size_t N = 0, slices = 0, coils = 0;
     double fov_mm = 240, thickness_mm = 5;  // in-plane FOV, slice thickness (slices are contiguous)
     std::vector<float> slice_offset_mm;     // per slice: its centre along the slice axis
     std::vector<arma::fvec> truth;          // per slice: N x N magnitudes, x fastest
     std::vector<arma::cx_fvec> smaps;       // per slice: coils x N^2, coil-major; sum_c |S_c|^2 = 1
-    std::vector<arma::fvec> fieldmap;       // per slice: N^2, rad/s
+    std::vector<arma::fvec> field_map;      // per slice: N^2, rad/s
     SimulatedScan spiral;                   // the imaging scan
-    SimulatedScan fieldmap_scan;            // the 2-echo Cartesian field-map scan
+    SimulatedScan field_map_scan;           // the 2-echo Cartesian field-map scan
     std::size_t shots = 0;                  // spiral interleaves per slice
     double simulation_seconds = 0;          // simulating both scans' data
 };
+// DemoAcquisition's fields under their names before snake_case, deprecated until forge 0.3.0.
+FORGE_FIELD_ALIASES_BEGIN
+struct DemoAcquisition : DemoAcquisitionFields {
+    FORGE_FIELD_ALIAS(fieldmap, field_map)
+    FORGE_FIELD_ALIAS(fieldmap_scan, field_map_scan)
+    FORGE_FIELD_ALIAS_COPIES(DemoAcquisition, DemoAcquisitionFields)
+};
+FORGE_FIELD_ALIASES_END
 
 // Simulates forge-recon --demo's acquisition (both scans on the GPU with o.gpu, each frame one batched SENSE
 // apply). Throws forge::invalid_argument for options out of range, and

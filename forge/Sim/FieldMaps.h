@@ -12,7 +12,7 @@ namespace sim {
 
 // N x N map: two Gaussian off-resonance blobs (+70 Hz, -50 Hz) and a 30 Hz/FOV linear shim term; slice s
 // moves the blobs by 0.03 s FOV. forge-recon --demo's field map.
-inline arma::fvec two_blob_fieldmap(std::size_t N, std::size_t slice = 0) {
+inline arma::fvec two_blob_field_map(std::size_t N, std::size_t slice = 0) {
     arma::fvec fm(N * N);
     const double sh = 0.03 * double(slice);
     for (std::size_t y = 0; y < N; ++y)
@@ -29,7 +29,7 @@ inline arma::fvec two_blob_fieldmap(std::size_t N, std::size_t slice = 0) {
 }
 
 // A Gaussian bump plus linear terms at the pixels (ix, iy) (FOV units), scaled to max |f| = maxHz; in rad/s.
-inline arma::vec bump_and_ramp_fieldmap(const arma::vec& ix, const arma::vec& iy, double maxHz) {
+inline arma::vec bump_and_ramp_field_map(const arma::vec& ix, const arma::vec& iy, double maxHz) {
     constexpr double kPi = 3.14159265358979323846;
     arma::vec fHz(ix.n_elem);
     for (uword k = 0; k < ix.n_elem; ++k) {
@@ -39,6 +39,14 @@ inline arma::vec bump_and_ramp_fieldmap(const arma::vec& ix, const arma::vec& iy
     }
     fHz *= maxHz / arma::max(arma::abs(fHz));
     return 2 * kPi * fHz;
+}
+
+// The names before the field_map spelling, until forge 0.3.0.
+FORGE_DEPRECATED("two_blob_field_map")
+inline arma::fvec two_blob_fieldmap(std::size_t N, std::size_t slice = 0) { return two_blob_field_map(N, slice); }
+FORGE_DEPRECATED("bump_and_ramp_field_map")
+inline arma::vec bump_and_ramp_fieldmap(const arma::vec& ix, const arma::vec& iy, double maxHz) {
+    return bump_and_ramp_field_map(ix, iy, maxHz);
 }
 
 }  // namespace sim

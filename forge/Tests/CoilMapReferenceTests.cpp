@@ -100,8 +100,10 @@ TEST_CASE("Coil maps on the host equal a float64 reference to float rounding (2D
             const forge_test::ReferenceMaps ref = forge_test::reference_coil_maps(X, g, 2, mask);
             double unscaled = 0;
             const double scaled = scaled_map_difference(S, ref, mask, n2, nc, &unscaled);
-            INFO("max |S - S_ref| " << unscaled << " where both conditions are >= 0.05; times the smaller of the "
-                 "eigenvalue gap over the trace and the phase reference's relative size " << scaled);
+            INFO("max |S - S_ref| " << unscaled
+                                    << " where both conditions are >= 0.05; times the smaller of the "
+                                       "eigenvalue gap over the trace and the phase reference's relative size "
+                                    << scaled);
             // float's rounding of the covariance (product and three window sums: about 4 x 2^-24 tr R) and of the
             // unit-norm entries: typically below 1e-7, but one draw of a 16x14x12 grid with 16 coils (GPU test,
             // where the maps equal these bit for bit) measured 1.2e-6, so the bound is 4e-6 (about 70 x 2^-24).
@@ -129,7 +131,7 @@ TEST_CASE("Map estimation asked for the GPU without a usable device throws forge
     forge::recon::FieldMapOptions f;
     f.device = forge::ReconDevice::GPU;
     const std::vector<arma::cx_fvec> echoes = {X.col(0), X.col(1)};
-    CHECK_THROWS_AS(forge::recon::estimate_fieldmap(echoes, {2e-3, 4.5e-3}, g.Nx, g.Ny, g.Nz, f), forge::cuda_error);
+    CHECK_THROWS_AS(forge::recon::estimate_field_map(echoes, {2e-3, 4.5e-3}, g.Nx, g.Ny, g.Nz, f), forge::cuda_error);
     // Auto and Host run on the host, to the same bits
     o.device = forge::ReconDevice::Auto;
     const arma::cx_fvec a = forge::recon::coil_maps_from_images(X, g.Nx, g.Ny, g.Nz, o);

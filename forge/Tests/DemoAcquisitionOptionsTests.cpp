@@ -15,7 +15,7 @@ TEST_CASE("demo_acquisition with simulate = false gives the simulated acquisitio
     const forge::sim::DemoAcquisition sim = forge::sim::demo_acquisition(o);
     o.simulate = false;
     const forge::sim::DemoAcquisition none = forge::sim::demo_acquisition(o);
-    for (const auto scan : {&forge::sim::DemoAcquisition::spiral, &forge::sim::DemoAcquisition::fieldmap_scan}) {
+    for (const auto scan : {&forge::sim::DemoAcquisition::spiral, &forge::sim::DemoAcquisition::field_map_scan}) {
         const auto &a = sim.*scan, &b = none.*scan;
         REQUIRE(a.frames.size() == b.frames.size());
         REQUIRE(a.readouts.size() == b.readouts.size());

@@ -55,7 +55,7 @@ TEST_CASE("docs/operators.md: an operator written as the page shows matches Gdft
         ix[j] = (double(j % N) - double(N) / 2) / double(N);
         iy[j] = (double(j / N) - double(N) / 2) / double(N);
     }
-    const arma::vec FM = uniform<double>(n2, -150, 150), t = arma::regspace(0, double(n1 - 1)) * 20e-6;
+    const arma::vec field_map = uniform<double>(n2, -150, 150), t = arma::regspace(0, double(n1 - 1)) * 20e-6;
     arma::cx_mat dft_matrix(n1, n2);  // the field-free DFT of forge's conventions, written out
     for (arma::uword j = 0; j < n1; ++j)
         for (arma::uword k = 0; k < n2; ++k)
@@ -69,7 +69,7 @@ TEST_CASE("docs/operators.md: an operator written as the page shows matches Gdft
     // BEGIN operators.md example: body
     MatrixOperator E(dft_matrix);
     forge::SENSE<double, MatrixOperator> S(E, maps, nc);                    // coil stack around it
-    forge::TimeSegmentation<double, MatrixOperator> A(E, FM, t, 5);         // field correction around it
+    forge::TimeSegmentation<double, MatrixOperator> A(E, field_map, t, 5);         // field correction around it
     arma::cx_vec x = forge::solve_pwls_pcg<double>(x0, E, W, data, R, 20);  // and solved
     // END operators.md example: body
 
@@ -86,7 +86,7 @@ TEST_CASE("docs/operators.md: an operator written as the page shows matches Gdft
     CHECK(rel_error(S * v, SG * v) < 1e-12);
     const arma::cx_vec yc = complex_normal<double>(n1 * nc);
     CHECK(rel_error(S / yc, SG / yc) < 1e-12);
-    const forge::TimeSegmentation<double, forge::Gdft<double>> AG(G, FM, t, 5);
+    const forge::TimeSegmentation<double, forge::Gdft<double>> AG(G, field_map, t, 5);
     CHECK(rel_error(A * v, AG * v) < 1e-12);
     CHECK(rel_error(A / y, AG / y) < 1e-12);
     // The same solve through Gdft. The operators agree to ~1e-13, but 20 PCG steps on this small problem run past

@@ -66,10 +66,10 @@ struct DiskMap {
 
 }  // namespace
 
-TEST_CASE("extend_fieldmap keeps the support and continues it smoothly within its range",
+TEST_CASE("extend_field_map keeps the support and continues it smoothly within its range",
           "[maps][fieldmap-extension]") {
     DiskMap m;
-    const arma::fvec e = extend_fieldmap(m.zeroed, m.support, m.Nx, m.Ny, 1);
+    const arma::fvec e = extend_field_map(m.zeroed, m.support, m.Nx, m.Ny, 1);
     REQUIRE(e.n_elem == m.zeroed.n_elem);
     float lo = 1e30f, hi = -1e30f;
     for (std::size_t j = 0; j < e.n_elem; ++j)
@@ -94,7 +94,7 @@ TEST_CASE("extend_fieldmap keeps the support and continues it smoothly within it
     // the relaxation smooths the onion peel's creases
     FieldMapExtensionOptions peel;
     peel.iterations = 0;
-    const arma::fvec p = extend_fieldmap(m.zeroed, m.support, m.Nx, m.Ny, 1, peel);
+    const arma::fvec p = extend_field_map(m.zeroed, m.support, m.Nx, m.Ny, 1, peel);
     const double rPeel = roughness_outside(p, m.Nx, m.Ny, m.support),
                  rExt = roughness_outside(e, m.Nx, m.Ny, m.support);
     INFO("roughness outside: onion peel " << rPeel << ", relaxed " << rExt);
@@ -103,23 +103,23 @@ TEST_CASE("extend_fieldmap keeps the support and continues it smoothly within it
     CHECK(e.max() - e.min() <= hi - lo);
 }
 
-TEST_CASE("extend_fieldmap ignores what lies outside the support: zeros, noise, NaN", "[maps][fieldmap-extension]") {
+TEST_CASE("extend_field_map ignores what lies outside the support: zeros, noise, NaN", "[maps][fieldmap-extension]") {
     DiskMap m;
     arma::fvec noisy = m.zeroed;
     std::mt19937 rng(7);
     std::normal_distribution<float> n(0, 2000);
     for (std::size_t j = 0; j < noisy.n_elem; ++j)
         if (!m.support[j]) noisy[j] = j % 97 == 0 ? NAN : n(rng);
-    const arma::fvec a = extend_fieldmap(m.zeroed, m.support, m.Nx, m.Ny, 1);
-    const arma::fvec b = extend_fieldmap(noisy, m.support, m.Nx, m.Ny, 1);
+    const arma::fvec a = extend_field_map(m.zeroed, m.support, m.Nx, m.Ny, 1);
+    const arma::fvec b = extend_field_map(noisy, m.support, m.Nx, m.Ny, 1);
     REQUIRE(arma::all(a == b));
     // the nonzero support of the zero-filled map is the same support
-    const arma::fvec c = extend_fieldmap(m.zeroed, m.Nx, m.Ny, 1);
+    const arma::fvec c = extend_field_map(m.zeroed, m.Nx, m.Ny, 1);
     REQUIRE(arma::all(a == c));
-    REQUIRE(fieldmap_support(m.zeroed) == m.support);
+    REQUIRE(field_map_support(m.zeroed) == m.support);
 }
 
-TEST_CASE("extend_fieldmap in 3D: a constant map stays constant everywhere", "[maps][fieldmap-extension][3d]") {
+TEST_CASE("extend_field_map in 3D: a constant map stays constant everywhere", "[maps][fieldmap-extension][3d]") {
     const std::size_t Nx = 12, Ny = 10, Nz = 6;
     arma::fvec f(Nx * Ny * Nz, arma::fill::zeros);
     std::vector<unsigned char> s(f.n_elem, 0);
@@ -132,30 +132,30 @@ TEST_CASE("extend_fieldmap in 3D: a constant map stays constant everywhere", "[m
                     f[x + Nx * (y + Ny * z)] = -314.0f;
                 }
             }
-    const arma::fvec e = extend_fieldmap(f, s, Nx, Ny, Nz);
+    const arma::fvec e = extend_field_map(f, s, Nx, Ny, Nz);
     for (std::size_t j = 0; j < e.n_elem; ++j) REQUIRE(e[j] == Approx(-314.0).epsilon(1e-6));
 }
 
-TEST_CASE("extend_fieldmap: full and empty supports, and bad arguments", "[maps][fieldmap-extension][errors]") {
+TEST_CASE("extend_field_map: full and empty supports, and bad arguments", "[maps][fieldmap-extension][errors]") {
     const std::size_t Nx = 8, Ny = 6;
     arma::fvec f(Nx * Ny, arma::fill::randn);
-    f += 5.0f;                                               // no zero
-    REQUIRE(arma::all(extend_fieldmap(f, Nx, Ny, 1) == f));  // nothing to fill
+    f += 5.0f;                                                // no zero
+    REQUIRE(arma::all(extend_field_map(f, Nx, Ny, 1) == f));  // nothing to fill
     const arma::fvec z(Nx * Ny, arma::fill::zeros);
-    REQUIRE(arma::all(extend_fieldmap(z, Nx, Ny, 1) == z));  // all zero: returned as is
+    REQUIRE(arma::all(extend_field_map(z, Nx, Ny, 1) == z));  // all zero: returned as is
     std::vector<unsigned char> s(Nx * Ny, 1), none(Nx * Ny, 0);
     using forge::invalid_argument;
-    REQUIRE_THROWS_WITH(extend_fieldmap(f, s, Nx + 1, Ny, 1), Catch::Contains("fieldmap has 48 entries"));
-    REQUIRE_THROWS_WITH(extend_fieldmap(f, std::vector<unsigned char>(5, 1), Nx, Ny, 1),
+    REQUIRE_THROWS_WITH(extend_field_map(f, s, Nx + 1, Ny, 1), Catch::Contains("fieldmap has 48 entries"));
+    REQUIRE_THROWS_WITH(extend_field_map(f, std::vector<unsigned char>(5, 1), Nx, Ny, 1),
                         Catch::Contains("support has 5 entries"));
-    REQUIRE_THROWS_WITH(extend_fieldmap(f, none, Nx, Ny, 1), Catch::Contains("the support is empty"));
-    REQUIRE_THROWS_WITH(extend_fieldmap(f, s, 0, Ny, 1), Catch::Contains("holds no pixel"));
+    REQUIRE_THROWS_WITH(extend_field_map(f, none, Nx, Ny, 1), Catch::Contains("the support is empty"));
+    REQUIRE_THROWS_WITH(extend_field_map(f, s, 0, Ny, 1), Catch::Contains("holds no pixel"));
     FieldMapExtensionOptions bad;
     bad.iterations = -1;
-    REQUIRE_THROWS_WITH(extend_fieldmap(f, s, Nx, Ny, 1, bad), Catch::Contains("iterations = -1"));
+    REQUIRE_THROWS_WITH(extend_field_map(f, s, Nx, Ny, 1, bad), Catch::Contains("iterations = -1"));
     arma::fvec g = f;
     g[3] = NAN;
-    REQUIRE_THROWS_AS(extend_fieldmap(g, s, Nx, Ny, 1), invalid_argument);
+    REQUIRE_THROWS_AS(extend_field_map(g, s, Nx, Ny, 1), invalid_argument);
     s[3] = 0;  // NaN outside the support: ignored
-    REQUIRE(std::isfinite(extend_fieldmap(g, s, Nx, Ny, 1)[3]));
+    REQUIRE(std::isfinite(extend_field_map(g, s, Nx, Ny, 1)[3]));
 }

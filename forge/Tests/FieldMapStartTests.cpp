@@ -1,4 +1,4 @@
-// The field map's start (estimate_fieldmap with 0 iterations): angle of the window-summed y_0 conj(y_1) over dt.
+// The field map's start (estimate_field_map with 0 iterations): angle of the window-summed y_0 conj(y_1) over dt.
 // Its window sums (cuda::axis_window_sum, shared by the host and the device) against a float64 brute-force sum,
 // and exactly 0 over windows where the echoes vanish: there the start's angle is that of the sum's rounding, so
 // any residue (running or prefix sums) would set an arbitrary start, and host and device would disagree by up to
@@ -63,9 +63,9 @@ TEST_CASE("Field-map start: where the echoes vanish over the window it is 0, els
     o.device = forge::ReconDevice::Host;
     o.iterations = 0;
     for (int kernel : {3, 5}) {
-        o.initKernel = kernel;
+        o.init_kernel = kernel;
         const long h = kernel / 2;
-        const arma::fvec w = forge::recon::estimate_fieldmap(echoes, times, Nx, Ny, Nz, o);
+        const arma::fvec w = forge::recon::estimate_field_map(echoes, times, Nx, Ny, Nz, o);
         for (std::size_t k = 0; k < n2; ++k) {
             const long x = long(k % Nx), y = long((k / Nx) % Ny), z = long(k / (Nx * Ny));
             long double re = 0, im = 0;

@@ -43,7 +43,7 @@ TEMPLATE_TEST_CASE("Gdft and GdftR2: bad input throws forge::invalid_argument na
     };
     const Field fields[] = {{"kx", &Args::kx, true},  {"ky", &Args::ky, true},  {"kz", &Args::kz, true},
                             {"t", &Args::t, true},    {"ix", &Args::ix, false}, {"iy", &Args::iy, false},
-                            {"iz", &Args::iz, false}, {"FM", &Args::FM, false}};
+                            {"iz", &Args::iz, false}, {"field_map", &Args::FM, false}};
     const std::function<void(const Args&)> ctors[] = {gdft, gdftr2, gdftr2g};
     for (const auto& ctor : ctors) {
         for (const Field& f : fields) {
@@ -181,7 +181,7 @@ TEMPLATE_TEST_CASE("Gdft and GdftR2: phases beyond what the precision evaluates 
     bad = g;
     bad.FM[3] = T1(std::is_same<T1, float>::value ? 1e6 : 1e15);
     bad.t[2] = T1(10);
-    CHECK_BAD_ARG(make_gdft(bad), Catch::Contains("FM"));
+    CHECK_BAD_ARG(make_gdft(bad), Catch::Contains("field_map"));
     // GdftR2: gradient maps whose sinc phase leaves the range.
     const arma::Col<T1> z(g.n2(), arma::fill::zeros);
     arma::Col<T1> gy = z;

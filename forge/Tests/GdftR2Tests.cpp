@@ -126,5 +126,5 @@ TEMPLATE_TEST_CASE("GdftR2: field-map gradients match an independent finite diff
     }
     // Wrong FM length for the grid.
     arma::Col<T1> gx, gy, gz;
-    CHECK_BAD_ARG(forge::GdftR2<T1>::field_map_gradients(arma::Col<T1>(11), 3, 2, 2, gx, gy, gz), names("FM"));
+    CHECK_BAD_ARG(forge::GdftR2<T1>::field_map_gradients(arma::Col<T1>(11), 3, 2, 2, gx, gy, gz), names("field_map"));
 }

@@ -14,8 +14,8 @@ TEST_CASE("read_hdf5_array reads complex float NDArrays exactly", "[io][hdf5]") 
     std::mt19937 rng(static_cast<unsigned>(forge_test::test_seed()));
     std::normal_distribution<float> g(0.0f, 1e3f);
     forge::io::MrdFile F;
-    F.header.encodedMatrix = F.header.reconMatrix = {8, 8, 1};
-    F.header.encodedFov_mm = F.header.reconFov_mm = {200, 200, 5};
+    F.header.encoded_matrix = F.header.recon_matrix = {8, 8, 1};
+    F.header.encoded_fov_mm = F.header.recon_fov_mm = {200, 200, 5};
     F.header.trajectory = "cartesian";
     forge::io::MrdAcquisition a;
     a.samples = 8;

@@ -446,8 +446,8 @@ TEST_CASE("Penalized field map of a two-echo scan: +-150 Hz, 1% noise, RMS error
     P.Nx = P.Ny = N;
     set_pixel_grid(P);
     const arma::fvec rho = sim::smooth_shepp_logan_slice(N, 0, 1);
-    const arma::vec w = sim::bump_and_ramp_fieldmap(arma::conv_to<arma::vec>::from(P.ix),
-                                                    arma::conv_to<arma::vec>::from(P.iy), 150.0);  // rad/s
+    const arma::vec w = sim::bump_and_ramp_field_map(arma::conv_to<arma::vec>::from(P.ix),
+                                                     arma::conv_to<arma::vec>::from(P.iy), 150.0);  // rad/s
     const std::vector<double> te{1.0e-3, 3.5e-3};  // 2.5 ms apart: up to 0.75 pi of phase difference
     const double sigma = 0.01 * double(rho.max());
     std::vector<arma::cx_fvec> echoes;
@@ -475,10 +475,10 @@ TEST_CASE("Penalized field map of a two-echo scan: +-150 Hz, 1% noise, RMS error
         return std::sqrt(s / double(n));
     };
     std::vector<double> cost;
-    const arma::fvec est = estimate_fieldmap(echoes, te, N, N, 1, {}, &cost);
+    const arma::fvec est = estimate_field_map(echoes, te, N, N, 1, {}, &cost);
     double maxErr = 0, maxPd = 0;
     const double rms = rms_hz(est, &maxErr);
-    const double rmsPd = rms_hz(phase_difference_fieldmap(echoes, te), &maxPd);
+    const double rmsPd = rms_hz(phase_difference_field_map(echoes, te), &maxPd);
     INFO("RMS error inside the head: penalized " << rms << " Hz (max " << maxErr << "), phase difference " << rmsPd
                                                  << " Hz (max " << maxPd << ")");
     CHECK(rms <= 3.0);
@@ -487,7 +487,7 @@ TEST_CASE("Penalized field map of a two-echo scan: +-150 Hz, 1% noise, RMS error
     // the surrogate iteration never increases the cost
     for (std::size_t i = 1; i < cost.size(); ++i) REQUIRE(cost[i] <= cost[i - 1] * (1 + 1e-12) + 1e-15);
 
-    CHECK_THROWS_WITH(estimate_fieldmap({echoes[0]}, {te[0]}, N, N, 1), Catch::Contains("at least 2"));
-    CHECK_THROWS_WITH(estimate_fieldmap(echoes, {te[0], te[0]}, N, N, 1), Catch::Contains("are equal"));
-    CHECK_THROWS_WITH(estimate_fieldmap(echoes, te, N, N + 2, 1), Catch::Contains("expected 4224"));
+    CHECK_THROWS_WITH(estimate_field_map({echoes[0]}, {te[0]}, N, N, 1), Catch::Contains("at least 2"));
+    CHECK_THROWS_WITH(estimate_field_map(echoes, {te[0], te[0]}, N, N, 1), Catch::Contains("are equal"));
+    CHECK_THROWS_WITH(estimate_field_map(echoes, te, N, N + 2, 1), Catch::Contains("expected 4224"));
 }

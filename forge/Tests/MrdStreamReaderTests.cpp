@@ -57,10 +57,10 @@ std::string captured(const Write& write) {
 // The test header with 'limits' (slice, repetition ranges; absent where hi < 0) set through libismrmrd's own XML
 std::string header_xml(int s0 = 0, int s1 = -1, int r0 = 0, int r1 = -1) {
     forge::io::MrdHeader H;
-    H.encodedMatrix = H.reconMatrix = {{16, 16, 1}};
-    H.encodedFov_mm = H.reconFov_mm = {{200, 200, 5}};
+    H.encoded_matrix = H.recon_matrix = {{16, 16, 1}};
+    H.encoded_fov_mm = H.recon_fov_mm = {{200, 200, 5}};
     H.trajectory = "spiral";
-    H.receiverChannels = 2;
+    H.receiver_channels = 2;
     ISMRMRD::IsmrmrdHeader h;
     ISMRMRD::deserialize(forge::io::make_mrd_header_xml(H, "reader-test").c_str(), h);
     if (s1 >= 0) h.encoding[0].encodingLimits.slice = ISMRMRD::Limit(uint16_t(s0), uint16_t(s1), 0);
@@ -83,14 +83,14 @@ TEST_CASE("MRD stream reader: one message at a time, the acquisitions written, i
         auto& a = acqs[i];
         a.samples = uint16_t(3 + u(rng) % 20);
         a.channels = 2;
-        a.trajDims = 2;
+        a.traj_dims = 2;
         a.slice = uint16_t(u(rng) % 4);
         a.repetition = uint16_t(u(rng) % 3);
         const bool noise = u(rng) % 3 == 0;
         a.flags = (noise ? uint64_t(1) << (ISMRMRD::ISMRMRD_ACQ_IS_NOISE_MEASUREMENT - 1) : 0) |
                   (u(rng) % 2 ? uint64_t(1) << (ISMRMRD::ISMRMRD_ACQ_LAST_IN_SLICE - 1) : 0);
         for (std::size_t j = 0; j < std::size_t(a.samples) * a.channels; ++j) a.data.emplace_back(g(rng), g(rng));
-        for (std::size_t j = 0; j < std::size_t(a.samples) * a.trajDims; ++j) a.traj.push_back(0.4f * g(rng));
+        for (std::size_t j = 0; j < std::size_t(a.samples) * a.traj_dims; ++j) a.traj.push_back(0.4f * g(rng));
     }
     const std::string bytes = captured([&](int fd) { forge::io::write_mrd_stream(fd, xml, acqs); });
     BytesFd in(bytes, std::to_string(forge_test::test_seed()));

@@ -62,18 +62,18 @@ TEST_CASE("MRD stream: acquisitions round-trip exactly through write_mrd_stream 
     std::normal_distribution<float> g(0.0f, 1.0f);
     std::uniform_int_distribution<int> u(0, 400);
     forge::io::MrdHeader H;
-    H.encodedMatrix = H.reconMatrix = {{16, 16, 1}};
-    H.encodedFov_mm = H.reconFov_mm = {{200, 200, 5}};
+    H.encoded_matrix = H.recon_matrix = {{16, 16, 1}};
+    H.encoded_fov_mm = H.recon_fov_mm = {{200, 200, 5}};
     H.trajectory = "spiral";
-    H.receiverChannels = 3;
+    H.receiver_channels = 3;
     const std::string xml = forge::io::make_mrd_header_xml(H, "stream-test");
     std::vector<forge::io::MrdAcquisition> acqs(7);
     for (std::size_t i = 0; i < acqs.size(); ++i) {
         auto& a = acqs[i];
         a.samples = uint16_t(5 + u(rng) % 20);
         a.channels = 3;
-        a.trajDims = 2;
-        a.centerSample = uint16_t(u(rng) % 5);
+        a.traj_dims = 2;
+        a.center_sample = uint16_t(u(rng) % 5);
         a.dwell_us = 1 + g(rng) * g(rng);
         a.e1 = uint16_t(u(rng));
         a.e2 = uint16_t(u(rng));
@@ -83,28 +83,28 @@ TEST_CASE("MRD stream: acquisitions round-trip exactly through write_mrd_stream 
         a.flags = i == 2 ? (uint64_t(1) << 18) : 0;  // ACQ_IS_NOISE_MEASUREMENT (bit 19)
         for (int k = 0; k < 3; ++k) {
             a.position[k] = 100 * g(rng);
-            a.readDir[k] = g(rng);
-            a.phaseDir[k] = g(rng);
-            a.sliceDir[k] = g(rng);
+            a.read_dir[k] = g(rng);
+            a.phase_dir[k] = g(rng);
+            a.slice_dir[k] = g(rng);
         }
         for (std::size_t j = 0; j < std::size_t(a.samples) * a.channels; ++j) a.data.emplace_back(g(rng), g(rng));
-        for (std::size_t j = 0; j < std::size_t(a.samples) * a.trajDims; ++j) a.traj.push_back(0.4f * g(rng));
+        for (std::size_t j = 0; j < std::size_t(a.samples) * a.traj_dims; ++j) a.traj.push_back(0.4f * g(rng));
     }
     const std::string bytes = captured([&](int fd) { forge::io::write_mrd_stream(fd, xml, acqs); });
     const forge::io::MrdFile F = read_bytes(bytes);
     CHECK(F.xml == xml);
-    CHECK(F.header.receiverChannels == 3);
+    CHECK(F.header.receiver_channels == 3);
     REQUIRE(F.noise.size() == 1);
     REQUIRE(F.acquisitions.size() == acqs.size() - 1);
     std::size_t wrong = 0;
     for (std::size_t i = 0, r = 0; i < acqs.size(); ++i) {
         const auto& a = acqs[i];
         const auto& b = i == 2 ? F.noise[0] : F.acquisitions[r++];
-        wrong += a.samples != b.samples || a.channels != b.channels || a.trajDims != b.trajDims ||
-                 a.centerSample != b.centerSample || a.dwell_us != b.dwell_us || a.e1 != b.e1 || a.e2 != b.e2 ||
+        wrong += a.samples != b.samples || a.channels != b.channels || a.traj_dims != b.traj_dims ||
+                 a.center_sample != b.center_sample || a.dwell_us != b.dwell_us || a.e1 != b.e1 || a.e2 != b.e2 ||
                  a.slice != b.slice || a.repetition != b.repetition || a.contrast != b.contrast || a.flags != b.flags ||
-                 a.position != b.position || a.readDir != b.readDir || a.phaseDir != b.phaseDir ||
-                 a.sliceDir != b.sliceDir || a.data != b.data || a.traj != b.traj;
+                 a.position != b.position || a.read_dir != b.read_dir || a.phase_dir != b.phase_dir ||
+                 a.slice_dir != b.slice_dir || a.data != b.data || a.traj != b.traj;
     }
     CHECK(wrong == 0);
 

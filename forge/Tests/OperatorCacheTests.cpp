@@ -36,7 +36,7 @@ ReconProblem four_slices() {
         fr.y = forge_test::complex_normal<float>(n1 * P.nc);
         P.frames.push_back(fr);
         P.smaps.push_back(forge_test::complex_normal<float>(P.n2() * P.nc));
-        P.fieldmap.push_back(s == 2 ? arma::fvec(forge_test::uniform<float>(P.n2(), -100, 100)) : shared);
+        P.field_map.push_back(s == 2 ? arma::fvec(forge_test::uniform<float>(P.n2(), -100, 100)) : shared);
     }
     P.n1total = n1 * P.nslices;
     P.n1max = n1;
@@ -61,7 +61,7 @@ TEST_CASE("OperatorCache: slices one call at a time reuse the operator, images u
         ReconSettings S;
         S.op = c.op;
         S.iterations = 3;
-        S.toeplitzRhs = forge::recon::ToeplitzRhs::Exact;
+        S.toeplitz_rhs = forge::recon::ToeplitzRhs::Exact;
         const forge::recon::ReconResult whole = forge::recon::reconstruct(P, c.fieldCorrection, S);
         OperatorCache cache;
         std::size_t reused = 0, built = 0;
@@ -70,8 +70,8 @@ TEST_CASE("OperatorCache: slices one call at a time reuse the operator, images u
             const forge::recon::ReconResult one = forge::recon::reconstruct(P, c.fieldCorrection, S, "recon", &cache);
             reused += one.operators_reused;
             built += one.operators_built;
-            REQUIRE(arma::norm(one.complexImage[s]) > 0);
-            CHECK(arma::approx_equal(one.complexImage[s], whole.complexImage[s], "absdiff", 0.0f));  // the same bits
+            REQUIRE(arma::norm(one.complex_image[s]) > 0);
+            CHECK(arma::approx_equal(one.complex_image[s], whole.complex_image[s], "absdiff", 0.0f));  // the same bits
         }
         CHECK(reused == c.reused);
         CHECK(built == P.nslices - c.reused);
@@ -100,7 +100,7 @@ TEST_CASE("OperatorCache: another trajectory builds its own; the least recently 
         S.frames = {s};
         for (OperatorCache* c : {&one, &two}) {
             const forge::recon::ReconResult r = forge::recon::reconstruct(P, false, S, "recon", c);
-            CHECK(arma::approx_equal(r.complexImage[s], whole.complexImage[s], "absdiff", 0.0f));
+            CHECK(arma::approx_equal(r.complex_image[s], whole.complex_image[s], "absdiff", 0.0f));
         }
     }
     CHECK(one.built() == 3);

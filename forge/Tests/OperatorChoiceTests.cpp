@@ -4,9 +4,9 @@
 // when off, the rates file, the micro-runs), the Toeplitz right-hand side by the NUFFT against the exact Gdft's
 // (the image and its solve), and the stage times every solve records (set-up, right-hand side, iterations).
 #include <chrono>
-#include <filesystem>
 #include <cmath>
 #include <complex>
+#include <filesystem>
 #include <string>
 
 #include "TestHelpers.h"
@@ -42,7 +42,7 @@ ReconProblem radial(std::size_t N, std::size_t nc, std::size_t spokes, bool fiel
     fr.kz = arma::fvec(n1, arma::fill::zeros);
     fr.t = arma::fvec(n1);
     for (std::size_t i = 0; i < n1; ++i) fr.t[i] = float(readout * double(i % (2 * N)) / double(2 * N));
-    const arma::fvec fm = fieldmap ? forge::sim::two_blob_fieldmap(N, 0) : arma::fvec(P.n2(), arma::fill::zeros);
+    const arma::fvec fm = fieldmap ? forge::sim::two_blob_field_map(N, 0) : arma::fvec(P.n2(), arma::fill::zeros);
     const arma::fvec truth = forge::sim::smooth_shepp_logan_slice(N, 0, 1);
     const arma::cx_fvec maps = forge::sim::normalise_coil_maps(forge::sim::ring_coil_maps(N, nc), nc);
     const arma::vec z(n1, arma::fill::zeros);
@@ -56,7 +56,7 @@ ReconProblem radial(std::size_t N, std::size_t nc, std::size_t spokes, bool fiel
     fr.y += float(0.01 * arma::norm(fr.y) / std::sqrt(2.0 * fr.y.n_elem)) * complex_normal<float>(fr.y.n_elem);
     P.frames.push_back(fr);
     P.smaps.push_back(maps);
-    if (fieldmap) P.fieldmap.push_back(fm);
+    if (fieldmap) P.field_map.push_back(fm);
     P.reference.push_back(truth);
     P.n1total = P.n1max = n1;
     return P;
@@ -71,7 +71,7 @@ ReconProblem sized(std::size_t N, std::size_t nc, std::size_t n1, bool fieldmap)
     forge::recon::ReconFrame fr;
     fr.kx = fr.ky = fr.kz = fr.t = arma::fvec(n1, arma::fill::zeros);
     P.frames.push_back(fr);
-    if (fieldmap) P.fieldmap.push_back(arma::fvec(P.n2(), arma::fill::zeros));
+    if (fieldmap) P.field_map.push_back(arma::fvec(P.n2(), arma::fill::zeros));
     P.n1total = P.n1max = n1;
     return P;
 }
@@ -111,10 +111,10 @@ TEST_CASE("choose_operator takes the least estimated time, an exact DFT within 1
                     CHECK(tN > 0);
                     CHECK(tD > 0);
                     const double approx = std::min(tT, tN);
-                    const EncodingOperator expected = tD <= forge::recon::kExactPreference * approx ||
-                                                              tD <= forge::recon::kExactFloorSeconds
-                                                          ? EncodingOperator::Dft
-                                                          : (tT < tN ? EncodingOperator::Toeplitz : nufft);
+                    const EncodingOperator expected =
+                        tD <= forge::recon::kExactPreference * approx || tD <= forge::recon::kExactFloorSeconds
+                            ? EncodingOperator::Dft
+                            : (tT < tN ? EncodingOperator::Toeplitz : nufft);
                     CHECK(c.op == expected);
                     CHECK_THAT(c.reason, Catch::Matchers::Contains("toeplitz"));
                     if (!fieldmap) CHECK_THAT(c.reason, Catch::Matchers::Contains("no field map"));
@@ -205,14 +205,16 @@ TEST_CASE("calibration off gives the fixed rates; the rates file round-trips", "
     CHECK(forge::recon::cost_model_key(false).find('/') == std::string::npos);
 }
 
-TEST_CASE("measure_cost_rates times every kernel in a few tenths of a second at most", "[recon][operator][calibration]") {
+TEST_CASE("measure_cost_rates times every kernel in a few tenths of a second at most",
+          "[recon][operator][calibration]") {
     const auto t0 = std::chrono::steady_clock::now();
     const forge::recon::CostRates r = forge::recon::measure_cost_rates(false);
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     INFO("dft " << r.dft << " field " << r.dft_field << " fft " << r.fft << " taps " << r.taps << " plan " << r.plan
                 << " kernels " << r.kernels << " in " << s << " s");
     CHECK(r.source == "measured");
-    for (double v : {r.dft, r.dft_field, r.fft, r.taps, r.plan, r.kernels, r.vector, r.apply}) CHECK((std::isfinite(v) && v > 0));
+    for (double v : {r.dft, r.dft_field, r.fft, r.taps, r.plan, r.kernels, r.vector, r.apply})
+        CHECK((std::isfinite(v) && v > 0));
     CHECK(s < 2.0);  // a few tens of ms idle; a loaded shared machine is slower
 }
 
@@ -241,8 +243,8 @@ TEST_CASE("estimate_seconds counts the Toeplitz kernels once and its iterations 
         CHECK(n0 > (n1 - n0) / 100);
         // without field correction a single kernel, no segments (at t1's 101 iterations)
         S.iterations = 101;
-        const double plain =
-            forge::recon::estimate_seconds(P, S, EncodingOperator::Toeplitz, false, forge::recon::fixed_cost_rates(gpu));
+        const double plain = forge::recon::estimate_seconds(P, S, EncodingOperator::Toeplitz, false,
+                                                            forge::recon::fixed_cost_rates(gpu));
         CHECK(plain < t1);
     }
 }
@@ -256,16 +258,16 @@ TEST_CASE("the Toeplitz path's right-hand side by the NUFFT gives the exact righ
         S.op = EncodingOperator::Toeplitz;
         S.iterations = 15;
         S.tolerance = 0;
-        S.toeplitzRhs = ToeplitzRhs::Exact;
+        S.toeplitz_rhs = ToeplitzRhs::Exact;
         CHECK_FALSE(forge::recon::toeplitz_rhs_by_nufft(P, 0, S, true));
         const auto exact = forge::recon::reconstruct(P, true, S);
-        S.toeplitzRhs = ToeplitzRhs::Nufft;
+        S.toeplitz_rhs = ToeplitzRhs::Nufft;
         CHECK(forge::recon::toeplitz_rhs_by_nufft(P, 0, S, true));
         const auto nufft = forge::recon::reconstruct(P, true, S);
         S.op = EncodingOperator::Dft;  // the exact model throughout
         const auto dft = forge::recon::reconstruct(P, true, S);
-        const double dNufft = relative_difference(nufft.complexImage[0], exact.complexImage[0]);
-        const double dExact = relative_difference(exact.complexImage[0], dft.complexImage[0]);
+        const double dNufft = relative_difference(nufft.complex_image[0], exact.complex_image[0]);
+        const double dExact = relative_difference(exact.complex_image[0], dft.complex_image[0]);
         INFO("field map " << fieldmap << ": |nufft rhs - exact rhs| / |exact rhs| = " << dNufft
                           << ", |toeplitz (exact rhs) - dft| / |dft| = " << dExact);
         // G^H y by the NUFFT (W = 5, relative error ~1e-4; with a field map time-segmented for 5e-4) moves the
@@ -285,9 +287,9 @@ TEST_CASE("toeplitz_rhs_by_nufft (Auto) keeps the exact DFT where it is cheap an
     // 128x128 x 8 coils x 200 spokes of 256: 8.4e9 sample-pixel products for the exact G^H y
     const ReconProblem big = radial(128, 8, 200, false);
     CHECK(forge::recon::toeplitz_rhs_by_nufft(big, 0, S, true));
-    S.toeplitzRhs = ToeplitzRhs::Exact;
+    S.toeplitz_rhs = ToeplitzRhs::Exact;
     CHECK_FALSE(forge::recon::toeplitz_rhs_by_nufft(big, 0, S, true));
-    S.toeplitzRhs = ToeplitzRhs::Auto;
+    S.toeplitz_rhs = ToeplitzRhs::Auto;
     CHECK_THROWS_AS(forge::recon::toeplitz_rhs_by_nufft(big, 1, S, true), forge::invalid_argument);
 }
 

@@ -102,7 +102,7 @@ TEST_CASE("ReconSession: groups of one slice and frame give the whole problem's 
             const GroupResult g = session.reconstruct(G, place);
             CHECK(g.maps.source == (f == 0 ? MapsReport::Source::Estimated : MapsReport::Source::Kept));
             CHECK(arma::approx_equal(G.smaps[0], whole.smaps[s], "absdiff", 0.0f));
-            CHECK(arma::approx_equal(g.images.complexImage[0], W.images.complexImage[f * P.nslices + s], "absdiff",
+            CHECK(arma::approx_equal(g.images.complex_image[0], W.images.complex_image[f * P.nslices + s], "absdiff",
                                      0.0f));
             CHECK(g.images.operators_reused == (i > 0 ? 1u : 0u));  // one trajectory: built once
         }
@@ -170,7 +170,8 @@ TEST_CASE("ReconSession: maps policies", "[recon][pipeline]") {
     }
 }
 
-TEST_CASE("ReconSession: auto_operator chooses by the cost model, an fft off the grid is refused", "[recon][pipeline]") {
+TEST_CASE("ReconSession: auto_operator chooses by the cost model, an fft off the grid is refused",
+          "[recon][pipeline]") {
     FORGE_INFO_SEED();
     ReconProblem P = series(1, 1);
     ReconRequest r = quick_request();

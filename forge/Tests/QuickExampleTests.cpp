@@ -21,7 +21,7 @@ TEST_CASE("Quick example of docs/reconstruction.md compiles with both using-dire
     // 8x8 image, 64 Cartesian k-space samples, no field map: n1 samples, n2 pixels.
     uword Nx = 8, Ny = 8, n1 = Nx * Ny, n2 = Nx * Ny;
     Col<float> kx(n1), ky(n1), kz(n1, fill::zeros), t(n1, fill::zeros);   // cycles/FOV, seconds
-    Col<float> ix(n2), iy(n2), iz(n2, fill::zeros), FM(n2, fill::zeros);  // FOV units, rad/s
+    Col<float> ix(n2), iy(n2), iz(n2, fill::zeros), field_map(n2, fill::zeros);  // FOV units, rad/s
     for (uword j = 0; j < Ny; ++j)
         for (uword i = 0; i < Nx; ++i) {
             kx(i + Nx * j) = float(i) - Nx / 2.0f;
@@ -29,7 +29,7 @@ TEST_CASE("Quick example of docs/reconstruction.md compiles with both using-dire
             ix(i + Nx * j) = (float(i) - Nx / 2.0f) / Nx;
             iy(i + Nx * j) = (float(j) - Ny / 2.0f) / Ny;
         }
-    Gdft<float> G(n1, n2, kx, ky, kz, ix, iy, iz, FM, t);
+    Gdft<float> G(n1, n2, kx, ky, kz, ix, iy, iz, field_map, t);
 
     Col<cx_float> image(n2, fill::ones);
     Col<cx_float> kspace = G * image;  // forward: image -> k-space

@@ -20,7 +20,7 @@ ReconProblem radial(double noise) { return radial_problem(32, 4, 33, noise); }
 arma::cx_fvec solve(const ReconProblem& P) {
     forge::recon::ReconSettings S;
     S.iterations = 20;
-    return forge::recon::reconstruct(P, false, S).complexImage.front();
+    return forge::recon::reconstruct(P, false, S).complex_image.front();
 }
 
 double relative_difference(const arma::cx_fvec& a, const arma::cx_fvec& b) {

@@ -30,7 +30,7 @@ ReconProblem small_problem() {
         fr.y = forge_test::complex_normal<float>(n1 * P.nc);
         P.frames.push_back(fr);
         P.smaps.push_back(forge_test::complex_normal<float>(P.n2() * P.nc));
-        P.fieldmap.push_back(forge_test::uniform<float>(P.n2(), -100, 100));
+        P.field_map.push_back(forge_test::uniform<float>(P.n2(), -100, 100));
     }
     P.n1total = n1 * P.nslices;
     P.n1max = n1;
@@ -47,12 +47,12 @@ TEST_CASE("reconstruct of a subset of frames equals the whole reconstruction on 
     S.frames = {2, 0};
     CHECK(forge::recon::solves_per_reconstruction(P, S) == 2 * 4);
     const forge::recon::ReconResult part = forge::recon::reconstruct(P, true, S);
-    REQUIRE(part.complexImage.size() == 3);
+    REQUIRE(part.complex_image.size() == 3);
     for (std::size_t i : {std::size_t(0), std::size_t(2)}) {
-        CHECK(arma::norm(all.complexImage[i]) > 0);
-        CHECK(arma::approx_equal(part.complexImage[i], all.complexImage[i], "absdiff", 0.0f));  // the same bits
+        CHECK(arma::norm(all.complex_image[i]) > 0);
+        CHECK(arma::approx_equal(part.complex_image[i], all.complex_image[i], "absdiff", 0.0f));  // the same bits
     }
-    CHECK(arma::norm(part.complexImage[1]) == 0);
+    CHECK(arma::norm(part.complex_image[1]) == 0);
     CHECK(arma::norm(part.magnitude[1]) == 0);
 
     S.frames = {0, 3};
@@ -62,4 +62,45 @@ TEST_CASE("reconstruct of a subset of frames equals the whole reconstruction on 
                           Catch::Matchers::Contains("expected indices < 3"));
     S.frames = {1, 1};
     CHECK_THROWS_WITH(forge::recon::reconstruct(P, true, S), Catch::Matchers::Contains("names frame 1 twice"));
+}
+
+TEST_CASE("ReconProblem and ReconFrame from and to the geometry types", "[recon]") {
+    FORGE_INFO_SEED();
+    for (const forge::ImageGrid g : {forge::ImageGrid(12, 10), forge::ImageGrid(9, 7, 5), forge::ImageGrid(1, 8, 6)}) {
+        INFO("grid " << g.to_string());
+        ReconProblem P;
+        P.nslices = 2;
+        P.set_grid(g);
+        CHECK(P.grid() == g);
+        CHECK(P.n2() == g.n_pixels());
+        const forge::PixelGeometry<float> on = forge::PixelGeometry<float>::on_grid(g);
+        CHECK(arma::all(P.ix == on.x));
+        CHECK(arma::all(P.iy == on.y));
+        CHECK(arma::all(P.iz == on.z));
+        // set_pixel_grid of the same sizes: the same positions, bit for bit.
+        ReconProblem Q;
+        Q.Nx = g.nx, Q.Ny = g.ny, Q.Nz = g.nz;
+        forge::recon::set_pixel_grid(Q);
+        CHECK(arma::all(Q.ix == P.ix));
+        CHECK(arma::all(Q.iz == P.iz));
+        CHECK_FALSE(P.pixels(1).has_field_map());
+        P.field_map = {forge_test::uniform<float>(P.n2(), -300, 300), forge_test::uniform<float>(P.n2(), -300, 300)};
+        const forge::PixelGeometry<float> px = P.pixels(1);
+        CHECK(arma::all(px.field_map == P.field_map[1]));
+        CHECK(arma::all(px.x == P.ix));
+        CHECK_THROWS_WITH(P.pixels(2), Catch::Contains("ReconProblem::pixels: slice 2 of 2"));
+    }
+    CHECK_THROWS_WITH(ReconProblem().set_grid(forge::ImageGrid(8, 0)), Catch::Contains("axis of length 0"));
+
+    const forge::Trajectory<float> k(forge_test::uniform<float>(50, -32, 32), forge_test::uniform<float>(50, -32, 32),
+                                     arma::fvec(50, arma::fill::zeros), forge_test::uniform<float>(50, 0, 8e-3));
+    forge::recon::ReconFrame f;
+    f.set_trajectory(k);
+    const forge::Trajectory<float> back = f.trajectory();
+    CHECK(arma::all(back.kx == k.kx));
+    CHECK(arma::all(back.ky == k.ky));
+    CHECK(arma::all(back.t == k.t));
+    CHECK_THROWS_WITH(f.set_trajectory(forge::Trajectory<float>(k.kx, k.ky, k.kz)),
+                      Catch::Contains("ReconFrame::set_trajectory: trajectory t (readout times) has 0 entries"));
+    CHECK(f.kx.n_elem == 50);  // a refused trajectory leaves the frame as it was
 }

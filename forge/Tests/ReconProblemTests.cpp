@@ -20,6 +20,7 @@
 #include "forge/Core/Exceptions.h"
 #include "forge/IO/Mrd.h"
 #include "forge/IO/MrdProblem.h"
+#include "forge/IO/MrdStream.h"
 #include "forge/Sim/DemoAcquisition.h"
 
 namespace {
@@ -37,9 +38,9 @@ std::complex<float> data_value(unsigned j, unsigned c, unsigned s) {
     return {float(j + 100 * c + 1000 * s), float(-(int(j) + 7 * int(c)) - 13 * int(s))};
 }
 
-// Writes a 2D spiral-like MRD file: kShots acquisitions of kSamples samples, kCoils coils, trajDims
+// Writes a 2D spiral-like MRD file: kShots acquisitions of kSamples samples, kCoils coils, traj_dims
 // trajectory dimensions, encoded FOV kEncFov mm, recon FOV reconFov mm.
-std::string write_mrd_file(const std::string& name, double reconFov, unsigned trajDims) {
+std::string write_mrd_file(const std::string& name, double reconFov, unsigned traj_dims) {
     const std::string path = "forge_recon_problem_test_" + std::to_string(::getpid()) + "_" + name + ".h5";
     std::remove(path.c_str());
     ISMRMRD::IsmrmrdHeader h;
@@ -58,7 +59,7 @@ std::string write_mrd_file(const std::string& name, double reconFov, unsigned tr
     ISMRMRD::Dataset d(path.c_str(), "dataset", true);
     d.writeHeader(xml.str());
     for (unsigned s = 0; s < kShots; ++s) {
-        ISMRMRD::Acquisition a(kSamples, kCoils, trajDims);
+        ISMRMRD::Acquisition a(kSamples, kCoils, traj_dims);
         a.center_sample() = kCentre;
         a.sample_time_us() = kDwell_us;
         a.idx().kspace_encode_step_1 = s;
@@ -66,7 +67,7 @@ std::string write_mrd_file(const std::string& name, double reconFov, unsigned tr
         a.phase_dir()[1] = 1;
         a.slice_dir()[2] = 1;
         for (unsigned j = 0; j < kSamples; ++j) {
-            for (unsigned dd = 0; dd < trajDims; ++dd) a.traj(dd, j) = traj_value(dd, j, s);
+            for (unsigned dd = 0; dd < traj_dims; ++dd) a.traj(dd, j) = traj_value(dd, j, s);
             for (unsigned c = 0; c < kCoils; ++c) a.data(j, c) = data_value(j, c, s);
         }
         d.appendAcquisition(a);
@@ -151,27 +152,27 @@ namespace {
 // grid (encoded = recon FOV), one acquisition per readout.
 forge::io::MrdFile demo_mrd(const forge::sim::DemoAcquisition& d, const forge::sim::SimulatedScan& scan) {
     forge::io::MrdFile F;
-    F.header.encodedMatrix = F.header.reconMatrix = {d.N, d.N, 1};
-    F.header.encodedFov_mm = F.header.reconFov_mm = {d.fov_mm, d.fov_mm, d.thickness_mm};
+    F.header.encoded_matrix = F.header.recon_matrix = {d.N, d.N, 1};
+    F.header.encoded_fov_mm = F.header.recon_fov_mm = {d.fov_mm, d.fov_mm, d.thickness_mm};
     F.header.trajectory = scan.cartesian ? "cartesian" : "spiral";
-    F.header.hasTE = true;
-    F.header.TE_ms = scan.echo_times_ms.front();
-    F.header.echoTimes_ms = scan.echo_times_ms;
-    F.header.hasCenterE1 = scan.cartesian;
-    F.header.centerE1 = scan.centre_line;
+    F.header.has_te = true;
+    F.header.te_ms = scan.echo_times_ms.front();
+    F.header.echo_times_ms = scan.echo_times_ms;
+    F.header.has_center_e1 = scan.cartesian;
+    F.header.center_e1 = scan.centre_line;
     for (const forge::sim::Readout& r : scan.readouts) {
         forge::io::MrdAcquisition a;
         a.samples = uint16_t(r.samples);
         a.channels = uint16_t(d.coils);
-        a.trajDims = r.traj.empty() ? 0 : 2;
-        a.centerSample = uint16_t(r.center_sample);
+        a.traj_dims = r.traj.empty() ? 0 : 2;
+        a.center_sample = uint16_t(r.center_sample);
         a.dwell_us = r.dwell_us;
         a.e1 = uint16_t(r.line);
         a.slice = uint16_t(r.slice);
         a.contrast = uint16_t(r.contrast);
-        a.readDir = {1, 0, 0};
-        a.phaseDir = {0, 1, 0};
-        a.sliceDir = {0, 0, 1};
+        a.read_dir = {1, 0, 0};
+        a.phase_dir = {0, 1, 0};
+        a.slice_dir = {0, 0, 1};
         a.position = {0, 0, d.slice_offset_mm[r.slice]};
         a.traj = r.traj;
         a.data = r.data;
@@ -189,9 +190,10 @@ arma::cx_vec explicit_sense_dft(const forge::sim::DemoAcquisition& d, const forg
         for (std::size_t py = 0; py < N; ++py)
             for (std::size_t px = 0; px < N; ++px) {
                 const std::size_t p = px + N * py;
-                const double x = (double(px) - double(N / 2)) / double(N), yy = (double(py) - double(N / 2)) / double(N);
+                const double x = (double(px) - double(N / 2)) / double(N),
+                             yy = (double(py) - double(N / 2)) / double(N);
                 const double phase = 2 * M_PI * (double(fr.k.kx[j]) * x + double(fr.k.ky[j]) * yy) +
-                                     double(d.fieldmap[fr.slice][p]) * double(fr.k.t[j]);
+                                     double(d.field_map[fr.slice][p]) * double(fr.k.t[j]);
                 const std::complex<double> e = double(d.truth[fr.slice][p]) * std::polar(1.0, -phase);
                 for (std::size_t c = 0; c < d.coils; ++c)
                     y[c * n1 + j] += std::complex<double>(d.smaps[fr.slice][c * n2 + p]) * e;
@@ -210,12 +212,12 @@ TEST_CASE("demo_acquisition: its frames are what problem_from_mrd makes of its r
     const forge::sim::DemoAcquisition d = forge::sim::demo_acquisition(o);
     REQUIRE(d.truth.size() == 2);
     REQUIRE(d.smaps.size() == 2);
-    REQUIRE(d.fieldmap.size() == 2);
+    REQUIRE(d.field_map.size() == 2);
     CHECK(d.spiral.readouts.size() == 2 * d.shots);
-    CHECK(d.spiral.frames.size() == 2);                  // one per slice
-    CHECK(d.fieldmap_scan.frames.size() == 2 * 2);       // two echoes x two slices
-    CHECK(d.fieldmap_scan.readouts.size() == 2 * 2 * 16);  // every line of every echo and slice
-    for (const forge::sim::SimulatedScan* scan : {&d.spiral, &d.fieldmap_scan}) {
+    CHECK(d.spiral.frames.size() == 2);                     // one per slice
+    CHECK(d.field_map_scan.frames.size() == 2 * 2);         // two echoes x two slices
+    CHECK(d.field_map_scan.readouts.size() == 2 * 2 * 16);  // every line of every echo and slice
+    for (const forge::sim::SimulatedScan* scan : {&d.spiral, &d.field_map_scan}) {
         INFO((scan->cartesian ? "field-map scan" : "spiral"));
         const forge::recon::ReconProblem P = forge::io::problem_from_mrd(demo_mrd(d, *scan), "demo");
         CHECK(P.Nx == 16);
@@ -244,8 +246,7 @@ TEST_CASE("demo_acquisition: its frames are what problem_from_mrd makes of its r
     }
 }
 
-TEST_CASE("demo_acquisition simulates the exact field-corrected SENSE model plus the noise asked for",
-          "[sim][demo]") {
+TEST_CASE("demo_acquisition simulates the exact field-corrected SENSE model plus the noise asked for", "[sim][demo]") {
     forge::sim::DemoOptions o;
     o.size = 16;
     o.slices = 1;
@@ -255,9 +256,10 @@ TEST_CASE("demo_acquisition simulates the exact field-corrected SENSE model plus
     // the maps are normalised (sum_c |S_c|^2 = 1 wherever they are not all zero)
     arma::vec rss(16 * 16, arma::fill::zeros);
     for (std::size_t c = 0; c < 2; ++c)
-        rss += arma::square(arma::abs(arma::conv_to<arma::cx_vec>::from(clean.smaps[0].subvec(c * 256, c * 256 + 255))));
+        rss +=
+            arma::square(arma::abs(arma::conv_to<arma::cx_vec>::from(clean.smaps[0].subvec(c * 256, c * 256 + 255))));
     CHECK(arma::abs(rss - 1).max() < 1e-5);
-    for (const forge::sim::SimulatedFrame* fr : {&clean.spiral.frames[0], &clean.fieldmap_scan.frames[1]}) {
+    for (const forge::sim::SimulatedFrame* fr : {&clean.spiral.frames[0], &clean.field_map_scan.frames[1]}) {
         INFO("echo time " << fr->echo_time);
         const arma::cx_vec ref = explicit_sense_dft(clean, *fr);
         CHECK(forge_test::rel_error(arma::cx_vec(arma::conv_to<arma::cx_vec>::from(fr->y)), ref) < 1e-4);
@@ -268,13 +270,13 @@ TEST_CASE("demo_acquisition simulates the exact field-corrected SENSE model plus
     CHECK(s.k.t.min() == Approx(1e-3));
     CHECK(s.k.t.max() < 17e-3f);
     CHECK(s.k.t.max() > 16.9e-3f);
-    CHECK(clean.fieldmap_scan.frames[1].echo_time == Approx(4.5e-3));
+    CHECK(clean.field_map_scan.frames[1].echo_time == Approx(4.5e-3));
 
     o.noise = 0.01;
     const forge::sim::DemoAcquisition noisy = forge::sim::demo_acquisition(o);
-    for (std::size_t i = 0; i < noisy.fieldmap_scan.frames.size(); ++i) {
-        const arma::cx_fvec& y0 = clean.fieldmap_scan.frames[i].y;
-        const double e = double(arma::norm(noisy.fieldmap_scan.frames[i].y - y0)) / double(arma::norm(y0));
+    for (std::size_t i = 0; i < noisy.field_map_scan.frames.size(); ++i) {
+        const arma::cx_fvec& y0 = clean.field_map_scan.frames[i].y;
+        const double e = double(arma::norm(noisy.field_map_scan.frames[i].y - y0)) / double(arma::norm(y0));
         INFO("field-map frame " << i << ": noise " << e << " of the data's RMS");
         CHECK(e > 0.009);  // 2 x 16 x 16 complex samples: the estimate's spread is about 1%
         CHECK(e < 0.011);
@@ -293,3 +295,37 @@ TEST_CASE("demo_acquisition simulates the exact field-corrected SENSE model plus
     bad.noise = -1;
     CHECK_THROWS_AS(forge::sim::demo_acquisition(bad), forge::invalid_argument);
 }
+
+// What this case tests is the deprecated names (forge/Core/DeprecatedFields.h).
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+#endif
+TEST_CASE("MRD structs' renamed fields: the old names alias the new fields, in copies and vectors too", "[deprecated]") {
+    forge::io::MrdFile f;
+    f.header.encoded_matrix = {{64, 48, 1}};
+    f.header.has_te = true;
+    f.header.te_ms = 2.5;
+    f.noise_scans = 3;
+    forge::io::MrdAcquisition a;
+    a.traj_dims = 2;
+    a.read_dir = {{1, 0, 0}};
+    f.acquisitions.assign(5, a);
+    const forge::io::MrdFile copy = f;
+    f.header.encodedMatrix[0] = 32;  // the original's, not the copy's
+    CHECK(f.header.encoded_matrix[0] == 32);
+    CHECK(copy.header.encodedMatrix[0] == 64);
+    CHECK(&copy.header.hasTE == &copy.header.has_te);
+    CHECK(copy.header.TE_ms == 2.5);
+    CHECK(copy.noiseScans == 3);
+    for (const auto& c : copy.acquisitions) {
+        CHECK(&c.trajDims == &c.traj_dims);
+        CHECK(c.readDir[0] == 1);
+    }
+    forge::io::MrdStreamOptions o;
+    o.timeoutName = "the scanner";
+    CHECK(o.timeout_name == "the scanner");
+}
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif

@@ -47,14 +47,14 @@ TEST_CASE("reconstruct with l1-wavelet and tv-exact: an image on both paths, ind
             S.on_iteration = [&costs](const std::string&, const PcgIterationInfo& i, std::size_t) {
                 costs.push_back(i.cost);
             };
-            const arma::cx_fvec x = forge::recon::reconstruct(P, false, S).complexImage[0];
+            const arma::cx_fvec x = forge::recon::reconstruct(P, false, S).complex_image[0];
             REQUIRE(costs.size() == 30);
             CHECK(costs.back() < costs.front());
             const double q = quality(P, x);
             INFO("NRMSE " << q);
             CHECK(q < 0.2);
             S.on_iteration = nullptr;
-            const arma::cx_fvec xq = forge::recon::reconstruct(Q, false, S).complexImage[0];
+            const arma::cx_fvec xq = forge::recon::reconstruct(Q, false, S).complex_image[0];
             CHECK(rel_error(arma::cx_fvec(xq / 1e3f), x) < 1e-3);  // maps x1e3, data x1e6: image x1e3
         }
 }

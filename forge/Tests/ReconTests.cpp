@@ -9,8 +9,8 @@
 
 #include "ReconTestProblems.h"
 #include "TestHelpers.h"
-#include "forge/Operators/dft/Gdft.h"
 #include "forge/Operators/SENSE.h"
+#include "forge/Operators/dft/Gdft.h"
 #include "forge/Penalties/QuadPenalty.h"
 #include "forge/Recon/Metrics.h"
 #include "forge/Recon/Reconstruct.h"
@@ -62,7 +62,7 @@ TEST_CASE("Field-corrected SENSE + PCG reconstructs a spiral Shepp-Logan acquisi
     const arma::cx_vec maps = forge::sim::gaussian_coil_maps(ix, iy, nc);
 
     // ---- smooth field map, scaled to max |f| = 100 Hz, in rad/s
-    const arma::vec FM = forge::sim::bump_and_ramp_fieldmap(ix, iy, 100.0);
+    const arma::vec FM = forge::sim::bump_and_ramp_field_map(ix, iy, 100.0);
 
     // ---- single-shot Archimedean spiral out to |k| = N/2 with 32 turns (1/FOV between turns),
     // constant speed along the path (tau = sqrt(u)), 4 us dwell: 3600 samples, 14.4 ms readout from the echo.
@@ -134,7 +134,7 @@ arma::cx_fvec recon_image(const ReconProblem& P, ReconSettings S, std::vector<do
         S.on_iteration = [costs](const std::string&, const PcgIterationInfo& i, std::size_t) {
             costs->push_back(i.cost);
         };
-    return forge::recon::reconstruct(P, false, S).complexImage[0];
+    return forge::recon::reconstruct(P, false, S).complex_image[0];
 }
 
 }  // namespace
@@ -177,7 +177,8 @@ TEST_CASE("reconstruct does not depend on the scale of the data and the coil map
     CHECK(rel_error(arma::cx_fvec(xb / 1e30f), x) <= 1e-4);
 }
 
-TEST_CASE("reconstruct: the Toeplitz path prints the exact path's cost ||y - A x||^2 + R(x)", "[recon][toeplitz][cost]") {
+TEST_CASE("reconstruct: the Toeplitz path prints the exact path's cost ||y - A x||^2 + R(x)",
+          "[recon][toeplitz][cost]") {
     FORGE_INFO_SEED();
     const ReconProblem P = radial_problem(24, 4, 24, 0.05);
     ReconSettings S;
@@ -217,7 +218,7 @@ TEST_CASE("choose_operator names the operator that runs: nufft without a field m
     const auto none = forge::recon::choose_operator(P, iterations, false, true, r);
     CHECK(none.op == EncodingOperator::Nufft);
     CHECK_THAT(none.reason, Catch::Matchers::Contains("no field map"));
-    P.fieldmap.push_back(arma::fvec(P.n2(), arma::fill::zeros));
+    P.field_map.push_back(arma::fvec(P.n2(), arma::fill::zeros));
     CHECK(forge::recon::choose_operator(P, iterations, false, true, r).op == EncodingOperator::TimeSeg);
     const auto off = forge::recon::choose_operator(P, iterations, false, false, r);
     CHECK(off.op == EncodingOperator::Nufft);
@@ -256,7 +257,7 @@ TEST_CASE("reconstruct records every solve: its frame, coil, time segments and s
     // a field map of up to 50 Hz over an 8 ms readout, so that time segmentation needs several segments
     forge::recon::ReconFrame& fr = P.frames[0];
     fr.t = arma::linspace<arma::fvec>(0.0f, 8e-3f, fr.kx.n_elem);
-    P.fieldmap.push_back(arma::fvec(float(2 * kPi * 50) * (P.ix + P.iy)));
+    P.field_map.push_back(arma::fvec(float(2 * kPi * 50) * (P.ix + P.iy)));
     ReconSettings S;
     S.iterations = 4;
     S.tolerance = 0;

@@ -212,7 +212,7 @@ TEST_CASE("TimeSegmentation rejects bad inputs", "[TimeSegmentation][ts][errors]
     arma::fvec fm(64, arma::fill::zeros), t(64, arma::fill::zeros);
     using TS = forge::TimeSegmentation<float, forge::Gfft<float>>;
     CHECK_THROWS_WITH(TS(F, fm, t, 0), Catch::Contains("L (number of time segments) must be at least 1"));
-    CHECK_THROWS_WITH(TS(F, arma::fvec(63), t, 2), Catch::Contains("fieldMap has 63 entries"));
+    CHECK_THROWS_WITH(TS(F, arma::fvec(63), t, 2), Catch::Contains("field_map has 63 entries"));
     CHECK_THROWS_WITH(TS(F, fm, arma::fvec(65), 2), Catch::Contains("timeVec has 65 entries"));
     CHECK_THROWS_AS(TS::choose_segments(fm, t, 0.0), forge::invalid_argument);
     arma::fvec big = arma::linspace<arma::fvec>(-3000, 3000, 64), tl = arma::linspace<arma::fvec>(0, 0.05f, 64);
@@ -249,8 +249,8 @@ TEST_CASE("TimeSegmentation error estimates reject non-finite inputs and say wha
         arma::fvec bad = fm;
         bad(i) = std::numeric_limits<float>::quiet_NaN();
         CHECK_THROWS_WITH(TS::approximation_error(bad, t, 4, forge::TSInterp::Hanning),
-                          Catch::Contains("fieldMap[" + std::to_string(i) + "] is nan"));
-        CHECK_THROWS_WITH(TS::choose_segments(bad, t, 1e-2), Catch::Contains("fieldMap"));
+                          Catch::Contains("field_map[" + std::to_string(i) + "] is nan"));
+        CHECK_THROWS_WITH(TS::choose_segments(bad, t, 1e-2), Catch::Contains("field_map"));
         arma::fvec badt = t;
         badt(i) = std::numeric_limits<float>::infinity();
         CHECK_THROWS_WITH(TS::approximation_error(fm, badt, 4, forge::TSInterp::MinMax), Catch::Contains("timeVec"));

@@ -85,7 +85,7 @@ TEST_CASE("ToeplitzNormal refuses bad input with a clear message", "[Toeplitz]")
     CHECK_THROWS_WITH(N(8, 8, 1, arma::fvec(), arma::fvec(), arma::fvec(), arma::fvec()),
                       Catch::Contains("kx is empty"));
     CHECK_THROWS_WITH(N(8, 8, 1, k, k, k, W, arma::fvec(63, arma::fill::zeros), t, 2),
-                      Catch::Contains("fieldMap has 63 entries, expected Nx * Ny * Nz = 64"));
+                      Catch::Contains("field_map has 63 entries, expected Nx * Ny * Nz = 64"));
     CHECK_THROWS_WITH(N(8, 8, 1, k, k, k, W, arma::fvec(64, arma::fill::zeros), t.head(10), 2),
                       Catch::Contains("timeVec has 10 entries"));
     // Kernels that cannot fit are refused before anything of their size is allocated: at 256^3 pixels and

@@ -91,7 +91,7 @@ TEMPLATE_TEST_CASE("ToeplitzNormal built from a TimeSegmentation equals the one 
 }
 
 TEMPLATE_TEST_CASE(
-    "segment_phases equals exp(-i FM tau_l) by std::polar, uniform and other nodes, maps up to 1e5 rad/s",
+    "segment_phases equals exp(-i field_map tau_l) by std::polar, uniform and other nodes, maps up to 1e5 rad/s",
     "[TimeSegmentation][phases]", float, double) {
     using T = TestType;
     FORGE_INFO_SEED();

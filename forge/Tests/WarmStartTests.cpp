@@ -52,9 +52,9 @@ TEST_CASE("Warm start: the previous frame's image, the cold start's stopping poi
         S.op = op;
         S.iterations = 200;
         S.tolerance = 1e-3;
-        S.toeplitzRhs = forge::recon::ToeplitzRhs::Exact;
+        S.toeplitz_rhs = forge::recon::ToeplitzRhs::Exact;
         S.frames = {0};
-        const arma::cx_fvec first = forge::recon::reconstruct(P, false, S).complexImage[0];
+        const arma::cx_fvec first = forge::recon::reconstruct(P, false, S).complex_image[0];
         S.frames = {1};
         const forge::recon::ReconResult cold = forge::recon::reconstruct(P, false, S);
         S.start = {first};
@@ -73,9 +73,9 @@ TEST_CASE("Warm start: the previous frame's image, the cold start's stopping poi
         S.start.clear();
         S.tolerance = 1e-7;
         S.iterations = 2000;
-        const arma::cx_fvec best = forge::recon::reconstruct(P, false, S).complexImage[1];
+        const arma::cx_fvec best = forge::recon::reconstruct(P, false, S).complex_image[1];
         const double scale = arma::norm(best);
-        const arma::cx_fvec &xc = cold.complexImage[1], &xw = warm.complexImage[1];
+        const arma::cx_fvec &xc = cold.complex_image[1], &xw = warm.complex_image[1];
         INFO("cold " << arma::norm(xc - best) / scale << ", warm " << arma::norm(xw - best) / scale << " ("
                      << c.iterations << " against " << w.iterations << " iterations)");
         CHECK(arma::norm(xw - best) / scale < 0.01);
@@ -106,14 +106,14 @@ TEST_CASE("Warm start across a call's frames equals frame-by-frame calls started
     const forge::recon::ReconResult cold = forge::recon::reconstruct(P, false, S);
     REQUIRE(whole.solves.size() == 2);
     CHECK(whole.solves[1].report.iterations < cold.solves[1].report.iterations);
-    CHECK(arma::approx_equal(whole.complexImage[0], cold.complexImage[0], "absdiff", 0.0f));  // frame 0: cold
+    CHECK(arma::approx_equal(whole.complex_image[0], cold.complex_image[0], "absdiff", 0.0f));  // frame 0: cold
     // as a stream runs it: one call a frame, the previous image given
     S.frames = {0};
-    const arma::cx_fvec first = forge::recon::reconstruct(P, false, S).complexImage[0];
+    const arma::cx_fvec first = forge::recon::reconstruct(P, false, S).complex_image[0];
     S.frames = {1};
     S.start = {first};
     const forge::recon::ReconResult second = forge::recon::reconstruct(P, false, S);
-    CHECK(arma::approx_equal(second.complexImage[1], whole.complexImage[1], "absdiff", 0.0f));  // the same bits
-    const double scale = arma::norm(cold.complexImage[1]);
-    CHECK(arma::norm(whole.complexImage[1] - cold.complexImage[1]) / scale < 0.01);
+    CHECK(arma::approx_equal(second.complex_image[1], whole.complex_image[1], "absdiff", 0.0f));  // the same bits
+    const double scale = arma::norm(cold.complex_image[1]);
+    CHECK(arma::norm(whole.complex_image[1] - cold.complex_image[1]) / scale < 0.01);
 }

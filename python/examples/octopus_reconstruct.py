@@ -3,7 +3,7 @@ correction (docs/python.md, "The real spiral through the whole reconstruction").
 
 The data are read and put into forge's units by python/examples/octopus_spiral.py (load, orient): 20 coils, 54
 spiral-out interleaves of 310 samples, k in cycles/FOV, sample times TE + dwell j, the measured field map (rad/s)
-in forge's (ny, nx) orientation, continued beyond the object by forge.extend_fieldmap. forge.reconstruct then does
+in forge's (ny, nx) orientation, continued beyond the object by forge.extend_field_map. forge.reconstruct then does
 the rest as forge-recon does: coil maps estimated from the data, the operator chosen by forge's cost model (nufft
 without the field map, time segmentation with it), penalized least squares (quadratic roughness penalty, CG). The
 script writes one PNG (uncorrected | field-corrected | field map, y up) and prints the time, the pipeline's choices
@@ -42,7 +42,7 @@ def run(folder, *, iterations=50, operator="auto", device="cpu"):
     forge.reconstruct call, maps estimation included), ``sharpness`` and ``interior_variation`` of each image over
     the object's mask (from the uncorrected image)."""
     data, kx, ky, t, _, fm_nifti = ex.load(folder)
-    field_map = forge.extend_fieldmap(ex.orient(fm_nifti, **ex.FIELDMAP_ORIENTATION))
+    field_map = forge.extend_field_map(ex.orient(fm_nifti, **ex.FIELDMAP_ORIENTATION))
     nc = data.shape[0]
     y = data.reshape(nc, -1) / np.abs(data).max()               # (coils, samples): interleave-major samples
     k = np.stack([kx.reshape(-1), ky.reshape(-1)])              # (2, samples), cycles/FOV

@@ -6,7 +6,7 @@ The data are OCTOPUS's sample spiral (imr-framework/OCTOPUS, Examples/sample_dat
 field map in rad/s, 0 outside the object. The script reads the files as they are (scipy.io.loadmat, numpy.load,
 nibabel), converts k to forge's cycles/FOV (k [1/m] x FOV [m]), builds the sample times t = TE + dwell * j,
 orients the field map (FIELDMAP_ORIENTATION below: how it was worked out is in docs/reconstruction.md), extends it
-beyond the object (forge.extend_fieldmap), and reconstructs SENSE with and without time-segmented field
+beyond the object (forge.extend_field_map), and reconstructs SENSE with and without time-segmented field
 correction. It writes PNGs and prints each image's edge sharpness and interior variation.
 
     PYTHONPATH=build/python build/python-env/bin/python python/examples/octopus_spiral.py \\
@@ -165,7 +165,7 @@ def main():
     out.mkdir(parents=True, exist_ok=True)
 
     data, kx, ky, t, weights, fm_nifti = load(args.data)
-    fm = forge.extend_fieldmap(orient(fm_nifti, **FIELDMAP_ORIENTATION))  # 0 outside the object -> smooth
+    fm = forge.extend_field_map(orient(fm_nifti, **FIELDMAP_ORIENTATION))  # 0 outside the object -> smooth
     t0 = time.time()
     u_adj, u_it, maps = reconstruct(data, kx, ky, t, weights, None, iterations=args.iterations)
     t1 = time.time()

@@ -38,8 +38,9 @@ from ._composites import NormalOf, SENSE, TimeSegmentation, ToeplitzNormal, pcSE
 from ._device import (CudaError, ResidencyError, built_with_cuda, cuda_available, device_name,
                       reset_transfer_stats, synchronize, transfer_stats)
 from ._encoding import Gdft, GdftR2, Gfft, Gnufft, density_compensation, image_coords
-from ._maps import (coil_compression_matrix, coil_maps, coil_maps_from_images, estimate_fieldmap,
-                    extend_fieldmap, noise_covariance, phase_difference_fieldmap, whitening_matrix)
+from ._maps import (coil_compression_matrix, coil_maps, coil_maps_from_images, estimate_field_map,
+                    extend_field_map, noise_covariance, phase_difference_field_map, whitening_matrix)
+from ._maps import estimate_fieldmap, extend_fieldmap, phase_difference_fieldmap  # noqa: F401 (deprecated names)
 from ._operator import LinearOperator
 from ._penalties import QuadPenalty, TVPenalty
 from ._prox import ExactTVPenalty, L1Penalty, ProxPenalty, WaveletL1Penalty
@@ -91,9 +92,9 @@ __all__ = [
     "voronoi_density_compensation",
     "coil_maps",
     "coil_maps_from_images",
-    "estimate_fieldmap",
-    "phase_difference_fieldmap",
-    "extend_fieldmap",
+    "estimate_field_map",
+    "phase_difference_field_map",
+    "extend_field_map",
     "noise_covariance",
     "whitening_matrix",
     "coil_compression_matrix",

@@ -80,41 +80,41 @@ def coil_maps_from_images(images, *, nx, ny, nz=1, kernel=5, threshold=0.05, ret
     return (maps, mask.astype(bool)) if return_mask else maps
 
 
-def estimate_fieldmap(echoes, times, *, nx, ny, nz=1, beta=1e-2, iterations=200, init_kernel=3,
-                      return_cost=False):
+def estimate_field_map(echoes, times, *, nx, ny, nz=1, beta=1e-2, iterations=200, init_kernel=3,
+                       return_cost=False):
     """Field map (rad/s, float32, nx*ny*nz) from multi-echo complex images by penalized likelihood
     (docs/map-estimation.md): echoes of shape (n_echoes, nx*ny*nz), times their echo times in seconds.
     beta weighs the roughness penalty (0: per-pixel estimate); the sign follows forge's exp(-i w t).
     With return_cost=True also the cost after each iteration (it never increases)."""
-    where = "estimate_fieldmap"
+    where = "estimate_field_map"
     e = _host_2d(echoes, "echoes", where)
     times = [float(v) for v in np.asarray(_arrays.to_numpy(times, "times", where), dtype=float).reshape(-1)]
     nx, ny, nz = _arrays.grid(nx, ny, nz, where)
     iterations = _arrays.count(iterations, "iterations", where, minimum=0, maximum=_arrays.INT_MAX)
     init_kernel = _arrays.count(init_kernel, "init_kernel", where, maximum=_arrays.INT_MAX)
     out = np.empty(e.shape[1], np.float32)
-    cost = _native.estimate_fieldmap(e, times, nx, ny, nz, float(beta), iterations, init_kernel, out)
+    cost = _native.estimate_field_map(e, times, nx, ny, nz, float(beta), iterations, init_kernel, out)
     return (out, np.asarray(cost)) if return_cost else out
 
 
-def phase_difference_fieldmap(echoes, times):
+def phase_difference_field_map(echoes, times):
     """The plain phase difference of the first two echoes, angle(y_0 conj(y_1)) / (t_1 - t_0), in rad/s."""
-    where = "phase_difference_fieldmap"
+    where = "phase_difference_field_map"
     e = _host_2d(echoes, "echoes", where)
     times = [float(v) for v in np.asarray(_arrays.to_numpy(times, "times", where), dtype=float).reshape(-1)]
     out = np.empty(e.shape[1], np.float32)
-    _native.phase_difference_fieldmap(e, times, out)
+    _native.phase_difference_field_map(e, times, out)
     return out
 
 
-def extend_fieldmap(field_map, support=None, *, iterations=200):
+def extend_field_map(field_map, support=None, *, iterations=200):
     """The field map (rad/s) continued smoothly beyond the object (docs/map-estimation.md): kept where
     ``support`` is true, every other pixel filled by a harmonic (Laplace) fill of the support's values (an onion
     peel, then ``iterations`` Gauss-Seidel sweeps), so a time-segmented correction meets no jump or noise where
     there is no signal. field_map: (ny, nx) or (nz, ny, nx), x fastest; support: a boolean array of the same
     size, or None for the map's nonzero pixels (tools that write 0 outside the object). Returns float32 of
     field_map's shape; the values inside the support unchanged."""
-    where = "extend_fieldmap"
+    where = "extend_field_map"
     a = _arrays.to_numpy(field_map, "field_map", where)
     if a.dtype.kind not in "fiu":
         raise TypeError(f"{where}: field_map must be real numbers, got dtype {a.dtype}")
@@ -130,9 +130,25 @@ def extend_fieldmap(field_map, support=None, *, iterations=200):
             raise ValueError(f"{where}: support has {s.size} entries, expected field_map.size = {fm.size}")
     iterations = _arrays.count(iterations, "iterations", where, minimum=0, maximum=_arrays.INT_MAX)
     out = np.empty(fm.shape, np.float32)
-    _native.extend_fieldmap(fm.reshape(-1), s.reshape(-1), support is not None, nx, ny, nz, iterations,
-                            out.reshape(-1))
+    _native.extend_field_map(fm.reshape(-1), s.reshape(-1), support is not None, nx, ny, nz, iterations,
+                             out.reshape(-1))
     return out
+
+
+def _renamed(old, new):
+    """The function under its name before the field_map spelling, kept until forge 0.3.0: it warns
+    (DeprecationWarning) and calls the new one."""
+    def call(*args, **kwargs):
+        warnings.warn(f"forge.{old} is deprecated: renamed forge.{new.__name__}", DeprecationWarning, stacklevel=2)
+        return new(*args, **kwargs)
+    call.__name__ = old
+    call.__doc__ = f"Deprecated (until forge 0.3.0): renamed {new.__name__}."
+    return call
+
+
+estimate_fieldmap = _renamed("estimate_fieldmap", estimate_field_map)
+phase_difference_fieldmap = _renamed("phase_difference_fieldmap", phase_difference_field_map)
+extend_fieldmap = _renamed("extend_fieldmap", extend_field_map)
 
 
 def noise_covariance(noise):

@@ -39,17 +39,17 @@ nb::list list_of(const std::array<T, N>& a) {
 
 nb::dict header_dict(const forge::io::MrdHeader& h) {
     nb::dict d;
-    d["encoded_matrix"] = list_of(h.encodedMatrix);
-    d["encoded_fov_mm"] = list_of(h.encodedFov_mm);
-    d["recon_matrix"] = list_of(h.reconMatrix);
-    d["recon_fov_mm"] = list_of(h.reconFov_mm);
+    d["encoded_matrix"] = list_of(h.encoded_matrix);
+    d["encoded_fov_mm"] = list_of(h.encoded_fov_mm);
+    d["recon_matrix"] = list_of(h.recon_matrix);
+    d["recon_fov_mm"] = list_of(h.recon_fov_mm);
     d["trajectory"] = h.trajectory;
-    d["acceleration"] = nb::make_tuple(h.accelE1, h.accelE2);
-    d["echo_times_ms"] = h.echoTimes_ms;
-    d["te_ms"] = h.hasTE ? nb::cast(h.TE_ms) : nb::none();
-    d["center_e1"] = h.hasCenterE1 ? nb::cast(h.centerE1) : nb::none();
-    d["center_e2"] = h.hasCenterE2 ? nb::cast(h.centerE2) : nb::none();
-    d["receiver_channels"] = h.receiverChannels;
+    d["acceleration"] = nb::make_tuple(h.accel_e1, h.accel_e2);
+    d["echo_times_ms"] = h.echo_times_ms;
+    d["te_ms"] = h.has_te ? nb::cast(h.te_ms) : nb::none();
+    d["center_e1"] = h.has_center_e1 ? nb::cast(h.center_e1) : nb::none();
+    d["center_e2"] = h.has_center_e2 ? nb::cast(h.center_e2) : nb::none();
+    d["receiver_channels"] = h.receiver_channels;
     return d;
 }
 
@@ -65,42 +65,42 @@ void read_array(const nb::dict& d, const char* key, std::array<T, N>& out) {
 
 forge::io::MrdHeader header_of(const nb::dict& d) {
     forge::io::MrdHeader h;
-    read_array(d, "encoded_matrix", h.encodedMatrix);
-    read_array(d, "encoded_fov_mm", h.encodedFov_mm);
-    read_array(d, "recon_matrix", h.reconMatrix);
-    read_array(d, "recon_fov_mm", h.reconFov_mm);
+    read_array(d, "encoded_matrix", h.encoded_matrix);
+    read_array(d, "encoded_fov_mm", h.encoded_fov_mm);
+    read_array(d, "recon_matrix", h.recon_matrix);
+    read_array(d, "recon_fov_mm", h.recon_fov_mm);
     if (d.contains("trajectory")) h.trajectory = nb::cast<std::string>(d["trajectory"]);
     if (d.contains("acceleration")) {
         const auto a = nb::cast<std::vector<size_t>>(d["acceleration"]);
         if (a.size() != 2) throw forge::invalid_argument("write_mrd: header['acceleration'] must be (e1, e2)");
-        h.accelE1 = a[0];
-        h.accelE2 = a[1];
+        h.accel_e1 = a[0];
+        h.accel_e2 = a[1];
     }
-    if (d.contains("echo_times_ms")) h.echoTimes_ms = nb::cast<std::vector<double>>(d["echo_times_ms"]);
+    if (d.contains("echo_times_ms")) h.echo_times_ms = nb::cast<std::vector<double>>(d["echo_times_ms"]);
     if (d.contains("te_ms") && !d["te_ms"].is_none()) {
-        h.hasTE = true;
-        h.TE_ms = nb::cast<double>(d["te_ms"]);
-    } else if (!h.echoTimes_ms.empty()) {
-        h.hasTE = true;
-        h.TE_ms = h.echoTimes_ms.front();
+        h.has_te = true;
+        h.te_ms = nb::cast<double>(d["te_ms"]);
+    } else if (!h.echo_times_ms.empty()) {
+        h.has_te = true;
+        h.te_ms = h.echo_times_ms.front();
     }
     if (d.contains("center_e1") && !d["center_e1"].is_none()) {
-        h.hasCenterE1 = true;
-        h.centerE1 = nb::cast<size_t>(d["center_e1"]);
+        h.has_center_e1 = true;
+        h.center_e1 = nb::cast<size_t>(d["center_e1"]);
     }
     if (d.contains("center_e2") && !d["center_e2"].is_none()) {
-        h.hasCenterE2 = true;
-        h.centerE2 = nb::cast<size_t>(d["center_e2"]);
+        h.has_center_e2 = true;
+        h.center_e2 = nb::cast<size_t>(d["center_e2"]);
     }
-    if (d.contains("receiver_channels")) h.receiverChannels = nb::cast<size_t>(d["receiver_channels"]);
+    if (d.contains("receiver_channels")) h.receiver_channels = nb::cast<size_t>(d["receiver_channels"]);
     return h;
 }
 
 nb::dict acquisition_dict(const forge::io::MrdAcquisition& a) {
     nb::dict d;
-    d["data"] = numpy_copy(a.data.data(), {a.channels, a.samples});  // samples fastest, then channels
-    d["traj"] = numpy_copy(a.traj.data(), {a.samples, a.trajDims});  // trajectory dimension fastest
-    d["center_sample"] = a.centerSample;
+    d["data"] = numpy_copy(a.data.data(), {a.channels, a.samples});   // samples fastest, then channels
+    d["traj"] = numpy_copy(a.traj.data(), {a.samples, a.traj_dims});  // trajectory dimension fastest
+    d["center_sample"] = a.center_sample;
     d["dwell_us"] = a.dwell_us;
     d["e1"] = a.e1;
     d["e2"] = a.e2;
@@ -109,9 +109,9 @@ nb::dict acquisition_dict(const forge::io::MrdAcquisition& a) {
     d["contrast"] = a.contrast;
     d["flags"] = a.flags;
     d["position"] = list_of(a.position);
-    d["read_dir"] = list_of(a.readDir);
-    d["phase_dir"] = list_of(a.phaseDir);
-    d["slice_dir"] = list_of(a.sliceDir);
+    d["read_dir"] = list_of(a.read_dir);
+    d["phase_dir"] = list_of(a.phase_dir);
+    d["slice_dir"] = list_of(a.slice_dir);
     return d;
 }
 
@@ -129,10 +129,10 @@ forge::io::MrdAcquisition acquisition_of(const nb::dict& d, size_t i) {
                                       std::to_string(data.shape(1)));
     a.channels = uint16_t(data.shape(0));
     a.samples = uint16_t(data.shape(1));
-    a.trajDims = uint16_t(traj.shape(1));
+    a.traj_dims = uint16_t(traj.shape(1));
     a.data.assign(data.data(), data.data() + data.size());
     a.traj.assign(traj.data(), traj.data() + traj.size());
-    a.centerSample = nb::cast<uint16_t>(d["center_sample"]);
+    a.center_sample = nb::cast<uint16_t>(d["center_sample"]);
     a.dwell_us = nb::cast<float>(d["dwell_us"]);
     a.e1 = nb::cast<uint16_t>(d["e1"]);
     a.e2 = nb::cast<uint16_t>(d["e2"]);
@@ -146,9 +146,9 @@ forge::io::MrdAcquisition acquisition_of(const nb::dict& d, size_t i) {
         std::copy(v.begin(), v.end(), out.begin());
     };
     vec3("position", a.position);
-    vec3("read_dir", a.readDir);
-    vec3("phase_dir", a.phaseDir);
-    vec3("slice_dir", a.sliceDir);
+    vec3("read_dir", a.read_dir);
+    vec3("phase_dir", a.phase_dir);
+    vec3("slice_dir", a.slice_dir);
     return a;
 }
 
@@ -165,14 +165,13 @@ nb::dict problem_dict(const std::string& path, const std::string& group, bool ca
         P = forge::io::problem_from_mrd(f, path, o);
         const std::string g = "/" + group + "/";
         auto from_input = [&path](const std::string& object) {
-            return [&path, object](const forge::io::DimsCheck& c) {
-                return forge::io::read_hdf5_array(path, object, c);
-            };
+            return
+                [&path, object](const forge::io::DimsCheck& c) { return forge::io::read_hdf5_array(path, object, c); };
         };
         if (forge::io::hdf5_has_object(path, g + "csm"))
             forge::io::attach_smaps(P, from_input(g + "csm"), "(" + g + "csm in " + path + ")", o);
         if (forge::io::hdf5_has_object(path, g + "fieldmap"))
-            forge::io::attach_fieldmap(P, from_input(g + "fieldmap"), "(" + g + "fieldmap in " + path + ")");
+            forge::io::attach_field_map(P, from_input(g + "fieldmap"), "(" + g + "fieldmap in " + path + ")");
     }
     nb::dict d;
     d["shape"] = nb::make_tuple(P.Nx, P.Ny, P.Nz);
@@ -196,7 +195,7 @@ nb::dict problem_dict(const std::string& path, const std::string& group, bool ca
     d["frame_list"] = frames;
     nb::list smaps, fieldmap;
     for (const auto& m : P.smaps) smaps.append(numpy_copy(m.memptr(), {P.nc, P.Nz, P.Ny, P.Nx}));
-    for (const auto& m : P.fieldmap) fieldmap.append(numpy_copy(m.memptr(), {P.Nz, P.Ny, P.Nx}));
+    for (const auto& m : P.field_map) fieldmap.append(numpy_copy(m.memptr(), {P.Nz, P.Ny, P.Nx}));
     d["smaps"] = smaps;
     d["fieldmap"] = fieldmap;
     return d;

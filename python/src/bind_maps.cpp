@@ -146,21 +146,21 @@ void bind_maps(nb::module_& m) {
         "threshold"_a, "max_dropped_energy"_a, "maps"_a.noconvert(), "mask"_a.noconvert());
 
     m.def(
-        "estimate_fieldmap",
+        "estimate_field_map",
         [](CHostF echoes, std::vector<double> times, uword nx, uword ny, uword nz, double beta, int iterations,
            int init_kernel, HostOut<float> out) {
-            const char* w = "estimate_fieldmap";
+            const char* w = "estimate_field_map";
             const auto e = echo_list(echoes, w);
             require_size(out, echoes.ndim() == 2 ? echoes.shape(1) : 0, w, "out", "n_pixels");
             fr::FieldMapOptions o;
             o.beta = beta;
             o.iterations = iterations;
-            o.initKernel = init_kernel;
+            o.init_kernel = init_kernel;
             std::vector<double> cost;
             arma::fvec fm;
             {
                 nb::gil_scoped_release release;
-                fm = fr::estimate_fieldmap(e, times, nx, ny, nz, o, &cost);
+                fm = fr::estimate_field_map(e, times, nx, ny, nz, o, &cost);
             }
             std::memcpy(out.data(), fm.memptr(), fm.n_elem * sizeof(float));
             return cost;
@@ -168,21 +168,21 @@ void bind_maps(nb::module_& m) {
         "echoes"_a, "times"_a, "nx"_a, "ny"_a, "nz"_a, "beta"_a, "iterations"_a, "init_kernel"_a, "out"_a.noconvert());
 
     m.def(
-        "phase_difference_fieldmap",
+        "phase_difference_field_map",
         [](CHostF echoes, std::vector<double> times, HostOut<float> out) {
-            const char* w = "phase_difference_fieldmap";
+            const char* w = "phase_difference_field_map";
             const auto e = echo_list(echoes, w);
             require_size(out, echoes.ndim() == 2 ? echoes.shape(1) : 0, w, "out", "n_pixels");
-            const arma::fvec fm = fr::phase_difference_fieldmap(e, times);
+            const arma::fvec fm = fr::phase_difference_field_map(e, times);
             std::memcpy(out.data(), fm.memptr(), fm.n_elem * sizeof(float));
         },
         "echoes"_a, "times"_a, "out"_a.noconvert());
 
     m.def(
-        "extend_fieldmap",
+        "extend_field_map",
         [](RHostF fieldmap, nb::ndarray<const std::uint8_t, nb::c_contig, nb::device::cpu> support, bool useSupport,
            uword nx, uword ny, uword nz, int iterations, HostOut<float> out) {
-            const char* w = "extend_fieldmap";
+            const char* w = "extend_field_map";
             const uword n2 = fieldmap.size();
             require_size(out, n2, w, "out", "field_map.size");
             const arma::fvec fm(const_cast<float*>(fieldmap.data()), n2, false, true);
@@ -191,14 +191,14 @@ void bind_maps(nb::module_& m) {
             arma::fvec e;
             if (useSupport) {
                 if (support.size() != n2)
-                    throw forge::invalid_argument("extend_fieldmap: support has " + std::to_string(support.size()) +
+                    throw forge::invalid_argument("extend_field_map: support has " + std::to_string(support.size()) +
                                                   " entries, expected field_map.size = " + std::to_string(n2));
                 const std::vector<unsigned char> s(support.data(), support.data() + n2);
                 nb::gil_scoped_release release;
-                e = fr::extend_fieldmap(fm, s, nx, ny, nz, o);
+                e = fr::extend_field_map(fm, s, nx, ny, nz, o);
             } else {
                 nb::gil_scoped_release release;
-                e = fr::extend_fieldmap(fm, nx, ny, nz, o);
+                e = fr::extend_field_map(fm, nx, ny, nz, o);
             }
             std::memcpy(out.data(), e.memptr(), e.n_elem * sizeof(float));
         },

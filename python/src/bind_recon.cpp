@@ -114,7 +114,7 @@ public:
         r.settings.iterations = iterations;
         r.settings.tolerance = tolerance;
         r.settings.segments = segments;
-        r.settings.toeplitzError = toeplitz_error;
+        r.settings.toeplitz_error = toeplitz_error;
         r.device = device_of(device);
         r.maps = maps_of(maps);
         r.field_correction = field_correction;
@@ -169,7 +169,7 @@ public:
         }
         for (const auto& m : fieldmap) {
             require_size(m, P.n2(), "ReconSession.reconstruct", "field_map", "pixels");
-            P.fieldmap.push_back(col<float>(m));
+            P.field_map.push_back(col<float>(m));
         }
         fr::GroupPlace place;
         place.first_slice = first_slice;
@@ -190,7 +190,7 @@ public:
 private:
     nb::dict result_dict(const fr::GroupResult& g, const fr::ReconProblem& P, const fr::GroupPlace& place) {
         nb::dict d;
-        d["images"] = images_array(g.images.complexImage, P.n2());
+        d["images"] = images_array(g.images.complex_image, P.n2());
         const fr::ReconRequest& r = session_->request();
         d["device"] = session_->on_gpu() ? "gpu" : "cpu";
         d["operator"] = fr::operator_name(g.op);
@@ -278,7 +278,8 @@ void bind_recon(nb::module_& m) {
              "maps"_a, "field_correction"_a, "warm_start"_a, "cached_operators"_a, "segments"_a, "toeplitz_error"_a)
         .def_prop_ro("on_gpu", &PySession::on_gpu)
         .def("reconstruct", &PySession::reconstruct, "nx"_a, "ny"_a, "nz"_a, "nc"_a, "nslices"_a, "nframes"_a,
-             "frames"_a, "smaps"_a, "fieldmap"_a, "first_slice"_a, "first_frame"_a, "name_frames"_a, "maps"_a, "source"_a);
+             "frames"_a, "smaps"_a, "fieldmap"_a, "first_slice"_a, "first_frame"_a, "name_frames"_a, "maps"_a,
+             "source"_a);
 }
 
 }  // namespace forge_python

@@ -38,7 +38,7 @@ def test_field_correction_sharpens_the_real_spiral():
     y = w * data / np.abs(data).max()
 
     def adjoint(fieldmap):
-        E = G if fieldmap is None else forge.TimeSegmentation(G, forge.extend_fieldmap(fieldmap), t, 8)
+        E = G if fieldmap is None else forge.TimeSegmentation(G, forge.extend_field_map(fieldmap), t, 8)
         return forge.SENSE(E, maps).H @ y
 
     uncorrected = adjoint(None)

@@ -128,16 +128,16 @@ def test_fieldmap_estimate_recovers_a_smooth_map(rng):
     # forward model exp(-i w t): the phase falls with TE for positive w
     echoes = np.array([mag * np.exp(-1j * fm * te) for te in times])
     echoes += 0.01 * crandn(rng, *echoes.shape)
-    est, cost = forge.estimate_fieldmap(echoes, times, nx=n, ny=n, beta=1e-3, return_cost=True)
+    est, cost = forge.estimate_field_map(echoes, times, nx=n, ny=n, beta=1e-3, return_cost=True)
     assert est.shape == (n * n,) and est.dtype == np.float32
     rms = lambda v: np.sqrt(np.mean((v - fm) ** 2))
     assert rms(est) < 0.03 * np.abs(fm).max()
     assert np.all(np.diff(cost) <= 1e-9 * abs(cost[0]))
-    pd = forge.phase_difference_fieldmap(echoes, times)
+    pd = forge.phase_difference_field_map(echoes, times)
     # the plain two-echo difference carries the noise of two echoes only, unpenalised
     assert rms(est) < rms(pd) < 0.06 * np.abs(fm).max()
     with pytest.raises(ValueError):
-        forge.estimate_fieldmap(echoes[:1], times[:1], nx=n, ny=n)
+        forge.estimate_field_map(echoes[:1], times[:1], nx=n, ny=n)
 
 
 def test_whitening_and_coil_compression(rng):
@@ -168,15 +168,30 @@ def test_extend_fieldmap_keeps_the_object_and_fills_smoothly():
     inside = ((xx - 22) / 16) ** 2 + ((yy - 19) / 13) ** 2 < 1
     truth = (2 * np.pi * (100 + 3 * (xx - 22) - 2 * (yy - 19))).astype(np.float32)
     fm = np.where(inside, truth, 0).astype(np.float32)
-    e = forge.extend_fieldmap(fm)
+    e = forge.extend_field_map(fm)
     assert e.shape == fm.shape and e.dtype == np.float32
     assert np.array_equal(e[inside], fm[inside])
     assert e.min() >= fm[inside].min() and e.max() <= fm[inside].max()
     steps = max(np.abs(np.diff(e, axis=0)).max(), np.abs(np.diff(e, axis=1)).max())
     assert steps <= 1.5 * 2 * np.pi * 3           # no jump at the edge (the zero-filled map jumps by 2 pi 60 or more)
     noisy = np.where(inside, fm, np.random.default_rng(1).normal(0, 3000, fm.shape)).astype(np.float32)
-    assert np.array_equal(forge.extend_fieldmap(noisy, inside), e)   # what lies outside the support is ignored
+    assert np.array_equal(forge.extend_field_map(noisy, inside), e)   # what lies outside the support is ignored
     with pytest.raises(ValueError, match="support has 3 entries"):
-        forge.extend_fieldmap(fm, np.ones(3, bool))
+        forge.extend_field_map(fm, np.ones(3, bool))
     with pytest.raises(ValueError, match="support is empty"):
-        forge.extend_fieldmap(fm, np.zeros(fm.shape, bool))
+        forge.extend_field_map(fm, np.zeros(fm.shape, bool))
+
+
+def test_field_map_functions_under_their_old_names_warn_and_give_the_same_result():
+    rng = np.random.default_rng()
+    ny, nx = 12, 16
+    echoes = (rng.standard_normal((2, nx * ny)) + 1j * rng.standard_normal((2, nx * ny))).astype(np.complex64)
+    times = [0.0, 2.5e-3]
+    fm = np.where(rng.random((ny, nx)) < 0.7, rng.standard_normal((ny, nx)), 0).astype(np.float32)
+    pairs = [(forge.phase_difference_fieldmap, forge.phase_difference_field_map, (echoes, times), {}),
+             (forge.estimate_fieldmap, forge.estimate_field_map, (echoes, times), dict(nx=nx, ny=ny, iterations=5)),
+             (forge.extend_fieldmap, forge.extend_field_map, (fm,), dict(iterations=5))]
+    for old, new, args, kwargs in pairs:
+        with pytest.warns(DeprecationWarning, match=f"forge.{old.__name__} is deprecated: renamed forge.{new.__name__}"):
+            got = old(*args, **kwargs)
+        assert np.array_equal(got, new(*args, **kwargs))

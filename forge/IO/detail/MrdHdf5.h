@@ -1,6 +1,6 @@
 #pragma once
-// Private to forge/IO's MRD reader, writer and stream (Mrd.cpp, MrdStructure.cpp, MrdStream.cpp): the HDF5 and libismrmrd pieces both
-// use. Not installed: it needs HDF5's and libismrmrd's headers, which Forge::IO's users do not.
+// Private to forge/IO's MRD reader, writer and stream (Mrd.cpp, MrdStructure.cpp, MrdStream.cpp): the HDF5 and
+// libismrmrd pieces both use. Not installed: it needs HDF5's and libismrmrd's headers, which Forge::IO's users do not.
 #include <cstddef>
 #include <cstring>
 #include <string>
@@ -49,8 +49,8 @@ inline MrdAcquisition acquisition_header(const PackedHeader& h) {
     a.flags = get_field<uint64_t>(h, offsetof(PackedHeader, flags));
     a.samples = h.number_of_samples;
     a.channels = h.active_channels;
-    a.trajDims = h.trajectory_dimensions;
-    a.centerSample = h.center_sample;
+    a.traj_dims = h.trajectory_dimensions;
+    a.center_sample = h.center_sample;
     a.dwell_us = get_field<float>(h, offsetof(PackedHeader, sample_time_us));
     a.e1 = h.idx.kspace_encode_step_1;
     a.e2 = h.idx.kspace_encode_step_2;
@@ -59,9 +59,9 @@ inline MrdAcquisition acquisition_header(const PackedHeader& h) {
     a.contrast = h.idx.contrast;
     for (std::size_t k = 0; k < 3; ++k) {
         a.position[k] = get_field<float>(h, offsetof(PackedHeader, position), k);
-        a.readDir[k] = get_field<float>(h, offsetof(PackedHeader, read_dir), k);
-        a.phaseDir[k] = get_field<float>(h, offsetof(PackedHeader, phase_dir), k);
-        a.sliceDir[k] = get_field<float>(h, offsetof(PackedHeader, slice_dir), k);
+        a.read_dir[k] = get_field<float>(h, offsetof(PackedHeader, read_dir), k);
+        a.phase_dir[k] = get_field<float>(h, offsetof(PackedHeader, phase_dir), k);
+        a.slice_dir[k] = get_field<float>(h, offsetof(PackedHeader, slice_dir), k);
     }
     return a;
 }

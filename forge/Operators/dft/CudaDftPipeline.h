@@ -39,6 +39,7 @@
 #include <string>
 
 #include "forge/CUDA/PlanOptions.h"
+#include "forge/Core/DeprecatedFields.h"
 #include "forge/Core/DeviceMemory.h"
 #include "forge/Core/Validation.h"
 #include "forge/Operators/dft/DftOptions.h"
@@ -47,20 +48,20 @@ namespace forge {
 namespace cuda {
 
 // Host arrays describing one DFT: the pixel side (n2 entries each) and the sample side (n1 entries each).
-struct DftGeometry {
-    // Pixel side: positions in FOV units and the field map in turns per second, i.e. FM [rad/s] / (2 pi),
+struct DftGeometryFields {
+    // Pixel side: positions in FOV units and the field map in turns per second, i.e. field_map [rad/s] / (2 pi),
     // converted by the caller (the plan uses it as given).
     const float* ix = nullptr;
     const float* iy = nullptr;
     const float* iz = nullptr;
     const float* fm_turns = nullptr;
-    // Optional gradient maps (cycles/s per voxel) for the sinc factor of GdftR2, on a numX x numY x numZ
+    // Optional gradient maps (cycles/s per voxel) for the sinc factor of GdftR2, on a nx x ny x nz
     // grid of n2 pixels. All three null: no gradient factor.
     const float* Gx = nullptr;
     const float* Gy = nullptr;
     const float* Gz = nullptr;
-    uword numX = 1, numY = 1, numZ = 1;
-    // The pixel side is a contiguous part of the numX x numY x numZ grid (a plan of a multi-GPU transform,
+    uword nx = 1, ny = 1, nz = 1;
+    // The pixel side is a contiguous part of the nx x ny x nz grid (a plan of a multi-GPU transform,
     // CudaMultiDft.h): the grid may then hold more than n2 pixels.
     bool partial_grid = false;
     // Sample side: k in cycles/FOV, t in seconds.
@@ -71,6 +72,15 @@ struct DftGeometry {
     uword n1 = 0;  // samples
     uword n2 = 0;  // pixels
 };
+// DftGeometry's fields under their names before snake_case, deprecated until forge 0.3.0.
+FORGE_FIELD_ALIASES_BEGIN
+struct DftGeometry : DftGeometryFields {
+    FORGE_FIELD_ALIAS(numX, nx)
+    FORGE_FIELD_ALIAS(numY, ny)
+    FORGE_FIELD_ALIAS(numZ, nz)
+    FORGE_FIELD_ALIAS_COPIES(DftGeometry, DftGeometryFields)
+};
+FORGE_FIELD_ALIASES_END
 
 // A sample set resident on a plan's device: float4 (kx, ky, kz, t) per sample, zero-padded to whole pairs
 // of tiles. Made by CudaDftPipeline::upload_points (or set_points); immutable once made.

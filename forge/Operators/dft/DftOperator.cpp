@@ -7,8 +7,8 @@
 #include "forge/Core/DeviceMemory.h"
 #include "forge/Core/Validation.h"
 #include "forge/Operators/dft/CudaDftPipeline.h"
-#include "forge/Operators/dft/cuda/CudaMultiDft.h"
 #include "forge/Operators/dft/cpu/DftCpuKernels.h"
+#include "forge/Operators/dft/cuda/CudaMultiDft.h"
 
 namespace forge {
 
@@ -29,7 +29,7 @@ void require_phase_bound(const char* name, const char* what, double turns) {
       << " turns, beyond the " << (std::is_same<T1, float>::value ? "4096 (2^12)" : "2199023255552 (2^41)")
       << " turns that " << (std::is_same<T1, float>::value ? "float" : "double")
       << " evaluates accurately (relative error a few 1e-4 there, growing in proportion); check the units (k in "
-         "cycles/FOV, positions in FOV units, FM in rad/s, t in s)";
+         "cycles/FOV, positions in FOV units, field_map in rad/s, t in s)";
     if (std::is_same<T1, float>::value) m << " or use double (up to 2^41 turns)";
     throw invalid_argument(m.str());
 }
@@ -57,7 +57,7 @@ void check_options(const char* name, const DftOptions& options) {
 template <typename T1>
 DftOperator<T1>::DftOperator(const char* name, uword n1, uword n2, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
                              const arma::Col<T1>& kz, const arma::Col<T1>& ix, const arma::Col<T1>& iy,
-                             const arma::Col<T1>& iz, const arma::Col<T1>& FM, const arma::Col<T1>& t,
+                             const arma::Col<T1>& iz, const arma::Col<T1>& field_map, const arma::Col<T1>& t,
                              const DftOptions& options)
     : LinearOperator<T1>(name, n1, n2), name_(name), n1_(n1), n2_(n2), options_(options) {
     check_options<T1>(name, options);
@@ -70,7 +70,7 @@ DftOperator<T1>::DftOperator(const char* name, uword n1, uword n2, const arma::C
     require_length(name, "ix", ix.n_elem, n2, "n2");
     require_length(name, "iy", iy.n_elem, n2, "n2");
     require_length(name, "iz", iz.n_elem, n2, "n2");
-    require_length(name, "FM", FM.n_elem, n2, "n2");
+    require_length(name, "field_map", field_map.n_elem, n2, "n2");
     require_finite(name, "kx", kx.memptr(), n1);
     require_finite(name, "ky", ky.memptr(), n1);
     require_finite(name, "kz", kz.memptr(), n1);
@@ -78,13 +78,14 @@ DftOperator<T1>::DftOperator(const char* name, uword n1, uword n2, const arma::C
     require_finite(name, "ix", ix.memptr(), n2);
     require_finite(name, "iy", iy.memptr(), n2);
     require_finite(name, "iz", iz.memptr(), n2);
-    require_finite(name, "FM", FM.memptr(), n2);
+    require_finite(name, "field_map", field_map.memptr(), n2);
     // In double, so that an overflow of the bound itself becomes inf (and is refused).
-    require_phase_bound<T1>(name,
-                            "the phase 2 pi k.r + FM t (bound: sum over axes of max|k| max|r|, plus max|FM| "
-                            "max|t| / 2 pi)",
-                            max_abs(kx) * max_abs(ix) + max_abs(ky) * max_abs(iy) + max_abs(kz) * max_abs(iz) +
-                                max_abs(FM) * max_abs(t) / dftcpu::kTwoPi);
+    require_phase_bound<T1>(
+        name,
+        "the phase 2 pi k.r + field_map t (bound: sum over axes of max|k| max|r|, plus max|field_map| "
+        "max|t| / 2 pi)",
+        max_abs(kx) * max_abs(ix) + max_abs(ky) * max_abs(iy) + max_abs(kz) * max_abs(iz) +
+            max_abs(field_map) * max_abs(t) / dftcpu::kTwoPi);
     kx_ = kx;
     ky_ = ky;
     kz_ = kz;
@@ -92,9 +93,9 @@ DftOperator<T1>::DftOperator(const char* name, uword n1, uword n2, const arma::C
     ix_ = ix;
     iy_ = iy;
     iz_ = iz;
-    FM_ = FM;
-    // The CPU loops work in turns: FM [rad/s] * t [s] / (2 pi) [rad/turn].
-    fmTurns_ = arma::conv_to<arma::Col<T1>>::from(arma::conv_to<arma::vec>::from(FM) / dftcpu::kTwoPi);
+    FM_ = field_map;
+    // The CPU loops work in turns: field_map [rad/s] * t [s] / (2 pi) [rad/turn].
+    fmTurns_ = arma::conv_to<arma::Col<T1>>::from(arma::conv_to<arma::vec>::from(field_map) / dftcpu::kTwoPi);
 }
 
 namespace {
@@ -180,9 +181,9 @@ void DftOperator<T1>::fill_geometry(cuda::DftGeometry& g) const {
             g.Gx = Gx_.memptr();
             g.Gy = Gy_.memptr();
             g.Gz = Gz_.memptr();
-            g.numX = numX_;
-            g.numY = numY_;
-            g.numZ = numZ_;
+            g.nx = numX_;
+            g.ny = numY_;
+            g.nz = numZ_;
         }
         g.kx = kx_.memptr();
         g.ky = ky_.memptr();

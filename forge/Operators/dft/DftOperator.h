@@ -6,7 +6,7 @@
 //   B(j,k)   = sincPG(kx_j/numX + Gx_k t_j) sincPG(ky_j/numY + Gy_k t_j) sincPG(kz_j/numZ + Gz_k t_j)
 //              (GdftR2 only; sincPG(x) = sin(pi x)/(pi x), 1 at 0)
 //
-// Units: k in cycles per FOV, r in FOV units, FM in rad/s, t in seconds, Gx/Gy/Gz in cycles/s per voxel.
+// Units: k in cycles per FOV, r in FOV units, field_map in rad/s, t in seconds, Gx/Gy/Gz in cycles/s per voxel.
 // Host data (arma::Col or host forgeCol) runs on the CPU with OpenMP; on CUDA float builds a
 // forgeCol already on the GPU runs on the operator's CudaDftPipeline (its GPU plan, made with the operator's
 // DftOptions) and its result stays there. Copies share the plan; an operator made from another's pixels (the
@@ -46,8 +46,8 @@ public:
     using complex_type = std::complex<T1>;
 
     // Largest phase, in turns, that T1 evaluates accurately: the constructors refuse a geometry whose phase bound
-    // sum_axes max|k| max|r| + max|FM| max|t| / (2 pi) (and, for GdftR2, sinc argument max|k|/num + max|G| max|t|
-    // per axis) exceeds it. A float phase of 2^12 turns keeps 12 fractional bits: relative error ~2e-4 there,
+    // sum_axes max|k| max|r| + max|field_map| max|t| / (2 pi) (and, for GdftR2, sinc argument max|k|/num + max|G|
+    // max|t| per axis) exceeds it. A float phase of 2^12 turns keeps 12 fractional bits: relative error ~2e-4 there,
     // growing in proportion beyond (docs/conventions.md). Double has 29 more bits: 2^41 turns.
     static constexpr double kMaxPhaseTurns = std::is_same<T1, float>::value ? 4096.0 : 2199023255552.0;
 
@@ -74,7 +74,7 @@ protected:
     // Checks the options (DftOptions.h) and the geometry; make_pipeline() then makes the GPU plans.
     DftOperator(const char* name, uword n1, uword n2, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
                 const arma::Col<T1>& kz, const arma::Col<T1>& ix, const arma::Col<T1>& iy, const arma::Col<T1>& iz,
-                const arma::Col<T1>& FM, const arma::Col<T1>& t, const DftOptions& options);
+                const arma::Col<T1>& field_map, const arma::Col<T1>& t, const DftOptions& options);
     // The same from geometry values: k.check and pixels.check name a vector of the wrong length; an empty
     // field map is zero, and empty readout times are zero unless times_required.
     DftOperator(const char* name, const Trajectory<T1>& k, const PixelGeometry<T1>& pixels, bool times_required,
@@ -82,7 +82,7 @@ protected:
     // names: how the caller calls Gx, Gy, Gz in messages.
     void set_gradients(const char* name, const arma::Col<T1>& Gx, const arma::Col<T1>& Gy, const arma::Col<T1>& Gz,
                        uword numX, uword numY, uword numZ, const char* const (&names)[3] = kGradientNames);
-    // The pixels (ix, iy, iz, FM and any gradient maps) and options of 'pixels' with a new sample set (n1
+    // The pixels (ix, iy, iz, field_map and any gradient maps) and options of 'pixels' with a new sample set (n1
     // entries each).
     DftOperator(const char* name, const DftOperator& pixels, uword n1, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
                 const arma::Col<T1>& kz, const arma::Col<T1>& t);
@@ -107,7 +107,7 @@ private:
     const char* name_;
     uword n1_, n2_;
     arma::Col<T1> kx_, ky_, kz_, ix_, iy_, iz_, FM_, t_;
-    arma::Col<T1> fmTurns_;  // FM / (2 pi): turns per second
+    arma::Col<T1> fmTurns_;  // field_map / (2 pi): turns per second
     bool hasGradients_ = false;
     arma::Col<T1> Gx_, Gy_, Gz_;
     uword numX_ = 1, numY_ = 1, numZ_ = 1;

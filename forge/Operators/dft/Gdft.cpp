@@ -15,9 +15,9 @@ Gdft<T1>::Gdft(const Gdft& pixels, const Trajectory<T1>& k) : DftOperator<T1>("G
 
 template <typename T1>
 Gdft<T1>::Gdft(uword n1, uword n2, const arma::Col<T1>& kx, const arma::Col<T1>& ky, const arma::Col<T1>& kz,
-               const arma::Col<T1>& ix, const arma::Col<T1>& iy, const arma::Col<T1>& iz, const arma::Col<T1>& FM,
-               const arma::Col<T1>& t, const DftOptions& options)
-    : DftOperator<T1>("Gdft", n1, n2, kx, ky, kz, ix, iy, iz, FM, t, options) {
+               const arma::Col<T1>& ix, const arma::Col<T1>& iy, const arma::Col<T1>& iz,
+               const arma::Col<T1>& field_map, const arma::Col<T1>& t, const DftOptions& options)
+    : DftOperator<T1>("Gdft", n1, n2, kx, ky, kz, ix, iy, iz, field_map, t, options) {
     this->make_pipeline();
 }
 

@@ -1,11 +1,11 @@
 #pragma once
 // Gdft<T1>: exact field-corrected non-uniform DFT (see DftOperator.h for the formula and units).
 //   Trajectory<float> k{kx, ky, kz, t};                      // t may be empty without a field map
-//   Gdft<float> G(k, PixelGeometry<float>::on_grid(grid, FM));   y = G * x;   x = G / y;
+//   Gdft<float> G(k, PixelGeometry<float>::on_grid(grid, field_map));   y = G * x;   x = G / y;
 //   Gdft<float> H(G, k2);                                    // G's pixels, field map and plan, other samples
 //   Gdft<float> M(k, pixels, {nullptr, {0, 1}});             // options (DftOptions.h): here two GPUs
-// Positional form: Gdft<float> G(n1, n2, kx, ky, kz, ix, iy, iz, FM, t) with n1 = number of k-space samples
-// (kx, ky, kz, t have n1 entries), n2 = number of pixels (ix, iy, iz, FM have n2 entries).
+// Positional form: Gdft<float> G(n1, n2, kx, ky, kz, ix, iy, iz, field_map, t) with n1 = number of k-space samples
+// (kx, ky, kz, t have n1 entries), n2 = number of pixels (ix, iy, iz, field_map have n2 entries).
 #include "forge/Operators/dft/DftOperator.h"
 
 namespace forge {
@@ -21,7 +21,7 @@ public:
     Gdft(const Gdft& pixels, const Trajectory<T1>& k);
 
     Gdft(uword n1, uword n2, const arma::Col<T1>& kx, const arma::Col<T1>& ky, const arma::Col<T1>& kz,
-         const arma::Col<T1>& ix, const arma::Col<T1>& iy, const arma::Col<T1>& iz, const arma::Col<T1>& FM,
+         const arma::Col<T1>& ix, const arma::Col<T1>& iy, const arma::Col<T1>& iz, const arma::Col<T1>& field_map,
          const arma::Col<T1>& t, const DftOptions& options = {});
     // The pixels of 'pixels' with n1 new samples (kx, ky, kz, t of n1 entries each), as Gdft(pixels, k).
     Gdft(const Gdft& pixels, uword n1, const arma::Col<T1>& kx, const arma::Col<T1>& ky, const arma::Col<T1>& kz,

@@ -1,10 +1,10 @@
 #pragma once
 // GdftR2<T1>: Gdft with the sinc R2* factor from the field map's gradients (DftOperator.h).
-//   GdftR2<float> G(k, PixelGeometry<float>::on_grid(grid, FM), grid);
+//   GdftR2<float> G(k, PixelGeometry<float>::on_grid(grid, field_map), grid);
 // computes the gradients itself from the field map on the grid (x fastest; as many pixels as the pixel
 // geometry): central differences / (2 pi) in cycles/s per voxel, one-sided at the faces, 0 along an axis of
 // length 1 (field_map_gradients). GdftR2(k, pixels, grid, gradients) takes them from the caller (same units).
-// Positional form: GdftR2<float> G(n1, n2, kx, ky, kz, ix, iy, iz, FM, t, numX, numY, numZ), and with
+// Positional form: GdftR2<float> G(n1, n2, kx, ky, kz, ix, iy, iz, field_map, t, numX, numY, numZ), and with
 // Gx, Gy, Gz before numX.
 #include "forge/Operators/dft/DftOperator.h"
 
@@ -31,17 +31,17 @@ public:
     GdftR2(const GdftR2& pixels, const Trajectory<T1>& k);
 
     GdftR2(uword n1, uword n2, const arma::Col<T1>& kx, const arma::Col<T1>& ky, const arma::Col<T1>& kz,
-           const arma::Col<T1>& ix, const arma::Col<T1>& iy, const arma::Col<T1>& iz, const arma::Col<T1>& FM,
+           const arma::Col<T1>& ix, const arma::Col<T1>& iy, const arma::Col<T1>& iz, const arma::Col<T1>& field_map,
            const arma::Col<T1>& t, uword numX, uword numY, uword numZ, const DftOptions& options = {});
     GdftR2(uword n1, uword n2, const arma::Col<T1>& kx, const arma::Col<T1>& ky, const arma::Col<T1>& kz,
-           const arma::Col<T1>& ix, const arma::Col<T1>& iy, const arma::Col<T1>& iz, const arma::Col<T1>& FM,
+           const arma::Col<T1>& ix, const arma::Col<T1>& iy, const arma::Col<T1>& iz, const arma::Col<T1>& field_map,
            const arma::Col<T1>& t, const arma::Col<T1>& Gx, const arma::Col<T1>& Gy, const arma::Col<T1>& Gz,
            uword numX, uword numY, uword numZ, const DftOptions& options = {});
 
-    // The gradient maps of FM as GdftR2 computes them (cycles/s per voxel); exposed for tests and users.
-    static FieldMapGradients<T1> field_map_gradients(const arma::Col<T1>& FM, const ImageGrid& grid);
-    static void field_map_gradients(const arma::Col<T1>& FM, uword numX, uword numY, uword numZ, arma::Col<T1>& Gx,
-                                    arma::Col<T1>& Gy, arma::Col<T1>& Gz);
+    // The gradient maps of field_map as GdftR2 computes them (cycles/s per voxel); exposed for tests and users.
+    static FieldMapGradients<T1> field_map_gradients(const arma::Col<T1>& field_map, const ImageGrid& grid);
+    static void field_map_gradients(const arma::Col<T1>& field_map, uword numX, uword numY, uword numZ,
+                                    arma::Col<T1>& Gx, arma::Col<T1>& Gy, arma::Col<T1>& Gz);
 };
 
 extern template class GdftR2<float>;

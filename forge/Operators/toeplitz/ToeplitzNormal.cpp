@@ -113,18 +113,17 @@ ToeplitzNormal<T1>::ToeplitzNormal(uword Nx, uword Ny, uword Nz, const arma::Col
 
 template <typename T1>
 ToeplitzNormal<T1>::ToeplitzNormal(uword Nx, uword Ny, uword Nz, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
-                                   const arma::Col<T1>& kz, const arma::Col<T1>& W, const arma::Col<T1>& fieldMap,
-                                   const arma::Col<T1>& timeVec, uword L, TSInterp type,
-                                   const ToeplitzOptions& options)
+                                   const arma::Col<T1>& kz, const arma::Col<T1>& W, const arma::Col<T1>& field_map,
+                                   const arma::Col<T1>& timeVec, uword L, TSInterp type, const ToeplitzOptions& options)
     : LinearOperator<T1>(kName, 0, 0) {
     set_grid(Nx, Ny, Nz, L);
     set_device_options(options);
     const uword n2 = this->domain_size();
-    require_length(kName, "fieldMap", fieldMap.n_elem, n2, "Nx * Ny * Nz");
+    require_length(kName, "field_map", field_map.n_elem, n2, "Nx * Ny * Nz");
     require_length(kName, "timeVec", timeVec.n_elem, kx.n_elem, "the number of samples (length of kx)");
-    const TSFactors f = TimeSegmentationCore<T1>::segment_factors(fieldMap, timeVec, L, type);
+    const TSFactors f = TimeSegmentationCore<T1>::segment_factors(field_map, timeVec, L, type);
     S_ = L + 1;
-    phases_ = TimeSegmentationCore<T1>::segment_phase_maps(fieldMap, f.tau, "ToeplitzNormal segment phases");
+    phases_ = TimeSegmentationCore<T1>::segment_phase_maps(field_map, f.tau, "ToeplitzNormal segment phases");
     build(kx, ky, kz, W, f.a, options);
 }
 
@@ -137,8 +136,7 @@ template <typename T1>
 ToeplitzNormal<T1>::ToeplitzNormal(const ImageGrid& grid, const Trajectory<T1>& k, const arma::Col<T1>& W,
                                    const arma::Col<T1>& field_map, uword L, TSInterp type,
                                    const ToeplitzOptions& options)
-    : ToeplitzNormal(grid.nx, grid.ny, grid.nz, k.kx, k.ky, k.kz, W, field_map, readout_times(k), L, type,
-                     options) {}
+    : ToeplitzNormal(grid.nx, grid.ny, grid.nz, k.kx, k.ky, k.kz, W, field_map, readout_times(k), L, type, options) {}
 
 template <typename T1>
 ToeplitzNormal<T1>::ToeplitzNormal(const ImageGrid& grid, const Trajectory<T1>& k, const arma::Col<T1>& W,
@@ -174,18 +172,18 @@ ToeplitzNormal<T1>::ToeplitzNormal(uword Nx, uword Ny, uword Nz, const arma::Col
 
 template <typename T1>
 ToeplitzNormal<T1>::ToeplitzNormal(uword Nx, uword Ny, uword Nz, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
-                                   const arma::Col<T1>& kz, const arma::Col<T1>& W, const arma::Col<T1>& fieldMap,
+                                   const arma::Col<T1>& kz, const arma::Col<T1>& W, const arma::Col<T1>& field_map,
                                    const arma::Col<T1>& timeVec, uword L, TSInterp type, KernelBuild where,
                                    AxisGrouping grouping, const ToeplitzBuildProgress& progress)
-    : ToeplitzNormal(Nx, Ny, Nz, kx, ky, kz, W, fieldMap, timeVec, L, type,
+    : ToeplitzNormal(Nx, Ny, Nz, kx, ky, kz, W, field_map, timeVec, L, type,
                      positional_options(where, grouping, progress)) {}
 
 template <typename T1>
-uword ToeplitzNormal<T1>::choose_segments(const arma::Col<T1>& fieldMap, const arma::Col<T1>& timeVec,
+uword ToeplitzNormal<T1>::choose_segments(const arma::Col<T1>& field_map, const arma::Col<T1>& timeVec,
                                           double targetError, TSInterp type, uword Lmax) {
     if (!(targetError > 0) || !std::isfinite(targetError))
         throw invalid_argument(std::string(kName) + "::choose_segments: targetError must be a positive number");
-    return TimeSegmentationCore<T1>::choose_segments(fieldMap, timeVec, targetError / 2, type, Lmax).L;
+    return TimeSegmentationCore<T1>::choose_segments(field_map, timeVec, targetError / 2, type, Lmax).L;
 }
 
 template <typename T1>

@@ -6,16 +6,17 @@
 //   field-free   (G^H W G x)(r) = sum_r' q(r - r') x(r'),   q(d) = sum_j W_j exp(+i 2 pi k_j . d)
 //                q on the offsets d = m / N (m = -N .. N-1 per axis) is one adjoint Gdft of W; then
 //                N x = crop(IFFT(FFT(q) .* FFT(pad(x)))) on the 2Nx x 2Ny x 2Nz grid (axes of length 1 stay 1).
-//   field map    G ~ sum_l diag(a_l(t)) F diag(b_l),  b_l = exp(-i FM tau_l) (TimeSegmentation's interpolators a_l
+//   field map    G ~ sum_l diag(a_l(t)) F diag(b_l),  b_l = exp(-i field_map tau_l) (TimeSegmentation's interpolators
+//   a_l
 //                and nodes tau_l), so N ~ sum_{l,m} diag(conj b_l) F^H diag(conj(a_l) W a_m) F diag(b_m): one kernel
 //                per pair l <= m (the pair (m, l) is its conjugate transpose; pairs whose data conj(a_l) W a_m
 //                vanish, e.g. Hanning segments that do not overlap, are not stored), each an adjoint DFT.
 //
 //   ImageGrid grid{Nx, Ny, Nz};
 //   ToeplitzNormal<float> N(grid, Trajectory<float>{kx, ky, kz}, W);                  // field-free
-//   ToeplitzNormal<float> N(grid, Trajectory<float>{kx, ky, kz, t}, W, FM, L);        // field-corrected (min-max)
-//   ToeplitzNormal<float> N(Nx, Ny, Nz, kx, ky, kz, W, FM, t, L, TSInterp::MinMax, options);  // positional
-//   y = N * x;     // = N / x: the operator is Hermitian (domain = codomain = the n2 = Nx*Ny*Nz pixels)
+//   ToeplitzNormal<float> N(grid, Trajectory<float>{kx, ky, kz, t}, W, field_map, L);        // field-corrected
+//   (min-max) ToeplitzNormal<float> N(Nx, Ny, Nz, kx, ky, kz, W, field_map, t, L, TSInterp::MinMax, options);  //
+//   positional y = N * x;     // = N / x: the operator is Hermitian (domain = codomain = the n2 = Nx*Ny*Nz pixels)
 //   N.domain_shape() == grid
 // Options (ToeplitzOptions.h, the last argument of every constructor): where the kernels are built, whether a
 // Cartesian axis is grouped, a progress callback, the stream and device of device applies, and the kernel source.
@@ -27,7 +28,7 @@
 //
 // Units and layout as Gdft / Gfft: k in cycles/FOV; the image is Nx x Ny x Nz with x fastest and pixel spacing
 // 1/N per axis in FOV units (only differences of positions enter, so any offset of the grid, e.g. Gfft's
-// image_coords(), gives the same operator); FM in rad/s (n2 entries), t in seconds and W >= 0 (n1 entries
+// image_coords(), gives the same operator); field_map in rad/s (n2 entries), t in seconds and W >= 0 (n1 entries
 // each; empty W = ones).
 // Accuracy: the field-free operator is exact to rounding. With a field map its error against the exact
 // G^H W G is about twice TimeSegmentation's (choose_segments() picks L for a requested error).
@@ -107,7 +108,7 @@ public:
     ToeplitzNormal(uword Nx, uword Ny, uword Nz, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
                    const arma::Col<T1>& kz, const arma::Col<T1>& W, const ToeplitzOptions& options = {});
     ToeplitzNormal(uword Nx, uword Ny, uword Nz, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
-                   const arma::Col<T1>& kz, const arma::Col<T1>& W, const arma::Col<T1>& fieldMap,
+                   const arma::Col<T1>& kz, const arma::Col<T1>& W, const arma::Col<T1>& field_map,
                    const arma::Col<T1>& timeVec, uword L, TSInterp type = TSInterp::MinMax,
                    const ToeplitzOptions& options = {});
     // The build choices as trailing positional arguments (kept one release; ToeplitzOptions holds them now).
@@ -117,14 +118,14 @@ public:
                    AxisGrouping grouping = AxisGrouping::Auto, const ToeplitzBuildProgress& progress = nullptr);
     FORGE_DEPRECATED("ToeplitzNormal(grid, k, W, field_map, L, type, ToeplitzOptions{build, grouping, progress})")
     ToeplitzNormal(uword Nx, uword Ny, uword Nz, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
-                   const arma::Col<T1>& kz, const arma::Col<T1>& W, const arma::Col<T1>& fieldMap,
+                   const arma::Col<T1>& kz, const arma::Col<T1>& W, const arma::Col<T1>& field_map,
                    const arma::Col<T1>& timeVec, uword L, TSInterp type, KernelBuild where,
                    AxisGrouping grouping = AxisGrouping::Auto, const ToeplitzBuildProgress& progress = nullptr);
 
     // Segments L for which the normal operator's error against the exact G^H W G stays near 'targetError'
     // (relative, for random images): TimeSegmentation's choice for half the target, since the segmentation's
     // error enters the normal operator twice (through G and through G^H).
-    static uword choose_segments(const arma::Col<T1>& fieldMap, const arma::Col<T1>& timeVec, double targetError,
+    static uword choose_segments(const arma::Col<T1>& field_map, const arma::Col<T1>& timeVec, double targetError,
                                  TSInterp type = TSInterp::MinMax, uword Lmax = 64);
     // Bytes the kernels of L segments take at most (all (L+1)(L+2)/2 pairs; L = 0 field-free), without
     // building them. The operator keeps them where it built them (and a copy on the other side once used
@@ -132,8 +133,8 @@ public:
     static double kernel_bytes(uword Nx, uword Ny, uword Nz, uword L);
     // Estimated seconds of the basis kernels' transforms for n1 samples and 'basis' basis kernels (the rank of the
     // pair data; about (L+1)(L+2)/4), on the GPU or the host, by 'source' (Auto: the source the build would choose,
-    // priced without Cartesian-axis grouping; a grid the NUFFT cannot take: the exact DFT): the cost rule behind Auto, for callers weighing the Toeplitz path
-    // against others. Not the pair data, the kernels' FFTs or their combination.
+    // priced without Cartesian-axis grouping; a grid the NUFFT cannot take: the exact DFT): the cost rule behind Auto,
+    // for callers weighing the Toeplitz path against others. Not the pair data, the kernels' FFTs or their combination.
     static double estimate_kernel_seconds(uword n1, uword Nx, uword Ny, uword Nz, uword basis, bool device,
                                           KernelSource source = KernelSource::Auto);
 

@@ -109,8 +109,8 @@ struct MaxOp {
 
 }  // namespace
 
-void fieldmap_weights(const forgeComplex<float>* echoes, const EchoPair* pairs, uword npairs, double* a, double* phi,
-                      double* curvSum, uword n2) {
+void field_map_weights(const forgeComplex<float>* echoes, const EchoPair* pairs, uword npairs, double* a, double* phi,
+                       double* curvSum, uword n2) {
     if (n2 == 0) return;
     k_weights<<<blocks_for(n2), kThreads>>>(echoes, pairs, npairs, a, phi, curvSum, n2);
     FORGE_CUDA_CHECK_LAUNCH("k_weights");
@@ -134,8 +134,8 @@ void divide(double* a, double s, uword n) {
     FORGE_CUDA_CHECK_LAUNCH("k_divide");
 }
 
-void fieldmap_start(const forgeComplex<float>* echoes, double* w, forgeComplex<double>* scratch, MapGrid grid,
-                    uword half, double dt) {
+void field_map_start(const forgeComplex<float>* echoes, double* w, forgeComplex<double>* scratch, MapGrid grid,
+                     uword half, double dt) {
     const uword n2 = grid.n2();
     if (n2 == 0) return;
     forgeComplex<double>*src = scratch, *dst = scratch + n2;
@@ -152,8 +152,8 @@ void fieldmap_start(const forgeComplex<float>* echoes, double* w, forgeComplex<d
     FORGE_CUDA_CHECK_LAUNCH("k_start");
 }
 
-void fieldmap_sqs_step(const double* a, const double* phi, const EchoPair* pairs, uword npairs, const double* w,
-                       double* next, MapGrid grid, double beta) {
+void field_map_sqs_step(const double* a, const double* phi, const EchoPair* pairs, uword npairs, const double* w,
+                        double* next, MapGrid grid, double beta) {
     const uword n2 = grid.n2();
     if (n2 == 0) return;
     k_sqs<<<blocks_for(n2), kThreads>>>(a, phi, pairs, npairs, w, next, grid.Nx, grid.Ny, grid.Nz, beta);

@@ -157,8 +157,8 @@ struct EchoPair {
 
 // a (n2 x npairs) = |y_m| |y_n|, phi = angle(y_m conj(y_n)), in double; curvSum[j] = sum_p a dt^2 (its maximum
 // normalises a). echoes: ne x n2, echo-major.
-void fieldmap_weights(const forgeComplex<float>* echoes, const EchoPair* pairs, uword npairs, double* a, double* phi,
-                      double* curvSum, uword n2);
+void field_map_weights(const forgeComplex<float>* echoes, const EchoPair* pairs, uword npairs, double* a, double* phi,
+                       double* curvSum, uword n2);
 
 // Largest value of v (n entries; exact whatever the order).
 double device_max(const double* v, uword n);
@@ -168,8 +168,8 @@ void divide(double* a, double s, uword n);
 
 // w = angle(window sum of y_0 conj(y_1)) / dt, the window (2 half + 1)^d clipped at the faces, in double: axis by
 // axis (x, y, z), each pixel's sum by axis_window_sum, as the host sums it. scratch: 2 n2 complex doubles.
-void fieldmap_start(const forgeComplex<float>* echoes, double* w, forgeComplex<double>* scratch, MapGrid grid,
-                    uword half, double dt);
+void field_map_start(const forgeComplex<float>* echoes, double* w, forgeComplex<double>* scratch, MapGrid grid,
+                     uword half, double dt);
 
 // The start's window sum along one axis at element i of a line of n complex doubles (interleaved re, im; element t
 // at line[2 t stride]): the elements max(i - half, 0) .. min(i + half, n - 1) added in ascending order from 0.
@@ -188,8 +188,8 @@ FORGE_HD void axis_window_sum(const double* line, uword n, uword stride, uword i
 }
 
 // One separable-quadratic-surrogate step (FieldMapEstimation.h): next = w - grad / curv, every pixel.
-void fieldmap_sqs_step(const double* a, const double* phi, const EchoPair* pairs, uword npairs, const double* w,
-                       double* next, MapGrid grid, double beta);
+void field_map_sqs_step(const double* a, const double* phi, const EchoPair* pairs, uword npairs, const double* w,
+                        double* next, MapGrid grid, double beta);
 
 }  // namespace cuda
 }  // namespace forge

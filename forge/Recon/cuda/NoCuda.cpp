@@ -27,15 +27,15 @@ void coil_interpolate_maps(const forgeComplex<float>*, MapGrid, const unsigned c
                            uword) {
     no_cuda_MapKernels();
 }
-void fieldmap_weights(const forgeComplex<float>*, const EchoPair*, uword, double*, double*, double*, uword) {
+void field_map_weights(const forgeComplex<float>*, const EchoPair*, uword, double*, double*, double*, uword) {
     no_cuda_MapKernels();
 }
 double device_max(const double*, uword) { no_cuda_MapKernels(); }
 void divide(double*, double, uword) { no_cuda_MapKernels(); }
-void fieldmap_start(const forgeComplex<float>*, double*, forgeComplex<double>*, MapGrid, uword, double) {
+void field_map_start(const forgeComplex<float>*, double*, forgeComplex<double>*, MapGrid, uword, double) {
     no_cuda_MapKernels();
 }
-void fieldmap_sqs_step(const double*, const double*, const EchoPair*, uword, const double*, double*, MapGrid, double) {
+void field_map_sqs_step(const double*, const double*, const EchoPair*, uword, const double*, double*, MapGrid, double) {
     no_cuda_MapKernels();
 }
 

@@ -44,31 +44,31 @@ using namespace forge::io;
 namespace {
 MrdHeader spiral_header(std::size_t N) {
     MrdHeader h;
-    h.encodedMatrix = {N, N, 1};
-    h.reconMatrix = {N, N, 1};
-    h.encodedFov_mm = {200, 200, 5};
-    h.reconFov_mm = {200, 200, 5};
+    h.encoded_matrix = {N, N, 1};
+    h.recon_matrix = {N, N, 1};
+    h.encoded_fov_mm = {200, 200, 5};
+    h.recon_fov_mm = {200, 200, 5};
     h.trajectory = "spiral";
-    h.hasTE = true;
-    h.TE_ms = 1.0;
-    h.receiverChannels = 2;
+    h.has_te = true;
+    h.te_ms = 1.0;
+    h.receiver_channels = 2;
     return h;
 }
-std::vector<MrdAcquisition> spiral_acqs(std::size_t N, uint16_t trajDims) {
+std::vector<MrdAcquisition> spiral_acqs(std::size_t N, uint16_t traj_dims) {
     std::vector<MrdAcquisition> v;
     const std::size_t ns = 8 * N * 4;
     MrdAcquisition a;
     a.samples = static_cast<uint16_t>(ns);
     a.channels = 2;
-    a.trajDims = trajDims;
+    a.traj_dims = traj_dims;
     a.dwell_us = 4;
     a.data.resize(ns * 2);
-    a.traj.resize(ns * trajDims);
+    a.traj.resize(ns * traj_dims);
     for (std::size_t j = 0; j < ns; ++j) {
         const double tau = double(j) / double(ns), th = 2 * M_PI * double(N / 2) * tau;
-        if (trajDims >= 2) {
-            a.traj[j * trajDims] = float(0.5 * tau * std::cos(th));
-            a.traj[j * trajDims + 1] = float(0.5 * tau * std::sin(th));
+        if (traj_dims >= 2) {
+            a.traj[j * traj_dims] = float(0.5 * tau * std::cos(th));
+            a.traj[j * traj_dims + 1] = float(0.5 * tau * std::sin(th));
         }
         for (std::size_t c = 0; c < 2; ++c)
             a.data[c * ns + j] = std::complex<float>(float(std::cos(0.1 * j + c)), float(std::sin(0.07 * j)));
@@ -186,13 +186,13 @@ int main(int argc, char** argv) {
     }
     {
         MrdHeader h = spiral_header(11584);
-        h.receiverChannels = 1;
+        h.receiver_channels = 1;
         std::vector<MrdAcquisition> acqs(2048);
         for (std::size_t r = 0; r < acqs.size(); ++r) {
             MrdAcquisition& a = acqs[r];
             a.samples = 64;
             a.channels = 1;
-            a.trajDims = 2;
+            a.traj_dims = 2;
             a.dwell_us = 4;
             a.repetition = static_cast<uint16_t>(r);
             a.data.assign(64, std::complex<float>(1.0f, 0.0f));
@@ -219,18 +219,18 @@ int main(int argc, char** argv) {
     write_h5_unwritten(dir + "fieldmap_huge.h5", 16384, 16384);
     {  // many coils, no maps: the coil maps are estimated, which needs a covariance per coil pair and pixel
         MrdHeader h;
-        h.encodedMatrix = h.reconMatrix = {32, 32, 1};
-        h.encodedFov_mm = h.reconFov_mm = {200, 200, 5};
+        h.encoded_matrix = h.recon_matrix = {32, 32, 1};
+        h.encoded_fov_mm = h.recon_fov_mm = {200, 200, 5};
         h.trajectory = "cartesian";
-        h.hasCenterE1 = true;
-        h.centerE1 = 16;
-        h.receiverChannels = 1024;
+        h.has_center_e1 = true;
+        h.center_e1 = 16;
+        h.receiver_channels = 1024;
         std::vector<MrdAcquisition> acqs(32);
         for (std::size_t line = 0; line < acqs.size(); ++line) {
             MrdAcquisition& a = acqs[line];
             a.samples = 32;
             a.channels = 1024;
-            a.centerSample = 16;
+            a.center_sample = 16;
             a.dwell_us = 4;
             a.e1 = static_cast<uint16_t>(line);
             a.data.resize(std::size_t(32) * 1024);

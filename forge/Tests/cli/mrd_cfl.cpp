@@ -63,24 +63,24 @@ int to_mrd(const std::string& trajBase, const std::string& kBase, const std::str
         return 2;
     }
     forge::io::MrdHeader h;
-    h.encodedMatrix = {N, N, 1};
-    h.reconMatrix = {N, N, 1};
-    h.encodedFov_mm = {256, 256, 5};
-    h.reconFov_mm = {256, 256, 5};
+    h.encoded_matrix = {N, N, 1};
+    h.recon_matrix = {N, N, 1};
+    h.encoded_fov_mm = {256, 256, 5};
+    h.recon_fov_mm = {256, 256, 5};
     h.trajectory = "radial";
-    h.receiverChannels = nc;
+    h.receiver_channels = nc;
     std::vector<forge::io::MrdAcquisition> acqs(spokes);
     for (std::size_t s = 0; s < spokes; ++s) {
         forge::io::MrdAcquisition& a = acqs[s];
         a.samples = uint16_t(ns);
         a.channels = uint16_t(nc);
-        a.trajDims = 2;
-        a.centerSample = uint16_t(ns / 2);
+        a.traj_dims = 2;
+        a.center_sample = uint16_t(ns / 2);
         a.dwell_us = 4;
         a.e1 = uint16_t(s);
-        a.readDir = {1, 0, 0};
-        a.phaseDir = {0, 1, 0};
-        a.sliceDir = {0, 0, 1};
+        a.read_dir = {1, 0, 0};
+        a.phase_dir = {0, 1, 0};
+        a.slice_dir = {0, 0, 1};
         a.data.resize(ns * nc);
         a.traj.resize(2 * ns);
         for (std::size_t j = 0; j < ns; ++j) {
@@ -113,7 +113,7 @@ int copy_mrd(const std::string& in, const std::string& out, float mapScale, cons
              const std::array<double, 2>& fov = {{0, 0}}) {
     forge::io::MrdFile F = forge::io::read_mrd(in);
     for (int k = 0; k < 2; ++k)
-        if (fov[k] > 0) F.header.encodedFov_mm[k] = F.header.reconFov_mm[k] = fov[k];
+        if (fov[k] > 0) F.header.encoded_fov_mm[k] = F.header.recon_fov_mm[k] = fov[k];
     std::vector<forge::io::MrdAcquisition> acqs = F.noise;
     for (auto& a : F.acquisitions) {
         edit(a);
@@ -150,9 +150,9 @@ int orient_mrd(const std::string& in, const std::string& out, char** v, const st
     return copy_mrd(
         in, out, 1.0f,
         [&](forge::io::MrdAcquisition& a) {
-            a.readDir = R;
-            a.phaseDir = P;
-            a.sliceDir = S;
+            a.read_dir = R;
+            a.phase_dir = P;
+            a.slice_dir = S;
             for (int k = 0; k < 3; ++k) a.position[k] = n[6 + k] + float(a.slice) * n[9] * S[k];
         },
         fov);
@@ -178,20 +178,20 @@ int to_bart(const std::string& in, const std::string& out) {
     const forge::io::MrdFile F = forge::io::read_mrd(in);
     std::vector<const forge::io::MrdAcquisition*> acqs;
     for (const auto& a : F.acquisitions)
-        if (a.slice == 0 && a.repetition == 0 && a.contrast == 0 && a.trajDims >= 2) acqs.push_back(&a);
+        if (a.slice == 0 && a.repetition == 0 && a.contrast == 0 && a.traj_dims >= 2) acqs.push_back(&a);
     if (acqs.empty()) throw std::runtime_error(in + " has no non-Cartesian acquisition of slice 0");
-    const std::size_t ns = acqs[0]->samples, nc = acqs[0]->channels, nr = acqs.size(), td = acqs[0]->trajDims;
-    const double te = F.header.hasTE ? F.header.TE_ms * 1e-3 : 0.0, dwell = acqs[0]->dwell_us * 1e-6;
+    const std::size_t ns = acqs[0]->samples, nc = acqs[0]->channels, nr = acqs.size(), td = acqs[0]->traj_dims;
+    const double te = F.header.has_te ? F.header.te_ms * 1e-3 : 0.0, dwell = acqs[0]->dwell_us * 1e-6;
     std::vector<std::complex<float>> k(ns * nr * nc), t(3 * ns * nr, {0, 0}), times(ns * nr);
     for (std::size_t r = 0; r < nr; ++r) {
         const auto& a = *acqs[r];
-        if (a.samples != ns || a.channels != nc || a.trajDims != td || a.centerSample != acqs[0]->centerSample ||
+        if (a.samples != ns || a.channels != nc || a.traj_dims != td || a.center_sample != acqs[0]->center_sample ||
             a.dwell_us != acqs[0]->dwell_us)
             throw std::runtime_error(in + ": the readouts differ in samples, coils, trajectory or timing");
         for (std::size_t j = 0; j < ns; ++j) {
             for (std::size_t d = 0; d < td; ++d)
-                t[(r * ns + j) * 3 + d] = float(double(a.traj[j * td + d]) * double(F.header.encodedMatrix[d]));
-            times[r * ns + j] = float(te + (double(j) - double(a.centerSample)) * dwell);
+                t[(r * ns + j) * 3 + d] = float(double(a.traj[j * td + d]) * double(F.header.encoded_matrix[d]));
+            times[r * ns + j] = float(te + (double(j) - double(a.center_sample)) * dwell);
             for (std::size_t c = 0; c < nc; ++c) k[(c * nr + r) * ns + j] = a.data[c * ns + j];
         }
     }
@@ -199,7 +199,7 @@ int to_bart(const std::string& in, const std::string& out) {
     write_cfl(out + "_t", {3, ns, nr}, t);
     write_cfl(out + "_times", {1, ns, nr}, times);
     const forge::io::Array csm = forge::io::read_hdf5_array(in, "/dataset/csm");
-    const std::size_t nx = F.header.reconMatrix[0], ny = F.header.reconMatrix[1];
+    const std::size_t nx = F.header.recon_matrix[0], ny = F.header.recon_matrix[1];
     if (csm.size() < nx * ny * nc) throw std::runtime_error(in + ": /dataset/csm is smaller than the coils' maps");
     std::vector<std::complex<float>> m(nx * ny * nc);
     for (std::size_t i = 0; i < m.size(); ++i) m[i] = std::complex<float>(csm.data[i]);  // x fastest, then y, coil
@@ -221,7 +221,7 @@ int run(int argc, char** argv) {
     if (mode == "kspace") {
         const unsigned rep = argc > 4 ? unsigned(std::stoul(argv[4])) : 0;
         const forge::io::MrdFile F = forge::io::read_mrd(in);
-        const std::size_t nx = F.header.encodedMatrix[0], ny = F.header.encodedMatrix[1];
+        const std::size_t nx = F.header.encoded_matrix[0], ny = F.header.encoded_matrix[1];
         const std::size_t nc = F.acquisitions.front().channels;
         std::vector<std::complex<float>> k(nx * ny * nc, {0, 0});
         for (const auto& a : F.acquisitions) {

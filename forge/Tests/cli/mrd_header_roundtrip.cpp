@@ -57,25 +57,25 @@ int main(int argc, char** argv) {
     std::uniform_int_distribution<uint64_t> u64;
 
     MrdHeader H;
-    H.encodedMatrix = {std::size_t(2 * small(rng)), std::size_t(2 * small(rng)), std::size_t(small(rng))};
-    H.reconMatrix = {std::size_t(2 * small(rng)), std::size_t(2 * small(rng)), std::size_t(small(rng))};
-    H.encodedFov_mm = {100.0 + small(rng), 120.0 + small(rng), 5.0 + small(rng)};
-    H.reconFov_mm = {200.0 + small(rng), 220.0 + small(rng), 6.0 + small(rng)};
+    H.encoded_matrix = {std::size_t(2 * small(rng)), std::size_t(2 * small(rng)), std::size_t(small(rng))};
+    H.recon_matrix = {std::size_t(2 * small(rng)), std::size_t(2 * small(rng)), std::size_t(small(rng))};
+    H.encoded_fov_mm = {100.0 + small(rng), 120.0 + small(rng), 5.0 + small(rng)};
+    H.recon_fov_mm = {200.0 + small(rng), 220.0 + small(rng), 6.0 + small(rng)};
     H.trajectory = "spiral";
-    H.hasTE = true;
-    H.TE_ms = 0.5 * small(rng);
-    H.hasCenterE1 = true;
-    H.centerE1 = std::size_t(small(rng));
-    H.receiverChannels = 3;
-    H.accelE1 = 2;
+    H.has_te = true;
+    H.te_ms = 0.5 * small(rng);
+    H.has_center_e1 = true;
+    H.center_e1 = std::size_t(small(rng));
+    H.receiver_channels = 3;
+    H.accel_e1 = 2;
     const std::string xml = make_mrd_header_xml(H, "roundtrip");
 
     std::vector<MrdAcquisition> acqs(3);
     for (auto& a : acqs) {
         a.samples = static_cast<uint16_t>(small(rng));
         a.channels = 3;
-        a.trajDims = 2;
-        a.centerSample = static_cast<uint16_t>(small(rng));
+        a.traj_dims = 2;
+        a.center_sample = static_cast<uint16_t>(small(rng));
         a.dwell_us = std::fabs(uf(rng)) + 0.5f;
         a.e1 = static_cast<uint16_t>(u16(rng));
         a.e2 = static_cast<uint16_t>(u16(rng));
@@ -86,39 +86,39 @@ int main(int argc, char** argv) {
         a.flags = u64(rng) & ~(uint64_t(1) << (ISMRMRD::ISMRMRD_ACQ_IS_NOISE_MEASUREMENT - 1));
         for (int k = 0; k < 3; ++k) {
             a.position[k] = uf(rng);
-            a.readDir[k] = uf(rng);
-            a.phaseDir[k] = uf(rng);
-            a.sliceDir[k] = uf(rng);
+            a.read_dir[k] = uf(rng);
+            a.phase_dir[k] = uf(rng);
+            a.slice_dir[k] = uf(rng);
         }
         a.data.resize(std::size_t(a.samples) * a.channels);
         for (auto& v : a.data) v = {uf(rng), uf(rng)};
-        a.traj.resize(std::size_t(a.samples) * a.trajDims);
+        a.traj.resize(std::size_t(a.samples) * a.traj_dims);
         for (auto& v : a.traj) v = uf(rng);
     }
     write_mrd(path, xml, acqs, {});
 
     // 1. forge's reader
     const MrdFile F = read_mrd(path);
-    expect_eq(F.header.encodedMatrix, H.encodedMatrix, "encodedSpace/matrixSize");
-    expect_eq(F.header.reconMatrix, H.reconMatrix, "reconSpace/matrixSize");
+    expect_eq(F.header.encoded_matrix, H.encoded_matrix, "encodedSpace/matrixSize");
+    expect_eq(F.header.recon_matrix, H.recon_matrix, "reconSpace/matrixSize");
     for (int k = 0; k < 3; ++k) {
-        expect_eq(float(F.header.encodedFov_mm[k]), float(H.encodedFov_mm[k]), "encodedSpace/fieldOfView_mm");
-        expect_eq(float(F.header.reconFov_mm[k]), float(H.reconFov_mm[k]), "reconSpace/fieldOfView_mm");
+        expect_eq(float(F.header.encoded_fov_mm[k]), float(H.encoded_fov_mm[k]), "encodedSpace/fieldOfView_mm");
+        expect_eq(float(F.header.recon_fov_mm[k]), float(H.recon_fov_mm[k]), "reconSpace/fieldOfView_mm");
     }
     expect_eq(F.header.trajectory, H.trajectory, "trajectory");
-    expect_eq(F.header.hasTE, true, "sequenceParameters/TE present");
-    expect_eq(float(F.header.TE_ms), float(H.TE_ms), "sequenceParameters/TE");
-    expect_eq(F.header.centerE1, H.centerE1, "encodingLimits/kspace_encoding_step_1/center");
-    expect_eq(F.header.receiverChannels, H.receiverChannels, "receiverChannels");
-    expect_eq(F.header.accelE1, H.accelE1, "accelerationFactor/kspace_encoding_step_1");
+    expect_eq(F.header.has_te, true, "sequenceParameters/TE present");
+    expect_eq(float(F.header.te_ms), float(H.te_ms), "sequenceParameters/TE");
+    expect_eq(F.header.center_e1, H.center_e1, "encodingLimits/kspace_encoding_step_1/center");
+    expect_eq(F.header.receiver_channels, H.receiver_channels, "receiver_channels");
+    expect_eq(F.header.accel_e1, H.accel_e1, "accelerationFactor/kspace_encoding_step_1");
     expect_eq(F.acquisitions.size(), acqs.size(), "acquisition count");
     for (std::size_t i = 0; i < acqs.size() && i < F.acquisitions.size(); ++i) {
         const auto &a = acqs[i], &b = F.acquisitions[i];
         const std::string n = "acquisition " + std::to_string(i) + " ";
         expect_eq(b.samples, a.samples, n + "number_of_samples");
         expect_eq(b.channels, a.channels, n + "active_channels");
-        expect_eq(b.trajDims, a.trajDims, n + "trajectory_dimensions");
-        expect_eq(b.centerSample, a.centerSample, n + "center_sample");
+        expect_eq(b.traj_dims, a.traj_dims, n + "trajectory_dimensions");
+        expect_eq(b.center_sample, a.center_sample, n + "center_sample");
         expect_eq(b.dwell_us, a.dwell_us, n + "sample_time_us");
         expect_eq(b.e1, a.e1, n + "idx.kspace_encode_step_1");
         expect_eq(b.e2, a.e2, n + "idx.kspace_encode_step_2");
@@ -127,9 +127,9 @@ int main(int argc, char** argv) {
         expect_eq(b.contrast, a.contrast, n + "idx.contrast");
         expect_eq(b.flags, a.flags, n + "flags");
         expect_eq(b.position, a.position, n + "position");
-        expect_eq(b.readDir, a.readDir, n + "read_dir");
-        expect_eq(b.phaseDir, a.phaseDir, n + "phase_dir");
-        expect_eq(b.sliceDir, a.sliceDir, n + "slice_dir");
+        expect_eq(b.read_dir, a.read_dir, n + "read_dir");
+        expect_eq(b.phase_dir, a.phase_dir, n + "phase_dir");
+        expect_eq(b.slice_dir, a.slice_dir, n + "slice_dir");
         expect_eq(b.data, a.data, n + "data");
         expect_eq(b.traj, a.traj, n + "traj");
     }
@@ -156,8 +156,8 @@ int main(int argc, char** argv) {
         expect_eq(field<uint16_t>(h, offsetof(AH, number_of_samples)), a.samples, n + "number_of_samples");
         expect_eq(field<uint16_t>(h, offsetof(AH, active_channels)), a.channels, n + "active_channels");
         expect_eq(field<uint16_t>(h, offsetof(AH, available_channels)), a.channels, n + "available_channels");
-        expect_eq(field<uint16_t>(h, offsetof(AH, trajectory_dimensions)), a.trajDims, n + "trajectory_dimensions");
-        expect_eq(field<uint16_t>(h, offsetof(AH, center_sample)), a.centerSample, n + "center_sample");
+        expect_eq(field<uint16_t>(h, offsetof(AH, trajectory_dimensions)), a.traj_dims, n + "trajectory_dimensions");
+        expect_eq(field<uint16_t>(h, offsetof(AH, center_sample)), a.center_sample, n + "center_sample");
         expect_eq(field<float>(h, offsetof(AH, sample_time_us)), a.dwell_us, n + "sample_time_us");
         expect_eq(field<uint64_t>(h, offsetof(AH, flags)), a.flags, n + "flags");
         const std::size_t idx = offsetof(AH, idx);
@@ -169,15 +169,15 @@ int main(int argc, char** argv) {
         expect_eq(field<uint16_t>(h, idx + offsetof(ISMRMRD_EncodingCounters, contrast)), a.contrast, n + "contrast");
         for (std::size_t k = 0; k < 3; ++k) {
             expect_eq(field<float>(h, offsetof(AH, position), k), a.position[k], n + "position");
-            expect_eq(field<float>(h, offsetof(AH, read_dir), k), a.readDir[k], n + "read_dir");
-            expect_eq(field<float>(h, offsetof(AH, phase_dir), k), a.phaseDir[k], n + "phase_dir");
-            expect_eq(field<float>(h, offsetof(AH, slice_dir), k), a.sliceDir[k], n + "slice_dir");
+            expect_eq(field<float>(h, offsetof(AH, read_dir), k), a.read_dir[k], n + "read_dir");
+            expect_eq(field<float>(h, offsetof(AH, phase_dir), k), a.phase_dir[k], n + "phase_dir");
+            expect_eq(field<float>(h, offsetof(AH, slice_dir), k), a.slice_dir[k], n + "slice_dir");
         }
         const std::size_t nd = std::size_t(a.samples) * a.channels;
         bool same = true;
         for (std::size_t j = 0; j < nd; ++j) same = same && c.data[j] == a.data[j];
         expect_eq(same, true, n + "data");
-        expect_eq(std::vector<float>(c.traj, c.traj + std::size_t(a.samples) * a.trajDims), a.traj, n + "traj");
+        expect_eq(std::vector<float>(c.traj, c.traj + std::size_t(a.samples) * a.traj_dims), a.traj, n + "traj");
         ismrmrd_cleanup_acquisition(&c);
     }
     ismrmrd_close_dataset(&d);

@@ -15,7 +15,7 @@ TEST_CASE("demo_acquisition on the GPU simulates both scans as the host does", "
     const forge::sim::DemoAcquisition host = forge::sim::demo_acquisition(o);
     o.gpu = true;
     const forge::sim::DemoAcquisition gpu = forge::sim::demo_acquisition(o);
-    for (const auto scan : {&forge::sim::DemoAcquisition::spiral, &forge::sim::DemoAcquisition::fieldmap_scan}) {
+    for (const auto scan : {&forge::sim::DemoAcquisition::spiral, &forge::sim::DemoAcquisition::field_map_scan}) {
         const auto& h = (host.*scan).frames;
         const auto& g = (gpu.*scan).frames;
         REQUIRE(h.size() == g.size());

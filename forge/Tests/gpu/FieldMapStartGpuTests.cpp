@@ -31,8 +31,8 @@ TEST_CASE("GPU field map equals the host's at every pixel when the echoes vanish
     od.device = forge::ReconDevice::GPU;
     for (int iterations : {0, 200}) {
         oh.iterations = od.iterations = iterations;
-        const arma::fvec wh = forge::recon::estimate_fieldmap(echoes, times, N, N, 1, oh);
-        const arma::fvec wd = forge::recon::estimate_fieldmap(echoes, times, N, N, 1, od);
+        const arma::fvec wh = forge::recon::estimate_field_map(echoes, times, N, N, 1, oh);
+        const arma::fvec wd = forge::recon::estimate_field_map(echoes, times, N, N, 1, od);
         double worst = 0;
         std::size_t at = 0, zeroDiffer = 0;
         for (std::size_t k = 0; k < n2; ++k) {

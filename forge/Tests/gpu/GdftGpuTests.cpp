@@ -17,9 +17,9 @@
 #include "DftTestProblem.h"
 #include "OperatorChecks.h"
 #include "TestHelpers.h"
-#include "forge/Operators/dft/CudaDftPipeline.h"
 #include "forge/Core/DeviceMemory.h"
 #include "forge/Core/forgeCol.h"
+#include "forge/Operators/dft/CudaDftPipeline.h"
 #include "forge/Operators/dft/Gdft.h"
 #include "forge/Operators/dft/GdftR2.h"
 
@@ -67,7 +67,6 @@ arma::cx_fvec to_host(cvec c) {
     c.get_from_gpu();
     return c.to_arma();
 }
-
 
 // Forward, adjoint and normal on the GPU against the CPU operator; results stay on the GPU.
 template <typename Op>
@@ -516,6 +515,6 @@ TEST_CASE("CudaDftPipeline refuses sample and pixel counts beyond its 32-bit ker
     g.Gx = g.Gy = g.Gz = p;
     g.n1 = 1;
     g.n2 = uword(1) << 32;
-    g.numX = uword(1) << 32;
+    g.nx = uword(1) << 32;
     CHECK_THROWS_WITH(cuda::CudaDftPipeline(g), Catch::Contains("n2 (pixels) = 4294967296"));
 }

@@ -1,11 +1,11 @@
-// Maps from the data with the echoes reconstructed on the GPU: estimate_fieldmap(problem, settings) with
+// Maps from the data with the echoes reconstructed on the GPU: estimate_field_map(problem, settings) with
 // ReconSettings::gpu gives the CPU's field map, for the DFT and the FFT operators, with estimated coil maps.
 #include <cmath>
 #include <complex>
 
 #include "TestHelpers.h"
-#include "forge/Operators/dft/Gdft.h"
 #include "forge/Operators/SENSE.h"
+#include "forge/Operators/dft/Gdft.h"
 #include "forge/Recon/CoilMaps.h"
 #include "forge/Recon/FieldMapEstimation.h"
 #include "forge/Recon/ReconProblem.h"
@@ -28,8 +28,9 @@ TEST_CASE("GPU: the field map of a 2-echo scan, echoes reconstructed on the GPU,
     set_pixel_grid(P);
     const arma::fvec rho = sim::smooth_shepp_logan_slice(N, 0, 1);
     const arma::cx_fvec maps = sim::normalise_coil_maps(sim::ring_coil_maps(N, nc), nc);
-    const arma::fvec fm = arma::conv_to<arma::fvec>::from(
-        sim::bump_and_ramp_fieldmap(arma::conv_to<arma::vec>::from(P.ix), arma::conv_to<arma::vec>::from(P.iy), 100.0));
+    const arma::fvec fm =
+        arma::conv_to<arma::fvec>::from(sim::bump_and_ramp_field_map(arma::conv_to<arma::vec>::from(P.ix),
+                                                                     arma::conv_to<arma::vec>::from(P.iy), 100.0));
     const sim::Trajectory2D k = sim::cartesian_grid(N, N);
     const double te[2] = {2e-3, 4.5e-3};
     for (std::size_t e = 0; e < 2; ++e) {
@@ -50,13 +51,13 @@ TEST_CASE("GPU: the field map of a 2-echo scan, echoes reconstructed on the GPU,
         P.frames.push_back(fr);
     }
     P.smaps = estimate_coil_maps(P);
-    P.fftGrid = fft_grid(P);
+    P.fft_grid = fft_grid(P);
     for (EncodingOperator op : {EncodingOperator::Dft, EncodingOperator::Fft}) {
         ReconSettings S;
         S.op = op;
-        const std::vector<arma::fvec> cpu = estimate_fieldmap(P, S);
+        const std::vector<arma::fvec> cpu = estimate_field_map(P, S);
         S.gpu = true;
-        const std::vector<arma::fvec> gpu = estimate_fieldmap(P, S);
+        const std::vector<arma::fvec> gpu = estimate_field_map(P, S);
         double d = 0, e = 0;
         std::size_t n = 0;
         for (std::size_t j = 0; j < n2; ++j)

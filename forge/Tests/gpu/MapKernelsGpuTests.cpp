@@ -66,7 +66,8 @@ void check_maps_match(const arma::cx_fmat& X, const ImageGrid3& g, std::size_t n
             dHD = std::max(dHD, d);
             dHDscaled = std::max(dHDscaled, d * ref.gap[k]);
             // against the reference the phase's conditioning too (CoilMapReferenceTests.cpp)
-            dDR = std::max(dDR, std::abs(std::complex<double>(Sd[i]) - ref.maps[i]) * std::min(ref.gap[k], ref.phase[k]));
+            dDR =
+                std::max(dDR, std::abs(std::complex<double>(Sd[i]) - ref.maps[i]) * std::min(ref.gap[k], ref.phase[k]));
         }
     INFO(g.Nx << "x" << g.Ny << "x" << g.Nz << ", " << nc << " coils, threshold " << threshold
               << ": max |S_gpu - S_cpu| " << dHD << " (x gap/trace " << dHDscaled << "), |S_gpu - S_ref| x gap/trace "
@@ -295,8 +296,8 @@ TEST_CASE("GPU field map equals the host's for the same iterations; its cost nev
             od.device = ReconDevice::GPU;
             oh.iterations = od.iterations = 60;
             std::vector<double> ch, cd;
-            const arma::fvec wh = forge::recon::estimate_fieldmap(echoes, times, g.Nx, g.Ny, g.Nz, oh, &ch);
-            const arma::fvec wd = forge::recon::estimate_fieldmap(echoes, times, g.Nx, g.Ny, g.Nz, od, &cd);
+            const arma::fvec wh = forge::recon::estimate_field_map(echoes, times, g.Nx, g.Ny, g.Nz, oh, &ch);
+            const arma::fvec wd = forge::recon::estimate_field_map(echoes, times, g.Nx, g.Ny, g.Nz, od, &cd);
             REQUIRE(cd.size() == ch.size());
             double worst = 0;
             for (std::size_t k = 0; k < g.n2(); ++k)
@@ -311,8 +312,8 @@ TEST_CASE("GPU field map equals the host's for the same iterations; its cost nev
                 REQUIRE(std::fabs(cd[i] - ch[i]) <= 1e-9 * std::fabs(ch[i]) + 1e-15);
             // iterations 0: the start (window-summed phase difference) alone
             oh.iterations = od.iterations = 0;
-            const arma::fvec sh = forge::recon::estimate_fieldmap(echoes, times, g.Nx, g.Ny, g.Nz, oh);
-            const arma::fvec sd = forge::recon::estimate_fieldmap(echoes, times, g.Nx, g.Ny, g.Nz, od);
+            const arma::fvec sh = forge::recon::estimate_field_map(echoes, times, g.Nx, g.Ny, g.Nz, oh);
+            const arma::fvec sd = forge::recon::estimate_field_map(echoes, times, g.Nx, g.Ny, g.Nz, od);
             CHECK(arma::abs(sh - sd).max() <= 2.5e-7 * std::max(1.0f, arma::abs(sh).max()));
         }
 }

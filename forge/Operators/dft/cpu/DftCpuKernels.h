@@ -8,7 +8,7 @@
 //
 // Both directions are one sum  out_a = sum_b in_b exp(sigma i 2 pi phase_ab) [* B_ab]  over "inner" points
 // b for each "outer" point a, with phase_ab = ox_a ix_b + oy_a iy_b + oz_a iz_b + ow_a iw_b in turns:
-//   forward: outer = samples (kx, ky, kz, t), inner = pixels (x, y, z, FM / 2 pi), sigma = -1
+//   forward: outer = samples (kx, ky, kz, t), inner = pixels (x, y, z, field_map / 2 pi), sigma = -1
 //   adjoint: outer = pixels, inner = samples, sigma = +1.
 
 namespace forge {

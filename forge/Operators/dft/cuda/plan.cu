@@ -97,9 +97,9 @@ CudaDftPipeline::BatchKernel choose_batch_kernel(int device, int major, int mino
     using K = CudaDftPipeline::BatchKernel;
     // mma.sync needs sm_80 code (compute_75 PTX on an 8.x GPU has none: dft_mma_kernel traps there).
     const BuiltCode code = built_code(device);
-    const K best = major == 9 && minor == 0 && code.wgmma      ? K::wgmma
-                   : major >= 8 && code.arch >= 800 ? K::mma
-                                                    : K::fp32;
+    const K best = major == 9 && minor == 0 && code.wgmma ? K::wgmma
+                   : major >= 8 && code.arch >= 800       ? K::mma
+                                                          : K::fp32;
     if (want == DftKernel::automatic) return best;
     const K k = want == DftKernel::wgmma ? K::wgmma : want == DftKernel::mma_sync ? K::mma : K::fp32;
     if (int(k) > int(best)) {  // the enumerators are in order of speed
@@ -135,7 +135,7 @@ CudaDftPipeline::CudaDftPipeline(const DftGeometry& geom, const PlanOptions& opt
     }
     hasGradients_ = gradientMaps == 3;
     if (hasGradients_) {
-        const uword numX = geom.numX, numY = geom.numY, numZ = geom.numZ;
+        const uword numX = geom.nx, numY = geom.ny, numZ = geom.nz;
         const uword grid = numX < 1 || numY < 1 || numZ < 1
                                ? 0
                                : checked_product(where, {{"numX", numX}, {"numY", numY}, {"numZ", numZ}});

@@ -49,7 +49,7 @@ struct ReconProblemFields {
     std::string source;                              // where the data came from (for messages)
     std::size_t n1total = 0, n1max = 0;              // samples per coil: in all frames, in the largest frame
     std::array<double, 3> fov_ratio{{1, 1, 1}};      // recon FOV / encoded FOV per axis
-    std::array<std::size_t, 3> fft_grid{{0, 0, 0}};  // FFT grid holding every sample (0: none); see fft_grid()
+    std::array<std::size_t, 3> fft_grid{{0, 0, 0}};  // FFT grid holding every sample (0: none): fft_grid(P)
     std::size_t n2() const { return Nx * Ny * Nz; }
 
     ImageGrid grid() const { return ImageGrid(Nx, Ny, Nz); }
@@ -61,12 +61,15 @@ struct ReconProblemFields {
         ix = p.x, iy = p.y, iz = p.z;
     }
     // Slice 'slice''s pixels as the operators take them: the positions and that slice's field map (empty when the
-    // problem has none). Throws forge::invalid_argument for a slice beyond nslices.
+    // problem has none). Throws forge::invalid_argument for a slice beyond nslices or field maps not one per slice.
     PixelGeometry<float> pixels(std::size_t slice) const {
         if (slice >= nslices)
             throw invalid_argument("ReconProblem::pixels: slice " + std::to_string(slice) + " of " +
                                    std::to_string(nslices));
-        return PixelGeometry<float>(ix, iy, iz, field_map.empty() ? arma::fvec() : field_map.at(slice));
+        if (!field_map.empty() && field_map.size() != nslices)
+            throw invalid_argument("ReconProblem::pixels: " + std::to_string(field_map.size()) +
+                                   " field maps, expected none or one per slice (" + std::to_string(nslices) + ")");
+        return PixelGeometry<float>(ix, iy, iz, field_map.empty() ? arma::fvec() : field_map[slice]);
     }
 };
 // ReconProblem's fields under their names before snake_case, deprecated until forge 0.3.0.

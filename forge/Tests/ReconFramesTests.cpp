@@ -89,6 +89,8 @@ TEST_CASE("ReconProblem and ReconFrame from and to the geometry types", "[recon]
         CHECK(arma::all(px.field_map == P.field_map[1]));
         CHECK(arma::all(px.x == P.ix));
         CHECK_THROWS_WITH(P.pixels(2), Catch::Contains("ReconProblem::pixels: slice 2 of 2"));
+        P.field_map.pop_back();
+        CHECK_THROWS_WITH(P.pixels(0), Catch::Contains("1 field maps, expected none or one per slice (2)"));
     }
     CHECK_THROWS_WITH(ReconProblem().set_grid(forge::ImageGrid(8, 0)), Catch::Contains("axis of length 0"));
 

@@ -197,7 +197,7 @@ def _run(session, where, data, k, shape, times, field_map, maps, first_slice, fi
         except ValueError:
             raise ValueError(f"{where}: times' shape {t.shape} does not fit data's leading axes {lead}") from None
 
-    fieldmap = []
+    field_maps = []
     if field_map is not None:
         f = _host(field_map, "field_map", where, "fiu")
         if f.shape == shape:
@@ -205,7 +205,7 @@ def _run(session, where, data, k, shape, times, field_map, maps, first_slice, fi
         if f.shape != (nslices,) + shape:
             raise ValueError(f"{where}: field_map has shape {f.shape}; expected {shape} or (slices, *shape) = "
                              f"{(nslices,) + shape} (rad/s; {IMAGE_LAYOUT_HINT})")
-        fieldmap = [np.ascontiguousarray(f[s], dtype=np.float32).reshape(-1) for s in range(nslices)]
+        field_maps = [np.ascontiguousarray(f[s], dtype=np.float32).reshape(-1) for s in range(nslices)]
 
     smaps = []
     if maps is None:
@@ -229,7 +229,7 @@ def _run(session, where, data, k, shape, times, field_map, maps, first_slice, fi
             frames.append((s, f, np.ascontiguousarray(kk[f, s, 0]), np.ascontiguousarray(kk[f, s, 1]),
                            np.ascontiguousarray(kz), np.ascontiguousarray(t[f, s]), y[f, s].reshape(-1)))
     r = session._native.reconstruct(nx=nx, ny=ny, nz=nz, nc=nc, nslices=nslices, nframes=nframes, frames=frames,
-                                    smaps=smaps, fieldmap=fieldmap, first_slice=first_slice,
+                                    smaps=smaps, field_maps=field_maps, first_slice=first_slice,
                                     first_frame=first_frame, name_frames=name_frames or nframes > 1, maps=policy,
                                     source="data")
     images = r.pop("images").reshape(lead + shape)

@@ -129,10 +129,10 @@ public:
 
     bool on_gpu() const { return session_->on_gpu(); }
 
-    // frames: (slice, frame, kx, ky, kz, t, y) per frame; smaps, fieldmap: per slice (empty lists: none).
+    // frames: (slice, frame, kx, ky, kz, t, y) per frame; smaps, field_maps: per slice (empty lists: none).
     nb::dict reconstruct(size_t nx, size_t ny, size_t nz, size_t nc, size_t nslices, size_t nframes,
                          const std::vector<std::tuple<size_t, size_t, RArr, RArr, RArr, RArr, CArr>>& frames,
-                         const std::vector<CArr>& smaps, const std::vector<RArr>& fieldmap, size_t first_slice,
+                         const std::vector<CArr>& smaps, const std::vector<RArr>& field_maps, size_t first_slice,
                          size_t first_frame, bool name_frames, const std::string& maps, const std::string& source) {
         fr::ReconProblem P;
         P.Nx = nx;
@@ -167,7 +167,7 @@ public:
             require_size(m, nc * P.n2(), "ReconSession.reconstruct", "maps", "coils x pixels");
             P.smaps.push_back(col<CF>(m));
         }
-        for (const auto& m : fieldmap) {
+        for (const auto& m : field_maps) {
             require_size(m, P.n2(), "ReconSession.reconstruct", "field_map", "pixels");
             P.field_map.push_back(col<float>(m));
         }
@@ -278,7 +278,7 @@ void bind_recon(nb::module_& m) {
              "maps"_a, "field_correction"_a, "warm_start"_a, "cached_operators"_a, "segments"_a, "toeplitz_error"_a)
         .def_prop_ro("on_gpu", &PySession::on_gpu)
         .def("reconstruct", &PySession::reconstruct, "nx"_a, "ny"_a, "nz"_a, "nc"_a, "nslices"_a, "nframes"_a,
-             "frames"_a, "smaps"_a, "fieldmap"_a, "first_slice"_a, "first_frame"_a, "name_frames"_a, "maps"_a,
+             "frames"_a, "smaps"_a, "field_maps"_a, "first_slice"_a, "first_frame"_a, "name_frames"_a, "maps"_a,
              "source"_a);
 }
 

@@ -301,7 +301,8 @@ TEST_CASE("demo_acquisition simulates the exact field-corrected SENSE model plus
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 #endif
-TEST_CASE("MRD structs' renamed fields: the old names alias the new fields, in copies and vectors too", "[deprecated]") {
+TEST_CASE("MRD structs' renamed fields: the old names alias the new fields, in copies and vectors too",
+          "[deprecated]") {
     forge::io::MrdFile f;
     f.header.encoded_matrix = {{64, 48, 1}};
     f.header.has_te = true;

@@ -6,7 +6,9 @@
 #   2. the old paths, all in one file, declare their names at global scope, with one deprecation message each,
 #      and none with FORGE_NO_DEPRECATED_HEADER_WARNINGS;
 #   3. the new paths alone declare none of forge's names at global scope;
-#   4. legacy/operators_page_example.cpp (the operators page's example, verbatim) builds with find_package(Forge)
+#   4. code that uses the old names of renamed fields and functions (before snake_case and the field_map spelling)
+#      compiles against the installed headers, with a deprecation warning naming each new name;
+#   5. legacy/operators_page_example.cpp (the operators page's example, verbatim) builds with find_package(Forge)
 #      and reconstructs its images within their bounds.
 #
 #   run_legacy_paths_test.sh <forge build dir>
@@ -104,7 +106,30 @@ if ! syntax "$TMP/new_paths.cpp" > "$TMP/new_paths.log" 2>&1; then
 fi
 echo "new paths: none of forge's $(echo $all_names | wc -w) names at global scope"
 
-# 4. The operators page's example against the install tree.
+# 4. Old field and function names (forge/Core/DeprecatedFields.h, FORGE_DEPRECATED) against the install tree.
+cat > "$TMP/old_names.cpp" <<'CPP'
+#include "forge/Recon/FieldMapExtension.h"
+#include "forge/Recon/ReconProblem.h"
+#include "forge/Recon/Reconstruct.h"
+#include "forge/Sim/FieldMaps.h"
+int old_names() {
+    forge::recon::ReconProblem p;
+    p.fftGrid = {{4, 4, 1}};
+    p.fieldmap.push_back(forge::sim::two_blob_fieldmap(4));
+    forge::recon::ReconSettings s;
+    s.toeplitzError = 1e-2;
+    const arma::fvec e = forge::recon::extend_fieldmap(p.fieldmap[0], 4, 4, 1);
+    return int(p.fft_grid[0] + p.field_map.size() + e.n_elem) + int(s.toeplitz_error > 0);
+}
+CPP
+syntax -Wall "$TMP/old_names.cpp" > "$TMP/old_names.log" 2>&1 || { cat "$TMP/old_names.log"; echo "FAIL: code with the old names does not compile" >&2; exit 1; }
+for new_name in fft_grid field_map two_blob_field_map toeplitz_error extend_field_map; do
+    grep -q "renamed: use $new_name" "$TMP/old_names.log" ||
+        { cat "$TMP/old_names.log"; echo "FAIL: no deprecation warning naming $new_name" >&2; exit 1; }
+done
+echo "old field and function names compile, each with a warning naming its new name"
+
+# 5. The operators page's example against the install tree.
 cmake -S "$HERE/legacy" -B "$TMP/build" -DCMAKE_PREFIX_PATH="$TMP/prefix" -DCMAKE_BUILD_TYPE=Release \
     > "$TMP/configure.log" || { cat "$TMP/configure.log"; exit 1; }
 if ! cmake --build "$TMP/build" > "$TMP/build.log" 2>&1; then

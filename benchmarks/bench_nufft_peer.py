@@ -25,26 +25,15 @@ installed) Plan + setpts of type 2 and type 1 from points on the device: the dev
 """
 import argparse
 import os
-import platform
 import statistics
 import time
 
 import numpy as np
 
 import forge
+from bench_env import cpu_model  # beside this script
 
 finufft = None  # imported when a CPU mode runs (not a dependency of forge; --help and --gpu need it not)
-
-
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def machine_line():

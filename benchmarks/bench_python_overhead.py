@@ -10,23 +10,12 @@ Prints the CPU model and load, then microseconds per call for each case."""
 
 import argparse
 import os
-import platform
 import time
 
 import numpy as np
 
 import forge
-
-
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
+from bench_env import cpu_model  # beside this script
 
 
 def best_us(fn, calls, rounds):

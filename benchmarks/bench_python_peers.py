@@ -40,24 +40,13 @@ import argparse
 import importlib.metadata
 import os
 import warnings
-import platform
 import statistics
 import time
 
 import numpy as np
 
 import forge
-
-
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
+from bench_env import cpu_model  # beside this script
 
 
 def version(name):

@@ -46,3 +46,19 @@ forge_gpu_unpack_app_deps() {
   done
   export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}:$L/hdf5/serial:$DEPS/fallback-lib
 }
+
+# A g++ that finds no shared libstdc++ links the static one into every shared library it makes (the GPU image's
+# /opt/gcc does): libForgeCommon and the Python module then export a second C++ runtime, and a Python process that
+# loaded the shared one first (NumPy does) crashes in it. Exports the system g++ (CXX, CC, CUDAHOSTCXX) then.
+forge_gpu_pick_cxx() {
+  local cxx=${CXX:-g++} probe
+  probe=$(mktemp -d)
+  printf '#include <sstream>\nstd::string f(double x) { std::ostringstream s; s << x; return s.str(); }\n' > "$probe/t.cpp"
+  # (grep -c reads all of nm's output: grep -q would end the pipe early and pipefail would fail it)
+  if $cxx -shared -fPIC "$probe/t.cpp" -o "$probe/t.so" 2>/dev/null && [ -x /usr/bin/g++ ] &&
+     [ "$(nm -D --defined-only "$probe/t.so" | grep -c _ZNSo9_M_insertIdEERSoT_)" != 0 ]; then
+    echo "$cxx links libstdc++ statically into shared libraries: building with /usr/bin/g++"
+    export CXX=/usr/bin/g++ CC=/usr/bin/gcc CUDAHOSTCXX=/usr/bin/g++
+  fi
+  rm -rf "$probe"
+}

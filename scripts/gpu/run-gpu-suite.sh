@@ -43,19 +43,7 @@ if ! python3 -c "import nanobind, pytest" 2>/dev/null && ls .gpu-deps/wheels/*.w
   export PYTHONPATH=$DEPS/python${PYTHONPATH:+:$PYTHONPATH}
 fi
 
-# A g++ that finds no shared libstdc++ links the static one into every shared library it makes (the GPU
-# image's /opt/gcc does): libForgeCommon and the Python module then export a second C++ runtime, and a Python
-# process that loaded the shared one first (NumPy does) crashes in it. Use the system g++ then.
-cxx=${CXX:-g++}
-probe=$(mktemp -d)
-printf '#include <sstream>\nstd::string f(double x) { std::ostringstream s; s << x; return s.str(); }\n' > "$probe/t.cpp"
-# (grep -c reads all of nm's output: grep -q would end the pipe early and pipefail would fail it)
-if $cxx -shared -fPIC "$probe/t.cpp" -o "$probe/t.so" 2>/dev/null && [ -x /usr/bin/g++ ] &&
-   [ "$(nm -D --defined-only "$probe/t.so" | grep -c _ZNSo9_M_insertIdEERSoT_)" != 0 ]; then
-  echo "$cxx links libstdc++ statically into shared libraries: building with /usr/bin/g++"
-  export CXX=/usr/bin/g++ CC=/usr/bin/gcc CUDAHOSTCXX=/usr/bin/g++
-fi
-rm -rf "$probe"
+forge_gpu_pick_cxx  # the system g++ where the default one links libstdc++ statically (deps-env.sh)
 # A build folder configured with another compiler keeps it in its cache: start that one afresh.
 if [ -n "${CXX:-}" ] && [ -f "$B/CMakeCache.txt" ] && ! grep -qx "CMAKE_CXX_COMPILER:[A-Z]*=$CXX" "$B/CMakeCache.txt"; then
   rm -rf "$B/CMakeCache.txt" "$B/CMakeFiles"

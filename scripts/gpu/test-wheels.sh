@@ -31,17 +31,7 @@ else
   forge_gpu_unpack_app_deps || exit 1
 fi
 
-# The same compiler choice as run-gpu-suite.sh: a g++ that links libstdc++ statically into shared libraries gives
-# the extension a second C++ runtime; /usr/bin/g++ then.
-cxx=${CXX:-g++}
-probe=$(mktemp -d)
-printf '#include <sstream>\nstd::string f(double x) { std::ostringstream s; s << x; return s.str(); }\n' > "$probe/t.cpp"
-if $cxx -shared -fPIC "$probe/t.cpp" -o "$probe/t.so" 2>/dev/null && [ -x /usr/bin/g++ ] &&
-   [ "$(nm -D --defined-only "$probe/t.so" | grep -c _ZNSo9_M_insertIdEERSoT_)" != 0 ]; then
-  echo "$cxx links libstdc++ statically into shared libraries: building with /usr/bin/g++"
-  export CXX=/usr/bin/g++ CC=/usr/bin/gcc CUDAHOSTCXX=/usr/bin/g++
-fi
-rm -rf "$probe"
+forge_gpu_pick_cxx  # the system g++ where the default one links libstdc++ statically (deps-env.sh)
 [ -x /usr/local/cuda/bin/nvcc ] && export PATH=/usr/local/cuda/bin:$PATH
 
 step "machine"

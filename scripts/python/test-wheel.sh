@@ -79,8 +79,13 @@ cupy_headers=""
 if [[ $kind == cuda && -d /usr/local/cuda/include ]]; then
     rm -rf "$work/cuda-headers"
     mkdir -p "$work/cuda-headers"
-    cp -r /usr/local/cuda/include "$work/cuda-headers/include"
-    cupy_headers=$work/cuda-headers
+    # -L: include is often a relative link (to targets/x86_64-linux/include), which would dangle in the copy
+    cp -rL /usr/local/cuda/include "$work/cuda-headers/include"
+    if [[ -f $work/cuda-headers/include/cuda_runtime.h ]]; then
+        cupy_headers=$work/cuda-headers
+    else
+        echo "== no cuda_runtime.h in the copy of /usr/local/cuda/include: CuPy's run-time kernels will fail"
+    fi
 fi
 
 # Runs inside the namespace: covers the libraries, then the checks and the tests.

@@ -250,7 +250,7 @@ BuiltOperator time_segmented(const ReconProblem& P, const ReconFrame& fr, const 
     using TS = TimeSegmentation<float, Base>;
     const arma::fvec& fmap = P.field_map[fr.slice];
     uword L = static_cast<uword>(S.segments);
-    if (L == 0) L = TS::choose_segments(fmap, fr.t, 0.01, TSInterp::MinMax, 64).L;
+    if (L == 0) L = TS::choose_segments(fmap, fr.t, kTimeSegError, TSInterp::MinMax, kMaxSegments).L;
     BuiltOperator b;
     b.type = type;
     b.op = std::make_shared<const TS>(G, fmap, fr.t, L, TSInterp::MinMax);
@@ -304,7 +304,7 @@ BuiltOperator build_operator(const ReconProblem& P, const ReconFrame& fr, bool r
     // halves its target) and the NUFFT right-hand side's, chosen once.
     const uword halfErrorL =
         correct && (rhsByNufft || S.segments <= 0)
-            ? ToeplitzNormal<float>::choose_segments(fm, fr.t, S.toeplitz_error, TSInterp::MinMax, 64)
+            ? ToeplitzNormal<float>::choose_segments(fm, fr.t, S.toeplitz_error, TSInterp::MinMax, kMaxSegments)
             : 0;
     std::shared_ptr<const NufftSegmented> segmentedNufft;
     if (rhsByNufft) {

@@ -41,6 +41,10 @@ const char* operator_name(EncodingOperator op);  // "dft", "fft", "nufft", "time
 // sooner (ISMRMRD's 64x64 Shepp-Logan: 6, its 128x128: 21). docs/reconstruction.md has the measurements.
 constexpr int kDefaultIterations = 50;
 constexpr double kDefaultTolerance = 2e-4;
+// Time segmentation's (EncodingOperator::TimeSeg and Fft with a field map) target RMS error when it picks L itself.
+constexpr double kTimeSegError = 0.01;
+// The most time segments the reconstruction's operators pick themselves (more would not reach the error: use dft).
+constexpr unsigned kMaxSegments = 64;
 
 struct ReconSettingsFields {
     EncodingOperator op = EncodingOperator::Dft;

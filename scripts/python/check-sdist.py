@@ -5,7 +5,7 @@ and nothing else but PKG-INFO is (no build folders, wheels, caches or untracked 
   check-sdist.py SDIST.tar.gz     check that archive
   check-sdist.py --build          make one first with scikit-build-core's build_sdist (what `python -m build
                                   --sdist` calls) in a temporary folder; exits 77 (skipped) without scikit-build-core
-                                  or outside a git checkout"""
+                                  or outside the top of a git checkout"""
 
 import fnmatch
 import os
@@ -71,8 +71,11 @@ def build(out):
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
-    if subprocess.run(["git", "-C", ROOT, "rev-parse"], capture_output=True).returncode != 0:
-        print("check-sdist: not a git checkout: skipped")
+    # The source tree must be a checkout's top level: a copy inside another checkout (an exported snapshot in a
+    # parent repository's ignored folder) has no tracked files of its own to compare with.
+    top = subprocess.run(["git", "-C", ROOT, "rev-parse", "--show-toplevel"], capture_output=True, text=True)
+    if top.returncode != 0 or os.path.realpath(top.stdout.strip()) != os.path.realpath(ROOT):
+        print(f"check-sdist: {ROOT} is not the top of a git checkout: skipped")
         sys.exit(SKIP)
     if sys.argv[1] != "--build":
         check(sys.argv[1])

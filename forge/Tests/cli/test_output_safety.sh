@@ -64,6 +64,8 @@ NOBODY=()
 if [ "$(id -u)" -eq 0 ]; then
     if command -v setpriv >/dev/null && setpriv --reuid=65534 --regid=65534 --clear-groups true 2>/dev/null; then
         NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+        # a build under a folder only root may enter (/root/...): nobody cannot start forge-recon at all
+        "${NOBODY[@]}" "$RECON" --help >/dev/null 2>&1 || NOBODY=(skip)
     else
         NOBODY=(skip)
     fi
@@ -87,7 +89,7 @@ if [ "${NOBODY[0]:-}" != skip ]; then
     [ -z "$(ls -A "$U/ro")" ] || { ls -A "$U/ro" >&2; rm -rf "$U"; fail "unwritable: files in ro/"; }
     rm -rf "$U"
 else
-    echo "skip: unwritable folders (running as root without a working setpriv)"
+    echo "skip: unwritable folders (running as root without a working setpriv, or forge-recon not executable by nobody)"
 fi
 
 # 4. ulimit -f, SIGXFSZ at its default action: the run is not killed by it; exit 1, one line naming the file that

@@ -2,7 +2,9 @@
 // (estimate_seconds() at given rates: the least estimated time, Toeplitz kernels and right-hand side counted against
 // the iterations asked for; the exact DFT within 1.2x of the fastest approximation), the calibration (fixed rates
 // when off, the rates file, the micro-runs), the Toeplitz right-hand side by the NUFFT against the exact Gdft's
-// (the image and its solve), and the stage times every solve records (set-up, right-hand side, iterations).
+// (the image and its solve), the stage times every solve records (set-up, right-hand side, iterations), the time
+// segments the model prices against those the operators build, and the choices under the rates an H200 measured
+// against the operators' times there.
 #include <algorithm>
 #include <chrono>
 #include <cmath>

@@ -1,12 +1,16 @@
-"""forge.reconstruct and forge.ReconSession on the GPU give the host's images of the demo's MRD file (its own maps,
-and maps estimated on each device) to float rounding, under the exact DFT, time segmentation and Toeplitz, and a
-GPU session fed slice by slice gives the whole GPU reconstruction. Skips without a CUDA device or forge's CUDA
-build."""
+"""forge.reconstruct and forge.ReconSession on the GPU give forge-recon --device gpu's images of the demo's MRD file
+to float rounding, and the host's (its own maps, and maps estimated on each device) to the solves' float
+differences, under the exact DFT, time segmentation and Toeplitz, and a GPU session fed slice by slice gives the
+whole GPU reconstruction. Skips without a CUDA device or forge's CUDA build."""
+
+import json
+import subprocess
 
 import numpy as np
 import pytest
 
 import forge
+from test_recon_pipeline import assert_close, assert_same_solves, read_nifti
 from test_recon_pipeline import demo  # noqa: F401  (the module's fixture: forge-recon's demo file)
 
 pytestmark = pytest.mark.gpu
@@ -34,6 +38,25 @@ def test_gpu_equals_host(demo, operator):  # noqa: F811
     assert report["device"].lower().startswith("gpu")
     # 20 PCG iterations of float arithmetic summed in other orders (cuBLAS, cuFFT, device reductions)
     assert rel(gpu, host) < 1e-3, (operator, rel(gpu, host))
+
+
+@pytest.mark.parametrize("operator", ["auto", "dft", "toeplitz"])
+def test_gpu_session_equals_forge_recon_on_the_gpu(demo, operator):  # noqa: F811
+    exe, d = demo
+    name = f"gpu_{operator}"
+    subprocess.run([exe, str(d / "demo.h5"), "--complex", "-o", str(d / name), "--device", "gpu", "--operator",
+                    operator, "--fieldmap-extend", "off", "--report", str(d / f"{name}.json"), "-q"], check=True,
+                   capture_output=True)
+    ref = read_nifti(d / f"{name}.nii")
+    ref = ref.reshape((-1,) + ref.shape[-2:])
+    ref_report = json.loads((d / f"{name}.json").read_text())
+    p = forge.io.read_mrd_problem(d / "demo.h5")
+    x, report = forge.reconstruct(p["data"], p["k"], times=p["times"], field_map=p["field_map"], maps=p["maps"],
+                                  shape=p["shape"], operator=operator, device="gpu", return_report=True)
+    assert report["device"].lower().startswith("gpu")
+    assert report["operator"]["name"] == ref_report["operator"]["name"]
+    assert_close(x[0], ref)  # the same library calls on the same device: equal up to float rounding
+    assert_same_solves(report, ref_report)
 
 
 def test_gpu_estimated_maps_and_session(demo):  # noqa: F811

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -14,6 +16,8 @@
 #include <random>
 #include <sstream>
 #include <thread>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #ifdef _OPENMP
@@ -408,6 +412,51 @@ int expected_iterations(int iterations, double tolerance) {
     return tolerance > 0 ? std::min(iterations, kExpectedIterations) : iterations;
 }
 
+namespace {
+// A 64-bit digest of a vector's bytes (FNV-1a over 8-byte words), for the memo below.
+std::uint64_t digest(const arma::fvec& v, std::uint64_t h) {
+    const unsigned char* p = reinterpret_cast<const unsigned char*>(v.memptr());
+    const std::size_t n = v.n_elem * sizeof(float);
+    std::size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        std::uint64_t w;
+        std::memcpy(&w, p + i, 8);
+        h = (h ^ w) * 0x100000001b3ull;
+    }
+    for (; i < n; ++i) h = (h ^ p[i]) * 0x100000001b3ull;
+    return (h ^ n) * 0x100000001b3ull;
+}
+
+// L + 1 for time segmentation (kTimeSegError) and for the Toeplitz kernels (toeplitzError; ToeplitzNormal halves it)
+// of one field map and readout, counted together (one set of tables, one pass over L) and remembered for the process
+// by the digest of both (the stream's first group prices every slice, the file mode and its check again the same
+// maps); infinity where no L up to kMaxSegments reaches the error.
+std::pair<double, double> counted_segments(const arma::fvec& fm, const arma::fvec& t, double toeplitzError) {
+    using Key = std::tuple<std::uint64_t, std::size_t, std::size_t, double>;
+    static std::mutex m;
+    static std::map<Key, std::pair<double, double>> memo;
+    const Key key{digest(t, digest(fm, 0xcbf29ce484222325ull)), fm.n_elem, t.n_elem, toeplitzError};
+    {
+        std::lock_guard<std::mutex> lock(m);
+        const auto it = memo.find(key);
+        if (it != memo.end()) return it->second;
+    }
+    // the L build_operator() gets from TimeSegmentation's and ToeplitzNormal's choose_segments (the latter halves
+    // its target); an unusable Toeplitz error leaves time segmentation priced
+    std::vector<double> targets{kTimeSegError};
+    if (toeplitzError > 0) targets.push_back(toeplitzError / 2);
+    const std::vector<TSErrorReport> r =
+        TimeSegmentationCore<float>::choose_segments_each(fm, t, targets, TSInterp::MinMax, kMaxSegments);
+    const double inf = std::numeric_limits<double>::infinity();
+    const std::pair<double, double> segs{r[0].L ? double(r[0].L) + 1 : inf,
+                                         r.size() > 1 && r[1].L ? double(r[1].L) + 1 : inf};
+    std::lock_guard<std::mutex> lock(m);
+    if (memo.size() >= 1024) memo.clear();  // a long-running server's slices: keep the memo small
+    memo.emplace(key, segs);
+    return segs;
+}
+}  // namespace
+
 double segment_count(const ReconProblem& P, std::size_t frame, const ReconSettings& S, EncodingOperator op,
                      bool fieldCorrection) {
     const bool segmented =
@@ -422,16 +471,10 @@ double segment_count(const ReconProblem& P, std::size_t frame, const ReconSettin
         throw invalid_argument("segment_count: frame " + std::to_string(frame) + " is of slice " +
                                std::to_string(fr.slice) + " but the problem has " +
                                std::to_string(P.field_map.size()) + " field maps");
-    const arma::fvec& fm = P.field_map[fr.slice];
-    try {  // the calls build_operator() makes
-        const uword L = op == EncodingOperator::Toeplitz
-                            ? ToeplitzNormal<float>::choose_segments(fm, fr.t, S.toeplitz_error, TSInterp::MinMax,
-                                                                     kMaxSegments)
-                            : TimeSegmentationCore<float>::choose_segments(fm, fr.t, kTimeSegError, TSInterp::MinMax,
-                                                                           kMaxSegments)
-                                  .L;
-        return double(L) + 1;
-    } catch (const invalid_argument&) {
+    try {
+        const std::pair<double, double> segs = counted_segments(P.field_map[fr.slice], fr.t, S.toeplitz_error);
+        return op == EncodingOperator::Toeplitz ? segs.second : segs.first;
+    } catch (const invalid_argument&) {  // a field map or readout the operators refuse (NaN, empty)
         return std::numeric_limits<double>::infinity();
     }
 }

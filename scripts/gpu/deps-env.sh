@@ -2,16 +2,18 @@
 # that scripts/gpu/fetch-deps.sh carried in .gpu-deps/ into DEPS (default /opt/deps, never into /) and points
 # the library path at them. Run from the project root.
 DEPS=${DEPS:-/opt/deps}
-L=$DEPS/usr/lib/x86_64-linux-gnu
+# the multiarch library folder (a name of its own: the scripts that source this keep their variables)
+FORGE_GPU_LIBDIR=$DEPS/usr/lib/x86_64-linux-gnu
 
 forge_gpu_unpack_deps() {
   mkdir -p "$DEPS"
   for f in .gpu-deps/*.deb; do dpkg -x "$f" "$DEPS"; done
   # dpkg -x makes no alternatives links: point the generic BLAS/LAPACK names at OpenBLAS.
   for lib in libblas.so.3 liblapack.so.3; do
-    [ -e "$L/$lib" ] || ln -sf "$L/openblas-pthread/$lib" "$L/$lib"
+    [ -e "$FORGE_GPU_LIBDIR/$lib" ] || ln -sf "$FORGE_GPU_LIBDIR/openblas-pthread/$lib" "$FORGE_GPU_LIBDIR/$lib"
   done
-  export LD_LIBRARY_PATH=$DEPS/usr/lib:$L:$L/openblas-pthread:$L/blas:$L/lapack:${LD_LIBRARY_PATH:-}
+  local d=$FORGE_GPU_LIBDIR
+  export LD_LIBRARY_PATH=$DEPS/usr/lib:$d:$d/openblas-pthread:$d/blas:$d/lapack${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 }
 
 # forge-recon's libraries (.gpu-deps/apps, FORGE_GPU_BUILD_APPS=ON) into DEPS; of .gpu-deps/apps/runtime (what
@@ -32,7 +34,7 @@ forge_gpu_unpack_app_deps() {
   # every library they name that DEPS lacks (development links such as libcurl.so, glibc's archives) a link to
   # the machine's copy, else to the carried runtime one.
   local cmakefiles
-  cmakefiles=$(grep -rl '/usr/' "$L/cmake/ISMRMRD" "$L/cmake/pugixml" 2>/dev/null)
+  cmakefiles=$(grep -rl '/usr/' "$FORGE_GPU_LIBDIR/cmake/ISMRMRD" "$FORGE_GPU_LIBDIR/cmake/pugixml" 2>/dev/null)
   [ -n "$cmakefiles" ] && sed -i -E "s#([\" ;])/usr/#\1$DEPS/usr/#g" $cmakefiles
   local f base target
   for f in $(grep -ohE "$DEPS/usr/lib/x86_64-linux-gnu/[^;\" ]+\.(so|a)" $cmakefiles | sort -u); do
@@ -44,7 +46,7 @@ forge_gpu_unpack_app_deps() {
     [ -z "$target" ] && target=$(ls "$DEPS"/runtime-root/usr/lib/x86_64-linux-gnu/"$base".* 2>/dev/null | head -1)
     if [ -n "$target" ]; then ln -sf "$target" "$f"; else echo "forge_gpu_unpack_app_deps: no $base here"; fi
   done
-  export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}:$L/hdf5/serial:$DEPS/fallback-lib
+  export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$FORGE_GPU_LIBDIR/hdf5/serial:$DEPS/fallback-lib
 }
 
 # A g++ that finds no shared libstdc++ links the static one into every shared library it makes (the GPU image's

@@ -343,52 +343,33 @@ TSErrorReport TimeSegmentationCore<T1>::approximation_error(const arma::Col<T1>&
 }
 
 template <typename T1>
-std::vector<TSErrorReport> TimeSegmentationCore<T1>::choose_segments_each(const arma::Col<T1>& field_map,
-                                                                          const arma::Col<T1>& timeVec,
-                                                                          const std::vector<double>& targetErrors,
-                                                                          TSInterp type, uword Lmax) {
-    for (const double targetError : targetErrors)
-        if (!(targetError > 0)) {
-            std::ostringstream m;
-            m << "TimeSegmentation::choose_segments: targetError = " << targetError << "; expected a positive value";
-            throw invalid_argument(m.str());
-        }
+TSErrorReport TimeSegmentationCore<T1>::choose_segments(const arma::Col<T1>& field_map, const arma::Col<T1>& timeVec,
+                                                        double targetError, TSInterp type, uword Lmax) {
+    if (!(targetError > 0)) {
+        std::ostringstream m;
+        m << "TimeSegmentation::choose_segments: targetError = " << targetError << "; expected a positive value";
+        throw invalid_argument(m.str());
+    }
     if (Lmax == 0) throw invalid_argument("TimeSegmentation::choose_segments: Lmax must be at least 1, got 0");
     if (field_map.is_empty() || timeVec.is_empty())
         throw invalid_argument("TimeSegmentation::choose_segments: field_map and timeVec must not be empty");
     // No more segments than samples (see require_segments).
     const uword last = std::min<uword>(Lmax, timeVec.n_elem);
+    const double goal = 0.9 * targetError;
+    TSErrorReport r;
     const char* where = "TimeSegmentation::choose_segments";
     require_finite(where, "field_map", field_map.memptr(), field_map.n_elem);
     require_finite(where, "timeVec", timeVec.memptr(), timeVec.n_elem);
     const ErrorTables tables =
         error_tables(arma::conv_to<arma::vec>::from(field_map), arma::conv_to<arma::vec>::from(timeVec));
-    std::vector<TSErrorReport> out(targetErrors.size());
-    std::size_t open = targetErrors.size();
-    TSErrorReport r;
-    for (uword L = 1; L <= last && open > 0; ++L) {
+    for (uword L = 1; L <= last; ++L) {
         require_segments(where, L, timeVec.n_elem, field_map.n_elem, type, double(sizeof(std::complex<T1>)), false);
         r = error_of(tables, L, type);
-        for (std::size_t k = 0; k < targetErrors.size(); ++k)
-            if (out[k].L == 0 && r.rms_error <= 0.9 * targetErrors[k]) {  // 10%: the estimate's binning
-                out[k] = r;
-                --open;
-            }
+        if (r.rms_error <= goal) return r;
     }
-    for (TSErrorReport& o : out)
-        if (o.L == 0) o = {0, r.rms_error, r.max_error};
-    return out;
-}
-
-template <typename T1>
-TSErrorReport TimeSegmentationCore<T1>::choose_segments(const arma::Col<T1>& field_map, const arma::Col<T1>& timeVec,
-                                                        double targetError, TSInterp type, uword Lmax) {
-    const TSErrorReport r = choose_segments_each(field_map, timeVec, {targetError}, type, Lmax).front();
-    if (r.L > 0) return r;
-    const uword last = std::min<uword>(Lmax, timeVec.n_elem);
     std::ostringstream m;
     m << "TimeSegmentation::choose_segments: even L = " << last << " segments give an estimated RMS error of "
-      << r.rms_error << ", above " << 0.9 * targetError << " = 0.9 x the requested " << targetError
+      << r.rms_error << ", above " << goal << " = 0.9 x the requested " << targetError
       << " (the 10% margin covers the estimate's binning); ";
     if (last < Lmax) {
         m << "there are only " << timeVec.n_elem << " samples, and more segments than samples do not help: use Gdft";

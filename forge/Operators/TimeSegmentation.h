@@ -24,7 +24,6 @@
 // element-wise work on the GPU).
 #include <complex>
 #include <memory>
-#include <vector>
 
 #include <armadillo>
 
@@ -86,11 +85,6 @@ public:
     // the estimate); throws forge::invalid_argument, giving both numbers, when even the largest L does not.
     static TSErrorReport choose_segments(const arma::Col<T1>& field_map, const arma::Col<T1>& timeVec,
                                          double targetError, TSInterp type = TSInterp::MinMax, uword Lmax = 64);
-    // choose_segments() for several targets at once, on one set of the estimate's tables and one pass over L: each
-    // target's report, with L = 0 (and the largest L's error) where no L up to min(Lmax, n1) reaches it.
-    static std::vector<TSErrorReport> choose_segments_each(const arma::Col<T1>& field_map, const arma::Col<T1>& timeVec,
-                                                           const std::vector<double>& targetErrors,
-                                                           TSInterp type = TSInterp::MinMax, uword Lmax = 64);
 
 protected:
     const LinearOperator<T1>& parts() const override { return *parts_; }

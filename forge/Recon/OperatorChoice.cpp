@@ -3,21 +3,16 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <limits>
 #include <map>
 #include <mutex>
 #include <random>
 #include <sstream>
 #include <thread>
-#include <tuple>
-#include <utility>
 #include <vector>
 
 #ifdef _OPENMP
@@ -29,7 +24,6 @@
 #include "forge/Core/forgeCol.h"
 #include "forge/Operators/dft/Gdft.h"
 #include "forge/Operators/nufft/Gnufft.h"
-#include "forge/Operators/TimeSegmentation.h"
 #include "forge/Operators/toeplitz/ToeplitzNormal.h"
 
 namespace forge {
@@ -44,6 +38,14 @@ double padded_cells(const ReconProblem& P) { return padded_cells(P.Nx, P.Ny, P.N
 double fft_flops(double cells) { return 5 * cells * std::log2(std::max(cells, 2.0)); }
 double taps_per_sample(std::size_t Nz) { return std::pow(5.0, Nz > 1 ? 3 : 2); }
 double nufft_taps(const ReconProblem& P, double n1) { return n1 * taps_per_sample(P.Nz); }
+
+// Time segments of 'op' the estimates assume: the given L, else typical choices (timeseg at 1%: L ~ 8;
+// toeplitz at 1e-3: L ~ 6); 1 without field correction.
+double segment_count(const ReconProblem& P, const ReconSettings& S, EncodingOperator op, bool fieldCorrection) {
+    if (!fieldCorrection || P.field_map.empty()) return 1;
+    if (S.segments > 0) return S.segments + 1.0;
+    return op == EncodingOperator::Toeplitz ? 7 : 9;
+}
 
 double dft_rate(const ReconProblem& P, bool fieldCorrection, const CostRates& r) {
     return fieldCorrection && !P.field_map.empty() ? r.dft_field : r.dft;
@@ -412,83 +414,6 @@ int expected_iterations(int iterations, double tolerance) {
     return tolerance > 0 ? std::min(iterations, kExpectedIterations) : iterations;
 }
 
-namespace {
-// A 64-bit digest of a vector's bytes (FNV-1a over 8-byte words), for the memo below.
-std::uint64_t digest(const arma::fvec& v, std::uint64_t h) {
-    const unsigned char* p = reinterpret_cast<const unsigned char*>(v.memptr());
-    const std::size_t n = v.n_elem * sizeof(float);
-    std::size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        std::uint64_t w;
-        std::memcpy(&w, p + i, 8);
-        h = (h ^ w) * 0x100000001b3ull;
-    }
-    for (; i < n; ++i) h = (h ^ p[i]) * 0x100000001b3ull;
-    return (h ^ n) * 0x100000001b3ull;
-}
-
-// L + 1 for time segmentation (kTimeSegError) and for the Toeplitz kernels (toeplitzError; ToeplitzNormal halves it)
-// of one field map and readout, counted together (one set of tables, one pass over L) and remembered for the process
-// by the digest of both (the stream's first group prices every slice, the file mode and its check again the same
-// maps); infinity where no L up to kMaxSegments reaches the error.
-std::pair<double, double> counted_segments(const arma::fvec& fm, const arma::fvec& t, double toeplitzError) {
-    using Key = std::tuple<std::uint64_t, std::size_t, std::size_t, double>;
-    static std::mutex m;
-    static std::map<Key, std::pair<double, double>> memo;
-    const Key key{digest(t, digest(fm, 0xcbf29ce484222325ull)), fm.n_elem, t.n_elem, toeplitzError};
-    {
-        std::lock_guard<std::mutex> lock(m);
-        const auto it = memo.find(key);
-        if (it != memo.end()) return it->second;
-    }
-    // the L build_operator() gets from TimeSegmentation's and ToeplitzNormal's choose_segments (the latter halves
-    // its target); an unusable Toeplitz error leaves time segmentation priced
-    std::vector<double> targets{kTimeSegError};
-    if (toeplitzError > 0) targets.push_back(toeplitzError / 2);
-    const std::vector<TSErrorReport> r =
-        TimeSegmentationCore<float>::choose_segments_each(fm, t, targets, TSInterp::MinMax, kMaxSegments);
-    const double inf = std::numeric_limits<double>::infinity();
-    const std::pair<double, double> segs{r[0].L ? double(r[0].L) + 1 : inf,
-                                         r.size() > 1 && r[1].L ? double(r[1].L) + 1 : inf};
-    std::lock_guard<std::mutex> lock(m);
-    if (memo.size() >= 1024) memo.clear();  // a long-running server's slices: keep the memo small
-    memo.emplace(key, segs);
-    return segs;
-}
-}  // namespace
-
-double segment_count(const ReconProblem& P, std::size_t frame, const ReconSettings& S, EncodingOperator op,
-                     bool fieldCorrection) {
-    const bool segmented =
-        op == EncodingOperator::TimeSeg || op == EncodingOperator::Fft || op == EncodingOperator::Toeplitz;
-    if (!segmented || !fieldCorrection || P.field_map.empty()) return 1;
-    if (S.segments > 0) return S.segments + 1.0;
-    if (frame >= P.frames.size())
-        throw invalid_argument("segment_count: frame is " + std::to_string(frame) + " but the problem has " +
-                               std::to_string(P.frames.size()) + " frames");
-    const ReconFrame& fr = P.frames[frame];
-    if (fr.slice >= P.field_map.size())
-        throw invalid_argument("segment_count: frame " + std::to_string(frame) + " is of slice " +
-                               std::to_string(fr.slice) + " but the problem has " +
-                               std::to_string(P.field_map.size()) + " field maps");
-    try {
-        const std::pair<double, double> segs = counted_segments(P.field_map[fr.slice], fr.t, S.toeplitz_error);
-        return op == EncodingOperator::Toeplitz ? segs.second : segs.first;
-    } catch (const invalid_argument&) {  // a field map or readout the operators refuse (NaN, empty)
-        return std::numeric_limits<double>::infinity();
-    }
-}
-
-namespace {
-// The segments of the Toeplitz path's NUFFT right-hand side: the kernels' L for the error, also where the user gave
-// the kernels' L (as build_operator() makes it).
-double rhs_segment_count(const ReconProblem& P, std::size_t frame, const ReconSettings& S, bool fieldCorrection) {
-    ReconSettings automatic = S;
-    automatic.segments = 0;
-    return segment_count(P, frame, automatic, EncodingOperator::Toeplitz, fieldCorrection);
-}
-}  // namespace
-
 double estimate_seconds(const ReconProblem& P, const ReconSettings& S, EncodingOperator op, bool fieldCorrection) {
     return estimate_seconds(P, S, op, fieldCorrection, cost_rates(S.gpu));
 }
@@ -501,32 +426,14 @@ double estimate_seconds(const ReconProblem& P, const ReconSettings& S, EncodingO
     const double shared = iterations * double(P.frames.size()) * shared_iteration_seconds(P, r);
     if (op == EncodingOperator::Dft)
         return dft_cost(P, S.iterations) / dftRate + shared + iterations * double(P.frames.size() * P.nc) * 2 * r.apply;
+    const double segs = segment_count(P, S, op, fieldCorrection);
     double t = shared;
-    // The frames of a series share their slice's field map and, as a rule, their readout times: L is counted once
-    // for each distinct pair (a count reads the whole map and readout).
-    std::vector<std::pair<std::size_t, double>> counted;  // (frame, its segments)
-    auto segments_of = [&](std::size_t i) {
-        const ReconFrame& fr = P.frames[i];
-        for (const auto& c : counted) {
-            const ReconFrame& o = P.frames[c.first];
-            if (o.slice == fr.slice && o.t.n_elem == fr.t.n_elem &&
-                std::equal(o.t.begin(), o.t.end(), fr.t.begin()))
-                return c.second;
-        }
-        const double segs = segment_count(P, i, S, op, fieldCorrection);
-        counted.emplace_back(i, segs);
-        return segs;
-    };
     for (std::size_t i = 0; i < P.frames.size(); ++i) {
         const double n1 = double(P.frames[i].kx.n_elem);
-        const double segs = segments_of(i);
-        if (!std::isfinite(segs)) return segs;  // no L reaches the error: the operator would not build
         if (op == EncodingOperator::Toeplitz) {
-            // the right-hand side's L is the kernels' unless the user gave theirs (then counted where needed)
-            const double rhs =
-                toeplitz_rhs_by_nufft(P, i, S, fieldCorrection)
-                    ? rhs_nufft_seconds(P, n1, S.segments > 0 ? rhs_segment_count(P, i, S, fieldCorrection) : segs, r)
-                    : rhs_exact_seconds(P, n1, dftRate);
+            const double rhs = toeplitz_rhs_by_nufft(P, i, S, fieldCorrection)
+                                   ? rhs_nufft_seconds(P, n1, segs + 1, r)  // the rhs's L: for half the error
+                                   : rhs_exact_seconds(P, n1, dftRate);
             t += toeplitz_kernel_seconds(P, n1, segs, S.gpu, r) + rhs +
                  iterations * toeplitz_iteration_seconds(P, segs, r);
         } else if (op == EncodingOperator::Fft) {
@@ -547,13 +454,10 @@ bool toeplitz_rhs_by_nufft(const ReconProblem& P, std::size_t frame, const Recon
                                std::to_string(P.frames.size()) + " frames");
     const CostRates r = fixed_cost_rates(S.gpu);  // the image's precision does not depend on the machine
     const double n1 = double(P.frames[frame].kx.n_elem);
+    const double segs = segment_count(P, S, EncodingOperator::Toeplitz, fieldCorrection);
     // exact where it is cheap anyway (under 50 ms): small problems keep G^H y to rounding
     const double exact = rhs_exact_seconds(P, n1, dft_rate(P, fieldCorrection, r));
-    // A rough count of the NUFFT's segments decides, not the frame's own L: the decision is made for every frame
-    // before its operator is built, and counting L reads the whole field map and readout (8: L = 7, typical for
-    // half the Toeplitz kernels' error).
-    const double segs = !fieldCorrection || P.field_map.empty() ? 1 : S.segments > 0 ? S.segments + 2.0 : 8;
-    return exact > 0.05 && rhs_nufft_seconds(P, n1, segs, r) < exact;
+    return exact > 0.05 && rhs_nufft_seconds(P, n1, fieldCorrection && !P.field_map.empty() ? segs + 1 : 1, r) < exact;
 }
 
 OperatorChoice choose_operator(const ReconProblem& P, int iterations, bool gpu, bool fieldCorrection,

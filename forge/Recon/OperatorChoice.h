@@ -4,17 +4,17 @@
 //
 // The model (estimate_seconds) prices one reconstruction with each operator, set-up included: the exact DFT's
 // sample-pixel products; the NUFFT's plan, FFTs of the 2x grid and interpolation taps (time segmentation: L + 1 of
-// them); the Toeplitz path's kernels (ToeplitzNormal::estimate_kernel_seconds), right-hand side and 2 (L + 1) FFTs of
-// the 2x grid per coil and iteration (L as each frame's operator will pick it: segment_count()); and, for every
-// operator, the work each iteration shares whatever the operator (SENSE's coil products, PCG's vector updates and the
-// penalty: (nc + 2) coil-pixels per iteration at CostRates::vector) and a fixed overhead per operator apply
-// (CostRates::apply: per coil, segment and direction for the NUFFT and the DFT, per coil for the Toeplitz normal).
-// Iterations are priced at expected_iterations(): the solves stop on the tolerance before -n. Its rates (CostRates)
-// are, by default, measured once per process and device by micro-runs of those kernels (measure_cost_rates(), a few
-// tens of ms on a CPU) and kept in a file ($XDG_CACHE_HOME/forge, else ~/.cache/forge: cost-model-<machine>.txt, keyed
-// by the CPU model and thread count or the GPU's name) that later processes read instead. FORGE_COST_MODEL=fixed in the
-// environment, or set_cost_calibration(false), keeps the rates written below (fixed_cost_rates()): the same choice on
-// every machine, for reproducible runs and tests.
+// them); the Toeplitz path's kernels (ToeplitzNormal::estimate_kernel_seconds), right-hand side and 2 (L + 1) FFTs
+// of the 2x grid per coil and iteration; and, for every operator, the work each iteration shares whatever the
+// operator (SENSE's coil products, PCG's vector updates and the penalty: (nc + 2) coil-pixels per iteration at
+// CostRates::vector) and a fixed overhead per operator apply (CostRates::apply: per coil, segment and direction for
+// the NUFFT and the DFT, per coil for the Toeplitz normal). Iterations are priced at expected_iterations(): the solves
+// stop on the tolerance before -n. Its rates (CostRates) are, by default, measured once per process and
+// device by micro-runs of those kernels (measure_cost_rates(), a few tens of ms on a CPU) and kept in a file
+// ($XDG_CACHE_HOME/forge, else ~/.cache/forge: cost-model-<machine>.txt, keyed by the CPU model and thread count
+// or the GPU's name) that later processes read instead. FORGE_COST_MODEL=fixed in the environment, or
+// set_cost_calibration(false), keeps the rates written below (fixed_cost_rates()): the same choice on every
+// machine, for reproducible runs and tests.
 #include <string>
 
 #include "forge/Recon/Reconstruct.h"
@@ -67,13 +67,6 @@ int expected_iterations(int iterations, double tolerance);
 double estimate_seconds(const ReconProblem& P, const ReconSettings& S, EncodingOperator op, bool fieldCorrection);
 double estimate_seconds(const ReconProblem& P, const ReconSettings& S, EncodingOperator op, bool fieldCorrection,
                         const CostRates& r);
-
-// L + 1, the time segments 'op' (TimeSeg, Fft or Toeplitz) builds for frame 'frame' of P: S.segments + 1 where given,
-// else from L as the operator picks it for the frame's field map and readout times (time segmentation for
-// kTimeSegError, the Toeplitz kernels for S.toeplitz_error); 1 without a field map to correct or for dft and nufft;
-// infinity where no L up to kMaxSegments reaches the error (the operator would refuse to build).
-double segment_count(const ReconProblem& P, std::size_t frame, const ReconSettings& S, EncodingOperator op,
-                     bool fieldCorrection);
 
 // Whether reconstruct()'s Toeplitz path forms G^H y of frame 'frame' of P with the NUFFT under S.toeplitz_rhs
 // (Auto: where the exact DFT's is estimated over 50 ms and the model puts the NUFFT's below it). It changes the

@@ -2,10 +2,7 @@
 // (estimate_seconds() at given rates: the least estimated time, Toeplitz kernels and right-hand side counted against
 // the iterations asked for; the exact DFT within 1.2x of the fastest approximation), the calibration (fixed rates
 // when off, the rates file, the micro-runs), the Toeplitz right-hand side by the NUFFT against the exact Gdft's
-// (the image and its solve), the stage times every solve records (set-up, right-hand side, iterations), the time
-// segments the model prices against those the operators build, and the choices under the rates an H200 measured
-// against the operators' times there.
-#include <algorithm>
+// (the image and its solve), and the stage times every solve records (set-up, right-hand side, iterations).
 #include <chrono>
 #include <cmath>
 #include <complex>
@@ -17,7 +14,6 @@
 #include "forge/Operators/dft/Gdft.h"
 #include "forge/Recon/Reconstruct.h"
 #include "forge/Sim/Coils.h"
-#include "forge/Sim/DemoAcquisition.h"
 #include "forge/Sim/FieldMaps.h"
 #include "forge/Sim/Phantoms.h"
 #include "forge/Sim/Trajectories.h"
@@ -66,8 +62,7 @@ ReconProblem radial(std::size_t N, std::size_t nc, std::size_t spokes, bool fiel
     return P;
 }
 
-// The sizes alone: N x N pixels, nc coils, one frame of n1 samples, no data; with 'fieldmap' a field map of zeros
-// (L = 1, the least: the cost model prices the L the operators would choose for the frame).
+// The sizes alone (what the cost model reads): N x N pixels, nc coils, one frame of n1 samples, no data.
 ReconProblem sized(std::size_t N, std::size_t nc, std::size_t n1, bool fieldmap) {
     ReconProblem P;
     P.Nx = P.Ny = N;
@@ -78,29 +73,6 @@ ReconProblem sized(std::size_t N, std::size_t nc, std::size_t n1, bool fieldmap)
     P.frames.push_back(fr);
     if (fieldmap) P.field_map.push_back(arma::fvec(P.n2(), arma::fill::zeros));
     P.n1total = P.n1max = n1;
-    return P;
-}
-
-// The geometry of one slice of forge-recon --demo's spiral (no data: what the cost model reads), as
-// benchmarks/bench_operator_choice reconstructs it; with 'fieldmap' its field map to correct.
-ReconProblem demo_spiral_geometry(std::size_t N, std::size_t nc, bool fieldmap) {
-    forge::sim::DemoOptions o;
-    o.size = N;
-    o.slices = 1;
-    o.coils = nc;
-    o.simulate = false;
-    const forge::sim::DemoAcquisition A = forge::sim::demo_acquisition(o);
-    ReconProblem P;
-    P.Nx = P.Ny = N;
-    P.nc = nc;
-    forge::recon::set_pixel_grid(P);
-    const forge::sim::SimulatedFrame& f = A.spiral.frames.front();
-    forge::recon::ReconFrame fr;
-    fr.kx = f.k.kx, fr.ky = f.k.ky, fr.t = f.k.t;
-    fr.kz = arma::fvec(f.k.kx.n_elem, arma::fill::zeros);
-    P.frames.push_back(fr);
-    if (fieldmap) P.field_map.push_back(A.field_map.front());
-    P.n1total = P.n1max = fr.kx.n_elem;
     return P;
 }
 
@@ -351,84 +323,5 @@ TEST_CASE("every solve records its set-up, right-hand side and iterations, addin
             CHECK(solve == Approx(R.solve_seconds).epsilon(1e-12));
             CHECK(R.setup_seconds + R.solve_seconds <= R.seconds * (1 + 1e-9));
         }
-    }
-}
-
-TEST_CASE("segment_count is the L each operator builds for the frame; none reaching the error prices it out",
-          "[recon][operator][segments]") {
-    FORGE_INFO_SEED();
-    const ReconProblem P = radial(32, 4, 48, true);
-    ReconSettings S;
-    S.iterations = 2;
-    S.tolerance = 0;
-    for (EncodingOperator op : {EncodingOperator::TimeSeg, EncodingOperator::Toeplitz}) {
-        S.op = op;
-        for (int given : {0, 3}) {
-            S.segments = given;
-            const auto res = forge::recon::reconstruct(P, true, S);
-            REQUIRE_FALSE(res.solves.empty());
-            const double segs = forge::recon::segment_count(P, 0, S, op, true);
-            INFO(forge::recon::operator_name(op) << ", S.segments " << given << ": built L = " << res.solves[0].segments
-                                                 << ", segment_count " << segs);
-            CHECK(segs == double(res.solves[0].segments + 1));
-            if (given > 0) CHECK(segs == given + 1.0);
-        }
-    }
-    S.segments = 0;
-    // the Toeplitz kernels' error (1e-3) asks for more segments than time segmentation's 1%
-    CHECK(forge::recon::segment_count(P, 0, S, EncodingOperator::Toeplitz, true) >
-          forge::recon::segment_count(P, 0, S, EncodingOperator::TimeSeg, true));
-    // no field map to correct, or an operator without segments: one
-    CHECK(forge::recon::segment_count(P, 0, S, EncodingOperator::TimeSeg, false) == 1);
-    CHECK(forge::recon::segment_count(P, 0, S, EncodingOperator::Dft, true) == 1);
-    CHECK_THROWS_AS(forge::recon::segment_count(P, 1, S, EncodingOperator::TimeSeg, true), forge::invalid_argument);
-
-    // 100 times the field: no L up to kMaxSegments reaches 1%, the operators refuse to build, and auto prices
-    // them out instead of choosing one that throws
-    ReconProblem Q = P;
-    Q.field_map[0] *= 100.0f;
-    for (EncodingOperator op : {EncodingOperator::TimeSeg, EncodingOperator::Toeplitz}) {
-        CHECK(std::isinf(forge::recon::segment_count(Q, 0, S, op, true)));
-        CHECK(std::isinf(forge::recon::estimate_seconds(Q, S, op, true, forge::recon::fixed_cost_rates(false))));
-        S.op = op;
-        CHECK_THROWS_AS(forge::recon::reconstruct(Q, true, S), forge::invalid_argument);
-    }
-    for (bool gpu : {false, true})
-        CHECK(forge::recon::choose_operator(Q, 50, gpu, true, forge::recon::fixed_cost_rates(gpu)).op ==
-              EncodingOperator::Dft);
-}
-
-TEST_CASE("with the rates an H200 measured, auto's choice is within 1.2x of the fastest operator timed there",
-          "[recon][operator][calibration]") {
-    // benchmarks/bench_operator_choice --device gpu --sizes 64,128,256 --coils 16 on an NVIDIA H200, 2026-12-01
-    // (docs/benchmarks.md, "Operator choice"): the calibration it printed and each operator's wall time (s) there.
-    forge::recon::CostRates h200;
-    h200.dft = 8.26e12, h200.dft_field = 8.25e12, h200.fft = 5.35e11, h200.taps = 1.28e11, h200.plan = 1.16e7;
-    h200.kernels = 8.01, h200.vector = 8.76e7, h200.apply = 3.62e-5, h200.source = "measured";
-    struct Row {
-        const char* name;
-        ReconProblem P;
-        double dft, nufft, toeplitz;  // nufft: timeseg with a field map
-    };
-    const forge::sim::Trajectory2D k = forge::sim::radial_spokes(101, 256, 128.0);
-    ReconProblem radialGeometry = sized(128, 8, k.kx.n_elem, false);
-    radialGeometry.frames[0].kx = arma::conv_to<arma::fvec>::from(k.kx);
-    radialGeometry.frames[0].ky = arma::conv_to<arma::fvec>::from(k.ky);
-    const Row rows[] = {
-        {"radial 128x128, 101 spokes, 8 coils", radialGeometry, 0.029, 0.015, 0.017},
-        {"spiral 64x64, 16 coils, field map", demo_spiral_geometry(64, 16, true), 0.010, 0.058, 0.055},
-        {"spiral 64x64, 16 coils, no field map", demo_spiral_geometry(64, 16, false), 0.012, 0.014, 0.010},
-        {"spiral 128x128, 16 coils, field map", demo_spiral_geometry(128, 16, true), 0.033, 0.103, 0.122},
-        {"spiral 128x128, 16 coils, no field map", demo_spiral_geometry(128, 16, false), 0.032, 0.021, 0.017},
-        {"spiral 256x256, 16 coils, field map", demo_spiral_geometry(256, 16, true), 0.344, 0.154, 0.436},
-        {"spiral 256x256, 16 coils, no field map", demo_spiral_geometry(256, 16, false), 0.328, 0.048, 0.059}};
-    for (const Row& row : rows) {
-        const auto c = forge::recon::choose_operator(row.P, 50, true, true, h200);
-        const double t = c.op == EncodingOperator::Dft ? row.dft : c.op == EncodingOperator::Toeplitz ? row.toeplitz
-                                                                                                      : row.nufft;
-        const double fastest = std::min({row.dft, row.nufft, row.toeplitz});
-        INFO(row.name << ": auto " << forge::recon::operator_name(c.op) << " (" << c.reason << "), " << t
-                      << " s against the fastest's " << fastest << " s");
-        CHECK(t <= forge::recon::kExactPreference * fastest);
     }
 }

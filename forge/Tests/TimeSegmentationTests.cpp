@@ -207,37 +207,6 @@ TEST_CASE("choose_segments returns the first L whose approximation_error meets 0
     }
 }
 
-TEST_CASE("choose_segments_each gives each target choose_segments' answer, L = 0 where none reaches it",
-          "[TimeSegmentation][ts]") {
-    FORGE_INFO_SEED();
-    const arma::fvec fm = 2 * 3.14159265f * 50 * (2 * arma::randu<arma::fvec>(500) - 1);  // +-50 Hz, 0 to 10 ms
-    const arma::fvec t = 0.01f * arma::randu<arma::fvec>(3000);
-    using Core = forge::TimeSegmentationCore<float>;
-    for (auto type : {forge::TSInterp::MinMax, forge::TSInterp::Hanning}) {
-        // targets in any order; 1e-9 beyond 64 segments here (Hanning: already 1e-3)
-        const std::vector<double> targets{1e-2, 1e-1, type == forge::TSInterp::MinMax ? 1e-3 : 3e-2, 1e-9};
-        const std::vector<forge::TSErrorReport> each = Core::choose_segments_each(fm, t, targets, type, 64);
-        REQUIRE(each.size() == targets.size());
-        for (std::size_t k = 0; k < targets.size(); ++k) {
-            INFO("type " << int(type) << ", target " << targets[k] << ": L = " << each[k].L);
-            if (targets[k] < 1e-6) {
-                CHECK(each[k].L == 0);
-                CHECK_THROWS_AS(Core::choose_segments(fm, t, targets[k], type, 64), forge::invalid_argument);
-                // the largest L's error, as choose_segments' message gives it
-                CHECK(each[k].rms_error == Approx(Core::approximation_error(fm, t, 64, type).rms_error).epsilon(1e-12));
-                continue;
-            }
-            const forge::TSErrorReport one = Core::choose_segments(fm, t, targets[k], type, 64);
-            CHECK(each[k].L == one.L);
-            CHECK(each[k].rms_error == one.rms_error);
-            CHECK(each[k].max_error == one.max_error);
-        }
-    }
-    CHECK_THROWS_AS(Core::choose_segments_each(fm, t, {1e-2, 0.0}, forge::TSInterp::MinMax, 64),
-                    forge::invalid_argument);
-    CHECK(Core::choose_segments_each(fm, t, {}, forge::TSInterp::MinMax, 64).empty());
-}
-
 TEST_CASE("TimeSegmentation rejects bad inputs", "[TimeSegmentation][ts][errors]") {
     forge::Gfft<float> F(8, 8);
     arma::fvec fm(64, arma::fill::zeros), t(64, arma::fill::zeros);

@@ -6,13 +6,13 @@ DEPS=${DEPS:-/opt/deps}
 FORGE_GPU_LIBDIR=$DEPS/usr/lib/x86_64-linux-gnu
 
 forge_gpu_unpack_deps() {
+  local d=$FORGE_GPU_LIBDIR
   mkdir -p "$DEPS"
   for f in .gpu-deps/*.deb; do dpkg -x "$f" "$DEPS"; done
   # dpkg -x makes no alternatives links: point the generic BLAS/LAPACK names at OpenBLAS.
   for lib in libblas.so.3 liblapack.so.3; do
-    [ -e "$FORGE_GPU_LIBDIR/$lib" ] || ln -sf "$FORGE_GPU_LIBDIR/openblas-pthread/$lib" "$FORGE_GPU_LIBDIR/$lib"
+    [ -e "$d/$lib" ] || ln -sf "$d/openblas-pthread/$lib" "$d/$lib"
   done
-  local d=$FORGE_GPU_LIBDIR
   export LD_LIBRARY_PATH=$DEPS/usr/lib:$d:$d/openblas-pthread:$d/blas:$d/lapack${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 }
 

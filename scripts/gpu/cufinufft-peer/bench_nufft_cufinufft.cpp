@@ -3,11 +3,13 @@
 // uniform random and spiral points, requested tolerances 1e-3, 1e-4, 1e-5; forward (cufinufft type 2,
 // isign -1) and adjoint (type 1, isign +1). Both write into preallocated device arrays; each repetition runs
 // forge forward, cufinufft forward, forge adjoint, cufinufft adjoint (alternating); the table gives medians.
-// Plan times are separate: forge's constructor (upload of k, device sort, cuFFT plan; split from
-// Gnufft::plan_times) and cufinufft's makeplan + setpts for both types. "loop": each library's plan and a
-// 10-iteration normal loop (forward then adjoint) on device arrays, as a solver runs it. Errors: relative to an exact
+// Plan times are separate: forge's constructor from k on the host (upload of k, device sort, cuFFT plan; split from
+// Gnufft::plan_times), and like for like from points already on the device: forge's constructor from forgeCols on
+// the GPU against cufinufft's makeplan + setpts for both types. "loop": each library's plan from the device points and
+// a 10-iteration normal loop (forward then adjoint) on device arrays, as a solver runs it. Errors: relative to an exact
 // float64 sum on 100 samples (forward) / 64 pixels (adjoint).
-//   bench_nufft_cufinufft [--reps N] [--quick]     (--quick: 3D with 400000 samples)
+//   bench_nufft_cufinufft [--reps N] [--quick] [--dim 2|3] [--points uniform|spiral] [--tol T]
+// (--quick: 3D with 400000 samples; --dim, --points, --tol: only those cases, e.g. under a profiler)
 // Built by scripts/gpu/run-cufinufft-peer.sh; not part of forge's build or CI.
 #include <cuda_runtime.h>
 #include <cufinufft.h>
@@ -20,6 +22,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -107,7 +110,8 @@ double median(std::vector<double> v) {
     return v[v.size() / 2];
 }
 
-void run_case(const char* name, const int N[3], size_t n1, const char* kind, int reps, std::mt19937_64& rng) {
+void run_case(const char* name, const int N[3], size_t n1, const char* kind, int reps, double onlyTol,
+              std::mt19937_64& rng) {
     const Points P = make_points(kind, n1, N, rng);
     const size_t n2 = size_t(N[0]) * N[1] * N[2];
     const int dim = N[2] > 1 ? 3 : 2;
@@ -173,12 +177,17 @@ void run_case(const char* name, const int N[3], size_t n1, const char* kind, int
     }
     arma::fvec kx(const_cast<float*>(P.k[0].data()), n1, false, true),
         ky(const_cast<float*>(P.k[1].data()), n1, false, true), kz(const_cast<float*>(P.k[2].data()), n1, false, true);
+    forge::forgeCol<float> gkx(kx), gky(ky), gkz(kz);  // the same k in cycles/FOV, on the GPU
+    gkx.put_on_gpu();
+    gky.put_on_gpu();
+    gkz.put_on_gpu();
     auto* fi = reinterpret_cast<forge::forgeComplex<float>*>(dImg.p);
     auto* fd = reinterpret_cast<forge::forgeComplex<float>*>(dDat.p);
     auto* fok = reinterpret_cast<forge::forgeComplex<float>*>(dOutK.p);
     auto* foi = reinterpret_cast<forge::forgeComplex<float>*>(dOutI.p);
 
     for (double tol : {1e-3, 1e-4, 1e-5}) {
+        if (onlyTol > 0 && std::fabs(std::log10(tol / onlyTol)) > 0.01) continue;
         CUDA_OK(cudaDeviceSynchronize());
         double t0 = now();
         forge::Gnufft<float> G(n1, N[0], N[1], N[2], kx, ky, kz, forge::NufftOptions::for_tolerance(tol));
@@ -186,27 +195,53 @@ void run_case(const char* name, const int N[3], size_t n1, const char* kind, int
         CUDA_OK(cudaDeviceSynchronize());
         const double planForge = now() - t0;
 
-        int64_t modes[3] = {N[0], N[1], N[2]};
-        cufinufftf_plan p2, p1;
-        CUDA_OK(cudaDeviceSynchronize());
-        t0 = now();
-        CUF_OK(cufinufftf_makeplan(2, dim, modes, -1, 1, float(tol), &p2, nullptr));
-        CUF_OK(cufinufftf_makeplan(1, dim, modes, +1, 1, float(tol), &p1, nullptr));
-        CUDA_OK(cudaDeviceSynchronize());
-        const double t1 = now();
-        CUF_OK(cufinufftf_setpts(p2, int64_t(n1), dx.p, dy.p, dim == 3 ? dz.p : nullptr, 0, nullptr, nullptr, nullptr));
-        CUF_OK(cufinufftf_setpts(p1, int64_t(n1), dx.p, dy.p, dim == 3 ? dz.p : nullptr, 0, nullptr, nullptr, nullptr));
-        CUDA_OK(cudaDeviceSynchronize());
-        const double t2 = now();
-        const double planCuf = t2 - t0, setptsCuf = t2 - t1;
         const forge::Gnufft<float>::PlanTimes split = G.plan_times();
 
-        // A 10-iteration normal loop as a solver runs it, each library's plan included (forge: constructor from host k;
-        // cufinufft: makeplan of both types and setpts from the device points), on preallocated device arrays.
+        // Plans from points already on the device, like for like: forge's constructor from forgeCols on the GPU (check,
+        // device sort, cuFFT plan, tables; both directions) against cufinufft's makeplan + setpts of both types. Median
+        // of 5; each plan is released after its timing.
+        int64_t modes[3] = {N[0], N[1], N[2]};
+        std::vector<double> pfd, pcd, scd;
+        for (int r = 0; r < 5; ++r) {
+            CUDA_OK(cudaDeviceSynchronize());
+            double s = now();
+            {
+                auto D = std::make_unique<forge::Gnufft<float>>(n1, N[0], N[1], N[2], gkx, gky, gkz,
+                                                                forge::NufftOptions::for_tolerance(tol));
+                CUDA_OK(cudaDeviceSynchronize());
+                pfd.push_back(now() - s);
+            }
+            cufinufftf_plan q2, q1;
+            CUDA_OK(cudaDeviceSynchronize());
+            s = now();
+            CUF_OK(cufinufftf_makeplan(2, dim, modes, -1, 1, float(tol), &q2, nullptr));
+            CUF_OK(cufinufftf_makeplan(1, dim, modes, +1, 1, float(tol), &q1, nullptr));
+            CUDA_OK(cudaDeviceSynchronize());
+            const double m = now();
+            CUF_OK(cufinufftf_setpts(q2, int64_t(n1), dx.p, dy.p, dim == 3 ? dz.p : nullptr, 0, nullptr, nullptr,
+                                     nullptr));
+            CUF_OK(cufinufftf_setpts(q1, int64_t(n1), dx.p, dy.p, dim == 3 ? dz.p : nullptr, 0, nullptr, nullptr,
+                                     nullptr));
+            CUDA_OK(cudaDeviceSynchronize());
+            pcd.push_back(now() - s);
+            scd.push_back(now() - m);
+            cufinufftf_destroy(q2);
+            cufinufftf_destroy(q1);
+        }
+        const double planForgeDev = median(pfd), planCuf = median(pcd), setptsCuf = median(scd);
+        cufinufftf_plan p2, p1;
+        CUF_OK(cufinufftf_makeplan(2, dim, modes, -1, 1, float(tol), &p2, nullptr));
+        CUF_OK(cufinufftf_makeplan(1, dim, modes, +1, 1, float(tol), &p1, nullptr));
+        CUF_OK(cufinufftf_setpts(p2, int64_t(n1), dx.p, dy.p, dim == 3 ? dz.p : nullptr, 0, nullptr, nullptr, nullptr));
+        CUF_OK(cufinufftf_setpts(p1, int64_t(n1), dx.p, dy.p, dim == 3 ? dz.p : nullptr, 0, nullptr, nullptr, nullptr));
+
+        // A 10-iteration normal loop as a solver runs it, each library's plan included (both from the points on the
+        // device: forge's constructor from forgeCols on the GPU, cufinufft's makeplan of both types and setpts), on
+        // preallocated device arrays.
         CUDA_OK(cudaDeviceSynchronize());
         t0 = now();
         {
-            forge::Gnufft<float> L(n1, N[0], N[1], N[2], kx, ky, kz, forge::NufftOptions::for_tolerance(tol));
+            forge::Gnufft<float> L(n1, N[0], N[1], N[2], gkx, gky, gkz, forge::NufftOptions::for_tolerance(tol));
             for (int it = 0; it < 10; ++it) {
                 L.apply(it ? foi : fi, fok, 1, true, forge::Residency::Device);
                 L.apply(fok, foi, 1, false, forge::Residency::Device);
@@ -278,11 +313,12 @@ void run_case(const char* name, const int N[3], size_t n1, const char* kind, int
         const double mf = median(tf), mc = median(cfw), ma = median(ta), mac = median(caw);
         std::printf(
             "| %-20s | %-7s | %5.0e | %2llu | %8.3f | %8.3f | %5.2f | %8.3f | %8.3f | %5.2f | %7.1e %7.1e | %7.1e "
-            "%7.1e | %7.2f (upload %5.2f, sort %5.2f, rest %5.2f) | %7.2f (setpts %5.2f) | %7.1f | %7.1f | %5.2f |\n",
+            "%7.1e | %7.2f (upload %5.2f, sort %5.2f, rest %5.2f) | %6.2f | %6.2f (setpts %5.2f) | %5.2f | %7.1f | %7.1f "
+            "| %5.2f |\n",
             name, kind, tol, (unsigned long long)G.kernel_width(), mf * 1e3, mc * 1e3, mf / mc, ma * 1e3, mac * 1e3,
             ma / mac, rel(sf, refF), rel(sfc, refF), rel(sa, refA), rel(sac, refA), planForge * 1e3, split.upload * 1e3,
-            split.device_sort * 1e3, split.gpu_plan * 1e3, planCuf * 1e3, setptsCuf * 1e3, loopForge * 1e3,
-            loopCuf * 1e3, loopForge / loopCuf);
+            split.device_sort * 1e3, split.gpu_plan * 1e3, planForgeDev * 1e3, planCuf * 1e3, setptsCuf * 1e3,
+            planForgeDev / planCuf, loopForge * 1e3, loopCuf * 1e3, loopForge / loopCuf);
         std::fflush(stdout);
         cufinufftf_destroy(p2);
         cufinufftf_destroy(p1);
@@ -291,11 +327,25 @@ void run_case(const char* name, const int N[3], size_t n1, const char* kind, int
 }  // namespace
 
 int main(int argc, char** argv) {
-    int reps = 20;
+    int reps = 20, onlyDim = 0;
     bool quick = false;
+    const char* onlyPoints = nullptr;
+    double onlyTol = 0;
     for (int i = 1; i < argc; ++i) {
-        if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::atoi(argv[++i]);
-        if (!std::strcmp(argv[i], "--quick")) quick = true;
+        if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) {
+            reps = std::atoi(argv[++i]);
+        } else if (!std::strcmp(argv[i], "--quick")) {
+            quick = true;
+        } else if (!std::strcmp(argv[i], "--dim") && i + 1 < argc) {
+            onlyDim = std::atoi(argv[++i]);
+        } else if (!std::strcmp(argv[i], "--points") && i + 1 < argc) {
+            onlyPoints = argv[++i];
+        } else if (!std::strcmp(argv[i], "--tol") && i + 1 < argc) {
+            onlyTol = std::atof(argv[++i]);
+        } else {
+            std::fprintf(stderr, "bench_nufft_cufinufft: unknown or incomplete argument %s\n", argv[i]);
+            return 2;
+        }
     }
     if (!forge::device::available()) {
         std::printf("bench_nufft_cufinufft: no CUDA device\n");
@@ -310,18 +360,22 @@ int main(int argc, char** argv) {
                 forge::device::device_name(), cpu_line().c_str(), load[0], reps);
     std::printf(
         "times in ms; ratio = forge / cufinufft; errors vs exact float64 sums (100 samples fwd, 64 pixels adj); "
-        "plan = forge constructor (k from the host: upload, device sort, rest = cuFFT plan and tables) + first call / "
-        "cufinufft makeplan (both types) + setpts (both, points already on the device); loop = plan + 10 x (forward, "
-        "adjoint) on device arrays, ratio forge / cufinufft\n");
+        "plan host k = forge constructor from k on the host (upload, device sort, rest = cuFFT plan and tables) + first "
+        "call; plan device k = forge constructor from k already on the GPU / cufinufft makeplan (both types) + setpts "
+        "(both), median of 5, ratio forge / cufinufft; loop = plan from device k + 10 x (forward, adjoint) on device "
+        "arrays, ratio forge / cufinufft\n");
     std::printf("| case                 | points  | tol   | W  | fwd forge | fwd cuf | ratio | adj forge | adj cuf "
-                "| ratio | fwd err forge cuf | adj err forge cuf | plan forge | plan cuf | loop forge | loop cuf "
-                "| ratio |\n");
-    std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+                "| ratio | fwd err forge cuf | adj err forge cuf | plan host k forge | plan device k forge | plan cuf "
+                "| ratio | loop forge | loop cuf | ratio |\n");
+    std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     std::mt19937_64 rng(7);
     const int n2d[3] = {256, 256, 1}, n3d[3] = {128, 128, 64};
     for (const char* kind : {"uniform", "spiral"}) {
-        run_case("2D 256x256, 131072", n2d, 131072, kind, reps, rng);
-        run_case(quick ? "3D 128x128x64, 400k" : "3D 128x128x64, 2M", n3d, quick ? 400000 : 2000000, kind, reps, rng);
+        if (onlyPoints && std::strcmp(onlyPoints, kind) != 0) continue;
+        if (onlyDim != 3) run_case("2D 256x256, 131072", n2d, 131072, kind, reps, onlyTol, rng);
+        if (onlyDim != 2)
+            run_case(quick ? "3D 128x128x64, 400k" : "3D 128x128x64, 2M", n3d, quick ? 400000 : 2000000, kind, reps,
+                     onlyTol, rng);
     }
     return 0;
 }

@@ -16,17 +16,17 @@
 //          Kaiser-Bessel interpolation (one thread per sample, samples in sector order for locality, the
 //          sample's 3W kernel weights evaluated once by Horner's rule into registers; kernels compiled
 //          per width).
-// Adjoint  (samples -> image): sector-based gridding (Gregerson's output-driven scheme, load-balanced by
-//          subproblems as in cufinufft): the oversampled grid is cut into sectors; each sample is listed
-//          (once per trajectory, on the device from k, or on the host from stencils) in every sector its
-//          kernel footprint touches; a sector's list is one
-//          subproblem, or several when it is crowded (more than max(1024, twice the mean) entries). One thread
-//          block per subproblem accumulates in a shared-memory tile (shared-memory atomics only in the hot
-//          loop) and writes the tile once: a plain store for a whole sector, atomic adds onto the cleared grid
-//          for a split one. Each list entry carries the sample's stencil start and offsets, so a block reads
-//          its entries coalesced and evaluates 3W kernel weights per entry. Then inverse cuFFT, crop +
-//          deapodize (one kernel).
-// The trajectory (stencil starts and offsets), the sector lists, the kernel polynomials and the deapodization factors
+// Adjoint  (samples -> image): sector-based gridding with padded tiles (cufinufft's subproblem method): the
+//          oversampled grid is cut into sectors and each sample belongs to the one sector that holds its
+//          stencil start (sorted once per trajectory, on the device from k, or on the host from stencils: the
+//          same order the forward pass reads). A sector's samples are one subproblem, or several when they are
+//          many (chunks sized so that the GPU gets several thread blocks per SM). One thread block per
+//          subproblem spreads its samples into a shared-memory tile that covers the sector and the W - 1 cells
+//          past its far edges, so every tap of every sample lands in the tile without a bounds check (a warp's
+//          threads run the same W^d taps), with shared-memory atomics only; it then adds the tile onto the
+//          cleared grid with global atomic adds, wrapped at the grid's edges. Each sample is read once and its
+//          3W kernel weights are evaluated once. Then inverse cuFFT, crop + deapodize (one kernel).
+// The trajectory (stencil starts and offsets, in sector order), the subproblems, the kernel polynomials and the deapodization factors
 // live on the device for the plan's lifetime. Data are interleaved complex float device arrays, batch
 // vectors back to back: images n2 x batch, k-space n1 x batch. Work is queued on the plan's stream
 // (PlanOptions.h); execute returns once it is queued.
@@ -65,28 +65,41 @@ struct NufftGeometry {
 
 class CudaNufftPipeline {
 public:
-    // Sector edge in grid cells (a 2D sector is 32 x 32, a 3D one 16 x 16 x 16), shorter axes whole.
+    // Sector edge in grid cells: a 2D sector is 32 x 32, a 3D one 16 x 16 x 16, shorter axes whole; a sector whose
+    // padded tile ((S + W - 1) cells per axis longer than 1, 8 bytes each) would exceed max_tile_bytes halves its edge
+    // (3D sectors of kernels wider than 8 taps are 8 x 8 x 8).
     static constexpr uword kSector2D = 32, kSector3D = 16;
+    // The default tile budget: within the opt-in shared memory per block of every GPU from sm_80 (and sm_86's 99 KiB).
+    static constexpr uword kMaxTileBytes = 99 * 1024;
     // The kernels index samples, grid cells along an axis and sectors (one thread block each) with 32-bit
-    // ints; grid and image offsets and the sector lists use 64 bits.
+    // ints; grid and image offsets use 64 bits.
     static constexpr uword kMaxIndex = 2147483647;
-    static uword sector_size(const NufftGeometry& g, int axis) {
-        return g.G[axis] > 1 ? std::min(g.N[2] > 1 ? kSector3D : kSector2D, g.G[axis]) : 1;
+    static uword tile_bytes(const NufftGeometry& g, uword S) {
+        uword cells = 1;
+        for (int d = 0; d < 3; ++d)
+            if (g.G[d] > 1) cells *= std::min(S, g.G[d]) + g.W - 1;
+        return cells * 8;
+    }
+    static uword sector_size(const NufftGeometry& g, int axis, uword max_tile_bytes = kMaxTileBytes) {
+        if (g.G[axis] <= 1) return 1;
+        uword S = g.N[2] > 1 ? kSector3D : kSector2D;
+        while (S > 4 && tile_bytes(g, S) > max_tile_bytes) S /= 2;
+        return std::min(S, g.G[axis]);
     }
     // Throws forge::invalid_argument naming the size and the limit when the kernels cannot index it.
-    static void check_sizes(const char* where, const NufftGeometry& g) {
+    static void check_sizes(const char* where, const NufftGeometry& g, uword max_tile_bytes = kMaxTileBytes) {
         const char* why = "CudaNufftPipeline::kMaxIndex: the GPU kernels index it with 32-bit ints";
         checked_product(where, {{"n1 (k-space samples)", g.n1}}, kMaxIndex, why);
         const char* axes[3] = {"oversampled grid size x", "oversampled grid size y", "oversampled grid size z"};
         uword nsec[3];
         for (int d = 0; d < 3; ++d) {
             checked_product(where, {{axes[d], g.G[d]}}, kMaxIndex, why);
-            const uword S = sector_size(g, d);
+            const uword S = sector_size(g, d, max_tile_bytes);
             nsec[d] = (g.G[d] + S - 1) / S;
         }
         checked_product(where, {{"sectors along x", nsec[0]}, {"y", nsec[1]}, {"z", nsec[2]}}, kMaxIndex,
                         "CudaNufftPipeline::kMaxIndex: one thread block per sector, numbered with 32-bit ints");
-        // Sectors hold at most 32^3 cells, so this also bounds the grid to 2^46 cells: its byte count fits.
+        // Sectors hold at most 16^3 cells, so this also bounds the grid to 2^43 cells: its byte count fits.
     }
 
     // Vectors per pass when options.max_batch is 0: up to this many, within a 1 GiB grid workspace.
@@ -106,9 +119,9 @@ public:
     void set_points(uword n1, const int* const first[3], const float* const offset[3]);
 
     // A new trajectory of n1 samples in cycles/FOV (host arrays, or device arrays on the plan's device when on_device),
-    // checked, converted to stencils and sorted into sectors on the device: per-sample footprint counts, a prefix sum,
-    // the (sector, sample) entries sorted by sector (CUB radix sort, stable: each list keeps the trajectory order),
-    // the subproblems, and the forward order. The positions in grid units are computed in double as Gnufft's host
+    // checked, converted to stencils and sorted into sectors on the device: per-sector counts, a CUB radix sort of the
+    // samples by sector (stable: each sector keeps the trajectory order) that both directions read, and the
+    // subproblems. The positions in grid units are computed in double as Gnufft's host
     // plan does, so both give the same stencils. Returns false, with the plan unchanged, when some component is not
     // finite or lies outside the band (the caller finds and names it). Device scratch is kept and only grows.
     bool set_trajectory(uword n1, const float* const k[3], bool on_device);
@@ -135,11 +148,11 @@ public:
     int device() const;
     uword max_batch() const;
 
-    // Sorting statistics: number of sectors and of (sector, sample) entries (>= n1; the ratio is the
-    // duplication caused by footprints that straddle sector borders).
+    // Sorting statistics: number of sectors and of (sector, sample) entries; each sample belongs to one sector (its
+    // stencil start's), so the entries equal n1 (the padded tiles take the footprints that cross a sector's edge).
     long long num_sectors() const;
     long long sector_entries() const;
-    // Thread blocks of the gridding kernel: one per sector, more where a crowded sector's list is split.
+    // Thread blocks of the gridding kernel: one per non-empty sector, more where a crowded sector is split.
     long long num_subproblems() const;
 
 private:

@@ -132,7 +132,7 @@ void check_device_sort_equals_host_presort(const forge::ImageGrid& grid, const f
     CHECK(arma::all(back[0] == k.kx));
     CHECK(arma::all(back[1] == k.ky));
     CHECK(arma::all(back[2] == k.kz));
-    // Crowded sectors are split over several subproblems (their counts exceed max(1024, twice the mean)).
+    // Crowded sectors are split over several subproblems (runs of at most 1024 samples).
     if (expectSplit) CHECK(dev.num_subproblems() > dev.num_sectors());
 }
 

@@ -111,6 +111,12 @@ TEST_CASE("GPU Gnufft with the widest kernel, 1.25 oversampling and an axis of l
     nufft_case(32, 1, 16, 8000, forge::NufftOptions{2.0, 6}, 1e-4);  // x and z: the y loops take one tap
 }
 
+// Grids as short as the kernel (G = W): a sample's padded tile wraps onto the grid more than once.
+TEST_CASE("GPU Gnufft on grids as short as its kernel: CPU == GPU and GPU vs Gdft", "[gpu][Gnufft]") {
+    nufft_case(4, 6, 1, 3000, forge::NufftOptions{2.0, 8}, 1e-4);
+    nufft_case(4, 6, 4, 3000, forge::NufftOptions{2.0, 8}, 1e-4);
+}
+
 // k = +N/2 is the sample at -N/2 (the image grid is periodic in k): the GPU plan takes it at the same grid
 // position, so its values equal those of -N/2, the CPU's and the exact DFT's.
 TEST_CASE("GPU Gnufft at the band edge k = +N/2: equal to -N/2, to the CPU and to the exact DFT",

@@ -1,13 +1,14 @@
 // CudaNufftPipeline: GPU Kaiser-Bessel NUFFT for Gnufft<float> (see CudaNufftPipeline.h).
 //
-// Gridding follows the sector-based, output-driven scheme of Gregerson: the oversampled grid is
-// split into sectors (32x32 in 2D, 16x16x16 in 3D); on the host, once, each sample is listed in every
-// sector its kernel footprint touches. One thread block per subproblem (a sector's list, or a run of a
-// crowded one) accumulates its samples into a shared-memory tile (shared-memory atomics only) and writes the
-// finished tile to global memory once: whole sectors by plain stores (every grid cell belongs to exactly one
-// sector), split sectors by atomic adds onto a grid cleared first. The kernel weights are polynomials in
-// the sample's offset, evaluated once per axis and entry (Horner); widths 2..8 are compiled each.
-// A batch runs with the vector in blockIdx.y: every kernel offsets its input and output by that vector.
+// Gridding uses padded tiles (cufinufft's subproblem method): the oversampled grid is split into sectors (32x32 in 2D,
+// 16x16x16 in 3D); each sample belongs to the sector that holds its stencil start, and the samples are sorted by
+// sector once per trajectory (DeviceSort.cu from k, sort_points from stencils). One thread block per subproblem (a
+// sector's samples, or a run of a crowded sector's) accumulates them in a shared-memory tile that reaches W - 1 cells
+// past the sector's far edges (shared-memory atomics only, no bounds checks: every tap lands in the tile) and adds the
+// tile onto the cleared grid with global atomics. The kernel weights are polynomials in the sample's offset,
+// evaluated once per axis and sample (Horner); widths 2..8 are compiled each. The forward interpolation reads the same
+// order, one thread per sample. A batch runs with the vector in blockIdx.y: every kernel offsets its input and output
+// by that vector.
 #include "forge/Operators/nufft/CudaNufftPipeline.h"
 
 #include <cuda_runtime.h>
@@ -125,189 +126,136 @@ __device__ __forceinline__ int gcd_int(int a, int b) {
     return a;
 }
 
-// Adjoint step 1: one block per subproblem, a run of entries of one sector's list (see sort_points; a sector with few
-// entries is one subproblem; a crowded one, e.g. the centre of a spiral, is split so that its work spreads over several
-// SMs). The block accumulates in a shared-memory tile, then writes the tile once: a plain store when it is its sector's
-// only subproblem, else atomic adds onto the (cleared) grid, so global atomics occur only in that final write of split
-// sectors, never in the hot loop. Each entry carries its sample's stencil start (secFirst) and offsets with the sample
-// index in .w (secOffset).
+// Adds v onto a grid cell in global memory (one vector atomic where the hardware has it).
+__device__ __forceinline__ void atomic_add_cell(float2* cell, float2 v) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    atomicAdd(cell, v);
+#else
+    atomicAdd(&cell->x, v.x);
+    atomicAdd(&cell->y, v.y);
+#endif
+}
+
+// Adjoint step 1: one block per subproblem, a run [begin, end) of one sector's samples in sector order (see
+// make_subproblems: a sector with few samples is one subproblem; a crowded one, e.g. the centre of a spiral, is split
+// so that its work spreads over several SMs). The block accumulates into a shared-memory tile of T[0] x T[1] x T[2]
+// cells whose corner is the sector's: a sample's stencil starts inside the sector, so its W^d taps land in the tile
+// without a bounds check, and all threads of a warp run the same taps. The tile then goes onto the (cleared) grid by
+// global atomic adds, wrapped at the grid's edges; the hot loop has shared-memory atomics only.
 template <int W>
 __global__ void __launch_bounds__(kThreads)
-    kernel_grid_sectors(const float2* __restrict__ in, float2* __restrict__ grid, const DevGeom g,
-                        const int2* __restrict__ subSector, const longlong2* __restrict__ subRange,
-                        const int4* __restrict__ secFirst, const float4* __restrict__ secOffset, int n1) {
+    kernel_spread_tiles(const float2* __restrict__ in, float2* __restrict__ grid, const DevGeom g,
+                        const int* __restrict__ subSector, const int2* __restrict__ subRange,
+                        const int* __restrict__ order, const int4* __restrict__ first,
+                        const float4* __restrict__ offset, int n1) {
     extern __shared__ float2 tile[];
-    const int2 info = subSector[blockIdx.x];  // (sector, split)
-    const int sec = info.x;
+    const int sec = subSector[blockIdx.x];
     in += blockIdx.y * (long long)n1;
     grid += blockIdx.y * ((long long)g.G[0] * g.G[1] * g.G[2]);
-    const int sx = sec % g.nsec[0], sy = (sec / g.nsec[0]) % g.nsec[1], sz = sec / (g.nsec[0] * g.nsec[1]);
-    const int o[3] = {sx * g.S[0], sy * g.S[1], sz * g.S[2]};
-    const int sz3[3] = {min(g.S[0], g.G[0] - o[0]), min(g.S[1], g.G[1] - o[1]), min(g.S[2], g.G[2] - o[2])};
-    const int ncell = sz3[0] * sz3[1] * sz3[2];
+    const int o[3] = {(sec % g.nsec[0]) * g.S[0], ((sec / g.nsec[0]) % g.nsec[1]) * g.S[1],
+                      (sec / (g.nsec[0] * g.nsec[1])) * g.S[2]};
+    const int tx = g.T[0], ty = g.T[1];
+    const int ncell = tx * ty * g.T[2];
     for (int c = threadIdx.x; c < ncell; c += blockDim.x) tile[c] = make_float2(0.f, 0.f);
     __syncthreads();
 
-    // Sector list offsets in 64 bits (the (sector, sample) entries pass 2^31 near 2.7e8 samples in 3D); within
-    // a sector 32 bits suffice, as a sample is listed at most once per sector and n1 fits an int.
-    const longlong2 range = subRange[blockIdx.x];
-    const long long beg = range.x;
-    const int count = int(range.y - beg);
-    const int4* __restrict__ sf = secFirst + beg;
-    const float4* __restrict__ so = secOffset + beg;
-    // A list keeps its samples in trajectory order, so neighbouring entries of a spiral or radial line fall on
-    // the same tile cells and a warp's shared-memory atomics on them would serialise. Threads therefore take
-    // entries about count/32 apart: k -> k * stride mod count, with stride coprime to count, visits every entry
-    // once. (Reads of sf and so stay whole 32-byte sectors per entry.)
+    const int2 range = subRange[blockIdx.x];
+    const int count = range.y - range.x;
+    // The sector keeps its samples in trajectory order, so neighbouring entries of a spiral or radial line fall on
+    // the same tile cells and a warp's shared-memory atomics on them would serialise. Threads therefore take entries
+    // about count/32 apart: k -> k * stride mod count, with stride coprime to count, visits every entry once.
     int stride = 1;
     if (count > 64) {
         stride = (count / 32) | 1;
         while (gcd_int(stride, count) != 1) stride += 2;
     }
     for (int k = threadIdx.x; k < count; k += blockDim.x) {
-        const int e = int((long long)k * stride % count);
-        const int4 f = sf[e];
-        const float4 y = so[e];
-        const float2 v = in[__float_as_int(y.w)];
+        const int e = range.x + int((long long)k * stride % count);
+        const int4 f = first[e];
+        const float4 y = offset[e];
+        const float2 v = in[order[e]];
         float wx[W], wy[W], wz[W];
         axis_weights<W>(g, 0, y.x, wx);
         axis_weights<W>(g, 1, y.y, wy);
         axis_weights<W>(g, 2, y.z, wz);
-        int lx[W];
-#pragma unroll
-        for (int a = 0; a < W; ++a) {
-            lx[a] = wrapi(f.x + a, g.G[0]) - o[0];
-            if (a >= g.taps[0] || lx[a] < 0 || lx[a] >= sz3[0]) lx[a] = -1;  // not in this sector
-        }
+        // The stencil's corner in the tile (0 on an axis of length 1, whose start and sector origin are 0).
+        const int lx = wrap_mod(f.x, g.G[0]) - o[0], ly = wrap_mod(f.y, g.G[1]) - o[1],
+                  lz = wrap_mod(f.z, g.G[2]) - o[2];
+        float2* corner = tile + (lz * ty + ly) * tx + lx;
         constexpr int kUnrollZ = W <= 8 ? W : 1;
 #pragma unroll kUnrollZ
         for (int c = 0; c < W; ++c) {
             if (c >= g.taps[2]) break;
-            const int lz = wrapi(f.z + c, g.G[2]) - o[2];
-            if (lz < 0 || lz >= sz3[2]) continue;
 #pragma unroll
             for (int b = 0; b < W; ++b) {
                 if (b >= g.taps[1]) break;
-                const int ly = wrapi(f.y + b, g.G[1]) - o[1];
-                if (ly < 0 || ly >= sz3[1]) continue;
                 const float wzy = wz[c] * wy[b], vr = wzy * v.x, vi = wzy * v.y;
-                float2* row = tile + (lz * sz3[1] + ly) * sz3[0];
+                float2* row = corner + (c * ty + b) * tx;
 #pragma unroll
                 for (int a = 0; a < W; ++a) {
-                    if (lx[a] < 0) continue;
-                    atomicAdd(&row[lx[a]].x, vr * wx[a]);  // shared-memory atomics only
-                    atomicAdd(&row[lx[a]].y, vi * wx[a]);
+                    if (a >= g.taps[0]) break;
+                    atomicAdd(&row[a].x, vr * wx[a]);  // shared-memory atomics only
+                    atomicAdd(&row[a].y, vi * wx[a]);
                 }
             }
         }
     }
     __syncthreads();
     for (int c = threadIdx.x; c < ncell; c += blockDim.x) {
-        const int lx = c % sz3[0], ly = (c / sz3[0]) % sz3[1], lz = c / (sz3[0] * sz3[1]);
-        float2* cell = grid + (o[0] + lx) + (long long)g.G[0] * ((o[1] + ly) + (long long)g.G[1] * (o[2] + lz));
         const float2 v = tile[c];
-        if (!info.y) {
-            *cell = v;
-        } else if (v.x != 0.f || v.y != 0.f) {
-            atomicAdd(&cell->x, v.x);
-            atomicAdd(&cell->y, v.y);
-        }
+        if (v.x == 0.f && v.y == 0.f) continue;
+        const int lx = c % tx, ly = (c / tx) % ty, lz = c / (tx * ty);
+        const int gx = (o[0] + lx) % g.G[0], gy = (o[1] + ly) % g.G[1], gz = (o[2] + lz) % g.G[2];
+        atomic_add_cell(grid + gx + (long long)g.G[0] * (gy + (long long)g.G[1] * gz), v);
     }
 }
 
 }  // namespace
 
-// Host presort: list every sample in each sector its footprint touches (counting sort, two passes), and
-// upload the lists (with each entry's stencil start and offsets), the sample order of the forward
-// interpolation and the starts and offsets in that order.
+// Host presort of stencils: the samples sorted by sector (a counting sort, stable), uploaded with their stencils.
 void CudaNufftPipeline::Impl::sort_points(uword n1u, const int* const fst[3], const float* const off[3]) {
     n1 = int(n1u);
     auto start_of = [&](int d, int j) { return g.N[d] == 1 ? 0 : fst[d][j]; };
     auto offset_of = [&](int d, int j) { return g.N[d] == 1 ? 0.f : off[d][j]; };
-    std::vector<long long> start(nsectors + 1, 0);
-    for (int pass = 0; pass < 2; ++pass) {
-        std::vector<long long> fill;
-        std::vector<int4> ef;
-        std::vector<float4> eo;
-        if (pass == 1) {
-            for (long long s = 0; s < nsectors; ++s) start[s + 1] += start[s];
-            entries = start[nsectors];
-            fill.assign(start.begin(), start.end() - 1);
-            ef.resize(entries);
-            eo.resize(entries);
-        }
-        for (int j = 0; j < n1; ++j) {
-            int sx[kMaxW], sy[kMaxW], sz[kMaxW];
-            const int4 f = make_int4(start_of(0, j), start_of(1, j), start_of(2, j), 0);
-            const int cx = footprint_sectors(g, 0, f.x, sx), cy = footprint_sectors(g, 1, f.y, sy),
-                      cz = footprint_sectors(g, 2, f.z, sz);
-            for (int c = 0; c < cz; ++c)
-                for (int b = 0; b < cy; ++b)
-                    for (int a = 0; a < cx; ++a) {
-                        const long long s = sx[a] + (long long)g.nsec[0] * (sy[b] + (long long)g.nsec[1] * sz[c]);
-                        if (pass == 0) {
-                            start[s + 1]++;
-                        } else {
-                            const long long e = fill[s]++;
-                            ef[e] = f;
-                            int jbits = j;
-                            float jf;
-                            std::memcpy(&jf, &jbits, sizeof jf);  // the sample index rides in .w as int bits
-                            eo[e] = make_float4(offset_of(0, j), offset_of(1, j), offset_of(2, j), jf);
-                        }
-                    }
-        }
-        if (pass == 1) {
-            // Sample order for the forward interpolation: the order of first appearance in the sector lists.
-            std::vector<int> ord;
-            ord.reserve(n1);
-            std::vector<char> seen(n1, 0);
-            for (const float4& p : eo) {
-                int j;
-                std::memcpy(&j, &p.w, sizeof j);
-                if (!seen[j]) {
-                    seen[j] = 1;
-                    ord.push_back(j);
-                }
-            }
-            std::vector<int4> sf(n1);
-            std::vector<float4> so(n1);
-            for (int e = 0; e < n1; ++e) {
-                const int j = ord[e];
-                sf[e] = make_int4(start_of(0, j), start_of(1, j), start_of(2, j), 0);
-                so[e] = make_float4(offset_of(0, j), offset_of(1, j), offset_of(2, j), 0.f);
-            }
-            upload_into(secFirst, ef.data(), ef.size());
-            upload_into(secOffset, eo.data(), eo.size());
-            upload_into(order, ord.data(), ord.size());
-            upload_into(first, sf.data(), sf.size());
-            upload_into(offset, so.data(), so.size());
-        }
+    std::vector<unsigned> home(n1);
+    std::vector<long long> count(nsectors, 0);
+    for (int j = 0; j < n1; ++j) {
+        home[j] = home_sector(g, make_int4(start_of(0, j), start_of(1, j), start_of(2, j), 0));
+        count[home[j]]++;
     }
-    std::vector<long long> count(nsectors);
-    for (long long sct = 0; sct < nsectors; ++sct) count[sct] = start[sct + 1] - start[sct];
+    std::vector<long long> fill(nsectors, 0);
+    for (long long s = 1; s < nsectors; ++s) fill[s] = fill[s - 1] + count[s - 1];
+    std::vector<int> ord(n1);
+    for (int j = 0; j < n1; ++j) ord[fill[home[j]]++] = j;
+    std::vector<int4> sf(n1);
+    std::vector<float4> so(n1);
+    for (int e = 0; e < n1; ++e) {
+        const int j = ord[e];
+        sf[e] = make_int4(start_of(0, j), start_of(1, j), start_of(2, j), 0);
+        so[e] = make_float4(offset_of(0, j), offset_of(1, j), offset_of(2, j), 0.f);
+    }
+    upload_into(order, ord.data(), ord.size());
+    upload_into(first, sf.data(), sf.size());
+    upload_into(offset, so.data(), so.size());
     make_subproblems(count);
 }
 
 void CudaNufftPipeline::Impl::make_subproblems(const std::vector<long long>& count) {
-    std::vector<long long> start(nsectors + 1, 0);
-    for (long long sct = 0; sct < nsectors; ++sct) start[sct + 1] = start[sct] + count[sct];
-    entries = start[nsectors];
-    // Subproblems: each sector's list cut into runs of at most 'chunk' entries, chunk = max(1024, twice the
-    // mean entries per sector), so that evenly loaded sectors stay whole and crowded ones are shared out.
-    const long long chunk =
-        std::max<long long>(1024, 2 * ((entries + nsectors - 1) / std::max<long long>(nsectors, 1)));
-    std::vector<int2> info;
-    std::vector<longlong2> range;
-    split = false;
+    // Subproblems: each sector's samples cut into runs of at most 'chunk', chunk = n1 / (8 blocks per SM) within
+    // [256, 1024] samples (one to four per thread): enough blocks to balance a spiral's crowded centre over the SMs,
+    // few enough that each tile's clearing and write-back stay small beside its samples' taps.
+    const long long perBlocks = (n1 + 8ll * sms - 1) / (8ll * sms);
+    const long long chunk = std::min<long long>(1024, std::max<long long>(256, perBlocks));
+    std::vector<int> info;
+    std::vector<int2> range;
+    long long b = 0;
     for (long long sct = 0; sct < nsectors; ++sct) {
-        const long long b = start[sct], e = start[sct + 1];
-        const long long parts = std::max<long long>(1, (e - b + chunk - 1) / chunk);
-        split |= parts > 1;
-        for (long long q = 0; q < parts; ++q) {
-            info.push_back(make_int2(int(sct), parts > 1 ? 1 : 0));
-            range.push_back(make_longlong2(b + q * chunk, std::min(e, b + (q + 1) * chunk)));
+        const long long e = b + count[sct];
+        for (long long q = b; q < e; q += chunk) {
+            info.push_back(int(sct));
+            range.push_back(make_int2(int(q), int(std::min(e, q + chunk))));
         }
+        b = e;
     }
     nsub = (long long)info.size();
     if (nsub > (long long)kMaxIndex) {
@@ -320,7 +268,7 @@ void CudaNufftPipeline::Impl::make_subproblems(const std::vector<long long>& cou
 
 // Kernels compiled per width: a table indexed by W.
 using InterpKernel = void (*)(const float2*, float2*, const DevGeom, const int*, const int4*, const float4*, int);
-using GridKernel = void (*)(const float2*, float2*, const DevGeom, const int2*, const longlong2*, const int4*,
+using GridKernel = void (*)(const float2*, float2*, const DevGeom, const int*, const int2*, const int*, const int4*,
                             const float4*, int);
 // Widths 2..8 (float's useful range) are compiled each; wider kernels share the W = 16 instance, whose
 // loops stop at the plan's width (DevGeom::taps) and whose Horner rows past it hold zeros.
@@ -330,13 +278,13 @@ void kernels_for(int width, InterpKernel& ik, GridKernel& gk) {
     if constexpr (W <= kMaxFixedW) {
         if (width == W) {
             ik = &kernel_interp<W>;
-            gk = &kernel_grid_sectors<W>;
+            gk = &kernel_spread_tiles<W>;
         } else {
             kernels_for<W + 1>(width, ik, gk);
         }
     } else {
         ik = &kernel_interp<kMaxW>;
-        gk = &kernel_grid_sectors<kMaxW>;
+        gk = &kernel_spread_tiles<kMaxW>;
     }
 }
 
@@ -366,15 +314,28 @@ CudaNufftPipeline::CudaNufftPipeline(const NufftGeometry& geom, const PlanOption
     g.degree = geom.degree;
     for (int k = 0; k <= geom.degree; ++k)
         for (int a = 0; a < kStride; ++a) g.coef[k * kStride + a] = geom.coef[k * kStride + a];
+    // Sectors whose padded tiles fit this device's shared memory per block (smaller ones on a GPU that has less).
+    int optin = 0;
+    FORGE_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, I.device));
+    FORGE_CUDA_CHECK(cudaDeviceGetAttribute(&I.sms, cudaDevAttrMultiProcessorCount, I.device));
+    I.sms = std::max(I.sms, 1);
+    const uword tileBudget = std::min<uword>(kMaxTileBytes, uword(std::max(optin, 0)));
+    check_sizes("CudaNufftPipeline", geom, tileBudget);
     for (int d = 0; d < 3; ++d) {
         g.taps[d] = geom.N[d] > 1 ? g.W : 1;
         g.N[d] = int(geom.N[d]);
         g.G[d] = int(geom.G[d]);
-        g.S[d] = int(sector_size(geom, d));
+        g.S[d] = int(sector_size(geom, d, tileBudget));
         g.nsec[d] = (g.G[d] + g.S[d] - 1) / g.S[d];
+        g.T[d] = geom.N[d] > 1 ? g.S[d] + g.W - 1 : 1;
     }
     I.nsectors = (long long)g.nsec[0] * g.nsec[1] * g.nsec[2];
-    I.shmem = size_t(g.S[0]) * g.S[1] * g.S[2] * sizeof(float2);
+    I.shmem = size_t(g.T[0]) * g.T[1] * g.T[2] * sizeof(float2);
+    if (I.shmem > size_t(std::max(optin, 0))) {
+        throw invalid_argument("CudaNufftPipeline: the gridding tile of a " + std::to_string(g.W) + "-tap kernel needs " +
+                               std::to_string(I.shmem) + " bytes of shared memory per block; device " +
+                               std::to_string(I.device) + " offers " + std::to_string(optin));
+    }
     if (options.stream) {
         I.stream = options.stream;
     } else {
@@ -500,7 +461,7 @@ CUstream_st* CudaNufftPipeline::stream() const { return impl_->stream; }
 int CudaNufftPipeline::device() const { return impl_->device; }
 uword CudaNufftPipeline::max_batch() const { return impl_->maxBatch; }
 long long CudaNufftPipeline::num_sectors() const { return impl_->nsectors; }
-long long CudaNufftPipeline::sector_entries() const { return impl_->entries; }
+long long CudaNufftPipeline::sector_entries() const { return impl_->n1; }
 long long CudaNufftPipeline::num_subproblems() const { return impl_->nsub; }
 
 uword CudaNufftPipeline::pass_size(uword batch) const {
@@ -555,11 +516,14 @@ void CudaNufftPipeline::execute(Direction direction, const float* d_in, float* d
         } else {
             const float2* kdata = reinterpret_cast<const float2*>(d_in) + b0 * n1;
             float2* img = reinterpret_cast<float2*>(d_out) + b0 * n2;
-            if (I.split) FORGE_CUDA_CHECK(cudaMemsetAsync(grid, 0, size_t(nb) * size_t(gridN) * sizeof(float2), st));
-            gk<<<dim3(unsigned(I.nsub), nb), kThreads, I.shmem, st>>>(kdata, grid, g, I.subSector.as<int2>(),
-                                                                      I.subRange.as<longlong2>(), I.secFirst.as<int4>(),
-                                                                      I.secOffset.as<float4>(), I.n1);
-            FORGE_CUDA_CHECK_LAUNCH("kernel_grid_sectors");
+            FORGE_CUDA_CHECK(cudaMemsetAsync(grid, 0, size_t(nb) * size_t(gridN) * sizeof(float2), st));
+            if (I.nsub) {
+                gk<<<dim3(unsigned(I.nsub), nb), kThreads, I.shmem, st>>>(kdata, grid, g, I.subSector.as<int>(),
+                                                                          I.subRange.as<int2>(), I.order.as<int>(),
+                                                                          I.first.as<int4>(), I.offset.as<float4>(),
+                                                                          I.n1);
+                FORGE_CUDA_CHECK_LAUNCH("kernel_spread_tiles");
+            }
             I.fft->execute(FftMemory::device, reinterpret_cast<forgeComplex<float>*>(grid), false, nb);
             kernel_crop<<<dim3(unsigned((n2 + kThreads - 1) / kThreads), nb), kThreads, 0, st>>>(
                 grid, img, g, I.deapod[0].as<float>(), I.deapod[1].as<float>(), I.deapod[2].as<float>());

@@ -25,6 +25,7 @@ constexpr int kStride = NufftGeometry::kCoefStride;
 struct DevGeom {
     int N[3], G[3], S[3], nsec[3];
     int taps[3];  // W on axes longer than 1, else 1
+    int T[3];     // a sector's padded tile: S + W - 1 cells on axes longer than 1, else 1
     int W, degree;
     // Kernel polynomials by value: the kernels read them through the constant bank, uniformly per warp.
     float coef[(NufftGeometry::kMaxDegree + 1) * kStride];
@@ -52,23 +53,17 @@ __device__ __forceinline__ void axis_weights(const DevGeom& g, int d, float y, f
     }
 }
 
-// The sectors along axis d that a stencil starting at cell f touches (wrapped), each once, in the order of the
-// taps; returns their count. The host presort and the device sort list a sample in the same sectors.
-__host__ __device__ __forceinline__ int footprint_sectors(const DevGeom& g, int d, int f, int* out) {
-    if (g.N[d] == 1) {
-        out[0] = 0;
-        return 1;
-    }
-    int cnt = 0;
-    for (int t = 0; t < g.W; ++t) {
-        int gi = f + t;
-        gi = gi < 0 ? gi + g.G[d] : (gi >= g.G[d] ? gi - g.G[d] : gi);
-        const int s = gi / g.S[d];
-        bool seen = false;
-        for (int q = 0; q < cnt; ++q) seen |= out[q] == s;
-        if (!seen) out[cnt++] = s;
-    }
-    return cnt;
+// f mod G in [0, G) (a stencil may start W/2 cells before the grid, and a tiny grid is shorter than the stencil).
+__host__ __device__ __forceinline__ int wrap_mod(int f, int G) {
+    const int r = f % G;
+    return r < 0 ? r + G : r;
+}
+// A sample's sector: the one that holds its stencil start (wrapped into the grid) on every axis. The host presort,
+// the device sort and the gridding kernel agree on it; the padded tile of that sector holds the whole stencil.
+__host__ __device__ __forceinline__ unsigned home_sector(const DevGeom& g, int4 f) {
+    const int s[3] = {g.N[0] == 1 ? 0 : wrap_mod(f.x, g.G[0]) / g.S[0], g.N[1] == 1 ? 0 : wrap_mod(f.y, g.G[1]) / g.S[1],
+                      g.N[2] == 1 ? 0 : wrap_mod(f.z, g.G[2]) / g.S[2]};
+    return unsigned(s[0] + g.nsec[0] * (s[1] + g.nsec[1] * s[2]));
 }
 
 // Copies n entries to the device into b, reallocating only when b is too small.
@@ -87,31 +82,32 @@ inline void reserve_bytes(DeviceBuffer& b, size_t bytes) {
 struct CudaNufftPipeline::Impl {
     nufft_detail::DevGeom g{};
     int n1 = 0;
-    long long nsectors = 0, entries = 0;
-    size_t shmem = 0;
+    long long nsectors = 0;
+    size_t shmem = 0;    // one padded tile
     long long nsub = 0;  // subproblems (thread blocks of the gridding kernel)
-    bool split = false;  // some sector is split over several subproblems: the grid is cleared first
-    DeviceBuffer deapod[3], order, first, offset, subSector, subRange, secFirst, secOffset, grid;
+    int sms = 1;         // the device's multiprocessors (subproblem sizes)
+    // The samples in sector order (order: their indices; first, offset: their stencils), read by both directions;
+    // the subproblems (sector, [begin, end) in that order).
+    DeviceBuffer deapod[3], order, first, offset, subSector, subRange, grid;
     uword gridVectors = 0;                // oversampled grids the workspace holds
     std::unique_ptr<FftPlan<float>> fft;  // device-only: cuFFT on the plan's stream and device
     cudaStream_t stream = nullptr;
     bool ownsStream = false;
     int device = 0;
     uword maxBatch = 0;
-    std::mutex mutex;  // execute and set_points share the workspace and the sector lists
+    std::mutex mutex;  // execute and set_points share the workspace and the sector order
 
     // The trajectory as given to set_trajectory (kx | ky | kz, n1 floats each, cycles/FOV), kept for
     // copy_trajectory; a new one goes to trajNext and the two swap once it is accepted.
     DeviceBuffer traj, trajNext;
     bool hasTrajectory = false;
     // Scratch of the device sort, kept (grown only) across set_trajectory calls: see DeviceSort.cu.
-    DeviceBuffer sampFirst, sampOffset, entryCount, entryStart, homeKey, homeKeySorted, sampleIndex, listKey,
-        listKeySorted, listSample, listSampleSorted, cubTemp, stats;
+    DeviceBuffer sampFirst, sampOffset, homeKey, homeKeySorted, sampleIndex, cubTemp, stats;
     SortTimes times{};
 
     long long grid_elems() const { return (long long)g.G[0] * g.G[1] * g.G[2]; }
     void sort_points(uword n1, const int* const first[3], const float* const offset[3]);
-    // Sector lists and subproblems from the sectors' entry counts (host), uploaded; sets entries, nsub, split.
+    // Subproblems from the sectors' sample counts (host), uploaded; sets nsub.
     void make_subproblems(const std::vector<long long>& sectorCount);
     // Validates, converts and sorts n1 samples in cycles/FOV on the device (DeviceSort.cu); false: some
     // component is not finite or outside the band, and the plan is as it was.

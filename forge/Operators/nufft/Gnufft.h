@@ -132,7 +132,7 @@ public:
         double host_check = 0;   // host: k checked (finite, within the band) and converted to grid units
         double host_sort = 0;    // host: slab sort and stencils (parallel counting sort)
         double upload = 0;       // GPU: k copied to the device
-        double device_sort = 0;  // GPU: k checked, converted and sorted into sector lists on the device
+        double device_sort = 0;  // GPU: k checked, converted and sorted into sector order on the device
         double gpu_plan = 0;     // GPU: the rest of a new GPU plan (cuFFT plan, workspace, tables); 0 when reused
         double fft_plan = 0;     // host FFTW plans of the oversampled grid (kept across set_points)
     };

@@ -1,5 +1,5 @@
 // GPU tests of the device sort of Gnufft<float>'s GPU plan (CudaNufftPipeline::set_trajectory, DeviceSort.cu): the
-// same sector lists and transforms as the host presort of stencils computed here by the documented formula; the
+// same sector order and transforms as the host presort of stencils computed here by the documented formula; the
 // operator against Gnufft<double> on the host; set_points growing and shrinking against fresh plans; crowded sectors
 // split into subproblems; samples on both band edges; the lazily made host plan; bad samples named as on the host.
 #include <cmath>
@@ -152,7 +152,7 @@ void check_against_double(const forge::ImageGrid& grid, const forge::Trajectory<
 }
 }  // namespace
 
-TEST_CASE("GPU device sort: the same sector lists and transforms as the host presort of the same stencils",
+TEST_CASE("GPU device sort: the same sector order and transforms as the host presort of the same stencils",
           "[gpu][Gnufft][device_sort]") {
     FORGE_INFO_SEED();
     for (const forge::ImageGrid grid : {forge::ImageGrid(64, 48), forge::ImageGrid(24, 20, 16)}) {

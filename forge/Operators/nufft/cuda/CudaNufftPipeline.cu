@@ -416,7 +416,7 @@ void CudaNufftPipeline::set_points(uword n1, const int* const first[3], const fl
             throw invalid_argument("CudaNufftPipeline::set_points: first and offset must not be null");
     std::lock_guard<std::mutex> lock(I.mutex);
     DeviceGuard guard(I.device);
-    // Transforms already queued read the sector lists that are about to be overwritten.
+    // Transforms already queued read the sector order that is about to be overwritten.
     FORGE_CUDA_CHECK(cudaStreamSynchronize(I.stream));
     I.sort_points(n1, first, offset);
     I.hasTrajectory = false;
@@ -431,7 +431,7 @@ bool CudaNufftPipeline::set_trajectory(uword n1, const float* const k[3], bool o
     if (!k || !k[0] || !k[1] || !k[2]) throw invalid_argument(std::string(where) + ": kx, ky, kz must not be null");
     std::lock_guard<std::mutex> lock(I.mutex);
     DeviceGuard guard(I.device);
-    // Transforms already queued read the sector lists that are about to be overwritten.
+    // Transforms already queued read the sector order that is about to be overwritten.
     FORGE_CUDA_CHECK(cudaStreamSynchronize(I.stream));
     return I.sort_on_device(n1, k, on_device);
 }

@@ -117,6 +117,27 @@ TEST_CASE("GPU Gnufft on grids as short as its kernel: CPU == GPU and GPU vs Gdf
     nufft_case(4, 6, 4, 3000, forge::NufftOptions{2.0, 8}, 1e-4);
 }
 
+// Tiles over 48 KiB need the kernel's shared-memory limit raised; plans of one width with different tiles share the
+// kernel, so one made later (a smaller tile) must not lower the limit under an earlier plan's.
+TEST_CASE("GPU Gnufft plans of one width with different tiles, made in turn, all run: CPU == GPU", "[gpu][Gnufft]") {
+    FORGE_INFO_SEED();
+    const forge::NufftOptions opt{2.0, 8};
+    auto plan = [&](arma::uword Nx, arma::uword Ny, arma::uword Nz, arma::uword n1) {
+        const arma::fvec kx = uniform<float>(n1, -double(Nx / 2), double(Nx / 2)),
+                         ky = uniform<float>(n1, -double(Ny / 2), double(Ny / 2)),
+                         kz = uniform<float>(n1, -double(Nz / 2), double(Nz / 2));
+        return forge::Gnufft<float>(n1, Nx, Ny, Nz, kx, ky, kz, opt);
+    };
+    const forge::Gnufft<float> big = plan(32, 32, 32, 4000);   // 23^3-cell tiles (95 KiB)
+    const forge::Gnufft<float> small = plan(32, 32, 4, 4000);  // 23 x 23 x 15 cells (62 KiB), made second
+    REQUIRE(big.gpu_enabled());
+    REQUIRE(small.gpu_enabled());
+    for (const forge::Gnufft<float>* G : {&big, &small, &big}) {
+        const arma::cx_fvec y = complex_normal<float>(G->n1());
+        CHECK(rel_error(on_gpu_adj(*G, y), arma::cx_fvec(*G / y)) < 1e-5);
+    }
+}
+
 // k = +N/2 is the sample at -N/2 (the image grid is periodic in k): the GPU plan takes it at the same grid
 // position, so its values equal those of -N/2, the CPU's and the exact DFT's.
 TEST_CASE("GPU Gnufft at the band edge k = +N/2: equal to -N/2, to the CPU and to the exact DFT",

@@ -363,7 +363,10 @@ CudaNufftPipeline::CudaNufftPipeline(const NufftGeometry& geom, const PlanOption
     GridKernel gk = nullptr;
     kernels_for(g.W, ik, gk);
     if (I.shmem > 48 * 1024) {
-        FORGE_CUDA_CHECK(cudaFuncSetAttribute(gk, cudaFuncAttributeMaxDynamicSharedMemorySize, int(I.shmem)));
+        // The limit belongs to the kernel (per device), which every plan of this width shares: it is set to the budget
+        // that every tile fits in, so that a plan with a smaller tile made later never lowers it under this one's.
+        const size_t limit = std::max<size_t>(I.shmem, size_t(tileBudget));
+        FORGE_CUDA_CHECK(cudaFuncSetAttribute(gk, cudaFuncAttributeMaxDynamicSharedMemorySize, int(limit)));
     }
 }
 

@@ -26,9 +26,9 @@
 //          threads run the same W^d taps), with shared-memory atomics only; it then adds the tile onto the
 //          cleared grid with global atomic adds, wrapped at the grid's edges. Each sample is read once and its
 //          3W kernel weights are evaluated once. Then inverse cuFFT, crop + deapodize (one kernel).
-// The trajectory (stencil starts and offsets, in sector order), the subproblems, the kernel polynomials and the deapodization factors
-// live on the device for the plan's lifetime. Data are interleaved complex float device arrays, batch
-// vectors back to back: images n2 x batch, k-space n1 x batch. Work is queued on the plan's stream
+// The trajectory (stencil starts and offsets, in sector order), the subproblems, the kernel polynomials and the
+// deapodization factors live on the device for the plan's lifetime. Data are interleaved complex float device arrays,
+// batch vectors back to back: images n2 x batch, k-space n1 x batch. Work is queued on the plan's stream
 // (PlanOptions.h); execute returns once it is queued.
 #include <algorithm>
 #include <memory>

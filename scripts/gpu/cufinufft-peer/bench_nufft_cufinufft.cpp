@@ -313,8 +313,8 @@ void run_case(const char* name, const int N[3], size_t n1, const char* kind, int
         const double mf = median(tf), mc = median(cfw), ma = median(ta), mac = median(caw);
         std::printf(
             "| %-20s | %-7s | %5.0e | %2llu | %8.3f | %8.3f | %5.2f | %8.3f | %8.3f | %5.2f | %7.1e %7.1e | %7.1e "
-            "%7.1e | %7.2f (upload %5.2f, sort %5.2f, rest %5.2f) | %6.2f | %6.2f (setpts %5.2f) | %5.2f | %7.1f | %7.1f "
-            "| %5.2f |\n",
+            "%7.1e | %7.2f (upload %5.2f, sort %5.2f, rest %5.2f) | %6.2f | %6.2f (setpts %5.2f) | %5.2f | %7.1f | "
+            "%7.1f | %5.2f |\n",
             name, kind, tol, (unsigned long long)G.kernel_width(), mf * 1e3, mc * 1e3, mf / mc, ma * 1e3, mac * 1e3,
             ma / mac, rel(sf, refF), rel(sfc, refF), rel(sa, refA), rel(sac, refA), planForge * 1e3, split.upload * 1e3,
             split.device_sort * 1e3, split.gpu_plan * 1e3, planForgeDev * 1e3, planCuf * 1e3, setptsCuf * 1e3,
@@ -360,10 +360,10 @@ int main(int argc, char** argv) {
                 forge::device::device_name(), cpu_line().c_str(), load[0], reps);
     std::printf(
         "times in ms; ratio = forge / cufinufft; errors vs exact float64 sums (100 samples fwd, 64 pixels adj); "
-        "plan host k = forge constructor from k on the host (upload, device sort, rest = cuFFT plan and tables) + first "
-        "call; plan device k = forge constructor from k already on the GPU / cufinufft makeplan (both types) + setpts "
-        "(both), median of 5, ratio forge / cufinufft; loop = plan from device k + 10 x (forward, adjoint) on device "
-        "arrays, ratio forge / cufinufft\n");
+        "plan host k = forge constructor from k on the host (upload, device sort, rest = cuFFT plan and tables) + "
+        "first call; plan device k = forge constructor from k already on the GPU / cufinufft makeplan (both types) + "
+        "setpts (both), median of 5, ratio forge / cufinufft; loop = plan from device k + 10 x (forward, adjoint) on "
+        "device arrays, ratio forge / cufinufft\n");
     std::printf("| case                 | points  | tol   | W  | fwd forge | fwd cuf | ratio | adj forge | adj cuf "
                 "| ratio | fwd err forge cuf | adj err forge cuf | plan host k forge | plan device k forge | plan cuf "
                 "| ratio | loop forge | loop cuf | ratio |\n");

@@ -332,9 +332,10 @@ CudaNufftPipeline::CudaNufftPipeline(const NufftGeometry& geom, const PlanOption
     I.nsectors = (long long)g.nsec[0] * g.nsec[1] * g.nsec[2];
     I.shmem = size_t(g.T[0]) * g.T[1] * g.T[2] * sizeof(float2);
     if (I.shmem > size_t(std::max(optin, 0))) {
-        throw invalid_argument("CudaNufftPipeline: the gridding tile of a " + std::to_string(g.W) + "-tap kernel needs " +
-                               std::to_string(I.shmem) + " bytes of shared memory per block; device " +
-                               std::to_string(I.device) + " offers " + std::to_string(optin));
+        throw invalid_argument("CudaNufftPipeline: the gridding tile of a " + std::to_string(g.W) +
+                               "-tap kernel needs " + std::to_string(I.shmem) +
+                               " bytes of shared memory per block; device " + std::to_string(I.device) + " offers " +
+                               std::to_string(optin));
     }
     if (options.stream) {
         I.stream = options.stream;

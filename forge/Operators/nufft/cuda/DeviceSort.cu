@@ -11,7 +11,6 @@
 // Nothing the transforms read is written before the check has passed, so a refused trajectory leaves the plan as it
 // was. All scratch is plan memory that only grows.
 #include <cub/device/device_radix_sort.cuh>
-#include <cub/device/device_scan.cuh>
 
 #include <chrono>
 #include <vector>
@@ -136,9 +135,11 @@ bool CudaNufftPipeline::Impl::sort_on_device(uword n1u, const float* const k[3],
     // Few enough blocks that each flushes its histogram once for many samples.
     const unsigned convertBlocks = std::max(1u, std::min(blocks_for(nk), unsigned(4 * sms)));
     if (shared) {
-        kernel_convert<true><<<convertBlocks, kThreads, size_t(nsectors) * sizeof(unsigned), stream>>>(
-            kd, nk, g, sampFirst.as<int4>(), sampOffset.as<float4>(), homeKey.as<unsigned>(), sampleIndex.as<int>(),
-            st);
+        kernel_convert<true>
+            <<<convertBlocks, kThreads, size_t(nsectors) * sizeof(unsigned), stream>>>(kd, nk, g, sampFirst.as<int4>(),
+                                                                                       sampOffset.as<float4>(),
+                                                                                       homeKey.as<unsigned>(),
+                                                                                       sampleIndex.as<int>(), st);
     } else {
         kernel_convert<false><<<convertBlocks, kThreads, 0, stream>>>(kd, nk, g, sampFirst.as<int4>(),
                                                                       sampOffset.as<float4>(), homeKey.as<unsigned>(),

@@ -61,7 +61,8 @@ __host__ __device__ __forceinline__ int wrap_mod(int f, int G) {
 // A sample's sector: the one that holds its stencil start (wrapped into the grid) on every axis. The host presort,
 // the device sort and the gridding kernel agree on it; the padded tile of that sector holds the whole stencil.
 __host__ __device__ __forceinline__ unsigned home_sector(const DevGeom& g, int4 f) {
-    const int s[3] = {g.N[0] == 1 ? 0 : wrap_mod(f.x, g.G[0]) / g.S[0], g.N[1] == 1 ? 0 : wrap_mod(f.y, g.G[1]) / g.S[1],
+    const int s[3] = {g.N[0] == 1 ? 0 : wrap_mod(f.x, g.G[0]) / g.S[0],
+                      g.N[1] == 1 ? 0 : wrap_mod(f.y, g.G[1]) / g.S[1],
                       g.N[2] == 1 ? 0 : wrap_mod(f.z, g.G[2]) / g.S[2]};
     return unsigned(s[0] + g.nsec[0] * (s[1] + g.nsec[1] * s[2]));
 }

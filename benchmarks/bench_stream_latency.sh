@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Latency at the scanner: forge-recon --demo's spiral scans made into MRD streams as a scanner sends them, replayed
 # to forge-recon --stream (pipes) or --server (TCP) at a scanner's pace by bench_stream_latency.py, which times each
-# image after its slice's last readout. Prints each run's per-slice table and one summary table (Markdown).
+# image after its slice's last readout. Prints each run's per-slice table, one summary table (Markdown) and the cost
+# model's cached rates that --operator auto chose with.
 #
 #   bash benchmarks/bench_stream_latency.sh [--device cpu|gpu] [--operator OP] [--cases LIST] [--every S]
 #        [--per N|group] [--mode stream|server] [--work DIR] [--recon PATH] [--tool PATH] [--python PY]
@@ -137,4 +138,12 @@ done
 echo
 echo "## Summary"
 "$PY" "$CLIENT" summary "${jsons[@]}"
+# The rates --operator auto priced the operators with (forge-recon's cost model, calibrated on this machine and
+# cached; docs/forge-recon.md, "Choosing the operator"): a server writes no report, so they are shown here.
+for f in "${XDG_CACHE_HOME:-$HOME/.cache}"/forge/cost-model-*.txt; do
+  [ -f "$f" ] || continue
+  echo
+  echo "cost model $f:"
+  grep -v '^#' "$f"
+done
 exit $status

@@ -14,9 +14,9 @@
 # benchmarks/bench_python_gdft.py (Python against C++ on one Gdft) and benchmarks/bench_gdft_torch_peer.py
 # (Gdft and its coil batches against the same DFT written in PyTorch). Logs go to LOGDIR (default: $OUT if
 # set, else ./gpu-logs). Exit status: non-zero if any test or sanitizer run failed.
-# Environment: FORGE_GPU_STEPS (default "test ptx python sanitize bench"; any subset, run in that order; "gpu": the
-# GPU test binary without the CPU tests of "test"; "mpi":
-# scripts/gpu/bench-mpi-recon.sh, arguments FORGE_MPI_BENCH_ARGS, default "256 10 gpu"),
+# Environment: FORGE_GPU_STEPS (unset: "test ptx python sanitize bench"; any subset, run in that order; empty: build
+# only; "gpu": the GPU test binary without the CPU tests of "test"; "mpi": scripts/gpu/bench-mpi-recon.sh, arguments
+# FORGE_MPI_BENCH_ARGS, default "256 10 gpu"),
 # FORGE_GPU_BUILD_DIR (default $B), FORGE_SANITIZER_FILTER / FORGE_BENCH_ARGS (see docs/gpu.md).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -25,7 +25,7 @@ mkdir -p "$LOG"
 # shellcheck source=scripts/gpu/deps-env.sh
 source scripts/gpu/deps-env.sh
 status=0
-STEPS=" ${FORGE_GPU_STEPS:-test ptx python sanitize bench} "
+STEPS=" ${FORGE_GPU_STEPS-test ptx python sanitize bench} "  # set but empty: configure and build only
 B=${FORGE_GPU_BUILD_DIR:-.gpu-build}
 has() { [[ "$STEPS" == *" $1 "* ]]; }
 step() { echo; echo "=== $* ($(date +%T))"; }

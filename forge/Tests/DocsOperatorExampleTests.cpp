@@ -89,12 +89,14 @@ TEST_CASE("docs/operators.md: an operator written as the page shows matches Gdft
     const forge::TimeSegmentation<double, forge::Gdft<double>> AG(G, field_map, t, 5);
     CHECK(rel_error(A * v, AG * v) < 1e-12);
     CHECK(rel_error(A / y, AG / y) < 1e-12);
-    // The same solve through Gdft. The operators agree to ~1e-13, but 20 PCG steps on this small problem run past
-    // convergence, where the step sizes are ratios of rounding errors and the iterate wanders along the cost's flat
-    // directions: the images differed by up to 2.5e-6 over 150 random seeds, their costs by at most 2e-14. A wrong
-    // operator gives O(1) for both.
+    // The same solve through Gdft. The operators agree to ~1e-13, and 20 PCG steps amplify that: on some draws they
+    // run past convergence, where the step sizes are ratios of rounding errors and the iterate wanders along the
+    // cost's flat directions; on others (condition numbers up to ~900) they stop short of it, and the two runs'
+    // rounding grows along the iterations. The images differed by up to 2.5e-6 over 150 random seeds; the costs by
+    // up to 3.4e-11 relative over 300 more, and 5.6e-10 for seed 1894148348182424805. A wrong operator gives O(1)
+    // for both, so the bounds sit far from either.
     const arma::cx_vec xG = forge::solve_pwls_pcg<double>(x0, G, W, data, R, 20);
     auto cost = [&](const arma::cx_vec& v) { return std::pow(arma::norm(data - G * v), 2) + R.penalty(v); };
-    CHECK(std::abs(cost(x) - cost(xG)) <= 1e-12 * cost(xG));
+    CHECK(std::abs(cost(x) - cost(xG)) <= 1e-6 * cost(xG));
     CHECK(rel_error(x, xG) < 1e-4);
 }

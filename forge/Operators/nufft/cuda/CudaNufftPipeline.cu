@@ -521,13 +521,11 @@ void CudaNufftPipeline::execute(Direction direction, const float* d_in, float* d
             const float2* kdata = reinterpret_cast<const float2*>(d_in) + b0 * n1;
             float2* img = reinterpret_cast<float2*>(d_out) + b0 * n2;
             FORGE_CUDA_CHECK(cudaMemsetAsync(grid, 0, size_t(nb) * size_t(gridN) * sizeof(float2), st));
-            if (I.nsub) {
-                gk<<<dim3(unsigned(I.nsub), nb), kThreads, I.shmem, st>>>(kdata, grid, g, I.subSector.as<int>(),
-                                                                          I.subRange.as<int2>(), I.order.as<int>(),
-                                                                          I.first.as<int4>(), I.offset.as<float4>(),
-                                                                          I.n1);
-                FORGE_CUDA_CHECK_LAUNCH("kernel_spread_tiles");
-            }
+            // n1 >= 1 (every plan's check), so there is at least one subproblem.
+            gk<<<dim3(unsigned(I.nsub), nb), kThreads, I.shmem, st>>>(kdata, grid, g, I.subSector.as<int>(),
+                                                                      I.subRange.as<int2>(), I.order.as<int>(),
+                                                                      I.first.as<int4>(), I.offset.as<float4>(), I.n1);
+            FORGE_CUDA_CHECK_LAUNCH("kernel_spread_tiles");
             I.fft->execute(FftMemory::device, reinterpret_cast<forgeComplex<float>*>(grid), false, nb);
             kernel_crop<<<dim3(unsigned((n2 + kThreads - 1) / kThreads), nb), kThreads, 0, st>>>(
                 grid, img, g, I.deapod[0].as<float>(), I.deapod[1].as<float>(), I.deapod[2].as<float>());

@@ -238,6 +238,7 @@ struct BuiltOperator {
     std::size_t segments = 0;  // L of the time segmentation or of the Toeplitz kernels; 0: none
     std::string suffix;        // the solves' label: " (L=4)"
     bool normal = false;       // Toeplitz: the solve runs on the operator's fast normal()
+    std::shared_ptr<const ToeplitzNormal<float>> toeplitz;  // Toeplitz: its normal, whose kernels others may take
 };
 
 using GfftSegmented = TimeSegmentation<float, GfftSampled<float>>;
@@ -267,9 +268,11 @@ BuiltOperator generic(const Op& G) {
 }
 
 // The encoding operator of a frame under S.op (the Toeplitz kernels' build reports to S.on_build as 'label');
-// rhsByNufft: toeplitz_rhs_by_nufft() of the frame, which the operator's key holds.
+// rhsByNufft: toeplitz_rhs_by_nufft() of the frame, which the operator's key holds. kernels: a field-corrected
+// Toeplitz normal of the same samples, settings and band, whose kernels this frame's takes (no build).
 BuiltOperator build_operator(const ReconProblem& P, const ReconFrame& fr, bool rhsByNufft, bool fieldCorrection,
-                             const ReconSettings& S, const std::string& label) {
+                             const ReconSettings& S, const std::string& label,
+                             const std::shared_ptr<const ToeplitzNormal<float>>& kernels = nullptr) {
     const std::size_t n1 = fr.kx.n_elem, n2 = P.n2();
     const bool correct = fieldCorrection && !P.field_map.empty();
     switch (S.op) {
@@ -297,21 +300,16 @@ BuiltOperator build_operator(const ReconProblem& P, const ReconFrame& fr, bool r
         return b;
     }
     // Toeplitz: G's normal by FFTs on the 2x grid (P.ix etc. are the grid ToeplitzNormal assumes); G for the
-    // right-hand side G^H y the exact Gdft, or where that costs more the NUFFT (time-segmented for half the
-    // normal operator's requested error: G^H y enters the solution once). Unit weights, as recon_solve's.
+    // right-hand side G^H y the exact Gdft, or where that costs more the NUFFT (time-segmented by the field map's own
+    // min-max interpolators for half the normal operator's requested error: G^H y enters the solution once). Unit
+    // weights, as recon_solve's.
     OperatorPtr<float> G;
-    // The segments for half the normal operator's error: the Toeplitz kernels' L (ToeplitzNormal::choose_segments
-    // halves its target) and the NUFFT right-hand side's, chosen once.
-    const uword halfErrorL =
-        correct && (rhsByNufft || S.segments <= 0)
-            ? ToeplitzNormal<float>::choose_segments(fm, fr.t, S.toeplitz_error, TSInterp::MinMax, kMaxSegments)
-            : 0;
-    std::shared_ptr<const NufftSegmented> segmentedNufft;
     if (rhsByNufft) {
         Gnufft<float> Gn(n1, P.Nx, P.Ny, P.Nz, fr.kx, fr.ky, fr.kz);
         if (correct) {
-            segmentedNufft = std::make_shared<const NufftSegmented>(Gn, fm, fr.t, halfErrorL, TSInterp::MinMax);
-            G = segmentedNufft;
+            const uword L =
+                ToeplitzNormal<float>::choose_segments(fm, fr.t, S.toeplitz_error, TSInterp::MinMax, kMaxSegments);
+            G = std::make_shared<const NufftSegmented>(Gn, fm, fr.t, L, TSInterp::MinMax);
         } else {
             G = share(Gn);
         }
@@ -324,20 +322,23 @@ BuiltOperator build_operator(const ReconProblem& P, const ReconFrame& fr, bool r
     ToeplitzOptions options;
     if (S.on_build) options.progress = [&](uword d, uword n, double s) { S.on_build(label + b.suffix, d, n, s); };
     if (correct) {
-        const uword L = S.segments > 0 ? uword(S.segments) : halfErrorL;
-        b.suffix = " (L=" + std::to_string(L) + ")";
-        b.segments = L;
-        // With the NUFFT's segments where they are the same: shared, not made twice.
-        if (segmentedNufft && segmentedNufft->L() == L)
-            T = std::make_shared<ToeplitzNormal<float>>(ImageGrid(P.Nx, P.Ny, P.Nz),
-                                                        Trajectory<float>(fr.kx, fr.ky, fr.kz, fr.t), arma::fvec(),
-                                                        *segmentedNufft, options);
+        // Kernels for the map's band (toeplitz_band), which later slices of other maps in the band take.
+        const FieldBand band = toeplitz_band(fm);
+        b.segments = kernels ? kernels->segments()
+                     : S.segments > 0
+                         ? uword(S.segments)
+                         : ToeplitzNormal<float>::choose_segments(fr.t, band, S.toeplitz_error, kMaxSegments);
+        b.suffix = " (L=" + std::to_string(b.segments) + ")";  // before the build, whose progress names it
+        if (kernels)
+            T = std::make_shared<ToeplitzNormal<float>>(kernels->with_field_map(fm));
         else
-            T = std::make_shared<ToeplitzNormal<float>>(P.Nx, P.Ny, P.Nz, fr.kx, fr.ky, fr.kz, arma::fvec(), fm, fr.t,
-                                                        L, TSInterp::MinMax, options);
+            T = std::make_shared<ToeplitzNormal<float>>(ImageGrid(P.Nx, P.Ny, P.Nz),
+                                                        Trajectory<float>(fr.kx, fr.ky, fr.kz, fr.t), arma::fvec(), fm,
+                                                        band, b.segments, options);
     } else {
         T = std::make_shared<ToeplitzNormal<float>>(P.Nx, P.Ny, P.Nz, fr.kx, fr.ky, fr.kz, arma::fvec(), options);
     }
+    b.toeplitz = T;
     b.op = with_normal<float>(G, T);
     return b;
 }
@@ -368,6 +369,7 @@ struct OperatorKey {
     std::array<std::size_t, 3> grid{}, fft_grid{};
     int segments = 0;
     double toeplitz_error = 0;
+    double band = 0;  // Toeplitz with field correction: toeplitz_band() of the map
     arma::fvec kx, ky, kz, t, fm, ix, iy, iz;
 
     OperatorKey(const ReconProblem& P, const ReconFrame& fr, std::size_t frameIndex, bool fieldCorrection,
@@ -380,6 +382,7 @@ struct OperatorKey {
         if (correct && op != EncodingOperator::Nufft) {
             t = fr.t;
             fm = P.field_map[fr.slice];
+            if (op == EncodingOperator::Toeplitz) band = toeplitz_band(fm).half_width;
         }
         if (exact) {
             ix = P.ix;
@@ -396,6 +399,12 @@ struct OperatorKey {
                same(kx, o.kx) && same(ky, o.ky) && same(kz, o.kz) && same(t, o.t) && same(fm, o.fm) && same(ix, o.ix) &&
                same(iy, o.iy) && same(iz, o.iz);
     }
+    // Whether a field-corrected Toeplitz operator of key o has the kernels this one's would build: all but the map.
+    bool same_kernels(const OperatorKey& o) const {
+        return op == EncodingOperator::Toeplitz && o.op == op && correct && o.correct && gpu == o.gpu &&
+               grid == o.grid && segments == o.segments && toeplitz_error == o.toeplitz_error && band == o.band &&
+               same(kx, o.kx) && same(ky, o.ky) && same(kz, o.kz) && same(t, o.t);
+    }
 };
 
 }  // namespace
@@ -403,7 +412,7 @@ struct OperatorKey {
 struct OperatorCache::Impl {
     std::size_t capacity;
     std::list<std::pair<OperatorKey, BuiltOperator>> entries;  // most recently used first
-    std::size_t built = 0, reused = 0;
+    std::size_t built = 0, reused = 0, kernelsShared = 0;
 
     // The operator of a frame: from the cache (moved to the front), else built and put there.
     const BuiltOperator& get(const ReconProblem& P, const ReconFrame& fr, std::size_t frameIndex, bool fieldCorrection,
@@ -417,9 +426,16 @@ struct OperatorCache::Impl {
                 return entries.front().second;
             }
         found = false;
+        std::shared_ptr<const ToeplitzNormal<float>> kernels;  // taken before an eviction may drop its holder
+        for (const auto& e : entries)
+            if (key.same_kernels(e.first) && e.second.toeplitz && e.second.toeplitz->built_for_band()) {
+                kernels = e.second.toeplitz;
+                break;
+            }
         if (entries.size() >= capacity) entries.pop_back();  // before the build: never one more held at once
-        BuiltOperator b = build_operator(P, fr, key.rhsByNufft, fieldCorrection, S, label);
+        BuiltOperator b = build_operator(P, fr, key.rhsByNufft, fieldCorrection, S, label, kernels);
         ++built;
+        kernelsShared += kernels ? 1 : 0;
         entries.emplace_front(std::move(key), std::move(b));
         return entries.front().second;
     }
@@ -430,6 +446,7 @@ OperatorCache::~OperatorCache() = default;
 std::size_t OperatorCache::size() const { return impl_->entries.size(); }
 std::size_t OperatorCache::built() const { return impl_->built; }
 std::size_t OperatorCache::reused() const { return impl_->reused; }
+std::size_t OperatorCache::kernels_shared() const { return impl_->kernelsShared; }
 void OperatorCache::clear() { impl_->entries.clear(); }
 
 ReconResult reconstruct(const ReconProblem& P, bool fieldCorrection, const ReconSettings& S, const std::string& tag,
@@ -490,6 +507,13 @@ ReconResult reconstruct(const ReconProblem& P, bool fieldCorrection, const Recon
     for (const auto& c : out.complex_image) out.magnitude.push_back(arma::abs(c));
     out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return out;
+}
+
+FieldBand toeplitz_band(const arma::fvec& field_map) {
+    const double half = ToeplitzNormal<float>::field_band(field_map).half_width;
+    const double unit = 2 * M_PI;  // 1 Hz
+    if (!(half > unit)) return FieldBand{unit};
+    return FieldBand{unit * std::pow(2.0, std::ceil(4 * std::log2(half / unit) - 1e-9) / 4)};
 }
 
 std::size_t solves_per_reconstruction(const ReconProblem& P, const ReconSettings& S) {

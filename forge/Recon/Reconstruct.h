@@ -13,6 +13,7 @@
 #include <armadillo>
 
 #include "forge/Core/DeprecatedFields.h"
+#include "forge/Operators/toeplitz/ToeplitzOptions.h"
 #include "forge/Recon/CoilMaps.h"
 #include "forge/Recon/ReconProblem.h"
 #include "forge/Solvers/SolverCommon.h"
@@ -130,18 +131,21 @@ FORGE_FIELD_ALIASES_END
 // grid and operator settings (and, where the operator holds them, field map, sample times and pixel positions) are
 // those of a cached operator solves with it, its NUFFT plan, device copies, time segmentation and Toeplitz kernels
 // included, instead of building them again: the slices of a multi-slice scan or stream that share a trajectory,
-// the frames of a series. Holds at most 'capacity' operators, the least recently used dropped first (Toeplitz
-// kernels and device copies take memory). The images equal those without a cache. One per pipeline: not for
-// concurrent calls.
+// the frames of a series. A field-corrected Toeplitz operator whose field map differs from a cached one's (the next
+// slice) still takes that one's kernels when the samples, times and settings are the same and both maps fall in one
+// band (toeplitz_band(); ToeplitzNormal::with_field_map): only its phase maps and right-hand side operator are new.
+// Holds at most 'capacity' operators, the least recently used dropped first (Toeplitz kernels and device copies take
+// memory). The images equal those without a cache. One per pipeline: not for concurrent calls.
 class OperatorCache {
 public:
     explicit OperatorCache(std::size_t capacity = 4);
     ~OperatorCache();
     OperatorCache(const OperatorCache&) = delete;
     OperatorCache& operator=(const OperatorCache&) = delete;
-    std::size_t size() const;    // operators held
-    std::size_t built() const;   // operators built through this cache so far
-    std::size_t reused() const;  // frames that found theirs here
+    std::size_t size() const;            // operators held
+    std::size_t built() const;           // operators built through this cache so far
+    std::size_t reused() const;          // frames that found theirs here
+    std::size_t kernels_shared() const;  // of the operators built, Toeplitz ones that took a cached one's kernels
     void clear();
     struct Impl;
 
@@ -168,6 +172,11 @@ std::size_t solves_per_reconstruction(const ReconProblem& P, const ReconSettings
 // size (M = N * encodedFOV / reconFOV: ISMRMRD's readout oversampling puts k on half-integers, M = 2N).
 // {0, 0, 0} when none fits (non-Cartesian data): then the FFT cannot reproduce the exact model.
 std::array<std::size_t, 3> fft_grid(const ReconProblem& P);
+
+// The band (FieldBand, rad/s) that the Toeplitz path's kernels for this field map are built for: half the map's range
+// rounded up to a step of 2^(1/4) from 1 Hz, so that the slices of a stack, whose ranges differ a little, share
+// kernels (OperatorCache); at most 19% wider than the map needs, which costs at most one segment.
+FieldBand toeplitz_band(const arma::fvec& field_map);
 
 // Sample-pixel products of one reconstruction with the exact DFT (forward and adjoint, every coil, frame
 // and iteration).

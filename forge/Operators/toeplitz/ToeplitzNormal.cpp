@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <complex>
+#include <mutex>
 #include <sstream>
 #include <string>
 #include <type_traits>
@@ -155,6 +156,71 @@ ToeplitzNormal<T1>::ToeplitzNormal(const ImageGrid& grid, const Trajectory<T1>& 
 }
 
 namespace {
+// A band's values for the min-max interpolators' histogram: uniform over [-B, B].
+template <typename T1>
+arma::Col<T1> band_values(FieldBand band) {
+    return arma::linspace<arma::Col<T1>>(T1(-band.half_width), T1(band.half_width), 1025);
+}
+
+// The field map less its centre (the midpoint of its range), after checking that the range fits the band.
+template <typename T1>
+arma::Col<T1> centred_in_band(const char* where, const arma::Col<T1>& field_map, double halfWidth) {
+    require_finite(where, "field_map", field_map.memptr(), field_map.n_elem);
+    const double lo = double(field_map.min()), hi = double(field_map.max()), centre = 0.5 * (lo + hi);
+    if (0.5 * (hi - lo) > halfWidth * (1 + 1e-6)) {
+        std::ostringstream m;
+        m << where << ": the field map spans " << lo << " to " << hi << " rad/s, " << hi - lo
+          << " rad/s wide; the kernels' band is " << 2 * halfWidth << " rad/s wide (FieldBand half_width " << halfWidth
+          << "): build kernels for a wider band";
+        throw invalid_argument(m.str());
+    }
+    return field_map - T1(centre);
+}
+}  // namespace
+
+template <typename T1>
+ToeplitzNormal<T1>::ToeplitzNormal(const ImageGrid& grid, const Trajectory<T1>& k, const arma::Col<T1>& W,
+                                   const arma::Col<T1>& field_map, FieldBand band, uword L,
+                                   const ToeplitzOptions& options)
+    : LinearOperator<T1>(kName, 0, 0) {
+    set_grid(grid.nx, grid.ny, grid.nz, L);
+    set_device_options(options);
+    const arma::Col<T1>& t = readout_times(k);
+    require_length(kName, "field_map", field_map.n_elem, this->domain_size(), "grid.nx * grid.ny * grid.nz");
+    require_length(kName, "k.t", t.n_elem, k.kx.n_elem, "the number of samples (length of k.kx)");
+    if (!(band.half_width >= 0) || !std::isfinite(band.half_width))
+        throw invalid_argument(std::string(kName) + ": band.half_width is " + std::to_string(band.half_width) +
+                               " (expected a finite value >= 0, rad/s)");
+    const arma::Col<T1> centred = centred_in_band(kName, field_map, band.half_width);
+    const TSFactors f = TimeSegmentationCore<T1>::segment_factors(band_values<T1>(band), t, L, TSInterp::MinMax);
+    S_ = L + 1;
+    tau_ = f.tau;
+    bandHalfWidth_ = band.half_width;
+    banded_ = true;
+    phases_ = TimeSegmentationCore<T1>::segment_phase_maps(centred, tau_, "ToeplitzNormal segment phases");
+    build(k.kx, k.ky, k.kz, W, f.a, options);
+}
+
+template <typename T1>
+ToeplitzNormal<T1> ToeplitzNormal<T1>::with_field_map(const arma::Col<T1>& field_map) const {
+    const std::string where = std::string(kName) + "::with_field_map";
+    if (!banded_)
+        throw invalid_argument(where + ": the kernels were built for one field map (or none), not for a FieldBand");
+    require_length(where.c_str(), "field_map", field_map.n_elem, this->domain_size(), "Nx * Ny * Nz");
+    const arma::Col<T1> centred = centred_in_band(where.c_str(), field_map, bandHalfWidth_);
+    ToeplitzNormal out(*this);
+    // A cache of its own (device phases, plans, scratch) holding a copy of the kernels.
+    out.cache_ = std::make_shared<Cache>();
+    {
+        std::lock_guard<std::mutex> lock(cache_->mutex);
+        out.cache_->host = cache_->host;
+        out.cache_->device = cache_->device;
+    }
+    out.phases_ = TimeSegmentationCore<T1>::segment_phase_maps(centred, tau_, "ToeplitzNormal segment phases");
+    return out;
+}
+
+namespace {
 ToeplitzOptions positional_options(KernelBuild where, AxisGrouping grouping, const ToeplitzBuildProgress& progress) {
     ToeplitzOptions o;
     o.build = where;
@@ -184,6 +250,22 @@ uword ToeplitzNormal<T1>::choose_segments(const arma::Col<T1>& field_map, const 
     if (!(targetError > 0) || !std::isfinite(targetError))
         throw invalid_argument(std::string(kName) + "::choose_segments: targetError must be a positive number");
     return TimeSegmentationCore<T1>::choose_segments(field_map, timeVec, targetError / 2, type, Lmax).L;
+}
+
+template <typename T1>
+uword ToeplitzNormal<T1>::choose_segments(const arma::Col<T1>& timeVec, FieldBand band, double targetError,
+                                          uword Lmax) {
+    if (!(band.half_width >= 0) || !std::isfinite(band.half_width))
+        throw invalid_argument(std::string(kName) + "::choose_segments: band.half_width is " +
+                               std::to_string(band.half_width) + " (expected a finite value >= 0, rad/s)");
+    return choose_segments(band_values<T1>(band), timeVec, targetError, TSInterp::MinMax, Lmax);
+}
+
+template <typename T1>
+FieldBand ToeplitzNormal<T1>::field_band(const arma::Col<T1>& field_map) {
+    if (field_map.is_empty()) return FieldBand{0};
+    require_finite((std::string(kName) + "::field_band").c_str(), "field_map", field_map.memptr(), field_map.n_elem);
+    return FieldBand{0.5 * (double(field_map.max()) - double(field_map.min()))};
 }
 
 template <typename T1>

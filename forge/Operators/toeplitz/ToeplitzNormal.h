@@ -18,6 +18,15 @@
 //   (min-max) ToeplitzNormal<float> N(Nx, Ny, Nz, kx, ky, kz, W, field_map, t, L, TSInterp::MinMax, options);  //
 //   positional y = N * x;     // = N / x: the operator is Hermitian (domain = codomain = the n2 = Nx*Ny*Nz pixels)
 //   N.domain_shape() == grid
+//   field-map band  the kernels of one field map depend on it only through the interpolators a_l; min-max
+//                interpolators over a band [-B, B] of frequencies (FieldBand, a uniform histogram) depend on the
+//                readout times alone, and a field map's centre w_c (the midpoint of its range) factors out of the
+//                normal operator: G(w) = diag(exp(-i w_c t)) G(w - w_c), so G(w)^H W G(w) = G(w - w_c)^H W G(w - w_c).
+//                Kernels built for a band serve every field map whose range is at most 2B wide: with_field_map()
+//                gives the operator of another map (of the same samples, weights and grid) at the cost of its phase
+//                maps, with no kernel build (the slices of a stack, the frames of a series).
+//   ToeplitzNormal<float> N(grid, Trajectory<float>{kx, ky, kz, t}, W, field_map, FieldBand{B}, L);
+//   ToeplitzNormal<float> N2 = N.with_field_map(field_map_2);   // same kernels, field_map_2's phases
 // Options (ToeplitzOptions.h, the last argument of every constructor): where the kernels are built, whether a
 // Cartesian axis is grouped, a progress callback, the stream and device of device applies, and the kernel source.
 //
@@ -104,6 +113,10 @@ public:
     // right-hand side G^H W y (a time-segmented NUFFT: forge-recon's Toeplitz path).
     ToeplitzNormal(const ImageGrid& grid, const Trajectory<T1>& k, const arma::Col<T1>& W,
                    const TimeSegmentationCore<T1>& segmented, const ToeplitzOptions& options = {});
+    // Field-corrected with kernels for a band (min-max over [-band.half_width, band.half_width], L segments) and
+    // the phases of 'field_map', whose range must be at most 2 band.half_width wide (field_band()).
+    ToeplitzNormal(const ImageGrid& grid, const Trajectory<T1>& k, const arma::Col<T1>& W,
+                   const arma::Col<T1>& field_map, FieldBand band, uword L, const ToeplitzOptions& options = {});
     // The same, positional.
     ToeplitzNormal(uword Nx, uword Ny, uword Nz, const arma::Col<T1>& kx, const arma::Col<T1>& ky,
                    const arma::Col<T1>& kz, const arma::Col<T1>& W, const ToeplitzOptions& options = {});
@@ -127,6 +140,11 @@ public:
     // error enters the normal operator twice (through G and through G^H).
     static uword choose_segments(const arma::Col<T1>& field_map, const arma::Col<T1>& timeVec, double targetError,
                                  TSInterp type = TSInterp::MinMax, uword Lmax = 64);
+    // The same for kernels of a band: the L whose min-max interpolators over the band (a uniform histogram) reach
+    // the target there.
+    static uword choose_segments(const arma::Col<T1>& timeVec, FieldBand band, double targetError, uword Lmax = 64);
+    // The narrowest band that holds the field map: half its range (max - min) / 2.
+    static FieldBand field_band(const arma::Col<T1>& field_map);
     // Bytes the kernels of L segments take at most (all (L+1)(L+2)/2 pairs; L = 0 field-free), without
     // building them. The operator keeps them where it built them (and a copy on the other side once used
     // there).
@@ -137,6 +155,13 @@ public:
     // for callers weighing the Toeplitz path against others. Not the pair data, the kernels' FFTs or their combination.
     static double estimate_kernel_seconds(uword n1, uword Nx, uword Ny, uword Nz, uword basis, bool device,
                                           KernelSource source = KernelSource::Auto);
+
+    // The same kernels with another field map's phase maps: for an operator built for a FieldBand, a map of n2
+    // finite values whose range is at most 2 band_half_width() wide (else forge::invalid_argument). The kernels are
+    // copied, not rebuilt (on the GPU a device-to-device copy); the copy is independent of this operator.
+    ToeplitzNormal with_field_map(const arma::Col<T1>& field_map) const;
+    bool built_for_band() const { return banded_; }
+    double band_half_width() const { return banded_ ? bandHalfWidth_ : 0.0; }  // rad/s
 
     uword segments() const { return S_ - 1; }       // L (0: field-free)
     uword kernel_count() const { return npairs_; }  // stored pair kernels
@@ -181,8 +206,11 @@ private:
     std::vector<uword> pairs_;                           // (l, m) of each stored kernel
     std::vector<long long> table_;                       // S x S: the kernel of (l, m) (ToeplitzKernels.h)
     std::shared_ptr<const StackedDiagonal<T1>> phases_;  // b_l, l = 0..L (null when field-free)
-    std::vector<uword> cell_;                            // n2: the padded-grid cell of each pixel
-    std::shared_ptr<Cache> cache_;                       // kernels (host and/or device), FFT plans, shared by copies
+    arma::vec tau_;                                      // the nodes tau_l, when built for a band
+    double bandHalfWidth_ = 0;
+    bool banded_ = false;
+    std::vector<uword> cell_;       // n2: the padded-grid cell of each pixel
+    std::shared_ptr<Cache> cache_;  // kernels (host and/or device), FFT plans, shared by copies
     BuildTimes times_;
     uword groupedAxis_ = 3;
     KernelSource source_ = KernelSource::Exact;
@@ -198,6 +226,7 @@ extern template class ToeplitzNormal<double>;
 
 #ifdef FORGE_GLOBAL_NAMES  // opt-in: these names at global scope too (docs/conventions.md)
 using forge::AxisGrouping;
+using forge::FieldBand;
 using forge::KernelBuild;
 using forge::KernelSource;
 using forge::ToeplitzBuildProgress;

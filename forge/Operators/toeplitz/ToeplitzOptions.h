@@ -32,6 +32,12 @@ enum class KernelSource {
             // float, 1e-9 in double; needs at least two axes longer than 1
 };
 
+// A band of field-map values [-half_width, half_width] (rad/s) about a map's centre, for which ToeplitzNormal builds
+// kernels that serve every field map of at most that range (ToeplitzNormal.h, "field-map band").
+struct FieldBand {
+    double half_width = 0;
+};
+
 // Kernel build progress: done of total steps, seconds since the build started (see ToeplitzNormal.h).
 using ToeplitzBuildProgress = std::function<void(uword done, uword total, double seconds)>;
 

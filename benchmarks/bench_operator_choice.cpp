@@ -135,8 +135,10 @@ int main(int argc, char** argv) {
     const double calib = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const forge::recon::CostRates fixed = forge::recon::fixed_cost_rates(gpu);
     std::printf("calibration %.0f ms: dft %.3g (field map %.3g) products/s, fft %.3g flop/s, taps %.3g/s, plan %.3g "
-                "samples/s, kernels x%.3g of ToeplitzNormal's estimate, vector %.3g coil-pixels/s, apply %.3g ms\n\n",
-                1e3 * calib, r.dft, r.dft_field, r.fft, r.taps, r.plan, r.kernels, r.vector, 1e3 * r.apply);
+                "samples/s, kernels %.3g ms + x%.3g of ToeplitzNormal's estimate, vector %.3g coil-pixels/s + %.3g ms "
+                "per iteration, apply %.3g ms, time segmentation %.3g samples/s, pair data %.3g sample-pairs/s\n\n",
+                1e3 * calib, r.dft, r.dft_field, r.fft, r.taps, r.plan, 1e3 * r.kernel_fixed, r.kernels, r.vector,
+                1e3 * r.iteration, 1e3 * r.apply, r.segmentation, r.pairs);
 
     struct Case {
         std::string name;

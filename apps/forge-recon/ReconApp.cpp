@@ -228,8 +228,8 @@ DeviceWarmUp::DeviceWarmUp(const Settings& S) {
             x.put_on_gpu();
             const forge::forgeCol<forge::forgeComplex<float>> y = G * x, back = G / y;
             forge::device::synchronize();
-            // --operator auto's rates for this GPU (measured once, 0.2 s on an H200, or read from their cache file):
-            // otherwise the first slice of a --server connection or a --stream waits for them
+            // --operator auto's rates for this GPU (measured once, about 1 s on an H200, or read from their cache
+            // file): otherwise the first slice of a --server connection or a --stream waits for them
             if (autoOperator) forge::recon::cost_rates(true);
         } catch (...) {  // resolve_device() and the reconstruction report what matters
         }

@@ -142,6 +142,8 @@ void resolve_device(Settings& S);
 std::string device_description(const Settings& S);
 // Resolves --operator auto (forge::recon::choose_operator) and checks that an explicit fft fits the data.
 void resolve_operator(ReconProblem& P, Settings& S);
+// The operator a resolved --operator names ("fft", "nufft", "timeseg", "toeplitz"; anything else: dft).
+forge::recon::EncodingOperator encoding_operator(const std::string& op);
 // Before a long run (estimated over a minute) says how long, and which operator would be faster.
 void notice_long_run(const ReconProblem& P, const Settings& S, int reconstructions);
 

@@ -468,12 +468,29 @@ private:
         if (fftGrids_.size() != 1 || *fftGrids_.begin() != whole_.fft_grid)
             cannot("its slices' samples do not share one FFT grid");
         if (!autoOp_) return;
+        const bool correct = !whole_.field_map.empty() && !S_.noFieldCorrection;
         const forge::recon::OperatorChoice c =
-            forge::recon::choose_operator(whole_, S_.iterations, S_.gpu,
-                                          !whole_.field_map.empty() && !S_.noFieldCorrection, S_.tolerance);
-        if (forge::recon::operator_name(c.op) != S_.op)
-            cannot(std::string("--operator auto chooses ") + forge::recon::operator_name(c.op) +
-                   " for the whole stream but " + S_.op + " from its first slice (give --operator)");
+            forge::recon::choose_operator(whole_, S_.iterations, S_.gpu, correct, S_.tolerance);
+        if (forge::recon::operator_name(c.op) == S_.op) return;
+        // The first slice priced the stream as if every slice shared its samples. Later slices whose samples differ
+        // (spikes left out, another trajectory) build operators of their own, which can tip the estimates: within
+        // kExactPreference of each other the two operators are a toss-up (the file mode would take the other one,
+        // whose images differ from these by the operators' approximation errors), said in a note; beyond, an error.
+        forge::recon::ReconSettings R;
+        R.iterations = forge::recon::expected_iterations(S_.iterations, S_.tolerance);
+        R.segments = S_.segments;
+        R.gpu = S_.gpu;
+        const double used = forge::recon::estimate_seconds(whole_, R, encoding_operator(S_.op), correct);
+        const double best = forge::recon::estimate_seconds(whole_, R, c.op, correct);
+        const std::string what = std::string("--operator auto chooses ") + forge::recon::operator_name(c.op) +
+                                 " for the whole stream but " + S_.op + " from its first slice";
+        if (used > forge::recon::kExactPreference * best) cannot(what + " (give --operator)");
+        char buf[200];
+        std::snprintf(buf, sizeof buf,
+                      " (estimated %.2g s against %.2g s, within %.1fx: a file of it would be "
+                      "reconstructed with %s)",
+                      used, best, forge::recon::kExactPreference, forge::recon::operator_name(c.op));
+        note("forge-recon: " + S_.input + ": " + what + buf, S_.quiet);
     }
 
     Settings& S_;

@@ -179,6 +179,10 @@ TEST_CASE("calibration off gives the fixed rates; the rates file round-trips", "
         CHECK(c.kernels == f.kernels);
         CHECK(c.vector == f.vector);
         CHECK(c.apply == f.apply);
+        CHECK(c.iteration == f.iteration);
+        CHECK(c.kernel_fixed == f.kernel_fixed);
+        CHECK(c.segmentation == f.segmentation);
+        CHECK(c.pairs == f.pairs);
         const ReconProblem P = sized(128, 2, 512000, true);
         ReconSettings S;
         S.gpu = gpu;
@@ -187,6 +191,10 @@ TEST_CASE("calibration off gives the fixed rates; the rates file round-trips", "
         CHECK(forge::recon::choose_operator(P, 50, gpu).op == forge::recon::choose_operator(P, 50, gpu, true, f).op);
     }
     forge::recon::CostRates r{2e9, 3e8, 4e10, 5e8, 6e6, 0.7, 4e8, 2e-5, "measured"};
+    r.iteration = 3e-4;
+    r.kernel_fixed = 0;  // a fixed cost of zero is a measurement, read back as such
+    r.segmentation = 2e6;
+    r.pairs = 5e7;
     const std::string path = (std::filesystem::temp_directory_path() / "forge-test-cost-model.txt").string();
     REQUIRE(forge::recon::write_cost_rates(path, r));
     forge::recon::CostRates back;
@@ -199,6 +207,10 @@ TEST_CASE("calibration off gives the fixed rates; the rates file round-trips", "
     CHECK(back.kernels == Approx(r.kernels).epsilon(1e-5));
     CHECK(back.vector == Approx(r.vector).epsilon(1e-5));
     CHECK(back.apply == Approx(r.apply).epsilon(1e-5));
+    CHECK(back.iteration == Approx(r.iteration).epsilon(1e-5));
+    CHECK(back.kernel_fixed == 0);
+    CHECK(back.segmentation == Approx(r.segmentation).epsilon(1e-5));
+    CHECK(back.pairs == Approx(r.pairs).epsilon(1e-5));
     CHECK_THAT(back.source, Catch::Matchers::StartsWith("cached"));
     CHECK_FALSE(forge::recon::read_cost_rates(path + ".missing", back));
     CHECK(forge::recon::cost_model_key(false).rfind("cpu-", 0) == 0);
@@ -213,8 +225,10 @@ TEST_CASE("measure_cost_rates times every kernel in a few tenths of a second at 
     INFO("dft " << r.dft << " field " << r.dft_field << " fft " << r.fft << " taps " << r.taps << " plan " << r.plan
                 << " kernels " << r.kernels << " in " << s << " s");
     CHECK(r.source == "measured");
-    for (double v : {r.dft, r.dft_field, r.fft, r.taps, r.plan, r.kernels, r.vector, r.apply})
+    for (double v : {r.dft, r.dft_field, r.fft, r.taps, r.plan, r.kernels, r.vector, r.segmentation, r.pairs})
         CHECK((std::isfinite(v) && v > 0));
+    for (double v : {r.apply, r.iteration, r.kernel_fixed})  // fixed costs: zero where the fit finds none
+        CHECK((std::isfinite(v) && v >= 0));
     CHECK(s < 2.0);  // a few tens of ms idle; a loaded shared machine is slower
 }
 
@@ -324,4 +338,69 @@ TEST_CASE("every solve records its set-up, right-hand side and iterations, addin
             CHECK(R.setup_seconds + R.solve_seconds <= R.seconds * (1 + 1e-9));
         }
     }
+}
+
+TEST_CASE("estimate_seconds prices the set-up once per operator the frames share", "[recon][operator][cost]") {
+    // F frames of one trajectory (a series, or the slices of a stack with one field map): the plan or kernels once
+    const auto frames = [](std::size_t F, bool fieldmap) {
+        ReconProblem P = sized(64, 8, 6144, fieldmap);
+        P.nframes = F;
+        for (std::size_t f = 1; f < F; ++f) {
+            P.frames.push_back(P.frames.front());
+            P.frames.back().frame = f;
+        }
+        P.n1total = 6144 * F;
+        return P;
+    };
+    for (bool gpu : {false, true})
+        for (bool fieldmap : {false, true})
+            for (EncodingOperator op :
+                 {EncodingOperator::Toeplitz, fieldmap ? EncodingOperator::TimeSeg : EncodingOperator::Nufft}) {
+                INFO("gpu " << gpu << ", field map " << fieldmap << ", " << forge::recon::operator_name(op));
+                ReconSettings S;
+                S.gpu = gpu;
+                S.iterations = 30;
+                const forge::recon::CostRates r = forge::recon::fixed_cost_rates(gpu);
+                const double e1 = forge::recon::estimate_seconds(frames(1, fieldmap), S, op, true, r);
+                const double e2 = forge::recon::estimate_seconds(frames(2, fieldmap), S, op, true, r);
+                const double e3 = forge::recon::estimate_seconds(frames(3, fieldmap), S, op, true, r);
+                CHECK(e3 - e2 == Approx(e2 - e1).epsilon(1e-9));  // each further frame: its solve alone
+                CHECK(e2 - e1 < e1);                              // the first frame also paid the set-up
+            }
+    // two slices whose field maps share a band (toeplitz_band) share the Toeplitz kernels; maps of other widths do not
+    ReconProblem P = sized(64, 8, 6144, true);
+    P.frames.front().t = arma::linspace<arma::fvec>(0, 0.01f, 6144);
+    P.field_map.front() = arma::linspace<arma::fvec>(-300, 300, P.n2());
+    P.nslices = 2;
+    P.frames.push_back(P.frames.front());
+    P.frames.back().slice = 1;
+    P.n1total = 2 * 6144;
+    ReconProblem wider = P;
+    P.field_map.push_back(P.field_map.front() + 100.0f);  // another centre, the same band
+    wider.field_map.push_back(4.0f * P.field_map.front());
+    ReconSettings S;
+    S.iterations = 30;
+    const forge::recon::CostRates r = forge::recon::fixed_cost_rates(false);
+    CHECK(forge::recon::estimate_seconds(P, S, EncodingOperator::Toeplitz, true, r) <
+          forge::recon::estimate_seconds(wider, S, EncodingOperator::Toeplitz, true, r));
+    // a frame that lost a sample as a spike (remove_spikes) is priced as its trajectory's, one that lost 2% is not
+    ReconProblem series = sized(64, 8, 6144, false);
+    series.frames.front().kx = arma::linspace<arma::fvec>(-32, 31, 6144);
+    series.frames.push_back(series.frames.front());
+    series.frames.back().frame = 1;
+    series.nframes = 2;
+    ReconProblem spiked = series, thinned = series;
+    spiked.frames.back().kx.shed_row(1000);
+    spiked.frames.back().ky.shed_row(1000);
+    spiked.frames.back().kz.shed_row(1000);
+    spiked.frames.back().t.shed_row(1000);
+    thinned.frames.back().kx.shed_rows(0, 122);
+    thinned.frames.back().ky.shed_rows(0, 122);
+    thinned.frames.back().kz.shed_rows(0, 122);
+    thinned.frames.back().t.shed_rows(0, 122);
+    const auto est = [&](const ReconProblem& Q) {
+        return forge::recon::estimate_seconds(Q, S, EncodingOperator::Toeplitz, true, r);
+    };
+    CHECK(est(spiked) < est(thinned));
+    CHECK(est(spiked) == Approx(est(series)).epsilon(1e-3));
 }

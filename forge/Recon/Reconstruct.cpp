@@ -268,10 +268,11 @@ BuiltOperator generic(const Op& G) {
 }
 
 // The encoding operator of a frame under S.op (the Toeplitz kernels' build reports to S.on_build as 'label');
-// rhsByNufft: toeplitz_rhs_by_nufft() of the frame, which the operator's key holds. kernels: a field-corrected
-// Toeplitz normal of the same samples, settings and band, whose kernels this frame's takes (no build).
-BuiltOperator build_operator(const ReconProblem& P, const ReconFrame& fr, bool rhsByNufft, bool fieldCorrection,
-                             const ReconSettings& S, const std::string& label,
+// rhsByNufft and band: toeplitz_rhs_by_nufft() and toeplitz_band() of the frame, which the operator's key holds.
+// kernels: a field-corrected Toeplitz normal of the same samples, settings and band, whose kernels this frame's takes
+// (no build).
+BuiltOperator build_operator(const ReconProblem& P, const ReconFrame& fr, bool rhsByNufft, FieldBand band,
+                             bool fieldCorrection, const ReconSettings& S, const std::string& label,
                              const std::shared_ptr<const ToeplitzNormal<float>>& kernels = nullptr) {
     const std::size_t n1 = fr.kx.n_elem, n2 = P.n2();
     const bool correct = fieldCorrection && !P.field_map.empty();
@@ -322,8 +323,7 @@ BuiltOperator build_operator(const ReconProblem& P, const ReconFrame& fr, bool r
     ToeplitzOptions options;
     if (S.on_build) options.progress = [&](uword d, uword n, double s) { S.on_build(label + b.suffix, d, n, s); };
     if (correct) {
-        // Kernels for the map's band (toeplitz_band), which later slices of other maps in the band take.
-        const FieldBand band = toeplitz_band(fm);
+        // Kernels for the map's band, which later slices of other maps in the band take.
         b.segments = kernels ? kernels->segments()
                      : S.segments > 0
                          ? uword(S.segments)
@@ -433,7 +433,8 @@ struct OperatorCache::Impl {
                 break;
             }
         if (entries.size() >= capacity) entries.pop_back();  // before the build: never one more held at once
-        BuiltOperator b = build_operator(P, fr, key.rhsByNufft, fieldCorrection, S, label, kernels);
+        BuiltOperator b =
+            build_operator(P, fr, key.rhsByNufft, FieldBand{key.band}, fieldCorrection, S, label, kernels);
         ++built;
         kernelsShared += kernels ? 1 : 0;
         entries.emplace_front(std::move(key), std::move(b));

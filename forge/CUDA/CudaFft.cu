@@ -64,8 +64,8 @@ CudaFftPlan<T1>::CudaFftPlan(int Nx, int Ny, int Nz, CUstream_st* stream, int de
 template <typename T1>
 CudaFftPlan<T1>::~CudaFftPlan() {
     int previous = 0;
-    const bool switched = cudaGetDevice(&previous) == cudaSuccess && previous != device_ &&
-                          cudaSetDevice(device_) == cudaSuccess;
+    const bool switched =
+        cudaGetDevice(&previous) == cudaSuccess && previous != device_ && cudaSetDevice(device_) == cudaSuccess;
     for (const auto& h : handles_) cufftDestroy(cufftHandle(h.second));
     if (switched && cudaSetDevice(previous) != cudaSuccess) cudaGetLastError();
 }
@@ -111,6 +111,7 @@ int CudaFftPlan<T1>::handle_for(int nbatch) const {
 template <typename T1>
 void CudaFftPlan<T1>::exec(T1* d, bool forward, uword nbatch) const {
     DeviceGuard guard(device_);
+    const LegacyOrder ordered(cudaStream_t(stream_));
     const int dir = forward ? CUFFT_FORWARD : CUFFT_INVERSE;
     const long long n = (long long)Nx_ * Ny_ * Nz_;
     const uword pass = max_pass();
@@ -131,6 +132,7 @@ void CudaFftPlan<T1>::exec(T1* d, bool forward, uword nbatch) const {
 template <typename T1>
 void CudaFftPlan<T1>::centred(const T1* d_in, T1* d_out, bool forward, uword nbatch) const {
     DeviceGuard guard(device_);
+    const LegacyOrder ordered(cudaStream_t(stream_));
     const long long n = (long long)Nx_ * Ny_ * Nz_;
     const long long total = n * (long long)nbatch;
     const int threads = 256;

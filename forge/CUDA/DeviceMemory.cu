@@ -69,8 +69,14 @@ void record_transfer(bool to_device, uword bytes) {
 // on every call, which for the 8 MB result of an 8-coil Gdft transform (64x64x16 pixels, 131072 samples)
 // cost 3% of the call on an H100. The pool keeps up to kPoolKeepBytes of free blocks across
 // synchronisations and returns the rest; an allocation that fails first returns every free block and tries
-// again. The allocations and frees of DeviceBuffer are ordered on a stream of their own that holds nothing
-// else.
+// again.
+// DeviceBuffer's blocks are allocated and freed in stream order on the device's legacy default stream, where
+// forgeCol arithmetic runs: every action there waits for the work queued before on the blocking streams (the
+// plans' own streams, callers' streams made by cudaStreamCreate), and their later work waits for it. A block is
+// therefore ready for all of them when allocate() returns, and is reused only after the work queued before its
+// release, with no wait on the host (one cudaDeviceSynchronize per release cost a PCG iteration most of its
+// time at 128x128). Work on a non-blocking stream is ordered after the legacy stream by whoever queues it
+// (CudaMultiDft with events); operators refuse such streams where they read forgeCol data.
 constexpr std::uint64_t kPoolKeepBytes = std::uint64_t(1) << 30;
 
 const DevicePool& device_pool(int device) {
@@ -88,15 +94,7 @@ const DevicePool& device_pool(int device) {
         FORGE_CUDA_CHECK(cudaMemPoolCreate(&pool, &props));
         std::uint64_t keep = kPoolKeepBytes;
         FORGE_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
-        int current = 0;
-        FORGE_CUDA_CHECK(cudaGetDevice(&current));
-        if (current != device) FORGE_CUDA_CHECK(cudaSetDevice(device));
-        cudaStream_t stream = nullptr;
-        const cudaError_t err = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
-        if (current != device && cudaSetDevice(current) != cudaSuccess) cudaGetLastError();
-        FORGE_CUDA_CHECK(err);
         d.pool = pool;
-        d.stream = stream;
     }
     return d;
 }
@@ -138,22 +136,17 @@ void* allocate(uword bytes) {
     if (bytes == 0) return nullptr;
     int device = 0;
     FORGE_CUDA_CHECK(cudaGetDevice(&device));
-    const detail::DevicePool& pool = detail::device_pool(device);
+    const cudaMemPool_t pool = detail::device_pool(device).pool;
     void* p = nullptr;
-    cudaError_t err = cudaMallocFromPoolAsync(&p, bytes, pool.pool, pool.stream);
+    cudaError_t err = cudaMallocFromPoolAsync(&p, bytes, pool, cudaStreamLegacy);
     if (err == cudaErrorMemoryAllocation) {
-        // The free blocks the pool keeps may be what is missing: hand them back and try once more.
+        // Blocks freed behind queued work, and the free blocks the pool keeps, may be what is missing: wait for
+        // the work, hand every free block back and try once more.
         cudaGetLastError();
-        if (cudaMemPoolTrimTo(pool.pool, 0) == cudaSuccess)
-            err = cudaMallocFromPoolAsync(&p, bytes, pool.pool, pool.stream);
+        if (cudaDeviceSynchronize() == cudaSuccess && cudaMemPoolTrimTo(pool, 0) == cudaSuccess)
+            err = cudaMallocFromPoolAsync(&p, bytes, pool, cudaStreamLegacy);
     }
-    if (err == cudaSuccess) {
-        // Like cudaMalloc's, the block is ready for any stream on return (the allocation stream holds nothing
-        // else).
-        err = cudaStreamSynchronize(pool.stream);
-        if (err == cudaSuccess) return p;
-        if (cudaFreeAsync(p, pool.stream) != cudaSuccess) cudaGetLastError();
-    }
+    if (err == cudaSuccess) return p;
     cudaGetLastError();
     // The memory figures only explain a failure (cudaMemGetInfo is a driver round trip).
     size_t free_b = 0, total_b = 0;
@@ -180,14 +173,9 @@ void release(void* ptr) noexcept {
         cudaGetLastError();
         return;
     }
-    // As cudaFree does, wait for the block's device first: no kernel or copy queued on any stream may still
-    // use the block when the pool hands it out again. (The pool exists: it made the block.)
-    cudaStream_t stream = nullptr;
-    try {
-        stream = detail::device_pool(a.device).stream;
-    } catch (...) {}
-    if (!stream || cudaDeviceSynchronize() != cudaSuccess || cudaFreeAsync(ptr, stream) != cudaSuccess)
-        cudaGetLastError();
+    // In stream order on the legacy default stream (see device_pool): after the work queued so far there and on
+    // the blocking streams, with no wait on the host.
+    if (cudaFreeAsync(ptr, cudaStreamLegacy) != cudaSuccess) cudaGetLastError();
     if (other && cudaSetDevice(current) != cudaSuccess) cudaGetLastError();
 }
 

@@ -124,6 +124,12 @@ struct DotF {
         return make_double2(x.x * y.x + x.y * y.y, x.x * y.y - x.y * y.x);
     }
 };
+// The real parts of two such products, as DotF computes each, in the two slots.
+template <typename T>
+struct ReDot2F {
+    DotF<T> ab, cd;
+    __device__ double2 operator()(uword i) const { return make_double2(ab(i).x, cd(i).x); }
+};
 template <typename T>
 struct Norm2F {
     const T* a;
@@ -200,6 +206,11 @@ void abs(const T* a, real_t<T>* out, uword n) {
 template <typename T>
 T dot(const T* a, const T* b, uword n) {
     return from_d2<T>(reduce(DotF<T>{a, b}, n));
+}
+template <typename T>
+std::pair<double, double> re_dot2(const T* a, const T* b, const T* c, const T* d, uword n) {
+    const double2 r = reduce(ReDot2F<T>{{a, b}, {c, d}}, n);
+    return {r.x, r.y};
 }
 template <typename T>
 real_t<T> norm2_squared(const T* a, uword n) {

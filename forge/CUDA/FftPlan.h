@@ -36,7 +36,8 @@ enum class FftMemory { host, device };
 
 struct FftPlanOptions {
     // Device transforms: the stream they are queued on (null: the legacy default stream) and the CUDA device of
-    // the plan (-1: the device current when the device plan is made). A given stream stays the caller's.
+    // the plan (-1: the device current when the device plan is made). A given stream stays the caller's; a
+    // non-blocking one is ordered with the legacy stream at each transform's start and end (events).
     CUstream_st* stream = nullptr;
     int device = -1;
     // Make the FFTW plans (false: a device-only plan, e.g. a GPU pipeline's; host data then throw).

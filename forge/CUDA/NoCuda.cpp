@@ -134,6 +134,10 @@ T dot(const T*, const T*, uword) {
     no_cuda_DeviceOps();
 }
 template <typename T>
+std::pair<double, double> re_dot2(const T*, const T*, const T*, const T*, uword) {
+    no_cuda_DeviceOps();
+}
+template <typename T>
 real_t<T> norm2_squared(const T*, uword) {
     no_cuda_DeviceOps();
 }

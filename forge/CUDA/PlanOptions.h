@@ -19,8 +19,10 @@ enum class Direction {
 struct PlanOptions {
     // Stream every transform of the plan is queued on. Null: the plan creates and owns a blocking stream,
     // which is ordered with work on the legacy default stream (forgeCol arithmetic) without host
-    // synchronisation. A stream given here stays the caller's: the plan never destroys it, and ordering
-    // it against other streams is the caller's business.
+    // synchronisation. A stream given here stays the caller's: the plan never destroys it. CudaDftPipeline
+    // orders a non-blocking one with the legacy stream at each call's start and end (events), so that the
+    // device memory a call writes may be freed when it returns; ordering it against other streams is the
+    // caller's business.
     CUstream_st* stream = nullptr;
     // CUDA device the plan's memory and work live on; -1: the device current when the plan is made.
     int device = -1;

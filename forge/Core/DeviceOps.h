@@ -3,6 +3,8 @@
 // the GPU. Declared here without CUDA headers; implemented in forge/CUDA/DeviceOps.cu (explicitly
 // instantiated for float, double, forgeComplex<float>, forgeComplex<double>) and by throwing stubs on
 // CPU builds. Reductions accumulate in double and are deterministic (fixed-order two-pass sums).
+#include <utility>
+
 #include "forge/Core/Config.h"
 #include "forge/Core/forgeComplex.h"
 
@@ -44,6 +46,10 @@ void abs(const T* a, real_t<T>* out, uword n);
 // sum_i conj(a_i) b_i
 template <typename T>
 T dot(const T* a, const T* b, uword n);
+// (Re sum_i conj(a_i) b_i, Re sum_i conj(c_i) d_i) in one pass and one wait for the result; each bit for bit
+// the real part of dot() on its pair.
+template <typename T>
+std::pair<double, double> re_dot2(const T* a, const T* b, const T* c, const T* d, uword n);
 // sum_i |a_i|^2
 template <typename T>
 real_t<T> norm2_squared(const T* a, uword n);

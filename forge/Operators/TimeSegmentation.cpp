@@ -280,7 +280,7 @@ std::shared_ptr<StackedDiagonal<T1>> TimeSegmentationCore<T1>::segment_phase_map
     t.put_on_gpu();
     auto maps = forgeCol<forgeComplex<T1>>::device_uninitialized(S * n2);
     cuda::segment_phases<T1>(fm.device_memptr(), n2, t.device_memptr(), S, maps.device_memptr());
-    device::synchronize();  // before fm and t go
+    // (fm and t go in stream order, after the kernel: no wait)
     return std::make_shared<StackedDiagonal<T1>>(std::move(maps), S, std::move(name));
 }
 

@@ -101,6 +101,15 @@ double re_dot(const FCx<T1>& a, const FCx<T1>& b) {
     return double(cdot(a, b).re);
 }
 
+// (Re(a^H b), Re(c^H d)): on the GPU the double sums behind re_dot (which rounds them to T1), from one pass and
+// one wait for both; on the host re_dot's values.
+template <typename T1>
+std::pair<double, double> re_dot2(const FCx<T1>& a, const FCx<T1>& b, const FCx<T1>& c, const FCx<T1>& d) {
+    if (!a.on_gpu()) return {re_dot<T1>(a, b), re_dot<T1>(c, d)};
+    for (const FCx<T1>* v : {&b, &c, &d}) detail::require_same_place_and_size(a, *v, "re_dot2");
+    return device::re_dot2(a.device_memptr(), b.device_memptr(), c.device_memptr(), d.device_memptr(), a.n_elem);
+}
+
 // Re(a^H diag(w) a) = sum w |a|^2
 template <typename T1>
 double weighted_norm2(const FCx<T1>& a, const forgeCol<T1>& w) {

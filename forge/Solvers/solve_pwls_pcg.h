@@ -94,9 +94,9 @@ V pcg_loop(const char* name, const V& x0, const Model& m, const Robject<T1>& R, 
         xc *= E(T1(sc.x_scale));
         return xc;
     };
-    const double grad_scale = sc.x_scale / sc.cost_scale;                 // grad_x' of R(x_scale x') / cost_scale
-    const double curv_scale = sc.x_scale * sc.x_scale / sc.cost_scale;    // and its curvature, per R.denom
-    const double caller_gradient = sc.cost_scale / sc.x_scale;            // ||grad Phi(x)|| per ||grad Phi'(x')||
+    const double grad_scale = sc.x_scale / sc.cost_scale;               // grad_x' of R(x_scale x') / cost_scale
+    const double curv_scale = sc.x_scale * sc.x_scale / sc.cost_scale;  // and its curvature, per R.denom
+    const double caller_gradient = sc.cost_scale / sc.x_scale;          // ||grad Phi(x)|| per ||grad Phi'(x')||
     const char* overflow_hint = " (not finite: the operator's output leaves the range of the element type, its "
                                 "gain is too large, or it returned NaN)";
 
@@ -124,7 +124,15 @@ V pcg_loop(const char* name, const V& x0, const Model& m, const Robject<T1>& R, 
             if (grad_scale != 1) gR *= E(T1(grad_scale));
             ngrad -= gR;
         }
-        const double newinprod = re_dot<T1>(ngrad, ngrad);
+        // The PR numerator's cross term comes with ||g||^2: one wait on the GPU instead of two.
+        double newinprod = 0, cross = 0;
+        if (conjugate && it > 1) {
+            const auto [gg, og] = re_dot2<T1>(ngrad, ngrad, oldgrad, ngrad);
+            newinprod = double(T1(gg));  // re_dot's values
+            cross = double(T1(og));
+        } else {
+            newinprod = re_dot<T1>(ngrad, ngrad);
+        }
         gnorm = std::sqrt(newinprod);
         if (!std::isfinite(gnorm)) {  // find the part that is not finite
             if (!std::isfinite(robust_norm(m.half_gradient(s)))) fail(it, std::string(m.gradient_what) + overflow_hint);
@@ -147,15 +155,29 @@ V pcg_loop(const char* name, const V& x0, const Model& m, const Robject<T1>& R, 
         if (it == 1 || !conjugate) {
             ddir = ngrad;
         } else {
-            double gamma = (newinprod - re_dot<T1>(oldgrad, ngrad)) / oldinprod;  // Polak-Ribiere
-            if (!(gamma > 0)) gamma = 0;                                          // PR+ restart
+            double gamma = (newinprod - cross) / oldinprod;  // Polak-Ribiere
+            if (!(gamma > 0)) gamma = 0;                     // PR+ restart
             scale_add<T1>(ddir, T1(gamma / dscale), ngrad);  // d = ngrad + gamma d_prev (ddir = dscale d_prev)
         }
         // The direction scaled to about unit norm (by a power of two: exact) before the operator sees it: ||d||
         // grows with the operator's gain, and G d (||G||^2 ||d||) would leave T1's range long before x does.
-        dscale = 1 / pow2_near<T1>(robust_norm(ddir));
+        // On the GPU ||d|| and the slope Re<d, g> come from one pass (one wait): scaling d by a power of two scales
+        // the slope's sum exactly, so both are the values the separate reductions give. Where ||d||^2 or the slope
+        // leaves T1's range, and on the host, robust_norm and the slope of the scaled d.
+        double slope = 0;
+        bool fused = false;
+        if (on_gpu(ddir)) {
+            const auto [dd, dg] = re_dot2<T1>(ddir, ddir, ddir, ngrad);
+            const double dnorm = double(T1(std::sqrt(double(T1(dd)))));  // norm()'s value: ||d||^2 rounded first
+            if (dnorm > 0 && std::isfinite(dnorm)) {
+                dscale = 1 / pow2_near<T1>(dnorm);
+                slope = double(T1(dg * dscale));  // re_dot's value on the scaled d
+                fused = std::isfinite(slope);
+            }
+        }
+        if (!fused) dscale = 1 / pow2_near<T1>(robust_norm(ddir));
         if (dscale != 1) ddir *= E(T1(dscale));
-        double slope = re_dot<T1>(ddir, ngrad);
+        if (!fused) slope = re_dot<T1>(ddir, ngrad);
         if (!(slope > 0)) {  // not a descent direction: restart with steepest descent
             ddir = ngrad;
             dscale = 1 / pow2_near<T1>(gnorm);

@@ -16,12 +16,11 @@ namespace device {
 namespace detail {
 // Adds one host<->device copy of vector data to the counters behind device::transfer_stats().
 void record_transfer(bool to_device, uword bytes);
-// The stream-ordered memory pool every device::allocate on 'device' draws from (DeviceBuffer, forgeCol), and
-// the non-blocking stream those allocations are ordered on. Plans take their per-call scratch from the same
-// pool, ordered on their own streams.
+// The stream-ordered memory pool every device::allocate on 'device' draws from (DeviceBuffer, forgeCol), in
+// order on the device's legacy default stream. Plans take their per-call scratch from the same pool, ordered on
+// their own streams.
 struct DevicePool {
     cudaMemPool_t pool = nullptr;
-    cudaStream_t stream = nullptr;
 };
 const DevicePool& device_pool(int device);
 }  // namespace detail
@@ -82,6 +81,42 @@ public:
 private:
     int previous_ = 0;
     bool switched_ = false;
+};
+
+// Orders a non-blocking stream with the legacy default stream both ways for the guard's lifetime: on entry the
+// stream waits for the work queued on the legacy stream (where forgeCol data is made and device::allocate and
+// release order DeviceBuffer blocks), on exit the legacy stream waits for the stream's work, so that a block it
+// writes is not freed and handed out again under it. Nothing for the legacy stream and blocking streams, which
+// CUDA orders with it already. The stream's device must be current.
+class LegacyOrder {
+public:
+    explicit LegacyOrder(cudaStream_t stream) {
+        if (!stream) return;
+        unsigned flags = 0;
+        FORGE_CUDA_CHECK(cudaStreamGetFlags(stream, &flags));
+        if (!(flags & cudaStreamNonBlocking)) return;
+        FORGE_CUDA_CHECK(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming));
+        const cudaError_t err = cudaEventRecord(event_, cudaStreamLegacy);
+        const cudaError_t wait = err == cudaSuccess ? cudaStreamWaitEvent(stream, event_, 0) : err;
+        if (wait != cudaSuccess) {
+            cudaEventDestroy(event_);
+            FORGE_CUDA_CHECK(wait);
+        }
+        stream_ = stream;
+    }
+    ~LegacyOrder() {
+        if (!stream_) return;
+        if (cudaEventRecord(event_, stream_) != cudaSuccess ||
+            cudaStreamWaitEvent(cudaStreamLegacy, event_, 0) != cudaSuccess)
+            cudaGetLastError();
+        if (cudaEventDestroy(event_) != cudaSuccess) cudaGetLastError();
+    }
+    LegacyOrder(const LegacyOrder&) = delete;
+    LegacyOrder& operator=(const LegacyOrder&) = delete;
+
+private:
+    cudaStream_t stream_ = nullptr;
+    cudaEvent_t event_ = nullptr;
 };
 }  // namespace cuda
 }  // namespace forge

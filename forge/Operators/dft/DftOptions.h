@@ -40,7 +40,8 @@ inline const char* dft_kernel_name(DftKernel k) {
 struct DftOptions {
     // Stream the operator's device work is queued on; null: the plan creates and owns one (a blocking stream,
     // ordered with the legacy default stream). A stream given here stays the caller's (never destroyed by
-    // forge): work queued on it before a transform runs first, and the caller orders it against other streams.
+    // forge): work queued on it before a transform runs first. A non-blocking one is ordered with the legacy
+    // stream at each transform's start and end (events), as CUDA orders a blocking one.
     CUstream_st* stream = nullptr;
     // CUDA devices: empty, the device current when the operator is made; one or more, each transform is split
     // over them in equal parts (forward by samples, adjoint by pixels) and the result gathered on the input's

@@ -451,6 +451,14 @@ TEST_CASE("Device forgeCol arithmetic equals the host results", "[gpu][forgecol]
     const std::complex<double> dd = std::complex<float>(cdot(da, db)), hd = std::complex<float>(cdot(ha, hb));
     CHECK(std::abs(dd - hd) / std::abs(hd) < 1e-5);
     CHECK(std::abs(norm(da) - norm(ha)) / norm(ha) < 1e-6);
+    // Two real inner products from one pass: the bits of each alone.
+    const std::pair<double, double> two =
+        device::re_dot2(da.device_memptr(), db.device_memptr(), db.device_memptr(), da.device_memptr(), n);
+    const double ab = device::dot(da.device_memptr(), db.device_memptr(), n).re,
+                 ba = device::dot(db.device_memptr(), da.device_memptr(), n).re;
+    CHECK(float(two.first) == float(ab));
+    CHECK(float(two.second) == float(ba));
+    CHECK(std::abs(two.first - double(hd.real())) <= 1e-5 * std::abs(hd));
     const std::complex<double> ds = std::complex<float>(sum(da)), hs = std::complex<float>(sum(ha));
     CHECK(std::abs(ds - hs) / std::abs(hs) < 1e-5);
     // Mixing host and device operands is an error, not a silent copy.
@@ -473,12 +481,12 @@ TEST_CASE("A device allocation larger than the GPU's memory throws a clear error
 
 #ifdef FORGE_HAS_CUDA  // queues copies on a stream of its own (CUDA runtime)
 TEST_CASE("A device buffer goes back to the memory pool only after the work queued on it", "[gpu][memory]") {
-    // Copies queued on a stream of the caller's into buffer a; a is freed at once and a buffer of the same
-    // size made and filled. Had the freed block been handed out again before those copies ran, they would
+    // Copies queued on a (blocking) stream of the caller's into buffer a; a is freed at once and a buffer of the
+    // same size made and filled. Had the freed block been handed out again before those copies ran, they would
     // overwrite the new buffer's contents.
     const uword n = uword(64) << 20;  // bytes
     cudaStream_t user = nullptr;
-    REQUIRE(cudaStreamCreateWithFlags(&user, cudaStreamNonBlocking) == cudaSuccess);
+    REQUIRE(cudaStreamCreate(&user) == cudaSuccess);
     DeviceBuffer source(n);
     REQUIRE(cudaMemset(source.get(), 0x5A, n) == cudaSuccess);
     void* first = nullptr;
@@ -495,6 +503,40 @@ TEST_CASE("A device buffer goes back to the memory pool only after the work queu
     std::vector<unsigned char> host(n);
     device::copy_to_host(host.data(), b.get(), n);
     CHECK(std::count(host.begin(), host.end(), 0x11) == std::ptrdiff_t(n));
+    REQUIRE(cudaStreamDestroy(user) == cudaSuccess);
+}
+
+TEST_CASE("A DFT plan on a non-blocking stream: the buffers it writes are safe to free at once", "[gpu][memory]") {
+    // A large batch written on the caller's non-blocking stream into y; y is freed as soon as the call returns and
+    // a buffer of its size made and filled on the legacy stream. Had the legacy stream not waited for the plan,
+    // the transform would still be writing into the block the new buffer reuses. Also a fresh block's previous
+    // owner's work: the input x is made on the legacy stream just before the call.
+    const Problem p = make_dft_problem(64, 64, 1, 60000);
+    const arma::fvec fmTurns = p.FM / float(2 * M_PI);
+    cudaStream_t user = nullptr;
+    REQUIRE(cudaStreamCreateWithFlags(&user, cudaStreamNonBlocking) == cudaSuccess);
+    {
+        cuda::PlanOptions opts;
+        opts.stream = user;
+        cuda::CudaDftPipeline plan(dft_geometry(p, fmTurns), opts);
+        const uword batch = 8, bytes = p.n1 * batch * sizeof(forgeComplex<float>);
+        const arma::cx_fvec x0 = complex_normal<float>(p.n2 * batch);
+        const cvec x = on_gpu(x0);
+        void* first = nullptr;
+        {
+            cvec y = cvec::device_uninitialized(p.n1 * batch);
+            first = y.device_memptr();
+            plan.execute(cuda::Direction::forward, reinterpret_cast<const float*>(x.device_memptr()),
+                         reinterpret_cast<float*>(y.device_memptr()), batch);
+        }
+        DeviceBuffer b(bytes);
+        INFO("the new buffer " << (b.get() == first ? "reuses" : "does not reuse") << " the freed block");
+        REQUIRE(cudaMemset(b.get(), 0x11, bytes) == cudaSuccess);
+        REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+        std::vector<unsigned char> host(bytes);
+        device::copy_to_host(host.data(), b.get(), bytes);
+        CHECK(std::count(host.begin(), host.end(), 0x11) == std::ptrdiff_t(bytes));
+    }  // the plan before its stream
     REQUIRE(cudaStreamDestroy(user) == cudaSuccess);
 }
 #endif

@@ -311,6 +311,7 @@ void CudaDftPipeline::run(const DftPoints& points, const float* d_in, float* d_o
         throw invalid_argument("CudaDftPipeline::execute: the points were not made on this plan's device");
     }
     DeviceGuard guard(device_);
+    const LegacyOrder ordered(stream_);  // a caller's non-blocking stream: its output blocks stay safe to free
     const int numSamples = int(points.n1_);
     const int nOut = forward ? numSamples : numPixels_;
     const int nIn = forward ? numPixels_ : numSamples;

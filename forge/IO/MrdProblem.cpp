@@ -353,8 +353,11 @@ recon::ReconProblem problem_from_mrd(const MrdFile& F, const std::string& source
                     fr.ky[off + j] = float(k[1]);
                     fr.kz[off + j] = float(k[2]);
                     fr.t[off + j] = float(TE + (double(j) - double(a->center_sample)) * dwell);
-                    for (std::size_t c = 0; c < P.nc; ++c) fr.y[c * n1 + off + j] = a->data[c * a->samples + j];
                 }
+                // coil-major in both: one contiguous run per coil
+                for (std::size_t c = 0; c < P.nc; ++c)
+                    std::copy_n(a->data.begin() + std::ptrdiff_t(c * a->samples), a->samples,
+                                fr.y.begin() + std::ptrdiff_t(c * n1 + off));
                 off += a->samples;
             }
             P.frames.push_back(std::move(fr));

@@ -99,6 +99,11 @@ double shared_iteration_seconds(const ReconProblem& P, const CostRates& r) {
 // Whether frames a and b hold the same samples (and, with 'times', readout times) but for at most 1% of them left out
 // of one or the other (remove_spikes()): priced as one operator, as a stream's first slice prices its later ones.
 bool same_but_spikes(const ReconFrame& a, const ReconFrame& b, bool times) {
+    const auto shared = [](const arma::fvec& u, const arma::fvec& v) {
+        return u.n_elem == v.n_elem && (u.n_elem == 0 || u.memptr() == v.memptr());
+    };
+    // views of one memory (a stream's whole-stream proxy): the same samples without reading them
+    if (shared(a.kx, b.kx) && shared(a.ky, b.ky) && shared(a.kz, b.kz) && (!times || shared(a.t, b.t))) return true;
     const std::size_t na = a.kx.n_elem, nb = b.kx.n_elem, most = std::max(na, nb) / 100;
     if ((na > nb ? na - nb : nb - na) > most) return false;
     const auto at = [times](const ReconFrame& f, std::size_t i) {

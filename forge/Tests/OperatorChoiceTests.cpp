@@ -403,4 +403,20 @@ TEST_CASE("estimate_seconds prices the set-up once per operator the frames share
     };
     CHECK(est(spiked) < est(thinned));
     CHECK(est(spiked) == Approx(est(series)).epsilon(1e-3));
+    // frames that view one memory (a stream's whole-stream proxy) are priced as copies of it are; other samples
+    // are not
+    ReconProblem views = series;
+    const forge::recon::ReconFrame& first = views.frames.front();
+    const auto view = [](const arma::fvec& v) {
+        return arma::fvec(const_cast<float*>(v.memptr()), v.n_elem, false, true);
+    };
+    views.frames.back().kx = view(first.kx);
+    views.frames.back().ky = view(first.ky);
+    views.frames.back().kz = view(first.kz);
+    views.frames.back().t = view(first.t);
+    REQUIRE(views.frames.back().kx.memptr() == first.kx.memptr());  // moved in: a view still
+    CHECK(est(views) == est(series));
+    ReconProblem other = views;
+    other.frames.back().kx = arma::fvec(other.frames.back().kx) + 0.5f;  // a copy, shifted
+    CHECK(est(other) > est(views));
 }

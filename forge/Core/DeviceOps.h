@@ -46,8 +46,8 @@ void abs(const T* a, real_t<T>* out, uword n);
 // sum_i conj(a_i) b_i
 template <typename T>
 T dot(const T* a, const T* b, uword n);
-// (Re sum_i conj(a_i) b_i, Re sum_i conj(c_i) d_i) in one pass and one wait for the result; each bit for bit
-// the real part of dot() on its pair.
+// (Re sum_i conj(a_i) b_i, Re sum_i conj(c_i) d_i) in one pass and one wait for the result; each the double sum
+// that dot() on its pair rounds to T's real part, bit for bit.
 template <typename T>
 std::pair<double, double> re_dot2(const T* a, const T* b, const T* c, const T* d, uword n);
 // sum_i |a_i|^2

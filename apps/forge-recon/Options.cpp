@@ -177,6 +177,10 @@ void add_options(CLI::App& app, Settings& S) {
                    "(default 60; 0: none)")
         ->check(CLI::NonNegativeNumber)
         ->needs(server);
+    app.add_option("--overlap", S.overlap,
+                   "--stream, --server: prepare each slice (its data checks and coil maps) while the one before "
+                   "solves on a thread of its own; the images are the same (default auto: on with a GPU)")
+        ->check(CLI::IsMember({"auto", "on", "off"}));
     app.add_option("--dicom", S.dicomDir,
                    "also write the images as DICOM MR images into the folder DIR (made when missing; must be empty): "
                    "one file per slice and frame with its geometry, 16-bit magnitudes with a rescale slope");

@@ -61,6 +61,7 @@ struct Settings {
     uint64_t maxStreamMemory = 0;                // --max-stream-memory (bytes; 0: a quarter of physical memory)
     double readTimeout = -1;                     // --read-timeout (s; -1: 60 for --server, none for --stream)
     double writeTimeout = 60;                    // --write-timeout (s): --server's send timeout
+    std::string overlap = "auto";                // --overlap: prepare a stream's next group while one solves
     bool demo = false;
     std::string op = "auto";       // resolved to dft, fft, nufft or timeseg by resolve_operator()
     std::string opRequested;       // --operator as given (resolve_operator() keeps it)
@@ -296,8 +297,38 @@ int run_server(Settings& S);
 // the read deadline (--read-timeout).
 forge::io::MrdStreamOptions stream_options(const Settings& S);
 // --server reconstructs one connection at a time while every connection reads and writes its client on its own
-// thread: a connection holds the compute lock but while it waits for its client. A ClientWait gives the lock up
-// for its scope (nothing outside a --server connection).
+// thread. A connection holds the compute turn while any share of it lives: its thread's own, and one for each group
+// handed to its solver thread (StreamGroups.cpp), so that its slices solve while it reads the next; a ClientWait
+// gives the calling thread's share back while it waits for the client. Outside --server there is no turn, and these
+// do nothing.
+struct ComputeTurn {
+    int shares = 0;  // guarded by the turn's mutex (Stream.cpp)
+    // The connection the calling thread works for (null outside --server).
+    static ComputeTurn* current();
+};
+// A share of connection c's turn, taken at construction (waiting while another connection holds the turn) and given
+// back at destruction, on whichever thread (null: nothing).
+class ComputeShare {
+public:
+    explicit ComputeShare(ComputeTurn* c);
+    ~ComputeShare();
+    ComputeShare(const ComputeShare&) = delete;
+    ComputeShare& operator=(const ComputeShare&) = delete;
+
+private:
+    ComputeTurn* c_;
+};
+// For its scope the calling thread works for connection c (its ClientWaits give back one of c's shares).
+class ConnectionThread {
+public:
+    explicit ConnectionThread(ComputeTurn* c);
+    ~ConnectionThread();
+    ConnectionThread(const ConnectionThread&) = delete;
+    ConnectionThread& operator=(const ConnectionThread&) = delete;
+
+private:
+    ComputeTurn* before_;
+};
 struct ClientWait {
     ClientWait();
     ~ClientWait();
@@ -305,7 +336,7 @@ struct ClientWait {
     ClientWait& operator=(const ClientWait&) = delete;
 
 private:
-    bool released_ = false;
+    ComputeTurn* turn_;
 };
 
 // The file mode's outputs, checked before anything is read (OutputChecks.cpp): the prefix (default: <input

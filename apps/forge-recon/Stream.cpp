@@ -36,18 +36,45 @@ void setup_stream(Settings& S) {
 }
 
 namespace {
-std::mutex g_compute;                                  // one reconstruction at a time (--server)
-thread_local std::unique_lock<std::mutex>* t_compute;  // the connection thread's hold on it
-}  // namespace
+// --server's compute turn, owned by one connection at a time (null: free); a connection's shares are counted in its
+// ComputeTurn under the same mutex.
+std::mutex g_turnMutex;
+std::condition_variable g_turnFree;
+const ComputeTurn* g_turnOwner = nullptr;
+thread_local ComputeTurn* t_turn = nullptr;  // the connection the calling thread works for
 
-ClientWait::ClientWait() {
-    if (t_compute && t_compute->owns_lock()) {
-        t_compute->unlock();
-        released_ = true;
+void take_turn(ComputeTurn* c) {
+    std::unique_lock<std::mutex> l(g_turnMutex);
+    g_turnFree.wait(l, [c] { return g_turnOwner == nullptr || g_turnOwner == c; });
+    g_turnOwner = c;
+    ++c->shares;
+}
+void give_turn(ComputeTurn* c) {
+    std::lock_guard<std::mutex> l(g_turnMutex);
+    if (--c->shares == 0) {
+        g_turnOwner = nullptr;
+        g_turnFree.notify_all();
     }
 }
+}  // namespace
+
+ComputeTurn* ComputeTurn::current() { return t_turn; }
+
+ComputeShare::ComputeShare(ComputeTurn* c) : c_(c) {
+    if (c_) take_turn(c_);
+}
+ComputeShare::~ComputeShare() {
+    if (c_) give_turn(c_);
+}
+
+ConnectionThread::ConnectionThread(ComputeTurn* c) : before_(t_turn) { t_turn = c; }
+ConnectionThread::~ConnectionThread() { t_turn = before_; }
+
+ClientWait::ClientWait() : turn_(t_turn) {
+    if (turn_) give_turn(turn_);
+}
 ClientWait::~ClientWait() {
-    if (released_) t_compute->lock();
+    if (turn_) take_turn(turn_);
 }
 
 forge::io::MrdStreamOptions stream_options(const Settings& S) {
@@ -193,17 +220,18 @@ int run_server(Settings& S) {
             ++slots->active;
         }
         std::thread([C, fd, slots]() mutable {
-            std::unique_lock<std::mutex> compute(g_compute);
-            t_compute = &compute;
-            try {
-                run_file(C);
-            } catch (const std::exception& e) {
-                if (compute.owns_lock()) compute.unlock();
-                std::fprintf(stderr, "forge-recon: error: %s: %s\n", C.input.c_str(), e.what());
-                send_error(fd, e.what());
+            ComputeTurn turn;
+            {
+                ConnectionThread self(&turn);
+                auto share = std::make_unique<ComputeShare>(&turn);  // this thread's, but while it waits (ClientWait)
+                try {
+                    run_file(C);
+                } catch (const std::exception& e) {
+                    share.reset();
+                    std::fprintf(stderr, "forge-recon: error: %s: %s\n", C.input.c_str(), e.what());
+                    send_error(fd, e.what());
+                }
             }
-            if (compute.owns_lock()) compute.unlock();
-            t_compute = nullptr;
             close_connection(fd);
             std::lock_guard<std::mutex> l(slots->m);
             --slots->active;

@@ -6,11 +6,13 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <deque>
 #include <exception>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -114,7 +116,8 @@ public:
         {
             ClientWait wait;  // a --server connection lets the others reconstruct meanwhile
             std::unique_lock<std::mutex> l(st.m);
-            st.cv.wait(l, [&st] { return !st.items.empty() || st.done; });
+            st.cv.wait(l, [&st] { return !st.items.empty() || st.done || st.interrupted; });
+            if (st.interrupted) throw Interrupted{};
             if (st.items.empty()) {
                 if (st.error) std::rethrow_exception(st.error);
                 throw std::logic_error("the MRD stream was read past its CLOSE");
@@ -127,6 +130,14 @@ public:
         a = std::move(it.a);
         index = it.index;
         return it.event;
+    }
+    // Wakes next() where it waits for the client, to throw Interrupted: the solver thread failed, and a client
+    // that waits for an image before sending more would otherwise wait for ever.
+    struct Interrupted {};
+    void interrupt() {
+        std::lock_guard<std::mutex> l(state_->m);
+        state_->interrupted = true;
+        state_->cv.notify_all();
     }
     // Gives back the memory of acquisitions the consumer no longer holds.
     void release(const MrdAcquisition& a) {
@@ -181,9 +192,96 @@ private:
         std::deque<Item> items;
         std::size_t queued = 0;  // bytes of the acquisitions in 'items'
         std::exception_ptr error;
-        bool done = false, stop = false;
+        bool done = false, stop = false, interrupted = false;
     };
     std::shared_ptr<State> state_;
+    std::thread thread_;
+};
+
+// The groups' solves and image writes, on a thread of their own and in the order given, while the stream's thread
+// reads the next acquisitions and prepares the next groups (their problems, data checks and coil maps): on a GPU
+// the host's share of one group runs while the device solves the one before. At most 'depth' prepared groups wait;
+// depth 0 runs each group on the caller's thread. A failed group's error is kept, the groups after it are dropped,
+// and the error is thrown by the next push() or drain() ('on_error' is called on the solver thread first).
+class SolveQueue {
+public:
+    SolveQueue(std::size_t depth, std::function<void()> onError)
+        : depth_(depth), onError_(std::move(onError)), turn_(ComputeTurn::current()) {}
+    ~SolveQueue() {
+        {
+            std::lock_guard<std::mutex> l(m_);
+            stop_ = true;
+            jobs_.clear();
+            cv_.notify_all();
+        }
+        if (thread_.joinable()) thread_.join();
+    }
+    SolveQueue(const SolveQueue&) = delete;
+    SolveQueue& operator=(const SolveQueue&) = delete;
+
+    void push(std::function<void()> job) {
+        if (depth_ == 0) return job();
+        // the connection keeps the compute turn while the group waits or solves
+        auto share = std::make_shared<ComputeShare>(turn_);
+        std::unique_lock<std::mutex> l(m_);
+        if (!thread_.joinable()) thread_ = std::thread([this] { run(); });
+        cv_.wait(l, [this] { return jobs_.size() < depth_ || error_; });
+        if (error_) std::rethrow_exception(error_);
+        jobs_.push_back([job = std::move(job), share]() mutable {
+            job();
+            job = nullptr;  // what the group holds is freed before its share of the turn
+        });
+        cv_.notify_all();
+    }
+    // Waits until every group pushed is done.
+    void drain() {
+        std::unique_lock<std::mutex> l(m_);
+        cv_.wait(l, [this] { return (jobs_.empty() && !busy_) || error_; });
+        if (error_) std::rethrow_exception(error_);
+    }
+    // drain(), but a failure is dropped (the caller reports an error of its own).
+    void finish() noexcept {
+        try {
+            drain();
+        } catch (...) {}
+    }
+
+private:
+    void run() {
+        ConnectionThread self(turn_);
+        std::unique_lock<std::mutex> l(m_);
+        for (;;) {
+            cv_.wait(l, [this] { return stop_ || !jobs_.empty(); });
+            if (stop_) return;
+            std::function<void()> job = std::move(jobs_.front());
+            jobs_.pop_front();
+            busy_ = true;
+            l.unlock();
+            std::exception_ptr failed;
+            try {
+                job();
+            } catch (...) {
+                failed = std::current_exception();
+            }
+            job = nullptr;
+            if (failed && onError_) onError_();
+            l.lock();
+            busy_ = false;
+            if (failed && !error_) {
+                error_ = failed;
+                jobs_.clear();
+            }
+            cv_.notify_all();
+        }
+    }
+    const std::size_t depth_;
+    std::function<void()> onError_;
+    ComputeTurn* turn_;
+    std::mutex m_;
+    std::condition_variable cv_;
+    std::deque<std::function<void()>> jobs_;
+    bool busy_ = false, stop_ = false;
+    std::exception_ptr error_;
     std::thread thread_;
 };
 
@@ -229,6 +327,11 @@ public:
     }
 
     std::size_t sent() const { return sent_; }
+    // Waits for the groups handed to the solver (their images sent before an error is reported); their own failure
+    // is dropped.
+    void settle() noexcept {
+        if (solver_) solver_->finish();
+    }
 
 private:
     // The stream after what was buffered, read to CLOSE as read_mrd_stream() does.
@@ -287,17 +390,19 @@ private:
     // Stops the group path: before any image is sent the whole stream is reconstructed instead; after, the
     // images sent might not be the file's, and the stream fails.
     [[noreturn]] void cannot(const std::string& why) {
-        if (sent_ == 0) throw WholeStream{why};
-        throw UsageError("the MRD stream '" + S_.input + "': " + why + "; " + std::to_string(sent_) +
+        if (prepared_ == 0) throw WholeStream{why};
+        solver_->drain();  // the groups handed over are sent, or their error is the stream's
+        throw UsageError("the MRD stream '" + S_.input + "': " + why + "; " + std::to_string(sent_.load()) +
                          " image(s) were sent before this was known");
     }
 
     bool by_group() {
         MrdAcquisition a;
         std::size_t index = 0;
-        for (MrdStreamReader::Event e; (e = reader_.next(a, index)) != MrdStreamReader::Event::kClose;) {
+        for (MrdStreamReader::Event e; (e = next(a, index)) != MrdStreamReader::Event::kClose;) {
             if (e == MrdStreamReader::Event::kNoise) {
-                if (sent_) cannot("noise scan " + std::to_string(index) + " comes after images were made without it");
+                if (prepared_)
+                    cannot("noise scan " + std::to_string(index) + " comes after images were made without it");
                 noise_.push_back(std::move(a));
                 continue;
             }
@@ -345,17 +450,18 @@ private:
         if (done_.size() != expected)
             cannot("it holds " + std::to_string(done_.size()) + " of the " + std::to_string(expected) +
                    " slice x repetition x contrast groups its header's encodingLimits give");
-        if (sent_ == 0) throw WholeStream{"no acquisition flags a slice complete"};
+        if (prepared_ == 0) throw WholeStream{"no acquisition flags a slice complete"};
         for (const auto& kv : open_) ready_.insert(kv.first);
         reconstruct_ready();
         check_operator();
+        solver_->drain();
         {
             ClientWait wait;
             forge::io::write_mrd_close(S_.streamOut);
         }
-        note("forge-recon: wrote " + std::to_string(sent_) + " images to the MRD stream", S_.quiet);
+        note("forge-recon: wrote " + std::to_string(sent_.load()) + " images to the MRD stream", S_.quiet);
         std::printf("forge-recon: %zu images sent as their slices completed, the first %.2f s after the stream began\n",
-                    sent_, first_);
+                    sent_.load(), first_);
         return true;
     }
 
@@ -367,7 +473,7 @@ private:
             for (auto it = ready_.begin(); it != ready_.end(); ++it) {
                 const Key k = *it;
                 if (frame_rank(k) > 0 && estimating_maps() &&
-                    (!session_ || session_->kept_maps(slice_rank(k[0])).is_empty()))
+                    (!session_ || session_->maps.kept_maps(slice_rank(k[0])).is_empty()))
                     continue;
                 ready_.erase(it);
                 reconstruct(k);
@@ -379,6 +485,8 @@ private:
 
     bool estimating_maps() const { return S_.smaps != "none" && (S_.smaps.empty() || S_.smaps == "estimate"); }
 
+    // Prepares group k on this thread (its problem, data checks, coil preprocessing and maps) and hands it to the
+    // solver, which solves it and sends its image.
     void reconstruct(const Key& k) {
         forge::io::MrdFile F;
         F.header = reader_.header();
@@ -386,7 +494,8 @@ private:
         F.noise = noise_;
         F.noise_scans = noise_.size();
         // The group's acquisitions are lent to F (moved, not copied: 13 MB a slice of 256x256 x 16 coils) and go back
-        // to open_, where they are kept until the image is sent (see cannot()), however this returns.
+        // to open_, where they are kept for the whole-stream path (see cannot()) should this fail, and otherwise go
+        // with the group to the solver, which keeps them until the image is sent.
         struct Lent {
             std::vector<std::pair<std::size_t, MrdAcquisition>>& held;
             std::vector<MrdAcquisition>& to;
@@ -399,64 +508,99 @@ private:
         std::vector<std::pair<std::size_t, MrdAcquisition>>& held = open_.at(k);
         for (auto& q : held) F.acquisitions.push_back(std::move(q.second));
         Lent lent{held, F.acquisitions};
+        auto g = std::make_shared<Group>();
+        g->k = k;
         const std::size_t s = slice_rank(k[0]), f = frame_rank(k);
-        ReconProblem P = forge::io::problem_from_mrd(F, S_.input, problem_options(S_));
-        Settings& S = S_;
-        forge::recon::GroupPlace place;  // the stream's slice and frame, as the file mode names them
+        ReconProblem& P = g->P;
+        P = forge::io::problem_from_mrd(F, S_.input, problem_options(S_));
+        forge::recon::GroupPlace& place = g->place;  // the stream's slice and frame, as the file mode names them
         place.first_slice = s, place.first_frame = f, place.name_frames = counts_.frames() > 1;
         forge::recon::check_data(P, place, warn);
-        if (first_ < 0) start(P);
+        if (!session_) start(P);
         std::string origin;
         if (!whole_.smaps.empty()) {
             P.smaps = {whole_.smaps.at(s)};
-            origin = maps_origin(whole_, S);
+            origin = maps_origin(whole_, S_);
         }
         if (!whole_.field_map.empty()) P.field_map = {whole_.field_map.at(s)};
         StageTimes times;
-        Settings Sq = S;
-        Sq.quiet = S.quiet || sent_ > 0;  // the first group says what is done; the others do the same
-        preprocess_coils(P, F, Sq, S.input);
+        Settings& S = g->S;
+        S = S_;
+        S.quiet = S_.quiet || prepared_ > 0;  // the first group says what is done; the others do the same
+        preprocess_coils(P, F, S, S.input);
         // the session keeps each slice's estimated maps (from its first frame) for the slice's later frames
-        const forge::recon::MapsReport maps = prepare_maps(*session_, P, Sq, place, origin, S.input, times);
+        const forge::recon::MapsReport maps = prepare_maps(session_->maps, P, S, place, origin, S.input, times);
         if (maps.fell_back) cannot("the coil maps of slice " + std::to_string(k[0]) + " cannot be estimated");
-        resolve_operator(P, S);
+        resolve_operator(P, S);  // the FFT grid (the operator is the stream's, chosen by start())
         fftGrids_.insert(P.fft_grid);
         add_frame(whole_, P.frames.front(), s, f);
+        g->geometry = forge::io::image_geometry(F, P);
+        forge::io::MrdFile first;
+        first.acquisitions.push_back(firstOfSlice_.at(k[0]));
+        g->geometry.slices.front() = forge::io::image_geometry(first, P).slices.front();
+        lent.give_back();
+        g->acquisitions = std::move(held);
+        open_.erase(k);
+        ++prepared_;
+        solver_->push([this, g] { solve(*g); });
+    }
+
+    // A group prepared by reconstruct(), on its way to the solver.
+    struct Group {
+        Key k{};
+        ReconProblem P;
+        Settings S;  // the stream's, as when the group was prepared
+        forge::recon::GroupPlace place;
+        forge::io::ImageGeometry geometry;
+        std::vector<std::pair<std::size_t, MrdAcquisition>> acquisitions;  // (stream index, acquisition)
+    };
+
+    // On the solver's thread: the group's solve (the operator from the session's cache, or built) and its image.
+    void solve(Group& g) {
+        const ReconProblem& P = g.P;
+        const Settings& S = g.S;
         const bool correct = !P.field_map.empty() && !S.noFieldCorrection;
         const std::vector<std::size_t> mine = my_share(P);
         Progress prog(solves_per_recon(P, S, mine.size()), S.quiet);
         std::vector<double> costs;
-        const std::string tag = "recon slice " + std::to_string(k[0]);
+        const std::string tag = "recon slice " + std::to_string(g.k[0]);
         // the session reuses the operator of an earlier group with the same trajectory and settings, and with
         // --warm-start starts from the slice's previous image, as the file mode's reconstruct() carries it
-        forge::recon::ReconResult R = reconstruct_share(*session_, P, correct, S, prog, mine, tag, &costs, place);
+        forge::recon::ReconResult R =
+            reconstruct_share(session_->solves, P, correct, S, prog, mine, tag, &costs, g.place);
         const ReportedReconstruction rec =
             gather_reconstruction(P, mine, R, std::move(costs), tag, correct && S.op != "nufft");
-        forge::io::ImageGeometry g = forge::io::image_geometry(F, P);
-        forge::io::MrdFile first;
-        first.acquisitions.push_back(firstOfSlice_.at(k[0]));
-        g.slices.front() = forge::io::image_geometry(first, P).slices.front();
         forge::io::MrdImageOptions o;
         o.complex = S.complexOut;
-        const std::vector<forge::io::MrdOutputImage> images = output_images(P, g, R, rec, S);
+        const std::vector<forge::io::MrdOutputImage> images = output_images(P, g.geometry, R, rec, S);
         {
             ClientWait wait;
-            forge::io::write_mrd_image_stream(S.streamOut, g, images, o, false,
-                                              uint16_t(f * counts_.slice.count + s + 1));
+            forge::io::write_mrd_image_stream(S.streamOut, g.geometry, images, o, false,
+                                              uint16_t(g.place.first_frame * counts_.slice.count + g.place.first_slice +
+                                                       1));
         }
-        lent.give_back();
-        for (const auto& q : open_.at(k)) reader_.release(q.second);
-        open_.erase(k);
-        ++sent_;
-        if (sent_ == 1) first_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+        for (const auto& q : g.acquisitions) reader_.release(q.second);
+        g.acquisitions.clear();
+        if (sent_++ == 0) first_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+    }
+
+    // The stream's next message; the solver's error where it failed while this waited for the client.
+    MrdStreamReader::Event next(MrdAcquisition& a, std::size_t& index) {
+        try {
+            return reader_.next(a, index);
+        } catch (const QueuedReader::Interrupted&) {
+            solver_->drain();
+            throw std::logic_error("the MRD stream's reading was interrupted, but no group failed");
+        }
     }
 
     // The first group: the device, the maps given as files (for every slice), the operator for the whole stream.
     void start(const ReconProblem& P) {
-        first_ = 0;
         warmUp_.wait();
         resolve_device(S_);
-        session_.reset(new forge::recon::ReconSession(recon_request(S_)));
+        session_.reset(new Sessions(recon_request(S_)));
+        const bool overlap = S_.overlap == "on" || (S_.overlap == "auto" && S_.gpu);
+        solver_.reset(new SolveQueue(overlap ? 1 : 0, [this] { reader_.interrupt(); }));
         // the whole stream's sizes, claimed by its header, against the memory there is, as the file mode checks a
         // file's (every group holding as many samples as the first), before the skeletons below are sized
         ReconProblem sizes = skeleton(P, counts_.slice.count, counts_.frames());
@@ -469,6 +613,9 @@ private:
             cannot(std::string("its header's encodingLimits claim more than the memory holds: ") + e.what());
         }
         whole_ = skeleton(P, counts_.slice.count, counts_.frames());
+        // reserved: growing it copies every group's samples so far (ReconFrame's vectors are copied, not moved),
+        // 50 MB at the 128th frame of a 128x128 series, in series with that frame's reconstruction
+        whole_.frames.reserve(counts_.frames() * counts_.slice.count);
         attach_maps(whole_, S_, std::string());
         ReconProblem proxy = skeleton(P, counts_.slice.count, counts_.frames());
         proxy.field_map = whole_.field_map;
@@ -530,15 +677,23 @@ private:
     std::vector<MrdAcquisition> noise_;
     std::set<Key> done_, ready_;
     std::map<uint16_t, MrdAcquisition> firstOfSlice_;
-    // the pipeline: operators reused where the trajectory repeats, each slice's estimated maps and latest image
-    std::unique_ptr<forge::recon::ReconSession> session_;
+    // The pipeline, in two sessions of one request: each slice's estimated maps, kept by the sessions' 'maps' on this
+    // thread; the operators reused where the trajectory repeats and each slice's latest image, kept by 'solves' on
+    // the solver's.
+    struct Sessions {
+        explicit Sessions(const forge::recon::ReconRequest& r) : maps(r), solves(r) {}
+        forge::recon::ReconSession maps, solves;
+    };
+    std::unique_ptr<Sessions> session_;
     std::set<std::array<std::size_t, 3>> fftGrids_;
     ReconProblem whole_;  // every group's samples (no values) and the maps given as files
     bool autoOp_ = false, closed_ = false, first_acq_ = false;
     std::size_t firstIndex_ = 0, firstChannels_ = 0, firstTrajDims_ = 0;
-    std::size_t sent_ = 0;
-    double first_ = -1;
+    std::size_t prepared_ = 0;          // groups handed to the solver
+    std::atomic<std::size_t> sent_{0};  // their images sent
+    double first_ = -1;                 // seconds from the start to the first image (the solver's; read once drained)
     std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
+    std::unique_ptr<SolveQueue> solver_;  // last: joined before what its groups use goes
 };
 
 }  // namespace
@@ -548,10 +703,12 @@ bool reconstruct_stream_by_group(Settings& S, DeviceWarmUp& warmUp, forge::io::M
     try {
         return G.run(F);
     } catch (const forge::io::input_error& e) {
+        G.settle();
         if (G.sent() && !S.connection)
             forge::io::write_mrd_text(S.streamOut, std::string("forge-recon: error: ") + e.what());
         throw UsageError(e.what());
     } catch (const std::exception& e) {
+        G.settle();
         if (G.sent() && !S.connection)
             forge::io::write_mrd_text(S.streamOut, std::string("forge-recon: error: ") + e.what());
         throw;

@@ -109,6 +109,31 @@ TEST_CASE("ReconSession: groups of one slice and frame give the whole problem's 
     }
 }
 
+TEST_CASE("ReconSession: a slice's kept maps stay in place, unchanged, as later slices are added",
+          "[recon][pipeline]") {
+    FORGE_INFO_SEED();
+    const ReconProblem P = series(1, 1);
+    ReconRequest r = quick_request();
+    r.maps = MapsPolicy::Estimate;
+    ReconSession session(r);
+    const float* first = nullptr;
+    arma::cx_fvec maps0;
+    for (std::size_t s = 0; s < 40; ++s) {  // past the growths at 16 and 32 slices
+        ReconProblem G = P;
+        GroupPlace place;
+        place.first_slice = s;
+        REQUIRE(session.prepare_maps(G, place).source == MapsReport::Source::Estimated);
+        if (s == 0) {
+            first = reinterpret_cast<const float*>(session.kept_maps(0).memptr());
+            maps0 = session.kept_maps(0);
+        }
+    }
+    CHECK(reinterpret_cast<const float*>(session.kept_maps(0).memptr()) == first);  // not copied
+    CHECK(arma::approx_equal(session.kept_maps(0), maps0, "absdiff", 0.0f));
+    CHECK(session.kept_maps(39).n_elem == maps0.n_elem);
+    CHECK(session.kept_maps(40).is_empty());
+}
+
 TEST_CASE("ReconSession: maps policies", "[recon][pipeline]") {
     FORGE_INFO_SEED();
     ReconProblem P = series(2, 1);

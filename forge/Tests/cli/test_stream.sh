@@ -120,7 +120,8 @@ echo "ok  refused --stream with an input file"
 # slice by slice: the header's encodingLimits/slice and each slice's last acquisition flagged ACQ_LAST_IN_SLICE, as a
 # scanner sends them. The slices go out 2 s apart (a process start and one slice took 1.6 s on a loaded 2-core
 # machine); the first image must come back before the last slice is sent, and every image must be the file mode's
-# (coil maps from a file, then estimated per slice)
+# (coil maps from a file, then estimated per slice: with --overlap on, slice 1's maps are estimated while slice 0
+# solves on the solver's thread)
 CLIENT="$(dirname "$0")/mrd_stream_client.py"
 "$RECON" oblique.h5 --smaps demo_estimated_smaps.nii --fieldmap none -n 3 --device cpu -o "$W/file_maps" \
     --mrd-out "$W/file_maps_images.h5" >/dev/null 2>file_maps.stderr \
@@ -129,7 +130,7 @@ CLIENT="$(dirname "$0")/mrd_stream_client.py"
     demo_estimated_smaps.nii --fieldmap none -n 3 --device cpu >paced.json 2>paced.stderr \
     || { cat paced.stderr >&2; fail "the paced client failed"; }
 "$PY" "$CLIENT" oblique.h5 --flag-slices --save flagged.npz -- "$RECON" --stream --smaps estimate -n 3 --device cpu \
-    >flagged.json 2>flagged.stderr || { cat flagged.stderr >&2; fail "the flagged stream failed"; }
+    --overlap on >flagged.json 2>flagged.stderr || { cat flagged.stderr >&2; fail "the flagged stream failed"; }
 for run in paced flagged; do
     grep -q "images sent as their slices completed" $run.stderr \
         || { cat $run.stderr >&2; fail "$run: not reconstructed slice by slice"; }
@@ -154,9 +155,10 @@ print(f"ok  slice by slice: the file mode's images; the first {r['first_image_s'
       f"last slice was sent ({r['last_acquisition_sent_s']:.2f} s)")
 PY
 
-# the same over TCP: a --server sends each slice's image while the client is still sending
+# the same over TCP: a --server sends each slice's image while the client is still sending (--overlap on: the
+# connection's solver thread shares its compute turn)
 "$RECON" --server --port 0 --connections 1 --smaps demo_estimated_smaps.nii --fieldmap none -n 3 --device cpu \
-    >server1.stdout 2>server1.stderr &
+    --overlap on >server1.stdout 2>server1.stderr &
 server1=$!
 for _ in $(seq 100); do grep -q "listening on" server1.stdout 2>/dev/null && break; sleep 0.1; done
 port1=$(sed -n 's/.*listening on 127.0.0.1:\([0-9]*\).*/\1/p' server1.stdout)
@@ -199,7 +201,7 @@ o.close()
 PY
 "$RECON" reps.h5 --smaps estimate --fieldmap none -n 3 --device cpu -o "$W/reps_file" --mrd-out "$W/reps_file.h5" \
     >/dev/null 2>reps_file.stderr || { cat reps_file.stderr >&2; fail "the file run of reps.h5 failed"; }
-"$PY" "$CLIENT" reps.h5 --save reps.npz -- "$RECON" --stream --smaps estimate -n 3 --device cpu >reps.json \
+"$PY" "$CLIENT" reps.h5 --save reps.npz -- "$RECON" --stream --smaps estimate -n 3 --device cpu --overlap on >reps.json \
     2>reps.stderr || { cat reps.stderr >&2; fail "the stream of reps.h5 failed"; }
 grep -q "4 images sent as their slices completed" reps.stderr \
     || { cat reps.stderr >&2; fail "reps.h5: not slice by slice"; }
@@ -259,9 +261,9 @@ data = h5py.File(sys.argv[2], "r")["dataset/image_1/data"][:]
 assert len(m) == 2 and all(np.array_equal(a.data, b) for a, b in zip(m, data)), len(m)
 PY
 echo "ok  outside.mrd: an acquisition outside the limits before any image: the whole stream, the file's images"
-sent_then_fail() {  # name, expected text
+sent_then_fail() {  # name, expected text, --overlap (on: the error waits for the image solving on the other thread)
     local name=$1 expected=$2
-    "$RECON" --stream --smaps estimate -n 3 --device cpu <"$name.mrd" >"$name.out" 2>"$name.stderr"
+    "$RECON" --stream --smaps estimate -n 3 --device cpu --overlap "$3" <"$name.mrd" >"$name.out" 2>"$name.stderr"
     local rc=$?
     [ $rc -eq 2 ] || { cat "$name.stderr" >&2; fail "$name: exit $rc, expected 2"; }
     [ "$(grep -c 'forge-recon: error:' "$name.stderr")" -eq 1 ] || { cat "$name.stderr" >&2; fail "$name: not one error line"; }
@@ -275,8 +277,9 @@ assert isinstance(m[1], str) and m[1].startswith("forge-recon: error:") and sys.
 PY
     echo "ok  $name: slice 0's image, then the error: $(sed -n 's/forge-recon: error: //p' "$name.stderr" | cut -c1-120)"
 }
-sent_then_fail flagged_cut "ended inside"
-sent_then_fail flagged_late "comes after its group was complete"
+sent_then_fail flagged_cut "ended inside" off
+sent_then_fail flagged_cut "ended inside" on
+sent_then_fail flagged_late "comes after its group was complete" on
 
 # --server: five connections on a free port, one after another: the good stream gets the images --stream writes;
 # a stream cut mid-way, garbage and an unsupported message (an image sent in) each get a TEXT message with the

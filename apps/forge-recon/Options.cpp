@@ -181,6 +181,10 @@ void add_options(CLI::App& app, Settings& S) {
                    "--stream, --server: prepare each slice (its data checks and coil maps) while the one before "
                    "solves on a thread of its own; the images are the same (default auto: on with a GPU)")
         ->check(CLI::IsMember({"auto", "on", "off"}));
+    app.add_option("--solvers", S.solvers,
+                   "--stream, --server with --overlap: groups solved at once, each on a thread of its own and, with "
+                   "a GPU, on the GPUs in turn; the images are written in order (default 1)")
+        ->check(CLI::Range(1, 64));
     app.add_option("--dicom", S.dicomDir,
                    "also write the images as DICOM MR images into the folder DIR (made when missing; must be empty): "
                    "one file per slice and frame with its geometry, 16-bit magnitudes with a rescale slope");

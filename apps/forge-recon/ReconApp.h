@@ -62,6 +62,7 @@ struct Settings {
     double readTimeout = -1;                     // --read-timeout (s; -1: 60 for --server, none for --stream)
     double writeTimeout = 60;                    // --write-timeout (s): --server's send timeout
     std::string overlap = "auto";                // --overlap: prepare a stream's next group while one solves
+    int solvers = 1;                             // --solvers: a stream's groups solved at once (with --overlap)
     bool demo = false;
     std::string op = "auto";       // resolved to dft, fft, nufft or timeseg by resolve_operator()
     std::string opRequested;       // --operator as given (resolve_operator() keeps it)

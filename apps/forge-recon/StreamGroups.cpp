@@ -203,46 +203,60 @@ private:
     std::thread thread_;
 };
 
-// The groups' solves and image writes, on a thread of their own and in the order given, while the stream's thread
-// reads the next acquisitions and prepares the next groups (their problems, data checks and coil maps): on a GPU
-// the host's share of one group runs while the device solves the one before. At most 'depth' prepared groups wait;
-// depth 0 runs each group on the caller's thread. A failed group's error is kept, the groups after it are dropped,
-// and the error is thrown by the next push() or drain() ('on_error' is called on the solver thread first).
-// 'threads': the solver thread's OpenMP threads (0: the default).
+// A group's work on a solver lane: its solve, on the lane's thread, returning the write of its image.
+using SolveJob = std::function<std::function<void()>(std::size_t lane)>;
+
+// The groups' solves and image writes, on solver threads (lanes), while the stream's thread reads the next
+// acquisitions and prepares the next groups (their problems, data checks and coil maps): on a GPU the host's share
+// of one group runs while the device solves the one before. Each lane solves the groups pushed to it in order, at
+// most one waiting; lanes solve at once, each on its device, and the images are written in the order the groups
+// were pushed. Without lanes each group runs on the caller's thread. A failed group's error is kept, the groups
+// after it write nothing, and the error is thrown by the next push() or drain() ('on_error' is called first, on
+// the lane's thread).
 class SolveQueue {
 public:
-    SolveQueue(std::size_t depth, int threads, std::function<void()> onError)
-        : depth_(depth), threads_(threads), onError_(std::move(onError)), turn_(ComputeTurn::current()) {}
+    struct Lane {
+        int device = -1;  // the lane thread's GPU (-1: the default)
+        int threads = 0;  // its OpenMP threads (0: the default)
+    };
+    SolveQueue(std::vector<Lane> lanes, std::function<void()> onError)
+        : onError_(std::move(onError)), turn_(ComputeTurn::current()) {
+        for (const Lane& l : lanes) {
+            lanes_.emplace_back(new LaneState);
+            lanes_.back()->lane = l;
+        }
+    }
     ~SolveQueue() {
         {
             std::lock_guard<std::mutex> l(m_);
             stop_ = true;
-            jobs_.clear();
+            for (auto& lane : lanes_) lane->jobs.clear();
             cv_.notify_all();
         }
-        if (thread_.joinable()) thread_.join();
+        for (auto& lane : lanes_)
+            if (lane->thread.joinable()) lane->thread.join();
     }
     SolveQueue(const SolveQueue&) = delete;
     SolveQueue& operator=(const SolveQueue&) = delete;
 
-    void push(std::function<void()> job) {
-        if (depth_ == 0) return job();
+    std::size_t lanes() const { return std::max<std::size_t>(1, lanes_.size()); }
+
+    void push(std::size_t lane, SolveJob job) {
+        if (lanes_.empty()) return job(0)();
         // the connection keeps the compute turn while the group waits or solves
         auto share = std::make_shared<ComputeShare>(turn_);
         std::unique_lock<std::mutex> l(m_);
-        if (!thread_.joinable()) thread_ = std::thread([this] { run(); });
-        cv_.wait(l, [this] { return jobs_.size() < depth_ || error_; });
+        LaneState& s = *lanes_.at(lane);
+        if (!s.thread.joinable()) s.thread = std::thread([this, lane] { run(lane); });
+        cv_.wait(l, [&s, this] { return s.jobs.empty() || error_; });
         if (error_) std::rethrow_exception(error_);
-        jobs_.push_back([job = std::move(job), share]() mutable {
-            job();
-            job = nullptr;  // what the group holds is freed before its share of the turn
-        });
+        s.jobs.push_back(Queued{pushed_++, std::move(job), std::move(share)});
         cv_.notify_all();
     }
     // Waits until every group pushed is done.
     void drain() {
         std::unique_lock<std::mutex> l(m_);
-        cv_.wait(l, [this] { return (jobs_.empty() && !busy_) || error_; });
+        cv_.wait(l, [this] { return idle() || error_; });
         if (error_) std::rethrow_exception(error_);
     }
     // drain(), but a failure is dropped (the caller reports an error of its own).
@@ -253,46 +267,90 @@ public:
     }
 
 private:
-    void run() {
+    struct Queued {
+        std::uint64_t seq = 0;  // the order of the writes
+        SolveJob job;
+        std::shared_ptr<ComputeShare> share;
+    };
+    struct LaneState {
+        Lane lane;
+        std::deque<Queued> jobs;
+        bool busy = false;
+        std::thread thread;
+    };
+    bool idle() const {
+        for (const auto& lane : lanes_)
+            if (lane->busy || !lane->jobs.empty()) return false;
+        return true;
+    }
+    void run(std::size_t i) {
+        LaneState& s = *lanes_[i];
         ConnectionThread self(turn_);
 #ifdef _OPENMP
-        if (threads_ > 0) omp_set_num_threads(threads_);
+        if (s.lane.threads > 0) omp_set_num_threads(s.lane.threads);
 #endif
+        std::exception_ptr failed;
+        try {
+            if (s.lane.device >= 0) forge::device::set_device(s.lane.device);
+        } catch (...) {
+            failed = std::current_exception();  // reported by the lane's first group
+        }
         std::unique_lock<std::mutex> l(m_);
         for (;;) {
-            cv_.wait(l, [this] { return stop_ || !jobs_.empty(); });
+            cv_.wait(l, [&s, this] { return stop_ || !s.jobs.empty(); });
             if (stop_) return;
-            std::function<void()> job = std::move(jobs_.front());
-            jobs_.pop_front();
-            busy_ = true;
+            Queued q = std::move(s.jobs.front());
+            s.jobs.pop_front();
+            s.busy = true;
+            cv_.notify_all();  // room for the next push
             l.unlock();
-            std::exception_ptr failed;
-            try {
-                job();
-            } catch (...) {
-                failed = std::current_exception();
-            }
-            job = nullptr;
-            if (failed && onError_) onError_();
+            std::function<void()> write;
+            std::exception_ptr error = failed;
+            if (!error) try {
+                    write = q.job(i);
+                } catch (...) {
+                    error = std::current_exception();
+                }
+            q.job = nullptr;  // what the group holds is freed before its share of the turn
             l.lock();
-            busy_ = false;
-            if (failed && !error_) {
-                error_ = failed;
-                jobs_.clear();
+            cv_.wait(l, [&q, this] { return stop_ || written_ == q.seq; });
+            if (stop_) return;
+            if (!error && !error_) {
+                l.unlock();
+                try {
+                    write();
+                } catch (...) {
+                    error = std::current_exception();
+                }
+                l.lock();
             }
+            l.unlock();
+            write = nullptr;  // the group, freed before its share of the turn
+            l.lock();
+            const bool first = error && !error_;
+            if (first) {
+                error_ = error;
+                for (auto& lane : lanes_) lane->jobs.clear();
+            }
+            ++written_;
+            s.busy = false;
+            q.share.reset();
             cv_.notify_all();
+            if (first && onError_) {
+                l.unlock();
+                onError_();
+                l.lock();
+            }
         }
     }
-    const std::size_t depth_;
-    const int threads_;
     std::function<void()> onError_;
     ComputeTurn* turn_;
     std::mutex m_;
     std::condition_variable cv_;
-    std::deque<std::function<void()>> jobs_;
-    bool busy_ = false, stop_ = false;
+    std::vector<std::unique_ptr<LaneState>> lanes_;
+    std::uint64_t pushed_ = 0, written_ = 0;
+    bool stop_ = false;
     std::exception_ptr error_;
-    std::thread thread_;
 };
 
 // The calling thread's OpenMP threads for the scope (omp_set_num_threads() sets them for that thread alone).
@@ -573,8 +631,10 @@ private:
         lent.give_back();
         g->acquisitions = std::move(held);
         open_.erase(k);
+        // a slice's frames on one lane, in order, where each starts from the one before (--warm-start)
+        const std::size_t lane = (S_.warmStart ? s : prepared_) % solver_->lanes();
         ++prepared_;
-        solver_->push([this, g] { solve(*g); });
+        solver_->push(lane, [this, g](std::size_t on) { return solve(g, on); });
     }
 
     // A group prepared by reconstruct(), on its way to the solver.
@@ -587,8 +647,10 @@ private:
         std::vector<std::pair<std::size_t, MrdAcquisition>> acquisitions;  // (stream index, acquisition)
     };
 
-    // On the solver's thread: the group's solve (the operator from the session's cache, or built) and its image.
-    void solve(Group& g) {
+    // On solver lane 'lane': the group's solve (the operator from the lane's session's cache, or built); returns the
+    // write of its image.
+    std::function<void()> solve(const std::shared_ptr<Group>& group, std::size_t lane) {
+        Group& g = *group;
         const ReconProblem& P = g.P;
         const Settings& S = g.S;
         const bool correct = !P.field_map.empty() && !S.noFieldCorrection;
@@ -599,21 +661,25 @@ private:
         // the session reuses the operator of an earlier group with the same trajectory and settings, and with
         // --warm-start starts from the slice's previous image, as the file mode's reconstruct() carries it
         forge::recon::ReconResult R =
-            reconstruct_share(session_->solves, P, correct, S, prog, mine, tag, &costs, g.place);
+            reconstruct_share(*session_->solves.at(lane), P, correct, S, prog, mine, tag, &costs, g.place);
         const ReportedReconstruction rec =
             gather_reconstruction(P, mine, R, std::move(costs), tag, correct && S.op != "nufft");
-        forge::io::MrdImageOptions o;
-        o.complex = S.complexOut;
-        const std::vector<forge::io::MrdOutputImage> images = output_images(P, g.geometry, R, rec, S);
-        {
-            ClientWait wait;
-            forge::io::write_mrd_image_stream(S.streamOut, g.geometry, images, o, false,
-                                              uint16_t(g.place.first_frame * counts_.slice.count + g.place.first_slice +
-                                                       1));
-        }
-        for (const auto& q : g.acquisitions) reader_.release(q.second);
-        g.acquisitions.clear();
-        if (sent_++ == 0) first_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+        auto images =
+            std::make_shared<const std::vector<forge::io::MrdOutputImage>>(output_images(P, g.geometry, R, rec, S));
+        return [this, group, images] {
+            Group& g = *group;
+            forge::io::MrdImageOptions o;
+            o.complex = g.S.complexOut;
+            {
+                ClientWait wait;
+                forge::io::write_mrd_image_stream(g.S.streamOut, g.geometry, *images, o, false,
+                                                  uint16_t(g.place.first_frame * counts_.slice.count +
+                                                           g.place.first_slice + 1));
+            }
+            for (const auto& q : g.acquisitions) reader_.release(q.second);
+            g.acquisitions.clear();
+            if (sent_++ == 0) first_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+        };
     }
 
     // The stream's next message; the solver's error where it failed while this waited for the client.
@@ -630,21 +696,30 @@ private:
     void start(const ReconProblem& P) {
         warmUp_.wait();
         resolve_device(S_);
-        session_.reset(new Sessions(recon_request(S_)));
         const bool overlap = S_.overlap == "on" || (S_.overlap == "auto" && S_.gpu);
+        if (!overlap && S_.solvers > 1)
+            throw UsageError("--solvers " + std::to_string(S_.solvers) +
+                             ": groups solve on solver threads only with --overlap on (or auto, with a GPU)");
+        const std::size_t lanes = overlap ? std::size_t(std::max(1, S_.solvers)) : 1;
+        session_.reset(new Sessions(recon_request(S_), lanes));
         // The two threads split the cores between their OpenMP teams (the data checks and coil maps here; the
         // operator's host work, such as the Toeplitz kernels' pair data, there): two teams of every core each spin
         // against each other (on an H200's 16-core host a field-corrected 256x256 kernel build took 0.23 to 0.38 s
         // beside this thread's work with 16 threads each, 0.08 to 0.10 s with 8 each).
-        int solverThreads = 0;
-#ifdef _OPENMP
+        // With several lanes they take the GPUs in turn and share the solvers' half of the cores.
+        std::vector<SolveQueue::Lane> solvers;
         if (overlap) {
+            int solverThreads = 0;
+#ifdef _OPENMP
             const int n = omp_get_max_threads(), mine = std::max(1, n / 2);
-            solverThreads = std::max(1, n - mine);
+            solverThreads = std::max(1, (n - mine) / int(lanes));
             threads_.emplace(mine);
-        }
 #endif
-        solver_.reset(new SolveQueue(overlap ? 1 : 0, solverThreads, [this] { reader_.interrupt(); }));
+            const int gpus = S_.gpu ? forge::device::device_count() : 0;
+            for (std::size_t i = 0; i < lanes; ++i)
+                solvers.push_back({gpus > 0 ? (forge::device::current_device() + int(i)) % gpus : -1, solverThreads});
+        }
+        solver_.reset(new SolveQueue(std::move(solvers), [this] { reader_.interrupt(); }));
         // the whole stream's sizes, claimed by its header, against the memory there is, as the file mode checks a
         // file's (every group holding as many samples as the first), before the skeletons below are sized
         ReconProblem sizes = skeleton(P, counts_.slice.count, counts_.frames());
@@ -721,12 +796,15 @@ private:
     std::vector<MrdAcquisition> noise_;
     std::set<Key> done_, ready_;
     std::map<uint16_t, MrdAcquisition> firstOfSlice_;
-    // The pipeline, in two sessions of one request: each slice's estimated maps, kept by the sessions' 'maps' on this
-    // thread; the operators reused where the trajectory repeats and each slice's latest image, kept by 'solves' on
-    // the solver's.
+    // The pipeline, in sessions of one request: each slice's estimated maps, kept by 'maps' on this thread; the
+    // operators reused where the trajectory repeats and each slice's latest image, kept by a session of 'solves' on
+    // each solver lane.
     struct Sessions {
-        explicit Sessions(const forge::recon::ReconRequest& r) : maps(r), solves(r) {}
-        forge::recon::ReconSession maps, solves;
+        Sessions(const forge::recon::ReconRequest& r, std::size_t lanes) : maps(r) {
+            for (std::size_t i = 0; i < lanes; ++i) solves.emplace_back(new forge::recon::ReconSession(r));
+        }
+        forge::recon::ReconSession maps;
+        std::vector<std::unique_ptr<forge::recon::ReconSession>> solves;
     };
     std::unique_ptr<Sessions> session_;
     std::set<std::array<std::size_t, 3>> fftGrids_;

@@ -178,7 +178,8 @@ print(f"ok  --server slice by slice: --stream's images, the first {r['first_imag
 PY
 
 # two repetitions, repetition 1 sent first: its slices wait for repetition 0's coil maps (the file mode estimates
-# each slice's maps from its first frame), and every image carries the file mode's image_index
+# each slice's maps from its first frame), and every image carries the file mode's image_index (two solver lanes:
+# the groups solve two at a time and their images go out in the order the groups completed)
 "$PY" - "$W" <<'PY' || fail "could not write the file of two repetitions"
 import sys, ismrmrd
 w = sys.argv[1]
@@ -201,7 +202,7 @@ o.close()
 PY
 "$RECON" reps.h5 --smaps estimate --fieldmap none -n 3 --device cpu -o "$W/reps_file" --mrd-out "$W/reps_file.h5" \
     >/dev/null 2>reps_file.stderr || { cat reps_file.stderr >&2; fail "the file run of reps.h5 failed"; }
-"$PY" "$CLIENT" reps.h5 --save reps.npz -- "$RECON" --stream --smaps estimate -n 3 --device cpu --overlap on >reps.json \
+"$PY" "$CLIENT" reps.h5 --save reps.npz -- "$RECON" --stream --smaps estimate -n 3 --device cpu --overlap on --solvers 2 >reps.json \
     2>reps.stderr || { cat reps.stderr >&2; fail "the stream of reps.h5 failed"; }
 grep -q "4 images sent as their slices completed" reps.stderr \
     || { cat reps.stderr >&2; fail "reps.h5: not slice by slice"; }
@@ -261,9 +262,10 @@ data = h5py.File(sys.argv[2], "r")["dataset/image_1/data"][:]
 assert len(m) == 2 and all(np.array_equal(a.data, b) for a, b in zip(m, data)), len(m)
 PY
 echo "ok  outside.mrd: an acquisition outside the limits before any image: the whole stream, the file's images"
-sent_then_fail() {  # name, expected text, --overlap (on: the error waits for the image solving on the other thread)
+sent_then_fail() {  # name, expected text, options (--overlap on: the error waits for the image solving on the other thread)
     local name=$1 expected=$2
-    "$RECON" --stream --smaps estimate -n 3 --device cpu --overlap "$3" <"$name.mrd" >"$name.out" 2>"$name.stderr"
+    # shellcheck disable=SC2086
+    "$RECON" --stream --smaps estimate -n 3 --device cpu $3 <"$name.mrd" >"$name.out" 2>"$name.stderr"
     local rc=$?
     [ $rc -eq 2 ] || { cat "$name.stderr" >&2; fail "$name: exit $rc, expected 2"; }
     [ "$(grep -c 'forge-recon: error:' "$name.stderr")" -eq 1 ] || { cat "$name.stderr" >&2; fail "$name: not one error line"; }
@@ -277,9 +279,16 @@ assert isinstance(m[1], str) and m[1].startswith("forge-recon: error:") and sys.
 PY
     echo "ok  $name: slice 0's image, then the error: $(sed -n 's/forge-recon: error: //p' "$name.stderr" | cut -c1-120)"
 }
-sent_then_fail flagged_cut "ended inside" off
-sent_then_fail flagged_cut "ended inside" on
-sent_then_fail flagged_late "comes after its group was complete" on
+# --solvers without solver threads is refused before any image
+"$RECON" --stream --smaps estimate -n 3 --device cpu --overlap off --solvers 2 <flagged_late.mrd >solvers_off.out \
+    2>solvers_off.stderr && fail "--solvers 2 --overlap off was accepted"
+grep -q "error: --solvers 2: groups solve on solver threads only with --overlap on" solvers_off.stderr \
+    || { cat solvers_off.stderr >&2; fail "--solvers 2 --overlap off: no error naming the options"; }
+[ -s solvers_off.out ] && fail "--solvers 2 --overlap off wrote images"
+echo "ok  --solvers 2 with --overlap off is refused: $(sed -n 's/forge-recon: error: //p' solvers_off.stderr)"
+sent_then_fail flagged_cut "ended inside" "--overlap off"
+sent_then_fail flagged_cut "ended inside" "--overlap on"
+sent_then_fail flagged_late "comes after its group was complete" "--overlap on --solvers 2"
 
 # --server: five connections on a free port, one after another: the good stream gets the images --stream writes;
 # a stream cut mid-way, garbage and an unsupported message (an image sent in) each get a TEXT message with the

@@ -4,7 +4,8 @@
 # image from group to group as the file mode does from frame to frame), later repetitions take fewer iterations than
 # without --warm-start, and their images are as near the minimiser (a solve to 1e-6) as the cold start's. Without
 # --warm-start the stream (whose groups reuse the first group's operator) equals the file mode too. The warm stream
-# runs with --overlap on: its groups solve, in order, on a thread of their own while the next are prepared.
+# runs with --overlap on --solvers 2: its groups solve on two solver threads while the next are prepared, each
+# slice's frames in order on one of them.
 #   usage: test_warm_start.sh FORGE_RECON WORKDIR PYTHON
 #   (exit 77 = skipped without a python with the ismrmrd package)
 source "$(dirname "$0")/common.sh"
@@ -64,7 +65,7 @@ common=("${base[@]}" -n 100 --tolerance 1e-3)  # the streams without -q: their n
 "$RECON" series.h5 "${base[@]}" -n 2000 --tolerance 1e-6 --mrd-out best.h5 2>best.stderr \
     || { cat best.stderr >&2; fail "the reference solve failed"; }
 # (no output files: the stream then goes group by group, each group's image sent as it completes)
-"$RECON" --stream "${common[@]}" --warm-start --overlap on <series.mrd >stream_warm.mrd \
+"$RECON" --stream "${common[@]}" --warm-start --overlap on --solvers 2 <series.mrd >stream_warm.mrd \
     2>stream_warm.stderr || { cat stream_warm.stderr >&2; fail "--stream with --warm-start failed"; }
 "$RECON" --stream "${common[@]}" <series.mrd >stream_cold.mrd \
     2>stream_cold.stderr || { cat stream_cold.stderr >&2; fail "--stream failed"; }

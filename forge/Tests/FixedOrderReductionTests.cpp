@@ -1,6 +1,7 @@
 // Host reductions and small matrix products whose result does not depend on the number of OpenMP threads: the
 // forgeCol reductions (cdot, norm, sum), the penalties' sums (value and curvature) and the fixed-order products give
-// the same bits with 1, 2 and 7 threads, on sizes that span several reduction blocks and fork. Inputs come from a
+// the same bits with 1, 2 and 7 threads, on sizes that span several reduction blocks and fork; so do the Toeplitz
+// kernels' pair data, whose row blocks go to the threads whole. Inputs come from a
 // seeded std::mt19937 (arma::randn's stream itself depends on the thread count).
 #include <omp.h>
 
@@ -13,6 +14,7 @@
 #include "forge/Core/Parallel.h"
 #include "forge/Core/forgeCol.h"
 #include "forge/Operators/detail/FixedOrderProduct.h"
+#include "forge/Operators/toeplitz/detail/KernelSources.h"
 #include "forge/Penalties/ExactTVPenalty.h"
 #include "forge/Penalties/L1Penalty.h"
 #include "forge/Penalties/QuadPenalty.h"
@@ -133,4 +135,50 @@ TEST_CASE("Fixed-order products: the same bits on 1, 2 and 7 threads, and the pr
     const arma::cx_fmat ABf = forge::detail::fixed_order_product(Af, Bf);
     CHECK(arma::norm(arma::conv_to<arma::cx_mat>::from(ABf) - AB, "fro") <= 1e-5 * arma::norm(AB, "fro"));
     CHECK_THROWS_AS(forge::detail::fixed_order_product(A, C), forge::invalid_argument);
+}
+
+TEST_CASE("Toeplitz pair data: the same bits on 1, 2 and 7 threads over several row blocks, and its rows the "
+          "weighted pair products",
+          "[threads][reduction][Toeplitz]") {
+    // 3 blocks of 2048 distinct rows and a partial one; column 3 repeats column 0, so that pairs (0, 0) and (0, 3)
+    // have equal products and the compression drops a direction.
+    const arma::uword n1 = 3 * 2048 + 517, S = 4;
+    arma::cx_fmat a = arma::conv_to<arma::cx_fmat>::from(arma::reshape(seeded_complex<double>(n1 * S, 8), n1, S));
+    a.col(3) = a.col(0);
+    std::mt19937 g(9);
+    std::uniform_real_distribution<double> u(0.2, 1.5);
+    arma::vec w(n1);
+    for (double& x : w) x = u(g);
+    for (const double relTol : {0.0, 1e-5}) {
+        INFO("relTol " << relTol);
+        auto rows = [&] { return forge::toeplitz::pair_data(a, w, relTol).full(); };
+        const int saved = omp_get_max_threads();
+        omp_set_num_threads(1);
+        const arma::cx_mat one = rows();
+        for (int threads : {2, 7}) {
+            omp_set_num_threads(threads);
+            const arma::cx_mat r = rows();
+            INFO(threads << " threads");
+            REQUIRE(r.n_rows == one.n_rows);
+            REQUIRE(r.n_cols == one.n_cols);
+            CHECK(std::memcmp(r.memptr(), one.memptr(), one.n_elem * sizeof(one[0])) == 0);
+        }
+        omp_set_num_threads(saved);
+        // D: the pairs' weighted products in double, brute force; B = D (no compression) or D V, B^H B = V^H D^H D V
+        const forge::toeplitz::PairData pd = forge::toeplitz::pair_data(a, w, relTol);
+        const arma::uword np = pd.pairs.size() / 2;
+        arma::cx_mat D(n1, np);
+        for (arma::uword p = 0; p < np; ++p)
+            for (arma::uword j = 0; j < n1; ++j)
+                D(j, p) = w[j] * std::conj(std::complex<double>(a(j, pd.pairs[2 * p]))) *
+                          std::complex<double>(a(j, pd.pairs[2 * p + 1]));
+        CHECK(np == S * (S + 1) / 2);
+        if (relTol == 0) {
+            CHECK(arma::norm(one - D, "fro") <= 1e-12 * arma::norm(D, "fro"));
+        } else {
+            CHECK(one.n_cols < np);  // the repeated column's direction dropped
+            const arma::cx_mat G = pd.V.t() * (D.t() * D) * pd.V;
+            CHECK(arma::norm(one.t() * one - G, "fro") <= 1e-10 * arma::norm(G, "fro"));
+        }
+    }
 }

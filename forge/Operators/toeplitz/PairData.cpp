@@ -184,8 +184,8 @@ PairData pair_data(const arma::Mat<C>& a, const arma::vec& w, double relTol) {
     };
     // The blocks go to the threads whole (for_each_in_batch: one parallel region where there are at least as many
     // blocks as threads), each block's products on its thread. One region per block's product was 96 regions of
-    // 0.1 ms for 98304 samples, whose barriers cost more than the products wherever the cores had other work (the
-    // stream's other thread, another process: 3 to 5 times the build). The products give the same bits on any
+    // 0.1 ms for 98304 samples, whose barriers cost more than the products wherever the cores had other work
+    // (another thread's OpenMP team, another process: 3 to 6 times as long). The products give the same bits on any
     // number of threads and the blocks' Gram matrices are added in block order, so the result does not depend on
     // the threads. The Gram matrices wait in groups of at most 64 MB.
     arma::cx_mat gram(np, np, arma::fill::zeros);

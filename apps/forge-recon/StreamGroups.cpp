@@ -315,16 +315,13 @@ private:
             l.lock();
             cv_.wait(l, [&q, this] { return stop_ || written_ == q.seq; });
             if (stop_) return;
-            if (!error && !error_) {
-                l.unlock();
-                try {
+            const bool writing = !error && !error_;
+            l.unlock();
+            if (writing) try {
                     write();
                 } catch (...) {
                     error = std::current_exception();
                 }
-                l.lock();
-            }
-            l.unlock();
             write = nullptr;  // the group, freed before its share of the turn
             l.lock();
             const bool first = error && !error_;

@@ -101,7 +101,8 @@ void check_maps(const ReconProblem& P, const GroupPlace& place, const std::strin
         if (!m.is_finite())
             throw invalid_argument(place.slice(s) + ": the coil maps hold a non-finite value (NaN or Inf) (" + origin +
                                    "; expected finite maps)");
-        if (!arma::any(m != std::complex<float>(0)))
+        // (std::none_of stops at the first value that is not zero; arma::any of m != 0 built a mask of every value)
+        if (std::none_of(m.begin(), m.end(), [](const std::complex<float>& v) { return v != 0.0f; }))
             throw invalid_argument(place.slice(s) + ": the coil maps are zero on every pixel (" + origin +
                                    "; SENSE would give a zero image)");
     }

@@ -63,10 +63,11 @@ struct Penalty {
 // right-hand side A^H y once with the exact operator. Otherwise recon_solve's path with A and A^H per iteration.
 // A proximal penalty runs recon_solve_prox (POGM) on the same two paths.
 // The callback and the report see the caller's units; the solve is recorded in 'fs' (coil -1: SENSE).
+// dataScale: y is solved times this (ReconOptions::data_scale: on the GPU after the upload).
 template <typename Op>
 arma::cx_fvec solve(const std::shared_ptr<const Op>& A, const arma::cx_fvec& y, const Penalty& R,
                     const ReconSettings& S, const std::string& label, bool normal, const Units& u, FrameSolves& fs,
-                    long coil = -1, const arma::cx_fvec* start = nullptr) {
+                    long coil = -1, const arma::cx_fvec* start = nullptr, float dataScale = 1) {
     const auto t0 = std::chrono::steady_clock::now();
     ProxReport rep;
     const std::size_t niter = static_cast<std::size_t>(S.iterations);
@@ -75,6 +76,7 @@ arma::cx_fvec solve(const std::shared_ptr<const Op>& A, const arma::cx_fvec& y, 
     opts.device = S.gpu ? ReconDevice::GPU : ReconDevice::Host;
     opts.pcg.tolerance = static_cast<float>(S.tolerance);
     opts.report = &rep;
+    opts.data_scale = dataScale;
     if (start && !R.prox) {  // in the solve's units; the tolerance stays that of a start from zero
         opts.x0 = *start * float(1 / u.image);
         opts.pcg.tolerance_from_zero = true;
@@ -118,14 +120,11 @@ arma::cx_fvec solve(const std::shared_ptr<const Op>& A, const arma::cx_fvec& y, 
     return x;
 }
 
-// The power of two nearest to the RMS of y, and y divided by it (y itself, uncopied, when that is 1).
-const arma::cx_fvec& scaled_data(const arma::cx_fvec& y, double& scale, arma::cx_fvec& storage) {
+// The power of two nearest to the RMS of y.
+double data_scale(const arma::cx_fvec& y) {
     double e = 0;
     for (const auto& v : y) e += std::norm(std::complex<double>(v));
-    scale = solver_detail::pow2_near<float>(y.n_elem ? std::sqrt(e / double(y.n_elem)) : 0.0);
-    if (scale == 1) return y;
-    storage = y * float(1 / scale);
-    return storage;
+    return solver_detail::pow2_near<float>(y.n_elem ? std::sqrt(e / double(y.n_elem)) : 0.0);
 }
 
 // The power of two nearest to the largest root-sum-of-squares of the maps (nc maps of n2 pixels, coil-major), and
@@ -198,9 +197,13 @@ arma::cx_fvec recon_frame(const ReconProblem& P, const ReconFrame& fr, std::shar
                           const ReconSettings& S, const std::string& label, FrameSolves& fs, bool normal = false) {
     const std::size_t n1 = fr.kx.n_elem, n2 = P.n2();
     const bool tv = S.penalty != PenaltyKind::Quad;  // TV's delta and lambda need the image scale
-    double ys = 1;
+    const double ys = data_scale(fr.y);
+    // A SENSE solve by PCG on the GPU divides the data on the device (ReconOptions::data_scale); otherwise a copy
+    // is divided here (TV's image scale and the coils' solves read it on the host).
+    const bool scaleOnDevice = S.gpu && !tv && !P.smaps.empty();
     arma::cx_fvec ystore;
-    const arma::cx_fvec& y = scaled_data(fr.y, ys, ystore);
+    if (!scaleOnDevice && ys != 1) ystore = fr.y * float(1 / ys);
+    const arma::cx_fvec& y = ystore.is_empty() ? fr.y : ystore;
     if (!P.smaps.empty()) {
         double ms = 1;
         std::shared_ptr<const SENSE<float, Enc>> E;
@@ -215,7 +218,8 @@ arma::cx_fvec recon_frame(const ReconProblem& P, const ReconFrame& fr, std::shar
         const double scale = tv ? image_scale(*E, y, curvature) : 1.0;
         const Penalty R = make_penalty(P, S, curvature, scale);
         const Units u{ys / ms, ys * ys};
-        return unscaled(solve(E, y, R, S, label, normal, u, fs, -1, fs.start), u.image, label);
+        return unscaled(solve(E, y, R, S, label, normal, u, fs, -1, fs.start, scaleOnDevice ? float(1 / ys) : 1.0f),
+                        u.image, label);
     }
     arma::fvec sos(n2, arma::fill::zeros);
     for (std::size_t c = 0; c < P.nc; ++c) {

@@ -572,3 +572,26 @@ TEST_CASE("recon_solve's normal-equations path: b = G^H W y once, then N per ite
         CHECK_THROWS_AS(recon_solve<double>(p.y, G, N, R, 5, gpu), forge::cuda_error);
     }
 }
+
+TEST_CASE("recon_solve's data_scale solves the data times the factor, on both paths, and refuses 0, NaN and Inf",
+          "[solver][recon_solve][scale]") {
+    FORGE_INFO_SEED();
+    const Problem p = make_problem();
+    DenseOp<double> G{p.A};
+    DenseOp<double> N{arma::cx_mat(p.A.t() * arma::diagmat(arma::conv_to<arma::cx_vec>::from(p.W)) * p.A)};
+    QuadPenalty<double> R(p.Nx, p.Ny, 1, p.beta);
+    ReconOptions<double> plain, scaled;
+    plain.device = scaled.device = ReconDevice::Host;
+    plain.weights = scaled.weights = p.W;
+    scaled.data_scale = 0.125;  // a power of two: the same bits as the caller's scaled copy
+    const arma::cx_vec y8 = p.y * 0.125;
+    CHECK(arma::approx_equal(recon_solve<double>(p.y, G, R, 9, scaled), recon_solve<double>(y8, G, R, 9, plain),
+                             "absdiff", 0.0));
+    CHECK(arma::approx_equal(recon_solve<double>(p.y, G, N, R, 9, scaled), recon_solve<double>(y8, G, N, R, 9, plain),
+                             "absdiff", 0.0));
+    for (const double bad : {0.0, double(NAN), double(INFINITY)}) {
+        scaled.data_scale = bad;
+        CHECK_THROWS_WITH(recon_solve<double>(p.y, G, R, 3, scaled), Catch::Matchers::Contains("data_scale"));
+        CHECK_THROWS_WITH(recon_solve<double>(p.y, G, N, R, 3, scaled), Catch::Matchers::Contains("data_scale"));
+    }
+}

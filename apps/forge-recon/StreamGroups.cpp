@@ -203,8 +203,12 @@ private:
     std::thread thread_;
 };
 
-// A group's work on a solver lane: its solve, on the lane's thread, returning the write of its image.
-using SolveJob = std::function<std::function<void()>(std::size_t lane)>;
+// A group's work on a solver lane, on the lane's thread: its solve, returning the write of its image and what the
+// lane does once the image is written (nothing, or work for a later group; it must not throw).
+struct SolveDone {
+    std::function<void()> write, after;
+};
+using SolveJob = std::function<SolveDone(std::size_t lane)>;
 
 // The groups' solves and image writes, on solver threads (lanes), while the stream's thread reads the next
 // acquisitions and prepares the next groups (their problems, data checks and coil maps): on a GPU the host's share
@@ -212,7 +216,7 @@ using SolveJob = std::function<std::function<void()>(std::size_t lane)>;
 // most one waiting; lanes solve at once, each on its device, and the images are written in the order the groups
 // were pushed. Without lanes each group runs on the caller's thread. A failed group's error is kept, the groups
 // after it write nothing, and the error is thrown by the next push() or drain() ('on_error' is called first, on
-// the lane's thread).
+// the lane's thread). A group's 'after' runs once its image is written, before the lane takes its next group.
 class SolveQueue {
 public:
     struct Lane {
@@ -240,9 +244,15 @@ public:
     SolveQueue& operator=(const SolveQueue&) = delete;
 
     std::size_t lanes() const { return std::max<std::size_t>(1, lanes_.size()); }
+    bool threaded() const { return !lanes_.empty(); }
 
     void push(std::size_t lane, SolveJob job) {
-        if (lanes_.empty()) return job(0)();
+        if (lanes_.empty()) {
+            SolveDone d = job(0);
+            d.write();
+            if (d.after) d.after();
+            return;
+        }
         // the connection keeps the compute turn while the group waits or solves
         auto share = std::make_shared<ComputeShare>(turn_);
         std::unique_lock<std::mutex> l(m_);
@@ -304,10 +314,10 @@ private:
             s.busy = true;
             cv_.notify_all();  // room for the next push
             l.unlock();
-            std::function<void()> write;
+            SolveDone done;
             std::exception_ptr error = failed;
             if (!error) try {
-                    write = q.job(i);
+                    done = q.job(i);
                 } catch (...) {
                     error = std::current_exception();
                 }
@@ -318,11 +328,11 @@ private:
             const bool writing = !error && !error_;
             l.unlock();
             if (writing) try {
-                    write();
+                    done.write();
                 } catch (...) {
                     error = std::current_exception();
                 }
-            write = nullptr;  // the group, freed before its share of the turn
+            done.write = nullptr;  // the group, freed before its share of the turn
             l.lock();
             const bool first = error && !error_;
             if (first) {
@@ -330,6 +340,13 @@ private:
                 for (auto& lane : lanes_) lane->jobs.clear();
             }
             ++written_;
+            if (!error && !error_ && done.after) {  // the next group's write need not wait for it
+                cv_.notify_all();
+                l.unlock();
+                done.after();
+                l.lock();
+            }
+            done.after = nullptr;
             s.busy = false;
             q.share.reset();
             cv_.notify_all();
@@ -630,6 +647,7 @@ private:
         open_.erase(k);
         // a slice's frames on one lane, in order, where each starts from the one before (--warm-start)
         const std::size_t lane = (S_.warmStart ? s : prepared_) % solver_->lanes();
+        g->ahead = operator_ahead(P, s, f, lane);
         ++prepared_;
         solver_->push(lane, [this, g](std::size_t on) { return solve(g, on); });
     }
@@ -642,11 +660,44 @@ private:
         forge::recon::GroupPlace place;
         forge::io::ImageGeometry geometry;
         std::vector<std::pair<std::size_t, MrdAcquisition>> acquisitions;  // (stream index, acquisition)
+        std::shared_ptr<const ReconProblem> ahead;  // operator_ahead(): the lane's next group, guessed (null: none)
     };
 
+    // The operator problem of the group that lane 'lane' is likely to solve after this one (slice s, frame f): the
+    // slice lanes() on, in order, with this group's trajectory and that slice's field map. Where each slice has a
+    // field map of its own (given for the stream), that group's operator (its right-hand side's operator, a
+    // Toeplitz operator's phase maps, the kernels of a new field-map band) is built once this group's image is
+    // written, before its samples arrive; otherwise it is this group's, already cached. A wrong guess is not taken
+    // (the cache compares all an operator depends on). Null where there is nothing to guess.
+    std::shared_ptr<const ReconProblem> operator_ahead(const ReconProblem& P, std::size_t s, std::size_t f,
+                                                       std::size_t lane) const {
+        const std::size_t n = solver_->lanes(), slices = counts_.slice.count;
+        if (!solver_->threaded() || whole_.field_map.empty() || S_.noFieldCorrection || P.frames.size() != 1)
+            return nullptr;
+        const std::size_t next = (s + n) % slices;
+        if ((s + n >= slices && f + (s + n) / slices >= counts_.frames()) || (S_.warmStart && next % n != lane))
+            return nullptr;  // past the stream's last group, or a slice of another lane
+        auto Q = std::make_shared<ReconProblem>(skeleton(P, 1, 1));
+        Q->fft_grid = P.fft_grid;
+        add_frame(*Q, P.frames.front(), 0, 0);
+        Q->field_map = {whole_.field_map.at(next)};
+        return Q;
+    }
+
+    // On lane 'lane', once a group's image is written: the operator of operator_ahead()'s guess, built in the lane's
+    // session. A failure is dropped: that group's own solve meets it again and reports it.
+    void prepare_ahead(const ReconProblem& Q, const Settings& S, std::size_t lane) noexcept {
+        try {
+            forge::recon::ReconSession& r = *session_->solves.at(lane);
+            r.request().field_correction = !S.noFieldCorrection;
+            r.prepare_operators(Q, encoding_operator(S.op));
+        } catch (...) {
+        }
+    }
+
     // On solver lane 'lane': the group's solve (the operator from the lane's session's cache, or built); returns the
-    // write of its image.
-    std::function<void()> solve(const std::shared_ptr<Group>& group, std::size_t lane) {
+    // write of its image, and the build of operator_ahead()'s guess after it.
+    SolveDone solve(const std::shared_ptr<Group>& group, std::size_t lane) {
         Group& g = *group;
         const ReconProblem& P = g.P;
         const Settings& S = g.S;
@@ -663,7 +714,10 @@ private:
             gather_reconstruction(P, mine, R, std::move(costs), tag, correct && S.op != "nufft");
         auto images =
             std::make_shared<const std::vector<forge::io::MrdOutputImage>>(output_images(P, g.geometry, R, rec, S));
-        return [this, group, images] {
+        SolveDone done;
+        if (g.ahead)
+            done.after = [this, ahead = g.ahead, S = g.S, lane] { prepare_ahead(*ahead, S, lane); };
+        done.write = [this, group, images] {
             Group& g = *group;
             forge::io::MrdImageOptions o;
             o.complex = g.S.complexOut;
@@ -677,6 +731,7 @@ private:
             g.acquisitions.clear();
             if (sent_++ == 0) first_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
         };
+        return done;
     }
 
     // The stream's next message; the solver's error where it failed while this waited for the client.
@@ -699,6 +754,7 @@ private:
                              ": groups solve on solver threads only with --overlap on (or auto, with a GPU)");
         const std::size_t lanes = overlap ? std::size_t(std::max(1, S_.solvers)) : 1;
         session_.reset(new Sessions(recon_request(S_), lanes));
+        session_->maps.request().keep_maps = counts_.frames() > 1;  // a slice's later frames take its maps
         // The two threads split the cores between their OpenMP teams (the data checks and coil maps here; the
         // operator's host work, such as the Toeplitz kernels' pair data, there): two teams of every core each spin
         // against each other (on an H200's 16-core host a field-corrected 256x256 kernel build took 0.23 to 0.38 s

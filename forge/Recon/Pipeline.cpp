@@ -194,6 +194,7 @@ MapsReport ReconSession::prepare_maps(ReconProblem& P, const GroupPlace& place, 
                               " calibration sample(s) left out of the coil maps as spikes (coil amplitude over 1000 "
                               "times the 99th percentile)");
         }
+    if (!request_.keep_maps) return r;
     if (maps_.size() < place.first_slice + P.nslices) maps_.resize(place.first_slice + P.nslices);
     for (std::size_t s = 0; s < P.nslices; ++s) maps_[place.first_slice + s] = P.smaps[s];
     return r;
@@ -245,6 +246,16 @@ ReconResult ReconSession::solve(const ReconProblem& P, EncodingOperator op, cons
         }
     }
     return R;
+}
+
+std::size_t ReconSession::prepare_operators(const ReconProblem& P, EncodingOperator op,
+                                            const std::vector<std::size_t>& frames) {
+    ReconSettings S = request_.settings;  // as solve() sets them
+    S.op = op;
+    S.gpu = gpu_;
+    S.frames = frames;
+    const bool correct = !P.field_map.empty() && request_.field_correction && op != EncodingOperator::Nufft;
+    return recon::prepare_operators(P, correct, S, *operators_);
 }
 
 GroupResult ReconSession::reconstruct(ReconProblem& P, const GroupPlace& place, const std::string& tag) {

@@ -57,6 +57,10 @@ struct ReconRequest {
     // Called with each warning (spikes left out, maps that drop part of the object, maps not estimable); none:
     // warnings are dropped.
     std::function<void(const std::string&)> warn;
+    // prepare_maps() keeps each slice's estimated maps for the slice's later groups (kept_maps()); false: a caller
+    // whose slices come in one group each (a stream whose header says so) saves the copy (8 MB a 256x256 x 16-coil
+    // slice).
+    bool keep_maps = true;
 };
 
 // How messages and the session's per-slice state name a group's slices and frames: the group's slice s is the
@@ -129,6 +133,12 @@ public:
     //    starts per slice when asked; refuses (std::runtime_error) an image that is not finite or zero everywhere.
     ReconResult solve(const ReconProblem& P, EncodingOperator op, const GroupPlace& place,
                       const std::vector<std::size_t>& frames = {}, const std::string& tag = "recon");
+
+    //    prepare_operators(): step 4's operators for a group whose samples are yet to come (its trajectory,
+    //    field map and settings known), built into the session's cache so that its solve() finds them; returns how
+    //    many were built. P's data are not read (recon::prepare_operators).
+    std::size_t prepare_operators(const ReconProblem& P, EncodingOperator op,
+                                  const std::vector<std::size_t>& frames = {});
 
     // All four on one group.
     GroupResult reconstruct(ReconProblem& P, const GroupPlace& place, const std::string& tag = "recon");

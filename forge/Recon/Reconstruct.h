@@ -152,6 +152,7 @@ public:
 private:
     std::unique_ptr<Impl> impl_;
     friend ReconResult reconstruct(const ReconProblem&, bool, const ReconSettings&, const std::string&, OperatorCache*);
+    friend std::size_t prepare_operators(const ReconProblem&, bool, const ReconSettings&, OperatorCache&);
 };
 
 // Reconstructs every frame; images ordered x, y, (z,) slice, frame. 'fieldCorrection' false ignores the
@@ -162,6 +163,15 @@ private:
 // a frame P does not have (or one twice).
 ReconResult reconstruct(const ReconProblem& P, bool fieldCorrection, const ReconSettings& S,
                         const std::string& tag = "recon", OperatorCache* operators = nullptr);
+
+// Builds into 'operators' the encoding operators that reconstruct(P, fieldCorrection, S, tag, &operators) takes for
+// S.frames of P (all when empty), without solving; returns how many it built (the others were there). An operator
+// depends on a frame's trajectory, sample times, settings and field map, not on its samples, which are not read:
+// a stream builds the next slice's operator before its samples arrive, from the trajectory before and the next
+// slice's field map. One that turns out not to fit is not taken (the cache compares all it depends on). Throws as
+// reconstruct() does for an operator that cannot be used, and for frames P does not have.
+std::size_t prepare_operators(const ReconProblem& P, bool fieldCorrection, const ReconSettings& S,
+                              OperatorCache& operators);
 
 // PCG solves one reconstruct() runs (frames, or S.frames when given, x (coils without maps)) times iterations
 // each.

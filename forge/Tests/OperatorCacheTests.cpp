@@ -1,6 +1,7 @@
 // forge::recon::OperatorCache: slices reconstructed one call at a time (as a stream sends them) take the encoding
 // operator of an earlier slice with the same trajectory, and the images are bit for bit those of a reconstruction
-// that builds every operator; an operator that holds the field map is reused only where the map is the same.
+// that builds every operator; an operator that holds the field map is reused only where the map is the same;
+// prepare_operators() builds a slice's operator before its samples.
 #include <armadillo>
 #include <catch2/catch.hpp>
 
@@ -147,4 +148,43 @@ TEST_CASE("OperatorCache: a Toeplitz slice of another field map in the band take
         REQUIRE(arma::norm(alone) > 0);
         CHECK(arma::approx_equal(images[s], alone, "absdiff", 0.0f));  // the same bits
     }
+}
+
+TEST_CASE("prepare_operators: the operators built before a slice's samples are those its reconstruction takes",
+          "[recon][cache][prepare]") {
+    FORGE_INFO_SEED();
+    const ReconProblem P = four_slices();
+    for (const EncodingOperator op : {EncodingOperator::Toeplitz, EncodingOperator::Dft, EncodingOperator::TimeSeg}) {
+        INFO("operator " << forge::recon::operator_name(op));
+        ReconSettings S;
+        S.op = op;
+        S.iterations = 3;
+        S.toeplitz_rhs = forge::recon::ToeplitzRhs::Exact;
+        const forge::recon::ReconResult whole = forge::recon::reconstruct(P, true, S);
+        // slice 2 (a field map of its own) prepared from a problem without samples: slice 1's trajectory, slice 2's
+        // map, as a stream knows them before slice 2's samples arrive
+        ReconProblem next = P;
+        for (auto& fr : next.frames) fr.y.reset();
+        next.frames[2].kx = P.frames[1].kx;
+        OperatorCache cache;
+        S.frames = {2};
+        CHECK(forge::recon::prepare_operators(next, true, S, cache) == 1);
+        CHECK(forge::recon::prepare_operators(next, true, S, cache) == 0);  // there already
+        const forge::recon::ReconResult r = forge::recon::reconstruct(P, true, S, "recon", &cache);
+        CHECK(r.operators_built == 0);
+        CHECK(r.operators_reused == 1);
+        CHECK(arma::approx_equal(r.complex_image[2], whole.complex_image[2], "absdiff", 0.0f));  // the same bits
+        // a guess that does not fit (another trajectory) is not taken: the slice builds its own
+        next.frames[3].kx = forge_test::uniform<float>(P.frames[3].kx.n_elem, -6, 6);
+        S.frames = {3};
+        CHECK(forge::recon::prepare_operators(next, true, S, cache) == 1);
+        const forge::recon::ReconResult r3 = forge::recon::reconstruct(P, true, S, "recon", &cache);
+        CHECK(r3.operators_built == 1);
+        CHECK(arma::approx_equal(r3.complex_image[3], whole.complex_image[3], "absdiff", 0.0f));
+    }
+    ReconSettings S;
+    S.frames = {4};
+    OperatorCache cache;
+    CHECK_THROWS_WITH(forge::recon::prepare_operators(P, true, S, cache),
+                      Catch::Matchers::Contains("prepare_operators: settings.frames names frame 4"));
 }

@@ -134,6 +134,26 @@ TEST_CASE("ReconSession: a slice's kept maps stay in place, unchanged, as later 
     CHECK(session.kept_maps(40).is_empty());
 }
 
+TEST_CASE("ReconSession: keep_maps false estimates each group's maps and keeps none", "[recon][pipeline]") {
+    FORGE_INFO_SEED();
+    const ReconProblem P = series(1, 2);
+    ReconRequest r = quick_request();
+    r.maps = MapsPolicy::Auto;
+    ReconSession kept(r);
+    r.keep_maps = false;
+    ReconSession unkept(r);
+    for (std::size_t f = 0; f < 2; ++f) {
+        GroupPlace place;
+        place.first_frame = f;
+        ReconProblem a = P, b = P;
+        const MapsReport ra = kept.prepare_maps(a, place), rb = unkept.prepare_maps(b, place);
+        CHECK(ra.source == (f == 0 ? MapsReport::Source::Estimated : MapsReport::Source::Kept));
+        CHECK(rb.source == MapsReport::Source::Estimated);
+        CHECK(arma::approx_equal(a.smaps[0], b.smaps[0], "absdiff", 0.0f));  // the same maps, estimated again
+        CHECK(unkept.kept_maps(0).is_empty());
+    }
+}
+
 TEST_CASE("ReconSession: maps policies", "[recon][pipeline]") {
     FORGE_INFO_SEED();
     ReconProblem P = series(2, 1);

@@ -9,7 +9,8 @@
 //   G     the encoding operator, any LinearOperator<T1> (its codomain = samples per coil n1, domain = pixels
 //         n2); SENSE keeps a copy (copies of Gdft/GdftR2 share their GPU plan, so this is cheap), or shares
 //         the operator given as an OperatorPtr<T1> (Tobj = LinearOperator<T1>)
-//   maps  nc sensitivity maps of n2 pixels back to back: coil c at [c*n2, (c+1)*n2)
+//   maps  nc sensitivity maps of n2 pixels back to back: coil c at [c*n2, (c+1)*n2); an Armadillo vector (copied)
+//         or a forgeCol (taken, on the host or the GPU)
 //   nc    number of coils
 //
 // Built from parts (Composition.h): Chain(StackedDiagonal(maps, nc), Batched(G, nc)), so all coil images
@@ -39,24 +40,15 @@ public:
     SENSE(const Tobj& G, const ArmaVec& maps, uword nc) : SENSE(std::make_shared<Tobj>(G), maps, nc) {}
     SENSE(std::shared_ptr<const Tobj> G, const ArmaVec& maps, uword nc)
         : ComposedOperator<T1>("SENSE", 0, 0), G_(std::move(G)) {
-        if (!G_) throw invalid_argument("SENSE: G is a null operator");
-        if (nc == 0) throw invalid_argument("SENSE: nc (number of coils) must be at least 1, got 0");
-        n1_ = G_->codomain_size();
-        const uword n2 = G_->domain_size();
-        const uword nmaps = checked_product("SENSE", {{"G.n2()", n2}, {"nc", nc}});
-        const uword nData = checked_product("SENSE", {{"G.n1()", n1_}, {"nc", nc}});
-        if (maps.n_elem != nmaps) {
-            std::ostringstream m;
-            m << "SENSE: maps has " << maps.n_elem << " entries, expected G.n2() * nc = " << n2 << " * " << nc << " = "
-              << nmaps << " (coil c's map at [c*n2, (c+1)*n2))";
-            throw invalid_argument(m.str());
-        }
-        this->set_sizes(nData, n2);
-        this->set_domain_shape(G_->domain_shape());  // the image is G's
-        this->name_sizes("n2", "n1 * nc");
-        coils_ = std::make_shared<StackedDiagonal<T1>>(maps, nc, "SENSE coil maps");
-        batched_ = std::make_shared<Chain<T1>>(coils_, std::make_shared<Batched<T1>>(G_, nc));
-        coilByCoil_ = std::make_shared<Chain<T1>>(coils_, std::make_shared<Batched<T1>>(G_, nc, true));
+        check_sizes(maps.n_elem, nc);
+        set_maps(std::make_shared<StackedDiagonal<T1>>(maps, nc, "SENSE coil maps"), nc);
+    }
+    // The maps as a forgeCol, taken without a copy: on the GPU too (maps uploaded or made there, never copied to
+    // the host unless maps() is read).
+    SENSE(std::shared_ptr<const Tobj> G, ForgeVec&& maps, uword nc)
+        : ComposedOperator<T1>("SENSE", 0, 0), G_(std::move(G)) {
+        check_sizes(maps.n_elem, nc);
+        set_maps(std::make_shared<StackedDiagonal<T1>>(std::move(maps), nc, "SENSE coil maps"), nc);
     }
 
     // One batch of all coils through G (the default), or one coil per call of G.
@@ -77,6 +69,29 @@ protected:
     const LinearOperator<T1>& parts() const override { return batching_ ? *batched_ : *coilByCoil_; }
 
 private:
+    void check_sizes(uword nmapsGiven, uword nc) {
+        if (!G_) throw invalid_argument("SENSE: G is a null operator");
+        if (nc == 0) throw invalid_argument("SENSE: nc (number of coils) must be at least 1, got 0");
+        n1_ = G_->codomain_size();
+        const uword n2 = G_->domain_size();
+        const uword nmaps = checked_product("SENSE", {{"G.n2()", n2}, {"nc", nc}});
+        const uword nData = checked_product("SENSE", {{"G.n1()", n1_}, {"nc", nc}});
+        if (nmapsGiven != nmaps) {
+            std::ostringstream m;
+            m << "SENSE: maps has " << nmapsGiven << " entries, expected G.n2() * nc = " << n2 << " * " << nc
+              << " = " << nmaps << " (coil c's map at [c*n2, (c+1)*n2))";
+            throw invalid_argument(m.str());
+        }
+        this->set_sizes(nData, n2);
+        this->set_domain_shape(G_->domain_shape());  // the image is G's
+        this->name_sizes("n2", "n1 * nc");
+    }
+    void set_maps(std::shared_ptr<StackedDiagonal<T1>> coils, uword nc) {
+        coils_ = std::move(coils);
+        batched_ = std::make_shared<Chain<T1>>(coils_, std::make_shared<Batched<T1>>(G_, nc));
+        coilByCoil_ = std::make_shared<Chain<T1>>(coils_, std::make_shared<Batched<T1>>(G_, nc, true));
+    }
+
     std::shared_ptr<const Tobj> G_;
     uword n1_ = 0;
     std::shared_ptr<StackedDiagonal<T1>> coils_;

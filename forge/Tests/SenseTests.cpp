@@ -148,6 +148,29 @@ TEST_CASE("SENSE wraps an operator written outside the library", "[sense][generi
     }
 }
 
+TEST_CASE("SENSE takes its maps from a forgeCol without a copy, as from Armadillo", "[sense][maps]") {
+    FORGE_INFO_SEED();
+    const Geometry g = make_geometry(50);
+    const arma::uword nc = 3;
+    const arma::cx_vec maps = complex_normal<double>(g.n2 * nc);
+    const auto G = std::make_shared<const Gdft<double>>(make_gdft<double>(g));
+    forgeCol<forgeComplex<double>> m(maps);
+    const forgeComplex<double>* storage = m.memptr();
+    SENSE<double, Gdft<double>> A(G, maps, nc), B(G, std::move(m), nc);
+    CHECK(B.maps().memptr() == storage);  // taken, not copied
+    const arma::cx_mat ref = sense_matrix(encoding_matrix(g.kx, g.ky, g.kz, g.t, g), maps, nc);
+    const arma::cx_vec x = complex_normal<double>(g.n2), y = complex_normal<double>(g.n1 * nc);
+    CHECK(rel_error(arma::cx_vec(B * x), arma::cx_vec(ref * x)) < 1e-12);
+    CHECK(arma::approx_equal(arma::cx_vec(B * x), arma::cx_vec(A * x), "absdiff", 0.0));
+    CHECK(arma::approx_equal(arma::cx_vec(B / y), arma::cx_vec(A / y), "absdiff", 0.0));
+    forgeCol<forgeComplex<double>> bad(arma::cx_vec(g.n2 * nc + 1, arma::fill::ones));
+    CHECK_THROWS_WITH((SENSE<double, Gdft<double>>(G, std::move(bad), nc)), Catch::Contains("maps has"));
+    arma::cx_vec nan = maps;
+    nan[4] = NAN;
+    CHECK_THROWS_AS((SENSE<double, Gdft<double>>(G, forgeCol<forgeComplex<double>>(nan), nc)),
+                    forge::invalid_argument);
+}
+
 TEST_CASE("SENSE rejects bad sizes", "[sense][errors]") {
     const Geometry g = make_geometry(16);
     const arma::cx_fvec maps(g.n2 * 2 + 1, arma::fill::ones);

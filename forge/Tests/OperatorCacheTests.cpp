@@ -5,6 +5,7 @@
 #include <armadillo>
 #include <catch2/catch.hpp>
 
+#include "ReconTestProblems.h"
 #include "TestHelpers.h"
 #include "forge/Recon/Reconstruct.h"
 
@@ -14,34 +15,9 @@ using forge::recon::ReconProblem;
 using forge::recon::ReconSettings;
 
 namespace {
-// Four slices of a 12x10 grid, 2 coils, one trajectory (random samples within the grid's k-space); slices 0, 1 and 3
-// share a field map, slice 2 has its own; random maps and data per slice.
+// Four slices of a 12x10 grid, 2 coils, one trajectory; slices 0, 1 and 3 share a field map, slice 2 has its own.
 ReconProblem four_slices() {
-    ReconProblem P;
-    P.Nx = 12;
-    P.Ny = 10;
-    P.nslices = 4;
-    P.nc = 2;
-    forge::recon::set_pixel_grid(P);
-    const std::size_t n1 = 150;
-    const arma::fvec kx = forge_test::uniform<float>(n1, -6, 6), ky = forge_test::uniform<float>(n1, -5, 5);
-    const arma::fvec t = forge_test::uniform<float>(n1, 0, 0.005);
-    const arma::fvec shared = forge_test::uniform<float>(P.n2(), -100, 100);
-    for (std::size_t s = 0; s < P.nslices; ++s) {
-        forge::recon::ReconFrame fr;
-        fr.slice = s;
-        fr.kx = kx;
-        fr.ky = ky;
-        fr.kz = arma::fvec(n1, arma::fill::zeros);
-        fr.t = t;
-        fr.y = forge_test::complex_normal<float>(n1 * P.nc);
-        P.frames.push_back(fr);
-        P.smaps.push_back(forge_test::complex_normal<float>(P.n2() * P.nc));
-        P.field_map.push_back(s == 2 ? arma::fvec(forge_test::uniform<float>(P.n2(), -100, 100)) : shared);
-    }
-    P.n1total = n1 * P.nslices;
-    P.n1max = n1;
-    return P;
+    return forge_test::random_slices(12, 10, 4, 2, 150, 100, [](std::size_t s) { return s == 2; });
 }
 }  // namespace
 

@@ -1,6 +1,7 @@
 #pragma once
-// SENSE reconstruction problems for the tests of forge::recon (ReconTests, ReconProxTests): a smooth Shepp-Logan
-// seen by ring coils, data by the exact Gdft plus complex noise.
+// Reconstruction problems for the tests of forge::recon: a smooth Shepp-Logan seen by ring coils, data by the exact
+// Gdft plus complex noise (ReconTests, ReconProxTests); random slices sharing a trajectory (OperatorCacheTests,
+// ReconGpuTests).
 #include <cmath>
 #include <complex>
 
@@ -46,6 +47,39 @@ inline forge::recon::ReconProblem sense_problem(std::size_t N, std::size_t nc, c
 // conditioned and PCG needs many iterations.
 inline forge::recon::ReconProblem radial_problem(std::size_t N, std::size_t nc, std::size_t spokes, double noise) {
     return sense_problem(N, nc, forge::sim::radial_spokes(spokes, 2 * N, double(N)), noise);
+}
+
+// 'slices' slices of an Nx x Ny grid, nc coils, one trajectory of n1 random samples within the grid's k-space and
+// random readout times (5 ms), random maps and data per slice; field maps uniform in +-'field' rad/s, one shared by
+// the slices for which own(s) is false, the others each their own.
+template <typename Own>
+forge::recon::ReconProblem random_slices(std::size_t Nx, std::size_t Ny, std::size_t slices, std::size_t nc,
+                                         std::size_t n1, double field, Own own) {
+    forge::recon::ReconProblem P;
+    P.Nx = Nx;
+    P.Ny = Ny;
+    P.nslices = slices;
+    P.nc = nc;
+    forge::recon::set_pixel_grid(P);
+    const arma::fvec kx = uniform<float>(n1, -double(Nx) / 2, double(Nx) / 2);
+    const arma::fvec ky = uniform<float>(n1, -double(Ny) / 2, double(Ny) / 2);
+    const arma::fvec t = uniform<float>(n1, 0, 0.005);
+    const arma::fvec shared = uniform<float>(P.n2(), -field, field);
+    for (std::size_t s = 0; s < slices; ++s) {
+        forge::recon::ReconFrame fr;
+        fr.slice = s;
+        fr.kx = kx;
+        fr.ky = ky;
+        fr.kz = arma::fvec(n1, arma::fill::zeros);
+        fr.t = t;
+        fr.y = complex_normal<float>(n1 * nc);
+        P.frames.push_back(fr);
+        P.smaps.push_back(complex_normal<float>(P.n2() * nc));
+        P.field_map.push_back(own(s) ? arma::fvec(uniform<float>(P.n2(), -field, field)) : shared);
+    }
+    P.n1total = n1 * slices;
+    P.n1max = n1;
+    return P;
 }
 
 }  // namespace forge_test

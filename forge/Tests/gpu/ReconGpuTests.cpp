@@ -4,6 +4,7 @@
 #include <armadillo>
 #include <catch2/catch.hpp>
 
+#include "ReconTestProblems.h"
 #include "TestHelpers.h"
 #include "forge/Recon/Reconstruct.h"
 
@@ -11,40 +12,11 @@ using forge::recon::EncodingOperator;
 using forge::recon::ReconProblem;
 using forge::recon::ReconSettings;
 
-namespace {
-// Two slices of a 16x14 grid, 3 coils, one random trajectory within the grid's k-space, a field map per slice.
-ReconProblem two_slices() {
-    ReconProblem P;
-    P.Nx = 16;
-    P.Ny = 14;
-    P.nslices = 2;
-    P.nc = 3;
-    forge::recon::set_pixel_grid(P);
-    const std::size_t n1 = 400;
-    const arma::fvec kx = forge_test::uniform<float>(n1, -8, 8), ky = forge_test::uniform<float>(n1, -7, 7);
-    const arma::fvec t = forge_test::uniform<float>(n1, 0, 0.005);
-    for (std::size_t s = 0; s < P.nslices; ++s) {
-        forge::recon::ReconFrame fr;
-        fr.slice = s;
-        fr.kx = kx;
-        fr.ky = ky;
-        fr.kz = arma::fvec(n1, arma::fill::zeros);
-        fr.t = t;
-        fr.y = forge_test::complex_normal<float>(n1 * P.nc);
-        P.frames.push_back(fr);
-        P.smaps.push_back(forge_test::complex_normal<float>(P.n2() * P.nc));
-        P.field_map.push_back(forge_test::uniform<float>(P.n2(), -200, 200));
-    }
-    P.n1total = n1 * P.nslices;
-    P.n1max = n1;
-    return P;
-}
-}  // namespace
-
 TEST_CASE("reconstruct on the GPU gives the host's SENSE images, the data and maps scaled on the device",
           "[gpu][recon][scale]") {
     FORGE_INFO_SEED();
-    const ReconProblem P = two_slices();
+    // two slices of a 16x14 grid, 3 coils, one trajectory, a field map each
+    const ReconProblem P = forge_test::random_slices(16, 14, 2, 3, 400, 200, [](std::size_t) { return true; });
     // data near 1e-6 and maps near 6e4: both divided by powers of two far from 1 (the image by 2^-36)
     ReconProblem Q = P;
     for (auto& fr : Q.frames) fr.y *= std::ldexp(1.0f, -20);

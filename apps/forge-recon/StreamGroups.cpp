@@ -686,13 +686,12 @@ private:
 
     // On lane 'lane', once a group's image is written: the operator of operator_ahead()'s guess, built in the lane's
     // session. A failure is dropped: that group's own solve meets it again and reports it.
-    void prepare_ahead(const ReconProblem& Q, const Settings& S, std::size_t lane) noexcept {
+    void prepare_ahead(const ReconProblem& Q, forge::recon::EncodingOperator op, std::size_t lane) noexcept {
         try {
             forge::recon::ReconSession& r = *session_->solves.at(lane);
-            r.request().field_correction = !S.noFieldCorrection;
-            r.prepare_operators(Q, encoding_operator(S.op));
-        } catch (...) {
-        }
+            r.request().field_correction = true;  // operator_ahead() guesses only where the stream corrects
+            r.prepare_operators(Q, op);
+        } catch (...) {}
     }
 
     // On solver lane 'lane': the group's solve (the operator from the lane's session's cache, or built); returns the
@@ -716,7 +715,9 @@ private:
             std::make_shared<const std::vector<forge::io::MrdOutputImage>>(output_images(P, g.geometry, R, rec, S));
         SolveDone done;
         if (g.ahead)
-            done.after = [this, ahead = g.ahead, S = g.S, lane] { prepare_ahead(*ahead, S, lane); };
+            done.after = [this, ahead = g.ahead, op = encoding_operator(S.op), lane] {
+                prepare_ahead(*ahead, op, lane);
+            };
         done.write = [this, group, images] {
             Group& g = *group;
             forge::io::MrdImageOptions o;

@@ -65,6 +65,18 @@ T1 checked_data_scale(T1 s, const char* name) {
     return s;
 }
 
+// The data times 'scale', placed where the solve runs. On the GPU they go straight from the caller's vector to the
+// device and are scaled there: a host copy first (a 256x256 x 16-coil slice's 12 MB) took longer than the upload.
+template <typename T1>
+forgeCol<forgeComplex<T1>> placed_data(const arma::Col<std::complex<T1>>& data, T1 scale, bool gpu) {
+    using V = forgeCol<forgeComplex<T1>>;
+    V fy = gpu ? V::device_uninitialized(data.n_elem) : V(data);
+    if (gpu && data.n_elem)
+        device::copy_to_device(fy.device_memptr(), data.memptr(), data.n_elem * sizeof(std::complex<T1>));
+    if (scale != T1(1)) fy *= forgeComplex<T1>(scale, T1(0));
+    return fy;
+}
+
 // Whether recon_solve runs on the GPU for 'device'. Throws cuda_error naming 'name' when the GPU is asked for and
 // none is usable.
 template <typename T1>
@@ -111,12 +123,7 @@ NormalInputs<T1> normal_inputs(const char* name, const arma::Col<std::complex<T1
     }
     const bool gpu = recon_on_gpu<T1>(device, name);
     NormalInputs<T1> in;
-    // On the GPU the data go straight from the caller's vector to the device: a host copy first (a 256x256 x
-    // 16-coil slice's 12 MB) took longer than the upload itself.
-    V fy = gpu ? V::device_uninitialized(data.n_elem) : V(data);
-    if (gpu && data.n_elem)
-        device::copy_to_device(fy.device_memptr(), data.memptr(), data.n_elem * sizeof(std::complex<T1>));
-    if (scale != T1(1)) fy *= forgeComplex<T1>(scale, T1(0));
+    V fy = placed_data(data, scale, gpu);
     in.x0 = x0.is_empty() ? V(arma::Col<std::complex<T1>>(n2, arma::fill::zeros)) : V(x0);
     forgeCol<T1> fW;
     if (weighted) fW = forgeCol<T1>(weights);
@@ -152,9 +159,7 @@ arma::Col<std::complex<T1>> recon_solve(const arma::Col<std::complex<T1>>& data,
                               : solve_pwls_pcg<T1>(x0, G, W, arma::Col<std::complex<T1>>(data * scale), R, niter,
                                                    opts.pcg, opts.report);
 
-    forgeCol<forgeComplex<T1>> fx0(x0), fy = forgeCol<forgeComplex<T1>>::device_uninitialized(data.n_elem);
-    if (data.n_elem) device::copy_to_device(fy.device_memptr(), data.memptr(), data.n_elem * sizeof(std::complex<T1>));
-    if (scale != T1(1)) fy *= forgeComplex<T1>(scale, T1(0));
+    forgeCol<forgeComplex<T1>> fx0(x0), fy = solver_detail::placed_data(data, scale, true);
     forgeCol<T1> fW(W);
     fx0.put_on_gpu();
     fW.put_on_gpu();

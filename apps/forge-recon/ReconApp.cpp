@@ -288,11 +288,12 @@ forge::recon::ReconResult reconstruct_share(forge::recon::ReconSession& session,
     };
     const double tol = S.tolerance;
     const bool quiet = S.quiet;
+    R.iteration_cost = !quiet;  // quiet: the report's final cost comes from the solver's report
     R.on_solve_end = [&prog, last, lastCost, tol, quiet,
                       finalCosts](const std::string& label, const forge::SolverReport& rep, std::size_t niter) {
         prog.finish_solve(*last, niter);
         *last = 0;
-        if (finalCosts) finalCosts->push_back(*lastCost);
+        if (finalCosts) finalCosts->push_back(std::isnan(rep.final_cost) ? *lastCost : rep.final_cost);
         *lastCost = NAN;
         if (!quiet) std::fprintf(stderr, "%s\n", stop_message(label, rep, tol).c_str());
     };
@@ -393,6 +394,7 @@ forge::recon::ReconRequest recon_request(const Settings& S) {
     R.delta = S.delta;
     R.iterations = S.iterations;
     R.tolerance = S.tolerance;
+    R.preconditioner = S.preconditioner == "circulant";
     r.device = S.gpu ? forge::Device::GPU : forge::Device::Host;
     using forge::recon::MapsPolicy;
     r.maps = S.smaps == "none" ? MapsPolicy::None : S.smaps == "estimate" ? MapsPolicy::Estimate : MapsPolicy::Auto;

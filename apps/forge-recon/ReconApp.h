@@ -76,6 +76,7 @@ struct Settings {
     int iterations = forge::recon::kDefaultIterations;   // PCG: at most this many iterations per solve
     double tolerance = forge::recon::kDefaultTolerance;  // PCG: stop at ||gradient|| <= tolerance * initial (0 = off)
     bool warmStart = false;  // each frame of a slice starts from its previous frame's image (ReconSettings::warm_start)
+    std::string preconditioner = "none";  // --preconditioner: none or circulant (ReconSettings::preconditioner)
     std::string device = "auto";
     std::string field_map, smaps, reference;  // SPEC, "none", or (smaps, field_map) "estimate"
     std::string fieldmapScan;                 // multi-echo field-map scan (ISMRMRD file)

@@ -22,6 +22,7 @@
 #include "forge/Penalties/TVPenalty.h"
 #include "forge/Penalties/WaveletL1Penalty.h"
 #include "forge/Recon/cuda/MapKernels.h"
+#include "forge/Solvers/CirculantPreconditioner.h"
 #include "forge/Solvers/recon_solve.h"
 #include "forge/Solvers/recon_solve_prox.h"
 
@@ -67,10 +68,58 @@ struct Penalty {
 // A proximal penalty runs recon_solve_prox (POGM) on the same two paths.
 // The callback and the report see the caller's units; the solve is recorded in 'fs' (coil -1: SENSE).
 // dataScale: y is solved times this (ReconOptions::data_scale: on the GPU after the upload).
+//
+// Preconditioner (S.preconditioner, PCG with a quadratic penalty): the circulant of A^H A + R''/2 from its response to
+// an impulse at the support pixel nearest the grid's centre, its data part scaled from that pixel's coil energy to the
+// support's mean (SENSE on maps of varying energy). 'energy': sum_c |s_c|^2 per pixel, the support where it is not 0
+// (null: every pixel, energy 1).
+template <typename Op>
+PcgOptions<float>::Preconditioner circulant_preconditioner(const Op& A, const Robject<float>& R, bool normal, bool gpu,
+                                                           const std::vector<double>* energy) {
+    const ImageGrid grid = A.domain_shape();
+    const std::size_t n = grid.n_pixels();
+    arma::uvec support;
+    double mean = 1, nearest = -1;
+    std::size_t p = 0;
+    if (energy) {
+        support.set_size(n);
+        double total = 0;
+        std::size_t count = 0;
+        for (std::size_t k = 0; k < n; ++k) {
+            support[k] = (*energy)[k] > 0;
+            total += (*energy)[k];
+            count += support[k];
+        }
+        if (!count) return nullptr;  // no data term anywhere: nothing to precondition
+        mean = total / double(count);
+    }
+    for (std::size_t k = 0; k < n; ++k) {
+        if (energy && !support[k]) continue;
+        const double dx = double(k % grid.nx) - double(grid.nx / 2),
+                     dy = double((k / grid.nx) % grid.ny) - double(grid.ny / 2),
+                     dz = double(k / (grid.nx * grid.ny)) - double(grid.nz / 2), d = dx * dx + dy * dy + dz * dz;
+        if (nearest < 0 || d < nearest) {
+            nearest = d;
+            p = k;
+        }
+    }
+    arma::cx_fvec impulse(n, arma::fill::zeros);
+    impulse[p] = 1;
+    forgeCol<forgeComplex<float>> e(impulse);
+    if (gpu) e.put_on_gpu();
+    forgeCol<forgeComplex<float>> h = normal ? A.normal(e) : forgeCol<forgeComplex<float>>(A / (A * e));
+    if (energy) h *= forgeComplex<float>(float(mean / (*energy)[p]));
+    forgeCol<forgeComplex<float>> hR = R.gradient(e);
+    axpy(forgeComplex<float>(0.5f), hR, h);
+    if (h.on_gpu()) h.get_from_gpu();
+    return CirculantPreconditioner<float>(grid, h.to_arma(), p, kCirculantFloor, support);
+}
+
 template <typename Op>
 arma::cx_fvec solve(const std::shared_ptr<const Op>& A, const arma::cx_fvec& y, const Penalty& R,
                     const ReconSettings& S, const std::string& label, bool normal, const Units& u, FrameSolves& fs,
-                    long coil = -1, const arma::cx_fvec* start = nullptr, float dataScale = 1) {
+                    long coil = -1, const arma::cx_fvec* start = nullptr, float dataScale = 1,
+                    const std::vector<double>* energy = nullptr) {
     const auto t0 = std::chrono::steady_clock::now();
     ProxReport rep;
     const std::size_t niter = static_cast<std::size_t>(S.iterations);
@@ -84,6 +133,9 @@ arma::cx_fvec solve(const std::shared_ptr<const Op>& A, const arma::cx_fvec& y, 
         opts.x0 = *start * float(1 / u.image);
         opts.pcg.tolerance_from_zero = true;
     }
+    opts.pcg.callback_cost = S.iteration_cost;
+    if (S.preconditioner && !R.prox && S.penalty == PenaltyKind::Quad)
+        opts.pcg.preconditioner = circulant_preconditioner(*A, *R.smooth, normal, S.gpu, energy);
     if (S.on_iteration)
         opts.pcg.callback = [&](const PcgIterationInfo& i) {
             PcgIterationInfo c = i;
@@ -107,6 +159,7 @@ arma::cx_fvec solve(const std::shared_ptr<const Op>& A, const arma::cx_fvec& y, 
     }
     rep.initial_gradient_norm *= gradientUnit;
     rep.final_gradient_norm *= gradientUnit;
+    rep.final_cost *= u.cost;
     SolveRecord rec;
     rec.label = label;
     rec.frame_index = fs.index;
@@ -155,11 +208,11 @@ const arma::cx_fvec& scaled_maps(const arma::cx_fvec& maps, std::size_t nc, doub
 // scaled_maps() on the GPU: the maps uploaded once and divided there, as SENSE takes them (no host copy of 8 MB a
 // 256x256 x 16-coil slice, twice); 'energy' is sum |maps / scale|^2, from the pixels' coil sums (cuda::coil_energy).
 forgeCol<forgeComplex<float>> device_scaled_maps(const arma::cx_fvec& maps, std::size_t nc, double& scale,
-                                                 double& energy) {
+                                                 double& energy, std::vector<double>& pixel) {
     const std::size_t n2 = nc ? maps.n_elem / nc : 0;
     forgeCol<forgeComplex<float>> d = forgeCol<forgeComplex<float>>::device_uninitialized(maps.n_elem);
     if (maps.n_elem) device::copy_to_device(d.device_memptr(), maps.memptr(), maps.n_elem * sizeof(maps[0]));
-    std::vector<double> pixel(n2, 0.0);
+    pixel.assign(n2, 0.0);
     if (n2) {
         DeviceBuffer e(n2 * sizeof(double));
         cuda::coil_energy(d.device_memptr(), e.as<double>(), cuda::MapGrid{n2, 1, 1}, nc);
@@ -172,6 +225,7 @@ forgeCol<forgeComplex<float>> device_scaled_maps(const arma::cx_fvec& maps, std:
     }
     scale = solver_detail::pow2_near<float>(std::sqrt(peak));
     energy = total / (scale * scale);  // exact: a power of two
+    for (double& p : pixel) p /= scale * scale;
     if (scale != 1) d *= forgeComplex<float>(float(1 / scale), 0.0f);
     return d;
 }
@@ -242,20 +296,23 @@ arma::cx_fvec recon_frame(const ReconProblem& P, const ReconFrame& fr, std::shar
         double ms = 1;
         std::shared_ptr<const SENSE<float, Enc>> E;
         double energy = 0;
+        std::vector<double> pixel(n2, 0.0);  // sum_c |s_c|^2 per pixel
         if (scaleOnDevice) {
             E = std::make_shared<const SENSE<float, Enc>>(
-                G, device_scaled_maps(P.smaps[fr.slice], P.nc, ms, energy), P.nc);
+                G, device_scaled_maps(P.smaps[fr.slice], P.nc, ms, energy, pixel), P.nc);
         } else {
             arma::cx_fvec mstore;  // freed once SENSE holds its copy
             const arma::cx_fvec& maps = scaled_maps(P.smaps[fr.slice], P.nc, ms, mstore);
             E = std::make_shared<const SENSE<float, Enc>>(G, maps, P.nc);
-            for (std::size_t i = 0; i < maps.n_elem; ++i) energy += std::norm(std::complex<double>(maps[i]));
+            for (std::size_t i = 0; i < maps.n_elem; ++i) pixel[i % n2] += std::norm(std::complex<double>(maps[i]));
+            for (const double p : pixel) energy += p;
         }
         const double curvature = double(n1) * energy / double(n2);
         const double scale = tv ? image_scale(*E, y, curvature) : 1.0;
         const Penalty R = make_penalty(P, S, curvature, scale);
         const Units u{ys / ms, ys * ys};
-        return unscaled(solve(E, y, R, S, label, normal, u, fs, -1, fs.start, scaleOnDevice ? float(1 / ys) : 1.0f),
+        return unscaled(solve(E, y, R, S, label, normal, u, fs, -1, fs.start, scaleOnDevice ? float(1 / ys) : 1.0f,
+                              &pixel),
                         u.image, label);
     }
     arma::fvec sos(n2, arma::fill::zeros);

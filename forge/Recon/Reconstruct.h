@@ -60,6 +60,10 @@ struct ReconSettingsFields {
     int iterations = kDefaultIterations;   // PCG: at most this many iterations per solve
     double tolerance = kDefaultTolerance;  // PCG: stop at ||gradient|| <= tolerance * initial (0 = off)
     bool gpu = false;                      // solve on the GPU (forgeCol device residency)
+    // PCG with the quadratic penalty: preconditioned by the circulant approximation of the cost's Hessian
+    // (CirculantPreconditioner.h, on the coil maps' support): the same minimiser, reached to the tolerance in fewer
+    // iterations where the sampling density dominates the spectrum (docs/reconstruction.md has the measurements).
+    bool preconditioner = false;
     // Per slice (indexed by slice), the image a frame's SENSE solve starts from, in the images' units (an earlier
     // frame's image of that slice: a warm start); an empty entry, or none: zeros. The stopping rule stays relative to
     // the gradient at zero (PcgOptions::tolerance_from_zero), so a warm start stops at the image a cold start
@@ -74,6 +78,9 @@ struct ReconSettingsFields {
     std::vector<std::size_t> frames;
     // Called after every PCG iteration of the solve named 'label' (of 'niter' iterations).
     std::function<void(const std::string& label, const PcgIterationInfo& info, std::size_t niter)> on_iteration;
+    // false: on_iteration's info.cost is NaN in PCG solves, which then skip the cost's evaluation each iteration (on
+    // the GPU three waits for the device an iteration); their reports (on_solve_end) carry the final cost either way.
+    bool iteration_cost = true;
     // Toeplitz: called as the kernels of the solve named 'label' are built: step 'done' of 'total' (0 first, total
     // last), seconds since the build began (ToeplitzBuildProgress).
     std::function<void(const std::string& label, std::size_t done, std::size_t total, double seconds)> on_build;

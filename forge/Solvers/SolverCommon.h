@@ -47,6 +47,16 @@ struct PcgOptions {
     // Phi(x) = y^H W y + x^H N x - 2 Re(x^H b) + R(x), the cost solve_pwls_pcg reports; otherwise (< 0, the
     // default) the normal form knows no y and reports Phi(x) - y^H W y.
     double data_norm2 = -1;
+    // The callback's info.cost: computed every iteration (true), or NaN (false), which saves the cost's
+    // reductions each iteration (on the GPU three waits for the device); SolverReport::final_cost has it at the end.
+    bool callback_cost = true;
+    // M, an approximation of the inverse Hessian (Hermitian positive definite, any scale): the search directions
+    // follow M g instead of the gradient g (preconditioned conjugate gradients), which reaches the same minimiser in
+    // fewer iterations where M matches the Hessian's spectrum (CirculantPreconditioner.h). Empty: none (M = I).
+    // Called once an iteration with a vector where the solve runs (host or GPU), it returns one of the same length
+    // and place. The tolerance stays on ||g||.
+    using Preconditioner = std::function<forgeCol<forgeComplex<T1>>(const forgeCol<forgeComplex<T1>>&)>;
+    Preconditioner preconditioner;
 };
 
 // Why a solver stopped.
@@ -88,6 +98,9 @@ struct SolverReport {
     double final_gradient_norm = 0;    // at the start of the last iteration (or where it stopped)
     double initial_gradient_norm = 0;  // at x0
     double elapsed_s = 0;
+    // PCG solvers: the cost at the returned x, as their callback reports it (PcgIterationInfo::cost; the normal form
+    // without PcgOptions::data_norm2 leaves y^H W y out), evaluated once at the end. NaN where not computed.
+    double final_cost = std::numeric_limits<double>::quiet_NaN();
 };
 
 namespace solver_detail {

@@ -31,6 +31,8 @@
 // directions, steps and stopping rule are solve_pwls_pcg's, so with N = G^H W G exactly both produce the same
 // iterates up to rounding. The callback's cost is Phi(x) when PcgOptions::data_norm2 gives y^H W y, otherwise
 // Phi(x) - y^H W y.
+// Cost: SolverReport::final_cost is the callback's cost at the result, evaluated once after the loop; the callback's
+// per-iteration cost (PcgOptions::callback_cost) takes a penalty evaluation and two reductions per iteration.
 //
 // Scale: the result does not depend on the scale of y, W or b. Inside, y and W (or b) are divided by powers of two
 // near their root mean square and the search direction is brought to about unit norm before G or N sees it (exact
@@ -67,7 +69,7 @@ struct Scaling {
 //   m.half_gradient(s)    -grad D(x) / 2: G^H W (y - G x), or b - N x
 //   m.apply(d)            L d
 //   m.curvature(d, Ld)    d^H (Hessian of D / 2) d: ||W^{1/2} G d||^2, or Re<d, N d>
-//   m.cost(x, s)          D(x), for the callback
+//   m.cost(x, s)          D(x), for the callback and SolverReport::final_cost
 //   m.gradient_what, m.curvature_what    what half_gradient and curvature compute, for the error messages
 // 'offset' is added to the callback's cost (y^H W y for the normal form when the caller gives it).
 //
@@ -114,6 +116,15 @@ V pcg_loop(const char* name, const V& x0, const Model& m, const Robject<T1>& R, 
         reference = std::sqrt(re_dot<T1>(g, g));
         if (!std::isfinite(reference)) fail(0, std::string(m.gradient_what) + " at x = 0" + overflow_hint);
     }
+    // Phi(x) in the caller's units (plus 'offset'); with 'check' a value that is not finite throws (the callback's),
+    // without it is reported as it is (the final cost of data whose penalty exceeds T1 is then Inf).
+    auto cost_at = [&](uword it, bool check) {
+        const double data = sc.cost_scale * m.cost(x, s), pen = double(R.penalty(caller_x()));
+        if (check && !std::isfinite(data)) fail(it, std::string("the data term of the cost") + overflow_hint);
+        if (check && !std::isfinite(pen))
+            fail(it, "the penalty's value R(x) is not finite (it exceeds the element type)");
+        return offset + data + pen;
+    };
     SolverReport rep;
     for (uword it = 1; it <= niter; ++it) {
         const V& xr = caller_x();
@@ -124,16 +135,33 @@ V pcg_loop(const char* name, const V& x0, const Model& m, const Robject<T1>& R, 
             if (grad_scale != 1) gR *= E(T1(grad_scale));
             ngrad -= gR;
         }
+        // The preconditioned gradient z = M g (g itself without a preconditioner). Polak-Ribiere on it:
+        // gamma = Re<z, g - g_old> / Re<z_old, g_old>; the tolerance stays on ||g||.
+        V zstore;
+        if (opts.preconditioner) zstore = opts.preconditioner(ngrad);
+        const V& z = opts.preconditioner ? zstore : ngrad;
         // The PR numerator's cross term comes with ||g||^2: one wait on the GPU instead of two.
-        double newinprod = 0, cross = 0;
-        if (conjugate && it > 1) {
-            const auto [gg, og] = re_dot2<T1>(ngrad, ngrad, oldgrad, ngrad);
-            newinprod = double(T1(gg));  // re_dot's values
+        double newinprod = 0, cross = 0, gg = 0;
+        if (opts.preconditioner) {
+            require_len(name, "the preconditioner's output", z.n_elem, ngrad.n_elem, "the length of x");
+            const auto [g2, zg] = re_dot2<T1>(ngrad, ngrad, z, ngrad);
+            gg = double(T1(g2));
+            newinprod = double(T1(zg));
+            if (conjugate && it > 1) cross = re_dot<T1>(z, oldgrad);
+            if (std::isfinite(gg) && (!std::isfinite(newinprod) || !std::isfinite(cross)))
+                fail(it, "the preconditioner's output M g is not finite (NaN or Inf)");
+            if (std::isfinite(gg) && gg > 0 && !(newinprod > 0))
+                throw invalid_argument(std::string(name) +
+                                       ": the preconditioner is not positive definite: Re<M g, g> = " +
+                                       std::to_string(newinprod) + " at iteration " + std::to_string(it));
+        } else if (conjugate && it > 1) {
+            const auto [g2, og] = re_dot2<T1>(ngrad, ngrad, oldgrad, ngrad);
+            gg = newinprod = double(T1(g2));  // re_dot's values
             cross = double(T1(og));
         } else {
-            newinprod = re_dot<T1>(ngrad, ngrad);
+            gg = newinprod = re_dot<T1>(ngrad, ngrad);
         }
-        gnorm = std::sqrt(newinprod);
+        gnorm = std::sqrt(gg);
         if (!std::isfinite(gnorm)) {  // find the part that is not finite
             if (!std::isfinite(robust_norm(m.half_gradient(s)))) fail(it, std::string(m.gradient_what) + overflow_hint);
             if (!std::isfinite(robust_norm(R.gradient(xr))))
@@ -153,11 +181,11 @@ V pcg_loop(const char* name, const V& x0, const Model& m, const Robject<T1>& R, 
             break;
         }
         if (it == 1 || !conjugate) {
-            ddir = ngrad;
+            ddir = z;
         } else {
             double gamma = (newinprod - cross) / oldinprod;  // Polak-Ribiere
             if (!(gamma > 0)) gamma = 0;                     // PR+ restart
-            scale_add<T1>(ddir, T1(gamma / dscale), ngrad);  // d = ngrad + gamma d_prev (ddir = dscale d_prev)
+            scale_add<T1>(ddir, T1(gamma / dscale), z);      // d = z + gamma d_prev (ddir = dscale d_prev)
         }
         // The direction scaled to about unit norm (by a power of two: exact) before the operator sees it: ||d||
         // grows with the operator's gain, and G d (||G||^2 ||d||) would leave T1's range long before x does.
@@ -178,9 +206,9 @@ V pcg_loop(const char* name, const V& x0, const Model& m, const Robject<T1>& R, 
         if (!fused) dscale = 1 / pow2_near<T1>(robust_norm(ddir));
         if (dscale != 1) ddir *= E(T1(dscale));
         if (!fused) slope = re_dot<T1>(ddir, ngrad);
-        if (!(slope > 0)) {  // not a descent direction: restart with steepest descent
-            ddir = ngrad;
-            dscale = 1 / pow2_near<T1>(gnorm);
+        if (!(slope > 0)) {  // not a descent direction: restart with (preconditioned) steepest descent
+            ddir = z;
+            dscale = 1 / pow2_near<T1>(opts.preconditioner ? robust_norm(z) : gnorm);
             if (dscale != 1) ddir *= E(T1(dscale));
             slope = newinprod * dscale;
         }
@@ -206,16 +234,14 @@ V pcg_loop(const char* name, const V& x0, const Model& m, const Robject<T1>& R, 
         if (opts.callback) {
             PcgIterationInfo info;
             info.iteration = it;
-            const double data = sc.cost_scale * m.cost(x, s), pen = double(R.penalty(caller_x()));
-            if (!std::isfinite(data)) fail(it, std::string("the data term of the cost") + overflow_hint);
-            if (!std::isfinite(pen)) fail(it, "the penalty's value R(x) is not finite (it exceeds the element type)");
-            info.cost = offset + data + pen;
+            info.cost = opts.callback_cost ? cost_at(it, true) : std::numeric_limits<double>::quiet_NaN();
             info.gradient_norm = caller_gradient * gnorm;
             info.step = step * dscale / (caller_gradient / sc.x_scale);  // along the caller's direction
             info.elapsed_s = seconds_since(t0);
             opts.callback(info);
         }
     }
+    rep.final_cost = cost_at(rep.iterations, false);
     rep.converged = rep.stop_reason != StopReason::IterationLimit;
     rep.initial_gradient_norm = caller_gradient * g0;
     rep.final_gradient_norm = caller_gradient * gnorm;

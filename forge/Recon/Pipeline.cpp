@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <chrono>
 #include <complex>
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <stdexcept>
 
 #include "forge/Core/DeviceMemory.h"
@@ -98,11 +100,21 @@ namespace {
 void check_maps(const ReconProblem& P, const GroupPlace& place, const std::string& origin) {
     for (std::size_t s = 0; s < P.smaps.size(); ++s) {
         const arma::cx_fvec& m = P.smaps[s];
-        if (!m.is_finite())
+        // Both tests in one pass of integer ORs on the floats' bits, which vectorises: an exponent of all ones is
+        // Inf or NaN, any bit but the sign a value other than zero (arma's is_finite and a search for a value other
+        // than zero took 1.8 ms of a 256x256 x 16-coil slice's maps on the H200's host).
+        const auto* bytes = reinterpret_cast<const unsigned char*>(m.memptr());
+        std::uint32_t nonFinite = 0, nonZero = 0;
+        for (std::size_t i = 0; i < 2 * m.n_elem; ++i) {
+            std::uint32_t b;
+            std::memcpy(&b, bytes + 4 * i, 4);
+            nonFinite |= std::uint32_t((b & 0x7f800000u) == 0x7f800000u);
+            nonZero |= b & 0x7fffffffu;
+        }
+        if (nonFinite)
             throw invalid_argument(place.slice(s) + ": the coil maps hold a non-finite value (NaN or Inf) (" + origin +
                                    "; expected finite maps)");
-        // (std::none_of stops at the first value that is not zero; arma::any of m != 0 built a mask of every value)
-        if (std::none_of(m.begin(), m.end(), [](const std::complex<float>& v) { return v != 0.0f; }))
+        if (!nonZero)
             throw invalid_argument(place.slice(s) + ": the coil maps are zero on every pixel (" + origin +
                                    "; SENSE would give a zero image)");
     }

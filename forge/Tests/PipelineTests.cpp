@@ -201,8 +201,19 @@ TEST_CASE("ReconSession: maps policies", "[recon][pipeline]") {
         place.first_slice = 7;
         CHECK_THROWS_WITH(session.prepare_maps(A, place, "--smaps m.nii"),
                           Catch::Contains("slice 8") && Catch::Contains("non-finite") && Catch::Contains("m.nii"));
+        // an infinity in the last value's imaginary part, a NaN of another sign: found too
+        for (const std::complex<float> bad : {std::complex<float>(0, INFINITY), std::complex<float>(-NAN, 1)}) {
+            A.smaps[1] = forge_test::complex_normal<float>(A.n2() * A.nc);
+            A.smaps[1][A.smaps[1].n_elem - 1] = bad;
+            CHECK_THROWS_WITH(session.prepare_maps(A, place, "--smaps m.nii"), Catch::Contains("non-finite"));
+        }
         A.smaps[1].zeros();
         CHECK_THROWS_WITH(session.prepare_maps(A, place, "--smaps m.nii"), Catch::Contains("zero on every pixel"));
+        A.smaps[1].fill(std::complex<float>(-0.0f, -0.0f));  // negative zeros are zeros
+        CHECK_THROWS_WITH(session.prepare_maps(A, place, "--smaps m.nii"), Catch::Contains("zero on every pixel"));
+        A.smaps[1][3] = std::complex<float>(0, 1e-45f);  // the smallest subnormal is not (nor does it cover the object)
+        CHECK_THROWS_WITH(session.prepare_maps(A, place, "--smaps m.nii"),
+                          !Catch::Contains("zero on every pixel") && Catch::Contains("do not cover the object"));
         ReconProblem Z = P;
         Z.frames[1].y.zeros();
         CHECK_THROWS_WITH(session.check_data(Z, forge::recon::whole_problem(Z)),

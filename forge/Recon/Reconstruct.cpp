@@ -69,14 +69,15 @@ struct Penalty {
 // The callback and the report see the caller's units; the solve is recorded in 'fs' (coil -1: SENSE).
 // dataScale: y is solved times this (ReconOptions::data_scale: on the GPU after the upload).
 //
-// Preconditioner (S.preconditioner, PCG with a quadratic penalty): the circulant of A^H A + R''/2 from its response to
-// an impulse at the support pixel nearest the grid's centre, its data part scaled from that pixel's coil energy to the
+// Preconditioner (S.preconditioner, PCG with a quadratic penalty): the circulant of A^H A + R''/2 on the penalty's
+// image grid (the reconstruction's: an operator such as Gdft knows only its pixel count) from its response to an
+// impulse at the support pixel nearest the grid's centre, its data part scaled from that pixel's coil energy to the
 // support's mean (SENSE on maps of varying energy). 'energy': sum_c |s_c|^2 per pixel, the support where it is not 0
 // (null: every pixel, energy 1).
 template <typename Op>
-PcgOptions<float>::Preconditioner circulant_preconditioner(const Op& A, const Robject<float>& R, bool normal, bool gpu,
-                                                           const std::vector<double>* energy) {
-    const ImageGrid grid = A.domain_shape();
+PcgOptions<float>::Preconditioner circulant_preconditioner(const Op& A, const QuadPenalty<float>& R, bool normal,
+                                                           bool gpu, const std::vector<double>* energy) {
+    const ImageGrid grid = R.grid();
     const std::size_t n = grid.n_pixels();
     arma::uvec support;
     double mean = 1, nearest = -1;
@@ -134,8 +135,9 @@ arma::cx_fvec solve(const std::shared_ptr<const Op>& A, const arma::cx_fvec& y, 
         opts.pcg.tolerance_from_zero = true;
     }
     opts.pcg.callback_cost = S.iteration_cost;
-    if (S.preconditioner && !R.prox && S.penalty == PenaltyKind::Quad)
-        opts.pcg.preconditioner = circulant_preconditioner(*A, *R.smooth, normal, S.gpu, energy);
+    if (S.preconditioner && S.penalty == PenaltyKind::Quad)
+        opts.pcg.preconditioner =
+            circulant_preconditioner(*A, dynamic_cast<const QuadPenalty<float>&>(*R.smooth), normal, S.gpu, energy);
     if (S.on_iteration)
         opts.pcg.callback = [&](const PcgIterationInfo& i) {
             PcgIterationInfo c = i;

@@ -95,17 +95,11 @@ public:
                                    " values (expected " + std::to_string(st.plan.size()) + ")");
         const bool gpu = g.on_gpu();
         const FftMemory where = gpu ? FftMemory::device : FftMemory::host;
-        const bool masked = st.support.n_elem > 0;
-        Vec z = masked ? Vec(g % st.place(st.support, st.supportDevice, gpu)) : g;
-        st.plan.execute(where, gpu ? z.device_memptr() : z.memptr(), true);
-        z = z % st.place(st.inverse, st.inverseDevice, gpu);
-        st.plan.execute(where, gpu ? z.device_memptr() : z.memptr(), false);
-        if (masked) {
-            const forgeCol<T1>& w = st.place(st.support, st.supportDevice, gpu);
-            z = z % w;
-            Vec out = g - Vec(g % w);  // g outside the support (exactly: w is 0 or 1)
-            axpy(forgeComplex<T1>(st.outside), out, z);
-        }
+        if (st.support.n_elem == 0) return st.circulant_inverse(g, where, gpu);
+        const forgeCol<T1>& w = st.place(st.support, st.supportDevice, gpu);
+        const Vec inside = g % w;
+        Vec z = st.circulant_inverse(inside, where, gpu) % w;
+        axpy(forgeComplex<T1>(st.outside), Vec(g - inside), z);  // g outside the support (exactly: w is 0 or 1)
         return z;
     }
 
@@ -118,6 +112,14 @@ private:
         T1 outside = 0;        // M outside the support
         forgeCol<T1> inverseDevice, supportDevice;
         std::mutex mutex;
+        // C^{-1} v = IFFT(FFT(v) / (n sigma)).
+        Vec circulant_inverse(const Vec& v, FftMemory where, bool gpu) {
+            Vec z = v;
+            plan.execute(where, gpu ? z.device_memptr() : z.memptr(), true);
+            z = z % place(inverse, inverseDevice, gpu);
+            plan.execute(where, gpu ? z.device_memptr() : z.memptr(), false);
+            return z;
+        }
         // v where the solve runs: the host copy, or the device copy made on first use.
         const forgeCol<T1>& place(const forgeCol<T1>& host, forgeCol<T1>& device, bool gpu) {
             if (!gpu) return host;

@@ -70,6 +70,11 @@ struct Problem {
     arma::cx_vec xref;  // normal-equations solution
 };
 
+// A^H diag(W) A of a problem, the data term's Hessian / 2, explicitly.
+arma::cx_mat normal_matrix(const Problem& p) {
+    return p.A.t() * arma::diagmat(arma::conv_to<arma::cx_vec>::from(p.W)) * p.A;
+}
+
 Problem make_problem() {
     Problem p;
     p.A = arma::cx_mat(p.m, p.n);
@@ -80,8 +85,7 @@ Problem make_problem() {
     p.y = complex_normal<double>(p.m);
     const arma::cx_mat C = difference_matrix(p.Nx, p.Ny);
     // Minimiser of ||W^{1/2}(y - A x)||^2 + beta/2 ||C x||^2.
-    const arma::cx_mat H =
-        p.A.t() * arma::diagmat(arma::conv_to<arma::cx_vec>::from(p.W)) * p.A + 0.5 * p.beta * C.t() * C;
+    const arma::cx_mat H = normal_matrix(p) + 0.5 * p.beta * C.t() * C;
     p.xref = arma::solve(H, arma::cx_vec(p.A.t() * (p.W % p.y)));
     return p;
 }
@@ -186,7 +190,7 @@ TEST_CASE("solve_pwls_pcg's final cost, and a callback without the cost each ite
         if (!full.empty()) CHECK(withCost.final_cost == full.back().cost);
     }
     // the normal form: its final cost leaves y^H W y out unless data_norm2 gives it
-    const arma::cx_mat N = p.A.t() * arma::diagmat(arma::conv_to<arma::cx_vec>::from(p.W)) * p.A;
+    const arma::cx_mat N = normal_matrix(p);
     const arma::cx_vec b = p.A.t() * (p.W % p.y);
     DenseOp<double> Nop{N};  // Hermitian: N / x = N x
     PcgOptions<double> opts;
@@ -209,7 +213,7 @@ TEST_CASE("preconditioned PCG reaches the minimiser; the exact inverse Hessian i
     QuadPenalty<double> R(p.Nx, p.Ny, 1, p.beta);
     const arma::cx_vec x0(p.n, arma::fill::zeros);
     // the Hessian / 2 of the cost, from the penalty's own gradient (linear for QuadPenalty)
-    arma::cx_mat H = p.A.t() * arma::diagmat(arma::conv_to<arma::cx_vec>::from(p.W)) * p.A;
+    arma::cx_mat H = normal_matrix(p);
     for (arma::uword j = 0; j < p.n; ++j) {
         arma::cx_vec e(p.n, arma::fill::zeros);
         e[j] = 1;
@@ -236,7 +240,7 @@ TEST_CASE("preconditioned PCG reaches the minimiser; the exact inverse Hessian i
     CHECK(rel_error(x, p.xref) < 1e-8);
     // and so does the normal form
     const arma::cx_vec b = p.A.t() * (p.W % p.y);
-    DenseOp<double> Nop{arma::cx_mat(p.A.t() * arma::diagmat(arma::conv_to<arma::cx_vec>::from(p.W)) * p.A)};
+    DenseOp<double> Nop{normal_matrix(p)};
     x = solve_pwls_pcg_normal<double>(x0, Nop, b, R, 500, opts, &rep);
     CHECK(rel_error(x, p.xref) < 1e-8);
     // an M that is not positive definite, or returns NaN, or a vector of another length, is an error
@@ -648,7 +652,7 @@ TEST_CASE("solve_pwls_pcg_normal reports solve_pwls_pcg's cost when given y^H W 
     const Problem p = make_problem();
     DenseOp<double> G{p.A};
     // N = A^H W A and b = A^H W y, explicitly
-    DenseOp<double> N{arma::cx_mat(p.A.t() * arma::diagmat(arma::conv_to<arma::cx_vec>::from(p.W)) * p.A)};
+    DenseOp<double> N{normal_matrix(p)};
     const arma::cx_vec b = p.A.t() * (p.W % p.y);
     const double yWy = arma::accu(p.W % arma::square(arma::abs(p.y)));
     QuadPenalty<double> R(p.Nx, p.Ny, 1, p.beta);
@@ -681,7 +685,7 @@ TEST_CASE("recon_solve's normal-equations path: b = G^H W y once, then N per ite
     const Problem p = make_problem();
     DenseOp<double> G{p.A};
     // N = A^H W A, explicitly: recon_solve forms b = A^H W y from G and the weights itself
-    DenseOp<double> N{arma::cx_mat(p.A.t() * arma::diagmat(arma::conv_to<arma::cx_vec>::from(p.W)) * p.A)};
+    DenseOp<double> N{normal_matrix(p)};
     QuadPenalty<double> R(p.Nx, p.Ny, 1, p.beta);
     ReconOptions<double> opts;
     opts.device = ReconDevice::Host;
@@ -746,7 +750,7 @@ TEST_CASE("recon_solve's data_scale solves the data times the factor, on both pa
     FORGE_INFO_SEED();
     const Problem p = make_problem();
     DenseOp<double> G{p.A};
-    DenseOp<double> N{arma::cx_mat(p.A.t() * arma::diagmat(arma::conv_to<arma::cx_vec>::from(p.W)) * p.A)};
+    DenseOp<double> N{normal_matrix(p)};
     QuadPenalty<double> R(p.Nx, p.Ny, 1, p.beta);
     ReconOptions<double> plain, scaled;
     plain.device = scaled.device = ReconDevice::Host;

@@ -17,6 +17,7 @@
 #endif
 
 #include "forge/Core/Exceptions.h"
+#include "forge/Core/Parallel.h"
 #include "forge/IO/Cfl.h"
 #include "forge/IO/ImageGeometry.h"
 #include "forge/IO/Nifti.h"
@@ -47,6 +48,17 @@ void populate(void* p, std::size_t bytes) {
 }
 
 using cxf = std::complex<float>;
+
+// Whether every value is finite; on the threads for a slice's worth of samples (forge::detail::parallel_pass).
+bool all_finite(const std::vector<cxf>& data) {
+    const float* v = reinterpret_cast<const float*>(data.data());
+    const long long n = static_cast<long long>(2 * data.size());
+    const bool fork = forge::detail::parallel_pass(data.size(), sizeof(cxf));
+    int bad = 0;
+#pragma omp parallel for schedule(static) reduction(| : bad) if (fork)
+    for (long long i = 0; i < n; ++i) bad |= !std::isfinite(v[i]);
+    return bad == 0;
+}
 
 bool is_file(const std::string& p) {
     struct stat st;
@@ -232,10 +244,9 @@ recon::ReconProblem problem_from_mrd(const MrdFile& F, const std::string& source
             !finite3(a.slice_dir))
             throw forge::invalid_argument("acquisition " + std::to_string(i) + " of '" + source +
                                           "' has a non-finite (NaN or Inf) sample_time_us, position or direction");
-        for (const auto& v : a.data)
-            if (!std::isfinite(v.real()) || !std::isfinite(v.imag()))
-                throw forge::invalid_argument("acquisition " + std::to_string(i) + " of '" + source +
-                                              "' holds a non-finite sample (NaN or Inf)");
+        if (!all_finite(a.data))
+            throw forge::invalid_argument("acquisition " + std::to_string(i) + " of '" + source +
+                                          "' holds a non-finite sample (NaN or Inf)");
     }
     const bool useTraj = traj_dims > 0 && !options.cartesian;
     const bool cartHeader = H.trajectory == "cartesian" || H.trajectory == "epi";
@@ -348,8 +359,11 @@ recon::ReconProblem problem_from_mrd(const MrdFile& F, const std::string& source
             fr.ky.set_size(n1);
             fr.kz.zeros(n1);
             fr.t.set_size(n1);
-            fr.y.set_size(n1 * P.nc);
-            populate(fr.y.memptr(), fr.y.n_elem * sizeof(fr.y[0]));
+            if (options.sample_array) fr.y = options.sample_array(n1 * P.nc);
+            if (fr.y.n_elem != n1 * P.nc) {
+                fr.y.set_size(n1 * P.nc);
+                populate(fr.y.memptr(), fr.y.n_elem * sizeof(fr.y[0]));
+            }
             std::size_t off = 0;
             for (auto* a : g) {
                 const double dwell = a->dwell_us * 1e-6;
@@ -381,9 +395,13 @@ recon::ReconProblem problem_from_mrd(const MrdFile& F, const std::string& source
                     fr.t[off + j] = float(TE + (double(j) - double(a->center_sample)) * dwell);
                 }
                 // coil-major in both: one contiguous run per coil
-                for (std::size_t c = 0; c < P.nc; ++c)
-                    std::copy_n(a->data.begin() + std::ptrdiff_t(c * a->samples), a->samples,
-                                fr.y.begin() + std::ptrdiff_t(c * n1 + off));
+                const std::vector<cxf>& from = a->data;
+                cxf* to = fr.y.memptr() + off;
+                const std::size_t samples = a->samples;
+                const bool fork = forge::detail::parallel_pass(from.size(), 2 * sizeof(cxf));  // read and written
+#pragma omp parallel for schedule(static) if (fork)
+                for (long long c = 0; c < static_cast<long long>(P.nc); ++c)
+                    std::copy_n(from.data() + std::size_t(c) * samples, samples, to + std::size_t(c) * n1);
                 off += a->samples;
             }
             P.frames.push_back(std::move(fr));

@@ -398,6 +398,30 @@ namespace {}  // namespace
 // trajectory (the slices of a multi-slice scan, in one call or, through a CoilMapCache, in several) select the same
 // samples: the later ones reuse them.
 struct CoilMapCache::Calibration {
+    // The calibration region of a frame's trajectory: the samples inside the central box (Cartesian) or ellipse,
+    // before the data's spikes are left out, its half-widths and the map grid. It depends on the trajectory, the
+    // image grid and the width asked for; the slices of a stream select it again from the same 98,304 samples
+    // (1.6 ms of each 256x256 slice's maps on an H200's host).
+    struct Region {
+        arma::fvec kx, ky, kz;  // the frame's whole trajectory
+        std::array<std::size_t, 3> N{{0, 0, 0}};
+        std::array<double, 3> fov_ratio{{0, 0, 0}};
+        double width_radial = 0, width_cartesian = 0;  // calibration_width() of the options, both kinds
+        bool coarse = false;                           // a map grid (otherwise the image grid)
+        double half[3] = {0, 0, 0};
+        std::array<std::size_t, 3> M{{1, 1, 1}};
+        bool cartesian = false;
+        std::vector<arma::uword> sel;
+        bool same(const ReconFrame& fr, const std::array<std::size_t, 3>& n, const std::array<double, 3>& ratio,
+                  double radial, double cart, bool mapGrid) const {
+            return !kx.is_empty() && n == N && ratio == fov_ratio && radial == width_radial &&
+                   cart == width_cartesian && mapGrid == coarse && fr.kx.n_elem == kx.n_elem &&
+                   fr.ky.n_elem == ky.n_elem && fr.kz.n_elem == kz.n_elem &&
+                   std::equal(kx.begin(), kx.end(), fr.kx.begin()) && std::equal(ky.begin(), ky.end(), fr.ky.begin()) &&
+                   std::equal(kz.begin(), kz.end(), fr.kz.begin());
+        }
+    } region;
+    arma::cx_fvec gathered;  // the calibration samples times their weights, coil-major, for the GPU's upload
     arma::fvec kx, ky, kz;
     std::array<std::size_t, 3> grid{{0, 0, 0}};
     bool gpu = false;  // the density weights' path (the GPU's NUFFT convolution or the host's)
@@ -415,6 +439,79 @@ CoilMapCache::~CoilMapCache() = default;
 
 namespace {
 using Calibration = CoilMapCache::Calibration;
+
+// The distance of sample j from the centre of k-space, in units of the calibration half-widths widened by 'extra'.
+double calibration_radius(const arma::fvec* const K[3], const std::size_t N[3], const double half[3], std::size_t j,
+                          double extra) {
+    double r2 = 0;
+    for (int d = 0; d < 3; ++d)
+        if (N[d] > 1) r2 += std::pow((*K[d])[j] / (half[d] + extra), 2);
+    return std::sqrt(r2);
+}
+
+// The calibration region of frame fr (Calibration::Region): the half-widths, the map grid (with 'mapGrid'; the
+// image grid otherwise) and the samples inside. Cartesian data: no wider than the fully sampled centre (an
+// accelerated scan's calibration region).
+Calibration::Region calibration_region(const ReconProblem& P, const ReconFrame& fr, const CoilMapOptions& options,
+                                       bool mapGrid) {
+    Calibration::Region r;
+    const std::size_t n1 = fr.kx.n_elem;
+    const std::size_t N[3] = {P.Nx, P.Ny, P.Nz};
+    const arma::fvec* K[3] = {&fr.kx, &fr.ky, &fr.kz};
+    ReconProblem one;
+    one.Nx = P.Nx;
+    one.Ny = P.Ny;
+    one.Nz = P.Nz;
+    one.fov_ratio = P.fov_ratio;
+    one.frames.emplace_back();  // the trajectory alone (fft_grid reads k, not the data)
+    one.frames[0].kx = fr.kx;
+    one.frames[0].ky = fr.ky;
+    one.frames[0].kz = fr.kz;
+    const std::array<std::size_t, 3> grid = fft_grid(one);
+    const bool cartesian = grid[0] > 0;
+    const double width = calibration_width(options, P.Nz, cartesian);
+    double* half = r.half;
+    for (int d = 0; d < 3; ++d) {
+        half[d] = std::min(width / 2, double(N[d]) / 2);
+        if (N[d] == 1) continue;
+        if (cartesian) {
+            // lattice step: 1 cycle per encoded FOV, in cycles per recon FOV
+            const double h = sampled_centre_half_width(*K[d], double(N[d]) / double(grid[d]));
+            if (2 * h < 6)
+                throw invalid_argument("coil maps: the fully sampled centre of k-space along " +
+                                       std::string(1, "xyz"[d]) + " is " + std::to_string(int(2 * h + 1)) +
+                                       " line(s) wide; estimating coil maps needs at least 7 (acquire a calibration "
+                                       "region, or give the maps)");
+            half[d] = std::min(half[d], h);
+        }
+    }
+    // The map grid: the images hold frequencies up to half (+1 for the taper's edge), their covariance up to twice
+    // that; 4 (half + 1) points per axis represent it, rounded up to even. Never finer than the image grid.
+    for (int d = 0; d < 3; ++d)
+        if (N[d] > 1) r.M[d] = mapGrid ? std::min(N[d], 2 * std::size_t(std::ceil(2 * (half[d] + 1)))) : N[d];
+    // Cartesian: the box (the calibration region is a box); otherwise the inscribed ellipse (ellipsoid), which
+    // radial and spiral trajectories cover evenly up to its edge
+    for (std::size_t j = 0; j < n1; ++j) {
+        bool in = true;
+        if (cartesian) {
+            for (int d = 0; d < 3; ++d)
+                if (N[d] > 1 && std::fabs((*K[d])[j]) > half[d] + 1e-4) in = false;
+        } else {
+            in = calibration_radius(K, N, half, j, 0) <= 1 + 1e-6;
+        }
+        if (in) r.sel.push_back(j);
+    }
+    r.kx = fr.kx;
+    r.ky = fr.ky;
+    r.kz = fr.kz;
+    r.N = {{P.Nx, P.Ny, P.Nz}};
+    r.fov_ratio = P.fov_ratio;
+    r.width_radial = calibration_width(options, P.Nz, false);
+    r.width_cartesian = calibration_width(options, P.Nz, true);
+    r.coarse = mapGrid;
+    r.cartesian = cartesian;
+    return r;
+}
 
 // Pipe's iterations for the calibration samples' density weights. Fewer leave a pedestal under the images where the
 // samples crowd (3D radial's centre: 8 iterations leave 5 to 10% of the maximum over the whole volume, 20 about 2%).
@@ -492,58 +589,16 @@ forgeCol<forgeComplex<float>> low_resolution_images(const ReconProblem& P, const
                                " values (expected samples x coils = " + std::to_string(n1 * P.nc) + ")");
     const std::size_t N[3] = {P.Nx, P.Ny, P.Nz};
     const arma::fvec* K[3] = {&fr.kx, &fr.ky, &fr.kz};
-    // Cartesian data: no wider than the fully sampled centre (an accelerated scan's calibration region)
-    ReconProblem one;
-    one.Nx = P.Nx;
-    one.Ny = P.Ny;
-    one.Nz = P.Nz;
-    one.fov_ratio = P.fov_ratio;
-    one.frames.emplace_back();  // the trajectory alone (fft_grid reads k, not the data)
-    one.frames[0].kx = fr.kx;
-    one.frames[0].ky = fr.ky;
-    one.frames[0].kz = fr.kz;
-    const std::array<std::size_t, 3> grid = fft_grid(one);
-    const bool cartesian = grid[0] > 0;
-    const double width = calibration_width(options, P.Nz, cartesian);
-    for (int d = 0; d < 3; ++d) {
-        half[d] = std::min(width / 2, double(N[d]) / 2);
-        if (N[d] == 1) continue;
-        if (cartesian) {
-            // lattice step: 1 cycle per encoded FOV, in cycles per recon FOV
-            const double h = sampled_centre_half_width(*K[d], double(N[d]) / double(grid[d]));
-            if (2 * h < 6)
-                throw invalid_argument("coil maps: the fully sampled centre of k-space along " +
-                                       std::string(1, "xyz"[d]) + " is " + std::to_string(int(2 * h + 1)) +
-                                       " line(s) wide; estimating coil maps needs at least 7 (acquire a calibration "
-                                       "region, or give the maps)");
-            half[d] = std::min(half[d], h);
-        }
-    }
-    // The map grid: the images hold frequencies up to half (+1 for the taper's edge), their covariance up to twice
-    // that; 4 (half + 1) points per axis represent it, rounded up to even. Never finer than the image grid.
-    std::array<std::size_t, 3> M{{1, 1, 1}};
-    for (int d = 0; d < 3; ++d)
-        if (N[d] > 1) M[d] = mapGrid ? std::min(N[d], 2 * std::size_t(std::ceil(2 * (half[d] + 1)))) : N[d];
+    Calibration::Region& region = cache.region;
+    if (!region.same(fr, {{P.Nx, P.Ny, P.Nz}}, P.fov_ratio, calibration_width(options, P.Nz, false),
+                     calibration_width(options, P.Nz, true), mapGrid != nullptr))
+        region = calibration_region(P, fr, options, mapGrid != nullptr);
+    for (int d = 0; d < 3; ++d) half[d] = region.half[d];
+    const bool cartesian = region.cartesian;
+    const std::array<std::size_t, 3> M = region.M;
     if (mapGrid) *mapGrid = M;
-    // Cartesian: the box (the calibration region is a box); otherwise the inscribed ellipse (ellipsoid), which
-    // radial and spiral trajectories cover evenly up to its edge
-    auto radius = [&](std::size_t j, double extra) {
-        double r2 = 0;
-        for (int d = 0; d < 3; ++d)
-            if (N[d] > 1) r2 += std::pow((*K[d])[j] / (half[d] + extra), 2);
-        return std::sqrt(r2);
-    };
-    std::vector<arma::uword> sel;
-    for (std::size_t j = 0; j < n1; ++j) {
-        bool in = true;
-        if (cartesian) {
-            for (int d = 0; d < 3; ++d)
-                if (N[d] > 1 && std::fabs((*K[d])[j]) > half[d] + 1e-4) in = false;
-        } else {
-            in = radius(j, 0) <= 1 + 1e-6;
-        }
-        if (in) sel.push_back(j);
-    }
+    auto radius = [&](std::size_t j, double extra) { return calibration_radius(K, N, half, j, extra); };
+    std::vector<arma::uword> sel = region.sel;
     // spikes: coil amplitude over kSpikeFactor x the 99th percentile of the selection's
     std::vector<double> amp(sel.size());
     for (std::size_t i = 0; i < sel.size(); ++i) {
@@ -567,8 +622,8 @@ forgeCol<forgeComplex<float>> low_resolution_images(const ReconProblem& P, const
         sel.swap(kept);
     }
     if (sel.size() < 2)
-        throw invalid_argument("coil maps: no samples within the central " + std::to_string(width) +
-                               " cycles/FOV of k-space");
+        throw invalid_argument("coil maps: no samples within the central " +
+                               std::to_string(calibration_width(options, P.Nz, cartesian)) + " cycles/FOV of k-space");
     const arma::uvec idx(sel);
     const arma::fvec kx = fr.kx.elem(idx), ky = fr.ky.elem(idx), kz = fr.kz.elem(idx);
     if (!cache.same(kx, ky, kz, M, gpu)) {
@@ -628,11 +683,15 @@ forgeCol<forgeComplex<float>> low_resolution_images(const ReconProblem& P, const
     }
     const std::size_t ns = idx.n_elem;
     if (gpu) {
-        arma::cx_fvec ys(ns * P.nc);
+        // gathered into the cache's array, whose pages stay resident from slice to slice (a new one and its host
+        // copy in a forgeCol took 1152 page faults of a 256x256 x 16-coil spiral slice, 2 to 4 ms on an H200's host),
+        // and uploaded from there
+        arma::cx_fvec& ys = cache.gathered;
+        if (ys.n_elem != ns * P.nc) ys.set_size(ns * P.nc);
         for (std::size_t c = 0; c < P.nc; ++c)
             for (std::size_t i = 0; i < ns; ++i) ys[c * ns + i] = fr.y[c * n1 + idx[i]] * wc[i];
-        forgeCol<forgeComplex<float>> yDev(ys);
-        yDev.put_on_gpu();
+        auto yDev = forgeCol<forgeComplex<float>>::device_uninitialized(ys.n_elem);
+        device::copy_to_device(yDev.device_memptr(), ys.memptr(), ys.n_elem * sizeof(ys[0]));
         return withField ? D->adjoint(yDev, P.nc) : G.adjoint(yDev, P.nc);
     }
     arma::cx_fvec X(m2 * P.nc);

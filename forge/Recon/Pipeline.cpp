@@ -12,6 +12,7 @@
 
 #include "forge/Core/DeviceMemory.h"
 #include "forge/Core/Exceptions.h"
+#include "forge/Core/Parallel.h"
 
 namespace forge {
 namespace recon {
@@ -105,7 +106,10 @@ void check_maps(const ReconProblem& P, const GroupPlace& place, const std::strin
         // than zero took 1.8 ms of a 256x256 x 16-coil slice's maps on the H200's host).
         const auto* bytes = reinterpret_cast<const unsigned char*>(m.memptr());
         std::uint32_t nonFinite = 0, nonZero = 0;
-        for (std::size_t i = 0; i < 2 * m.n_elem; ++i) {
+        const long long n = static_cast<long long>(2 * m.n_elem);
+        const bool fork = forge::detail::parallel_pass(m.n_elem, sizeof(m[0]));
+#pragma omp parallel for schedule(static) reduction(| : nonFinite, nonZero) if (fork)
+        for (long long i = 0; i < n; ++i) {
             std::uint32_t b;
             std::memcpy(&b, bytes + 4 * i, 4);
             nonFinite |= std::uint32_t((b & 0x7f800000u) == 0x7f800000u);

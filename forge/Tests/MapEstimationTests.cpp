@@ -271,6 +271,54 @@ TEST_CASE("Coil maps estimated from the data reproduce known smooth maps inside 
     }
 }
 
+TEST_CASE("A CoilMapCache kept across calls gives each call the maps of a call without it, bit for bit",
+          "[maps][coils]") {
+    INFO("seed " << forge_test::test_seed());
+    const std::size_t N = 64, nc = 4;
+    const arma::fvec img = sim::smooth_shepp_logan_slice(N, 0, 1);
+    const arma::cx_fvec truth = normalised_ring_maps(N, nc);
+    arma::vec sx, sy;
+    for (std::size_t sh = 0; sh < 2; ++sh) {
+        const sim::Trajectory2D t = sim::spiral_interleave_normalised(3072, 16, sh, 2);
+        sx = arma::join_cols(sx, t.kx * double(N));
+        sy = arma::join_cols(sy, t.ky * double(N));
+    }
+    const sim::Trajectory2D c = sim::cartesian_grid(N, N);
+    std::vector<arma::uword> keep;
+    for (arma::uword j = 0; j < c.kx.n_elem; ++j)
+        if (std::lround(c.ky[j]) % 2 == 0 || std::abs(std::lround(c.ky[j])) < 8) keep.push_back(j);
+    const arma::uvec idx(keep);
+    const arma::fvec spiralX = arma::conv_to<arma::fvec>::from(sx), spiralY = arma::conv_to<arma::fvec>::from(sy);
+    const ReconProblem spiral = simulated_problem(N, nc, spiralX, spiralY, img, truth, 0.01);
+    const ReconProblem spiral2 = simulated_problem(N, nc, spiralX, spiralY, img, truth, 0.01);  // other noise
+    const ReconProblem cartesian =
+        simulated_problem(N, nc, arma::conv_to<arma::fvec>::from(arma::vec(c.kx.elem(idx))),
+                          arma::conv_to<arma::fvec>::from(arma::vec(c.ky.elem(idx))), img, truth, 0.01);
+    // the spiral turned by a small angle: the same number of samples, other positions
+    const float a = 0.05f;
+    const ReconProblem turned = simulated_problem(N, nc, std::cos(a) * spiralX - std::sin(a) * spiralY,
+                                                  std::sin(a) * spiralX + std::cos(a) * spiralY, img, truth, 0.01);
+    // on the host: a GPU's gridding sums by atomics, in another order on every run
+    CoilMapOptions plain, wide;
+    plain.device = wide.device = Device::Host;
+    wide.calibration = 32;
+    struct Call {
+        const ReconProblem* P;
+        CoilMapOptions o;
+    };
+    CoilMapCache cache;
+    for (const Call& call : {Call{&spiral, plain}, Call{&spiral2, plain}, Call{&cartesian, plain}, Call{&spiral, wide},
+                             Call{&turned, wide}, Call{&turned, plain}, Call{&spiral, plain}}) {
+        std::vector<arma::uvec> cachedMasks, freshMasks;
+        std::array<double, 3> cachedWidth{}, freshWidth{};
+        const auto cached = estimate_coil_maps(*call.P, call.o, &cachedMasks, &cachedWidth, nullptr, &cache);
+        const auto fresh = estimate_coil_maps(*call.P, call.o, &freshMasks, &freshWidth);
+        CHECK(arma::approx_equal(cached[0], fresh[0], "absdiff", 0.0f));
+        CHECK(arma::all(cachedMasks[0] == freshMasks[0]));
+        CHECK(cachedWidth == freshWidth);
+    }
+}
+
 TEST_CASE("Coil maps keep an object that a bright spot, coil shading and a phase ramp make dim; a spike is left out",
           "[maps][coils][mask]") {
     INFO("seed " << forge_test::test_seed());

@@ -1,6 +1,8 @@
 // The checks forge-recon runs before it reconstructs (forge/Recon/Reconstruct.h): remove_spikes() leaves out samples
 // no measurement gives and nothing else; uncovered_energy() measures how much of the data's gridded image lies where
 // the coil maps vanish.
+#include <omp.h>
+
 #include <cmath>
 #include <complex>
 
@@ -28,6 +30,33 @@ double relative_difference(const arma::cx_fvec& a, const arma::cx_fvec& b) {
 }
 
 }  // namespace
+
+TEST_CASE("remove_spikes of a slice large enough for threads: the same spikes on 1, 2 and 7 threads",
+          "[recon][checks]") {
+    FORGE_INFO_SEED();
+    // 65536 samples x 8 coils (4 MiB: forge::detail::parallel_pass forks), three spikes in three coils
+    forge::recon::ReconFrame fr;
+    const std::size_t n1 = 65536, nc = 8;
+    fr.kx = forge_test::uniform<float>(n1, -16, 16);
+    fr.ky = forge_test::uniform<float>(n1, -16, 16);
+    fr.kz.zeros(n1);
+    fr.t.zeros(n1);
+    fr.y = arma::conv_to<arma::cx_fvec>::from(forge_test::complex_normal<double>(n1 * nc));
+    const std::size_t spikes[3] = {7, n1 / 2 + 3, n1 - 1};
+    for (std::size_t i = 0; i < 3; ++i) fr.y[(2 * i + 1) * n1 + spikes[i]] = std::complex<float>(1e20f, -1e20f);
+    const int saved = omp_get_max_threads();
+    for (int threads : {1, 2, 7}) {
+        omp_set_num_threads(threads);
+        forge::recon::ReconFrame f = fr;
+        INFO(threads << " threads");
+        CHECK(forge::recon::remove_spikes(f, nc) == 3);
+        REQUIRE(f.kx.n_elem == n1 - 3);
+        CHECK(f.kx[7] == fr.kx[8]);
+        CHECK(f.y[n1 - 4] == fr.y[n1 - 2]);                // coil 0's last kept sample
+        CHECK(f.y[7 * (n1 - 3) + 7] == fr.y[7 * n1 + 8]);  // coil 7, after the first spike's sample
+    }
+    omp_set_num_threads(saved);
+}
 
 TEST_CASE("remove_spikes leaves out a sample of 1e25 or 3e38 and nothing of clean data", "[recon][checks]") {
     for (double noise : {0.0, 0.01}) {

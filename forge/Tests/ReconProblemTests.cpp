@@ -119,6 +119,33 @@ TEST_CASE("problem_from_mrd: trajectory in cycles/FOV, sample times, coil-major 
     }
 }
 
+TEST_CASE("problem_from_mrd fills a sample array the caller hands it, of the frame's length only", "[recon][io][mrd]") {
+    const std::string path = write_mrd_file("arrays", kEncFov, 2);
+    const forge::io::MrdFile file = forge::io::read_mrd(path);
+    std::remove(path.c_str());
+    const forge::recon::ReconProblem plain = forge::io::problem_from_mrd(file, path);
+    const std::size_t n = plain.frames[0].y.n_elem;
+    arma::cx_fvec given(n, arma::fill::randn);  // an earlier frame's values: all overwritten
+    const std::complex<float>* memory = given.memptr();
+    std::size_t asked = 0;
+    forge::io::MrdProblemOptions o;
+    o.sample_array = [&](std::size_t length) {
+        asked = length;
+        return std::move(given);
+    };
+    const forge::recon::ReconProblem P = forge::io::problem_from_mrd(file, path, o);
+    CHECK(asked == n);
+    CHECK(P.frames[0].y.memptr() == memory);
+    CHECK(arma::approx_equal(P.frames[0].y, plain.frames[0].y, "absdiff", 0.0f));
+    // an array of another length, or none, is not used
+    for (const std::size_t length : {n - 1, std::size_t(0)}) {
+        forge::io::MrdProblemOptions other;
+        other.sample_array = [length](std::size_t) { return arma::cx_fvec(length, arma::fill::zeros); };
+        const forge::recon::ReconProblem Q = forge::io::problem_from_mrd(file, path, other);
+        CHECK(arma::approx_equal(Q.frames[0].y, plain.frames[0].y, "absdiff", 0.0f));
+    }
+}
+
 TEST_CASE("problem_from_mrd refuses malformed input by name", "[recon][io][mrd]") {
     SECTION("3D trajectories for a 2D encoded matrix") {
         const std::string path = write_mrd_file("traj3", kEncFov, 3);

@@ -32,6 +32,32 @@ forge::recon::CoilMapOptions on(ReconDevice d, double threshold = 0.05) {
     return o;
 }
 
+// Slice s of a fully sampled N x N Cartesian scan of phantom coil images: their k-space by the exact DFT on the grid
+// (x fastest; sample j = kx + N ky), plus complex noise of 1% of the RMS.
+forge::recon::ReconFrame cartesian_coil_frame(std::size_t N, std::size_t nc, std::size_t s = 0) {
+    const std::size_t n2 = N * N;
+    const forge::sim::Trajectory2D k = forge::sim::cartesian_grid(N, N);
+    const arma::cx_fmat X = forge_test::phantom_coil_images({N, N, 1}, nc, 0.0);
+    forge::recon::ReconFrame fr;
+    fr.slice = s;
+    fr.kx = arma::conv_to<arma::fvec>::from(k.kx);
+    fr.ky = arma::conv_to<arma::fvec>::from(k.ky);
+    fr.kz.zeros(n2);
+    fr.t.zeros(n2);
+    fr.y.set_size(n2 * nc);
+    for (std::size_t c = 0; c < nc; ++c) {
+        const arma::cx_fmat Fc = arma::fft2(arma::cx_fmat(X.colptr(c), N, N));
+        for (std::size_t j = 0; j < n2; ++j) {
+            const long kx = std::lround(fr.kx[j]), ky = std::lround(fr.ky[j]);
+            const std::complex<float> v = Fc((kx + long(N)) % long(N), (ky + long(N)) % long(N));
+            fr.y[c * n2 + j] = ((kx + ky) % 2 != 0) ? -v : v;
+        }
+    }
+    fr.y += arma::conv_to<arma::cx_fvec>::from(forge_test::complex_normal<double>(n2 * nc) *
+                                               (0.01 * arma::norm(fr.y) / std::sqrt(2.0 * n2 * nc)));
+    return fr;
+}
+
 // Compares device maps with host maps (and both with the float64 reference) inside both masks; masks equal
 // except where the window amplitude is within 1e-5 of the threshold.
 void check_maps_match(const arma::cx_fmat& X, const ImageGrid3& g, std::size_t nc, double threshold) {
@@ -155,30 +181,7 @@ TEST_CASE("GPU estimate_coil_maps (batched GPU NUFFT adjoint of the calibration)
         P.nc = nc;
         P.nslices = slices;
         forge::recon::set_pixel_grid(P);
-        const forge::sim::Trajectory2D k = forge::sim::cartesian_grid(N, N);
-        for (std::size_t s = 0; s < slices; ++s) {
-            const arma::cx_fmat X = forge_test::phantom_coil_images({N, N, 1}, nc, 0.0);
-            forge::recon::ReconFrame fr;
-            fr.slice = s;
-            fr.kx = arma::conv_to<arma::fvec>::from(k.kx);
-            fr.ky = arma::conv_to<arma::fvec>::from(k.ky);
-            fr.kz.zeros(n2);
-            fr.t.zeros(n2);
-            // k-space of the coil images by the exact DFT on the grid (x fastest; sample j = kx + N ky)
-            fr.y.set_size(n2 * nc);
-            for (std::size_t c = 0; c < nc; ++c) {
-                const arma::cx_fmat img(X.colptr(c), N, N);
-                const arma::cx_fmat Fc = arma::fft2(img);
-                for (std::size_t j = 0; j < n2; ++j) {
-                    const long kx = std::lround(fr.kx[j]), ky = std::lround(fr.ky[j]);
-                    const std::complex<float> v = Fc((kx + long(N)) % long(N), (ky + long(N)) % long(N));
-                    fr.y[c * n2 + j] = ((kx + ky) % 2 != 0) ? -v : v;
-                }
-            }
-            fr.y += arma::conv_to<arma::cx_fvec>::from(forge_test::complex_normal<double>(n2 * nc) *
-                                                       (0.01 * arma::norm(fr.y) / std::sqrt(2.0 * n2 * nc)));
-            P.frames.push_back(fr);
-        }
+        for (std::size_t s = 0; s < slices; ++s) P.frames.push_back(cartesian_coil_frame(N, nc, s));
         std::vector<arma::uvec> mh, md;
         const auto h = forge::recon::estimate_coil_maps(P, on(ReconDevice::Host), &mh);
         const auto d = forge::recon::estimate_coil_maps(P, on(ReconDevice::GPU), &md);
@@ -197,6 +200,49 @@ TEST_CASE("GPU estimate_coil_maps (batched GPU NUFFT adjoint of the calibration)
             CHECK(worst <= 1e-4);
             CHECK(maskDiffer <= 5);
         }
+    }
+}
+
+TEST_CASE("GPU estimate_coil_maps through one CoilMapCache, call after call with other samples, equals it without",
+          "[gpu][maps][coils]") {
+    FORGE_INFO_SEED();
+    const std::size_t N = 48, nc = 8, n2 = N * N;
+    forge::recon::ReconProblem full;
+    full.Nx = full.Ny = N;
+    full.nc = nc;
+    forge::recon::set_pixel_grid(full);
+    full.frames.push_back(cartesian_coil_frame(N, nc));
+    const forge::recon::ReconFrame& fr = full.frames[0];
+    // every second line outside a 15-line centre: fewer samples, another calibration region
+    forge::recon::ReconProblem under = full;
+    std::vector<arma::uword> keep;
+    for (std::size_t j = 0; j < n2; ++j)
+        if (std::lround(fr.ky[j]) % 2 == 0 || std::abs(std::lround(fr.ky[j])) < 8) keep.push_back(j);
+    const arma::uvec idx(keep);
+    forge::recon::ReconFrame& u = under.frames[0];
+    u.kx = fr.kx.elem(idx), u.ky = fr.ky.elem(idx), u.kz = fr.kz.elem(idx), u.t = fr.t.elem(idx);
+    u.y.set_size(idx.n_elem * nc);
+    for (std::size_t c = 0; c < nc; ++c)
+        u.y.subvec(c * idx.n_elem, (c + 1) * idx.n_elem - 1) = fr.y.subvec(c * n2, (c + 1) * n2 - 1).eval().elem(idx);
+    // each call through the cache against one without it (the GPU's gridding adds by atomics: equal to rounding)
+    forge::recon::CoilMapCache cache;
+    int call = 0;
+    for (const forge::recon::ReconProblem* P : {&full, &under, &full, &under}) {
+        std::vector<arma::uvec> mh, md;
+        const auto h = forge::recon::estimate_coil_maps(*P, on(ReconDevice::GPU), &mh);
+        const auto d = forge::recon::estimate_coil_maps(*P, on(ReconDevice::GPU), &md, nullptr, nullptr, &cache);
+        std::size_t maskDiffer = 0;
+        double worst = 0;
+        for (std::size_t q = 0; q < n2; ++q) {
+            maskDiffer += mh[0][q] != md[0][q];
+            if (mh[0][q] && md[0][q])
+                for (std::size_t c = 0; c < nc; ++c)
+                    worst = std::max(worst, double(std::abs(h[0][c * n2 + q] - d[0][c * n2 + q])));
+        }
+        INFO("call " << call++ << " (" << P->frames[0].kx.n_elem << " samples): max |S_cached - S_uncached| " << worst
+                     << ", masks differ at " << maskDiffer << " pixels");
+        CHECK(worst <= 1e-4);
+        CHECK(maskDiffer <= 5);
     }
 }
 
